@@ -1,0 +1,48 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+/// ferry: GKSession-style peer-to-peer sessions and file transfer for Linux.
+///
+/// Layers, strictly one way: FerryWire (bytes <-> values) -> FerryStateMachines (events -> actions)
+/// -> FerrySystem (syscalls, epoll reactor) + FerrySession (drivers) -> FerryCLI (text <-> commands).
+let package = Package(
+    name: "ferry",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "ferry", targets: ["ferry"]),
+        .executable(name: "ferry-bench", targets: ["ferry-bench"]),
+        .library(name: "FerrySession", targets: ["FerrySession"]),
+    ],
+    targets: [
+        // C libraries from Debian.
+        .systemLibrary(
+            name: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
+        // Linux-only headers and GNU calls that Glibc does not export to Swift.
+        .target(name: "CFerryLinux"),
+
+        // 1. Wire: pure codecs.
+        .target(name: "FerryWire", dependencies: ["CZlib"]),
+        // 2. State machines: pure, clock injected.
+        .target(name: "FerryStateMachines", dependencies: ["FerryWire"]),
+        // 3. Drivers: syscalls and the epoll reactor; the session.
+        .target(name: "FerrySystem", dependencies: ["CFerryLinux"]),
+        .target(name: "FerrySession", dependencies: ["FerryWire", "FerryStateMachines", "FerrySystem"]),
+        // 4. CLI.
+        .target(name: "FerryCLI", dependencies: ["FerrySession", "FerrySystem", "FerryWire"]),
+        .executableTarget(name: "ferry", dependencies: ["FerryCLI"]),
+        .executableTarget(name: "ferry-bench", dependencies: ["FerrySession", "FerrySystem", "FerryTestSupport"]),
+
+        // Test support: processes, network-namespace test bed, fault proxy.
+        .target(name: "FerryTestSupport", dependencies: ["FerrySystem"]),
+
+        .testTarget(name: "FerryWireTests", dependencies: ["FerryWire"]),
+        .testTarget(name: "FerryStateMachinesTests", dependencies: ["FerryStateMachines"]),
+        .testTarget(name: "FerrySystemTests", dependencies: ["FerrySystem"]),
+        .testTarget(name: "FerrySessionTests", dependencies: ["FerrySession", "FerryTestSupport"]),
+        .testTarget(name: "FerryCLITests", dependencies: ["FerryCLI"]),
+        .testTarget(name: "FerryIntegrationTests", dependencies: ["FerryTestSupport", "FerrySystem", "FerryWire"]),
+    ]
+)

@@ -1,0 +1,4 @@
+@main
+struct FerryBench {
+    static func main() async {}
+}

@@ -1,0 +1,4 @@
+@main
+struct Ferry {
+    static func main() async {}
+}
