@@ -1,0 +1,160 @@
+import FerryWire
+
+/// The discovery cache: what this process knows of other peers' presence, from their beacons.
+///
+/// Pure value: the driver feeds it beacons and clock ticks and carries out the actions it returns. It never
+/// holds more than `capacity` peers, whatever arrives on the multicast group (a flood of beacons with random
+/// peer IDs cannot grow it), ignores its own beacons and those of other sessions, and expires a peer after
+/// `missedAnnouncementsBeforeExpiry` announcement intervals without a beacon.
+public struct DiscoveryCache<Address: Hashable & Sendable>: Sendable {
+    /// A peer as discovery knows it.
+    public struct Record: Equatable, Sendable {
+        public var peerID: PeerID
+        public var deviceID: DeviceID
+        public var displayName: String
+        public var mode: PeerMode
+        /// Where its beacon came from, with the TCP port it announced.
+        public var address: Address
+        public var tcpPort: UInt16
+        /// Whether it announces that it accepts connections.
+        public var isAvailable: Bool
+        public var lastSeen: ContinuousClock.Instant
+    }
+
+    /// What the driver must do after an event.
+    public enum Action: Equatable, Sendable {
+        /// A peer not known before (or known again after it expired).
+        case peerFound(Record)
+        /// A known peer changed name, address, port or availability.
+        case peerUpdated(Record)
+        /// A peer left or missed too many announcements.
+        case peerLost(PeerID)
+        /// Multicast our own beacon now, with the query flag if `query`.
+        case announce(query: Bool)
+    }
+
+    /// Tunables; the defaults are the documented protocol values.
+    public struct Configuration: Sendable {
+        public var localPeerID: PeerID
+        public var sessionID: String
+        public var announceInterval: Duration
+        public var missedAnnouncementsBeforeExpiry: Int
+        public var capacity: Int
+        /// Minimum spacing between two answers to queries, so a query flood cannot make us flood the group.
+        public var minimumAnswerSpacing: Duration
+
+        public init(
+            localPeerID: PeerID, sessionID: String, announceInterval: Duration = .seconds(2),
+            missedAnnouncementsBeforeExpiry: Int = 3, capacity: Int = 256,
+            minimumAnswerSpacing: Duration = .milliseconds(250)
+        ) {
+            self.localPeerID = localPeerID
+            self.sessionID = sessionID
+            self.announceInterval = announceInterval
+            self.missedAnnouncementsBeforeExpiry = missedAnnouncementsBeforeExpiry
+            self.capacity = capacity
+            self.minimumAnswerSpacing = minimumAnswerSpacing
+        }
+    }
+
+    public let configuration: Configuration
+    public private(set) var records: [PeerID: Record] = [:]
+    /// Beacons dropped because the cache was full.
+    public private(set) var droppedForCapacity = 0
+    /// Beacons of other sessions (ignored, counted for diagnostics).
+    public private(set) var otherSessionBeacons = 0
+    private var nextAnnouncement: ContinuousClock.Instant?
+    private var lastAnswer: ContinuousClock.Instant?
+
+    public init(configuration: Configuration) {
+        self.configuration = configuration
+    }
+
+    /// The expiry horizon: a peer unheard for this long is lost.
+    public var expiry: Duration {
+        configuration.announceInterval * configuration.missedAnnouncementsBeforeExpiry
+            + configuration.announceInterval / 2
+    }
+
+    /// Call once when discovery starts: announce with a query so that every peer answers at once.
+    public mutating func started(now: ContinuousClock.Instant, jitter: Double) -> [Action] {
+        nextAnnouncement = now + jittered(jitter)
+        return [.announce(query: true)]
+    }
+
+    /// A beacon arrived from `address`.
+    public mutating func beaconReceived(
+        _ beacon: Beacon, from address: Address, now: ContinuousClock.Instant
+    ) -> [Action] {
+        guard beacon.peerID != configuration.localPeerID else { return [] }
+        guard beacon.sessionID == configuration.sessionID else {
+            otherSessionBeacons += 1
+            return []
+        }
+        var actions: [Action] = []
+        if beacon.mode == .client {
+            // Clients browse and never take connections: they are not listed, but their queries are answered.
+            answerQuery(beacon, now: now, into: &actions)
+            return actions
+        }
+        if beacon.flags.contains(.leaving) {
+            if records.removeValue(forKey: beacon.peerID) != nil {
+                actions.append(.peerLost(beacon.peerID))
+            }
+            return actions
+        }
+        let record = Record(
+            peerID: beacon.peerID, deviceID: beacon.deviceID, displayName: beacon.displayName, mode: beacon.mode,
+            address: address, tcpPort: beacon.tcpPort, isAvailable: beacon.flags.contains(.available),
+            lastSeen: now)
+        if let old = records[beacon.peerID] {
+            records[beacon.peerID] = record
+            var comparable = old
+            comparable.lastSeen = now
+            if comparable != record { actions.append(.peerUpdated(record)) }
+        } else if records.count < configuration.capacity {
+            records[beacon.peerID] = record
+            actions.append(.peerFound(record))
+        } else {
+            droppedForCapacity += 1
+        }
+        answerQuery(beacon, now: now, into: &actions)
+        return actions
+    }
+
+    private mutating func answerQuery(_ beacon: Beacon, now: ContinuousClock.Instant, into actions: inout [Action]) {
+        guard beacon.flags.contains(.query) else { return }
+        if let last = lastAnswer, now < last + configuration.minimumAnswerSpacing {
+            return  // answered very recently: that answer serves this query too
+        }
+        lastAnswer = now
+        actions.append(.announce(query: false))
+    }
+
+    /// The clock moved: expire silent peers and announce when due. `jitter` in [0, 1) spreads announcements.
+    public mutating func tick(now: ContinuousClock.Instant, jitter: Double) -> [Action] {
+        var actions: [Action] = []
+        let horizon = expiry
+        let expired = records.values.filter { now - $0.lastSeen > horizon }.map(\.peerID).sorted()
+        for peerID in expired {
+            records.removeValue(forKey: peerID)
+            actions.append(.peerLost(peerID))
+        }
+        if let next = nextAnnouncement, now >= next {
+            nextAnnouncement = now + jittered(jitter)
+            actions.append(.announce(query: false))
+        }
+        return actions
+    }
+
+    /// Forget a peer (for instance when it said goodbye on a link).
+    public mutating func remove(_ peerID: PeerID) {
+        records.removeValue(forKey: peerID)
+    }
+
+    /// The interval with ±20% jitter, so that peers started together do not announce in lockstep.
+    private func jittered(_ jitter: Double) -> Duration {
+        let clamped = min(max(jitter, 0), 1)
+        return configuration.announceInterval * (0.8 + 0.4 * clamped)
+    }
+}

@@ -1,0 +1,342 @@
+import FerryWire
+
+/// The life of one reliable link, from the preface to the goodbye.
+///
+/// Pure value: the driver feeds it received bytes, user decisions and clock ticks, and carries out the actions
+/// it returns in order (`.send` bytes on the link, report events, `.close` the link). Both sides send the
+/// preface and their hello as soon as the link opens; the initiator then sends a connection request (or, when it
+/// only probes a manual address, a goodbye); the acceptor surfaces the request and answers accept or deny.
+/// See docs/state-machines/link.md for the diagram.
+public struct LinkStateMachine: Sendable {
+    /// Which end of the link this is.
+    public enum Role: Equatable, Sendable {
+        /// We opened the link: to ask for a connection (`.connect`) or only to learn who is there (`.probe`).
+        case initiator(Purpose)
+        /// The peer opened the link.
+        case acceptor
+    }
+
+    /// Why an initiator opened the link.
+    public enum Purpose: Equatable, Sendable {
+        case connect(timeout: Duration)
+        case probe
+    }
+
+    /// Which deadline passed.
+    public enum Timeout: Equatable, Sendable {
+        /// No preface and hello within the handshake time.
+        case handshake
+        /// The peer did not answer our connection request in time.
+        case connectionRequest
+        /// The peer sent its hello but never asked for a connection.
+        case idle
+        /// Nobody decided on the peer's connection request in time; it was denied.
+        case decision
+        /// Nothing arrived from a connected peer within the disconnect timeout.
+        case liveness
+    }
+
+    /// Why the link ended.
+    public enum CloseReason: Equatable, Sendable {
+        /// The peer denied our connection request.
+        case denied(Deny)
+        /// We denied the peer's connection request.
+        case deniedLocally(Deny)
+        /// The peer said goodbye.
+        case goodbye(Goodbye)
+        /// We disconnected.
+        case localDisconnect(GoodbyeReason)
+        case timedOut(Timeout)
+        /// The peer broke the protocol; the text names how.
+        case protocolError(String)
+        /// The byte stream ended without a goodbye (peer killed, link lost).
+        case streamEnded
+        /// A probe learned the peer's hello and ended the link on purpose.
+        case probeFinished
+    }
+
+    /// What the driver must do.
+    public enum Action: Equatable, Sendable {
+        case send([UInt8])
+        /// The peer's hello arrived: the session now knows who is at the other end.
+        case helloReceived(Hello)
+        /// Acceptor: the peer asks to connect. Answer with `accept(now:)` or `deny(_:now:)`.
+        case connectionRequested
+        /// The connection is established; messages may flow.
+        case connected
+        case messageReceived([UInt8])
+        /// Close the link. Always the last action; later events return nothing.
+        case close(CloseReason)
+    }
+
+    /// Tunables; the defaults are the documented protocol values.
+    public struct Configuration: Sendable {
+        public var localHello: Hello
+        public var handshakeTimeout: Duration
+        public var idleTimeout: Duration
+        public var decisionTimeout: Duration
+        public var disconnectTimeout: Duration
+        /// Send a heartbeat when nothing was sent for this long. Fixed by the protocol, so that a peer with a
+        /// short disconnect timeout is kept alive by a peer with a long one.
+        public var heartbeatInterval: Duration
+
+        public init(
+            localHello: Hello, handshakeTimeout: Duration = .seconds(10), idleTimeout: Duration = .seconds(30),
+            decisionTimeout: Duration = .seconds(60), disconnectTimeout: Duration = .seconds(10),
+            heartbeatInterval: Duration = .seconds(1)
+        ) {
+            self.localHello = localHello
+            self.handshakeTimeout = handshakeTimeout
+            self.idleTimeout = idleTimeout
+            self.decisionTimeout = decisionTimeout
+            self.disconnectTimeout = disconnectTimeout
+            self.heartbeatInterval = heartbeatInterval
+        }
+    }
+
+    /// Where the link is in its life.
+    public enum State: Equatable, Sendable {
+        case awaitingPreface
+        case awaitingHello
+        /// Initiator: our request is out, waiting for accept or deny.
+        case requesting
+        /// Acceptor: hellos exchanged, waiting for the peer's request.
+        case awaitingRequest
+        /// Acceptor: the request is with the user or policy.
+        case awaitingDecision
+        case connected
+        case closed
+    }
+
+    public let role: Role
+    public let configuration: Configuration
+    public private(set) var state: State = .awaitingPreface
+    /// The peer's hello, once received.
+    public private(set) var peerHello: Hello?
+    /// The peer's protocol version, from its preface.
+    public private(set) var peerVersion: ProtocolVersion?
+
+    private var prefaceBytes: [UInt8] = []
+    private var decoder = FrameDecoder(maximumPayloadLength: Limits.maxHelloPayload)
+    private var deadline: ContinuousClock.Instant
+    private var lastReceived: ContinuousClock.Instant
+    private var lastSent: ContinuousClock.Instant
+    private var heartbeatSequence: UInt64 = 0
+
+    public init(role: Role, configuration: Configuration, now: ContinuousClock.Instant) {
+        self.role = role
+        self.configuration = configuration
+        self.deadline = now + configuration.handshakeTimeout
+        self.lastReceived = now
+        self.lastSent = now
+    }
+
+    /// The link is open: send our preface and hello.
+    public mutating func start(now: ContinuousClock.Instant) -> [Action] {
+        lastSent = now
+        var bytes = Preface.encode()
+        SessionMessage.hello(configuration.localHello).frame.encode(into: &bytes)
+        return [.send(bytes)]
+    }
+
+    /// Bytes arrived on the link.
+    public mutating func bytesReceived(_ bytes: [UInt8], now: ContinuousClock.Instant) -> [Action] {
+        guard state != .closed else { return [] }
+        lastReceived = now
+        var actions: [Action] = []
+        var input = bytes[...]
+        if state == .awaitingPreface {
+            let needed = Preface.length - prefaceBytes.count
+            prefaceBytes.append(contentsOf: input.prefix(needed))
+            input = input.dropFirst(needed)
+            do {
+                guard let version = try Preface.decode(prefaceBytes[...]) else { return [] }
+                peerVersion = version
+                state = .awaitingHello
+            } catch {
+                return close(.protocolError(error.description), into: &actions)
+            }
+        }
+        if !input.isEmpty { decoder.append(input) }
+        while state != .closed {
+            let frame: Frame?
+            do {
+                frame = try decoder.nextFrame()
+            } catch {
+                return close(.protocolError(error.description), into: &actions)
+            }
+            guard let frame else { break }
+            let message: SessionMessage
+            do {
+                message = try SessionMessage(frame: frame)
+            } catch {
+                return close(.protocolError(error.description), into: &actions)
+            }
+            handle(message, now: now, into: &actions)
+        }
+        return actions
+    }
+
+    /// The byte stream ended or failed.
+    public mutating func streamEnded() -> [Action] {
+        guard state != .closed else { return [] }
+        var actions: [Action] = []
+        return close(.streamEnded, into: &actions)
+    }
+
+    /// Acceptor: the user or policy accepted the peer's request.
+    public mutating func accept(now: ContinuousClock.Instant) -> [Action] {
+        guard state == .awaitingDecision else { return [] }
+        state = .connected
+        lastSent = now
+        return [.send(SessionMessage.accept.encoded()), .connected]
+    }
+
+    /// Acceptor: deny the peer's request (or refuse the link at any point before it is connected).
+    public mutating func deny(_ deny: Deny, now: ContinuousClock.Instant) -> [Action] {
+        guard state != .closed, state != .connected else { return [] }
+        var actions: [Action] = [.send(SessionMessage.deny(deny).encoded())]
+        return close(.deniedLocally(deny), into: &actions)
+    }
+
+    /// Encode an application message for a connected link; nil when the link is not connected.
+    public mutating func message(_ payload: [UInt8], now: ContinuousClock.Instant) -> [UInt8]? {
+        guard state == .connected else { return nil }
+        lastSent = now
+        return SessionMessage.message(payload).encoded()
+    }
+
+    /// Note that the driver sent bytes built elsewhere (e.g. by a transfer engine) on this link.
+    public mutating func noteSent(now: ContinuousClock.Instant) {
+        lastSent = now
+    }
+
+    /// End the link with a goodbye.
+    public mutating func disconnect(_ reason: GoodbyeReason, detail: String = "", now: ContinuousClock.Instant) -> [Action] {
+        guard state != .closed else { return [] }
+        var actions: [Action] = [.send(SessionMessage.goodbye(Goodbye(reason: reason, detail: detail)).encoded())]
+        return close(.localDisconnect(reason), into: &actions)
+    }
+
+    /// The clock moved: deadlines and heartbeats.
+    public mutating func tick(now: ContinuousClock.Instant) -> [Action] {
+        var actions: [Action] = []
+        switch state {
+        case .closed:
+            return []
+        case .connected:
+            if now - lastReceived > configuration.disconnectTimeout {
+                actions.append(.send(SessionMessage.goodbye(Goodbye(reason: .timedOut)).encoded()))
+                return close(.timedOut(.liveness), into: &actions)
+            }
+            if now - lastSent >= configuration.heartbeatInterval {
+                heartbeatSequence &+= 1
+                lastSent = now
+                actions.append(.send(SessionMessage.heartbeat(Heartbeat(sequence: heartbeatSequence)).encoded()))
+            }
+            return actions
+        case .awaitingPreface, .awaitingHello:
+            guard now >= deadline else { return [] }
+            return close(.timedOut(.handshake), into: &actions)
+        case .requesting:
+            guard now >= deadline else { return keepAlive(now: now) }
+            actions.append(.send(SessionMessage.goodbye(Goodbye(reason: .timedOut)).encoded()))
+            return close(.timedOut(.connectionRequest), into: &actions)
+        case .awaitingRequest:
+            guard now >= deadline else { return keepAlive(now: now) }
+            return close(.timedOut(.idle), into: &actions)
+        case .awaitingDecision:
+            guard now >= deadline else { return keepAlive(now: now) }
+            let deny = Deny(reason: .notAccepting, detail: "no answer in time")
+            actions.append(.send(SessionMessage.deny(deny).encoded()))
+            return close(.timedOut(.decision), into: &actions)
+        }
+    }
+
+    /// While a request is pending, heartbeats tell the other side we are still here.
+    private mutating func keepAlive(now: ContinuousClock.Instant) -> [Action] {
+        guard now - lastSent >= configuration.heartbeatInterval else { return [] }
+        heartbeatSequence &+= 1
+        lastSent = now
+        return [.send(SessionMessage.heartbeat(Heartbeat(sequence: heartbeatSequence)).encoded())]
+    }
+
+    private mutating func handle(_ message: SessionMessage, now: ContinuousClock.Instant, into actions: inout [Action]) {
+        switch (state, message) {
+        case (_, .ignored), (_, .heartbeat):
+            return
+        case (_, .goodbye(let goodbye)):
+            _ = close(.goodbye(goodbye), into: &actions)
+        case (.awaitingHello, .hello(let hello)):
+            helloReceived(hello, now: now, into: &actions)
+        case (.requesting, .accept):
+            state = .connected
+            actions.append(.connected)
+        case (.requesting, .deny(let deny)):
+            _ = close(.denied(deny), into: &actions)
+        case (.awaitingRequest, .connectionRequest):
+            state = .awaitingDecision
+            deadline = now + configuration.decisionTimeout
+            actions.append(.connectionRequested)
+        case (.connected, .message(let payload)):
+            actions.append(.messageReceived(payload))
+        case (.awaitingPreface, _), (.closed, _):
+            return  // unreachable: frames are decoded only after the preface and while open
+        case (let state, let message):
+            _ = close(.protocolError("unexpected \(message.kindName) while \(state)"), into: &actions)
+        }
+    }
+
+    private mutating func helloReceived(_ hello: Hello, now: ContinuousClock.Instant, into actions: inout [Action]) {
+        let local = configuration.localHello
+        peerHello = hello
+        decoder.maximumPayloadLength = Limits.maxFramePayload
+        if hello.sessionID != local.sessionID {
+            let deny = Deny(reason: .sessionMismatch, detail: "this peer is in another session")
+            actions.append(.send(SessionMessage.deny(deny).encoded()))
+            _ = close(.deniedLocally(deny), into: &actions)
+            return
+        }
+        if hello.peerID == local.peerID {
+            _ = close(.protocolError("the link leads back to this session itself"), into: &actions)
+            return
+        }
+        actions.append(.helloReceived(hello))
+        switch role {
+        case .initiator(.connect(let timeout)):
+            state = .requesting
+            deadline = now + timeout
+            lastSent = now
+            actions.append(.send(SessionMessage.connectionRequest.encoded()))
+        case .initiator(.probe):
+            actions.append(.send(SessionMessage.goodbye(Goodbye(reason: .disconnected)).encoded()))
+            _ = close(.probeFinished, into: &actions)
+        case .acceptor:
+            state = .awaitingRequest
+            deadline = now + configuration.idleTimeout
+        }
+    }
+
+    @discardableResult
+    private mutating func close(_ reason: CloseReason, into actions: inout [Action]) -> [Action] {
+        state = .closed
+        actions.append(.close(reason))
+        return actions
+    }
+}
+
+extension SessionMessage {
+    /// The message's kind, for error texts.
+    var kindName: String {
+        switch self {
+        case .hello: "hello"
+        case .connectionRequest: "connection request"
+        case .accept: "accept"
+        case .deny: "deny"
+        case .message: "message"
+        case .heartbeat: "heartbeat"
+        case .goodbye: "goodbye"
+        case .ignored(let kind): "frame \(kind)"
+        }
+    }
+}

@@ -1,0 +1,102 @@
+import FerryWire
+import Testing
+
+@testable import FerryStateMachines
+
+@Suite struct DiscoveryCacheTests {
+    typealias Cache = DiscoveryCache<String>
+    let t0 = ContinuousClock.now
+
+    func beacon(_ peer: UInt64, session: String = "s", name: String = "alice", flags: BeaconFlags = [.available],
+                mode: PeerMode = .peer) -> Beacon {
+        Beacon(
+            flags: flags, mode: mode, peerID: PeerID(rawValue: peer),
+            deviceID: DeviceID(bytes: Array(repeating: UInt8(truncatingIfNeeded: peer), count: 32))!, tcpPort: 41971,
+            sessionID: session, displayName: name)
+    }
+
+    func cache(capacity: Int = 256) -> Cache {
+        Cache(configuration: .init(localPeerID: PeerID(rawValue: 99), sessionID: "s", capacity: capacity))
+    }
+
+    @Test func startAnnouncesWithAQuery() {
+        var cache = cache()
+        #expect(cache.started(now: t0, jitter: 0.5) == [.announce(query: true)])
+    }
+
+    @Test func newPeerIsFoundThenUpdatedOnlyOnChange() throws {
+        var cache = cache()
+        let found = cache.beaconReceived(beacon(1), from: "10.0.0.1", now: t0)
+        guard case .peerFound(let record) = try #require(found.first) else {
+            Issue.record("expected peerFound, got \(found)")
+            return
+        }
+        #expect(record.displayName == "alice" && record.address == "10.0.0.1")
+        #expect(cache.beaconReceived(beacon(1), from: "10.0.0.1", now: t0 + .seconds(1)) == [])
+        let renamed = cache.beaconReceived(beacon(1, name: "bob"), from: "10.0.0.1", now: t0 + .seconds(2))
+        guard case .peerUpdated(let updated) = try #require(renamed.first) else {
+            Issue.record("expected peerUpdated, got \(renamed)")
+            return
+        }
+        #expect(updated.displayName == "bob")
+    }
+
+    @Test func ownAndOtherSessionBeaconsAreIgnored() {
+        var cache = cache()
+        #expect(cache.beaconReceived(beacon(99), from: "a", now: t0) == [])
+        #expect(cache.beaconReceived(beacon(1, session: "other"), from: "a", now: t0) == [])
+        #expect(cache.records.isEmpty)
+        #expect(cache.otherSessionBeacons == 1)
+    }
+
+    @Test func peerExpiresAfterThreeMissedAnnouncements() {
+        var cache = cache()
+        _ = cache.beaconReceived(beacon(1), from: "a", now: t0)
+        // Interval 2 s: still there after 6 s, gone after 7 s (three intervals and a half).
+        #expect(!cache.tick(now: t0 + .seconds(6), jitter: 0).contains(.peerLost(PeerID(rawValue: 1))))
+        #expect(cache.tick(now: t0 + .milliseconds(7100), jitter: 0).contains(.peerLost(PeerID(rawValue: 1))))
+        #expect(cache.records.isEmpty)
+    }
+
+    @Test func leavingBeaconLosesThePeerAtOnce() {
+        var cache = cache()
+        _ = cache.beaconReceived(beacon(1), from: "a", now: t0)
+        #expect(cache.beaconReceived(beacon(1, flags: [.leaving]), from: "a", now: t0) == [.peerLost(PeerID(rawValue: 1))])
+    }
+
+    @Test func floodOfRandomPeersStaysBounded() {
+        var cache = cache(capacity: 16)
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<10_000 {
+            _ = cache.beaconReceived(beacon(UInt64.random(in: 100...UInt64.max, using: &generator)), from: "x", now: t0)
+        }
+        #expect(cache.records.count == 16)
+        #expect(cache.droppedForCapacity == 10_000 - 16)
+    }
+
+    @Test func queriesAreAnsweredButNotFasterThanTheSpacing() {
+        var cache = cache()
+        let first = cache.beaconReceived(beacon(1, flags: [.query]), from: "a", now: t0)
+        #expect(first.contains(.announce(query: false)))
+        let second = cache.beaconReceived(beacon(2, flags: [.query]), from: "b", now: t0 + .milliseconds(10))
+        #expect(!second.contains(.announce(query: false)))
+        let third = cache.beaconReceived(beacon(3, flags: [.query]), from: "c", now: t0 + .milliseconds(300))
+        #expect(third.contains(.announce(query: false)))
+    }
+
+    @Test func clientBeaconsAreNotListed() {
+        var cache = cache()
+        let actions = cache.beaconReceived(beacon(1, flags: [.query], mode: .client), from: "a", now: t0)
+        #expect(actions == [.announce(query: false)])
+        #expect(cache.records.isEmpty)
+    }
+
+    @Test func announcesPeriodicallyWithJitter() {
+        var cache = cache()
+        _ = cache.started(now: t0, jitter: 0)  // next at 1.6 s
+        #expect(cache.tick(now: t0 + .seconds(1), jitter: 0) == [])
+        #expect(cache.tick(now: t0 + .seconds(2), jitter: 1) == [.announce(query: false)])  // next at 4.4 s
+        #expect(cache.tick(now: t0 + .seconds(4), jitter: 0) == [])
+        #expect(cache.tick(now: t0 + .milliseconds(4400), jitter: 0) == [.announce(query: false)])
+    }
+}

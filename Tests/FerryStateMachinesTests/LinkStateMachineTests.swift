@@ -1,0 +1,267 @@
+import FerryWire
+import Testing
+
+@testable import FerryStateMachines
+
+/// Two link state machines wired back to back, driven by a virtual clock: no socket, no thread, no sleep.
+struct LinkPair {
+    var initiator: LinkStateMachine
+    var acceptor: LinkStateMachine
+    var now: ContinuousClock.Instant
+    /// Non-send actions each side produced, in order.
+    var initiatorEvents: [LinkStateMachine.Action] = []
+    var acceptorEvents: [LinkStateMachine.Action] = []
+    var toAcceptor: [UInt8] = []
+    var toInitiator: [UInt8] = []
+
+    init(purpose: LinkStateMachine.Purpose = .connect(timeout: .seconds(5)), acceptorSession: String = "s",
+         disconnectTimeout: Duration = .seconds(3)) {
+        now = ContinuousClock.now
+        initiator = LinkStateMachine(
+            role: .initiator(purpose),
+            configuration: .init(localHello: .fixture(peer: 1, session: "s"), disconnectTimeout: disconnectTimeout),
+            now: now)
+        acceptor = LinkStateMachine(
+            role: .acceptor,
+            configuration: .init(localHello: .fixture(peer: 2, session: acceptorSession),
+                                 disconnectTimeout: disconnectTimeout),
+            now: now)
+        record(initiator.start(now: now), fromInitiator: true)
+        record(acceptor.start(now: now), fromInitiator: false)
+    }
+
+    mutating func record(_ actions: [LinkStateMachine.Action], fromInitiator: Bool) {
+        for action in actions {
+            if case .send(let bytes) = action {
+                if fromInitiator { toAcceptor += bytes } else { toInitiator += bytes }
+            } else if fromInitiator {
+                initiatorEvents.append(action)
+            } else {
+                acceptorEvents.append(action)
+            }
+        }
+    }
+
+    /// Delivers queued bytes both ways until both sides are quiet; `chunk` splits deliveries.
+    mutating func pump(chunk: Int = .max) {
+        while !toAcceptor.isEmpty || !toInitiator.isEmpty {
+            if !toAcceptor.isEmpty {
+                let part = Array(toAcceptor.prefix(chunk))
+                toAcceptor.removeFirst(part.count)
+                record(acceptor.bytesReceived(part, now: now), fromInitiator: false)
+            }
+            if !toInitiator.isEmpty {
+                let part = Array(toInitiator.prefix(chunk))
+                toInitiator.removeFirst(part.count)
+                record(initiator.bytesReceived(part, now: now), fromInitiator: true)
+            }
+        }
+    }
+
+    mutating func advance(_ duration: Duration) {
+        now = now + duration
+        record(initiator.tick(now: now), fromInitiator: true)
+        record(acceptor.tick(now: now), fromInitiator: false)
+    }
+}
+
+extension Hello {
+    static func fixture(peer: UInt64, session: String, name: String? = nil) -> Hello {
+        Hello(
+            peerID: PeerID(rawValue: peer), deviceID: DeviceID(bytes: Array(repeating: UInt8(peer), count: 32))!,
+            mode: .peer, capabilities: [.zlib, .datagrams], listenPort: 4000 + UInt16(peer),
+            datagramPort: 5000 + UInt16(peer), sessionID: session, displayName: name ?? "peer-\(peer)")
+    }
+}
+
+@Suite struct LinkStateMachineTests {
+    @Test func connectAndAccept() {
+        var pair = LinkPair()
+        pair.pump()
+        #expect(pair.initiatorEvents == [.helloReceived(.fixture(peer: 2, session: "s"))])
+        #expect(pair.acceptorEvents == [.helloReceived(.fixture(peer: 1, session: "s")), .connectionRequested])
+        #expect(pair.acceptor.state == .awaitingDecision)
+        pair.record(pair.acceptor.accept(now: pair.now), fromInitiator: false)
+        pair.pump()
+        #expect(pair.initiatorEvents.last == .connected)
+        #expect(pair.acceptorEvents.last == .connected)
+        #expect(pair.initiator.state == .connected && pair.acceptor.state == .connected)
+    }
+
+    @Test func byteByByteGivesTheSameEvents() {
+        var whole = LinkPair()
+        whole.pump()
+        var split = LinkPair()
+        split.pump(chunk: 1)
+        #expect(whole.initiatorEvents == split.initiatorEvents)
+        #expect(whole.acceptorEvents == split.acceptorEvents)
+    }
+
+    @Test func messagesFlowInOrderOnceConnected() {
+        var pair = LinkPair()
+        pair.pump()
+        pair.record(pair.acceptor.accept(now: pair.now), fromInitiator: false)
+        pair.pump()
+        for index in 0..<5 {
+            let bytes = pair.initiator.message([UInt8(index)], now: pair.now)
+            #expect(bytes != nil)
+            pair.toAcceptor += bytes ?? []
+        }
+        pair.pump()
+        let received = pair.acceptorEvents.compactMap { action -> [UInt8]? in
+            if case .messageReceived(let payload) = action { return payload }
+            return nil
+        }
+        #expect(received == [[0], [1], [2], [3], [4]])
+    }
+
+    @Test func messageRefusedBeforeConnected() {
+        var pair = LinkPair()
+        #expect(pair.initiator.message([1], now: pair.now) == nil)
+    }
+
+    @Test func denyReachesTheInitiatorWithItsReason() {
+        var pair = LinkPair()
+        pair.pump()
+        let deny = Deny(reason: .serverFull, detail: "1 of 1 peers connected")
+        pair.record(pair.acceptor.deny(deny, now: pair.now), fromInitiator: false)
+        pair.pump()
+        #expect(pair.acceptorEvents.last == .close(.deniedLocally(deny)))
+        #expect(pair.initiatorEvents.last == .close(.denied(deny)))
+    }
+
+    @Test func otherSessionIsDeniedAtTheHello() {
+        var pair = LinkPair(acceptorSession: "other")
+        pair.pump()
+        let deny = Deny(reason: .sessionMismatch, detail: "this peer is in another session")
+        #expect(pair.acceptorEvents == [.close(.deniedLocally(deny))])
+        #expect(pair.initiatorEvents.last == .close(.deniedLocally(deny)))
+    }
+
+    @Test func probeEndsAfterTheHello() {
+        var pair = LinkPair(purpose: .probe)
+        pair.pump()
+        #expect(pair.initiatorEvents == [.helloReceived(.fixture(peer: 2, session: "s")), .close(.probeFinished)])
+        #expect(pair.acceptorEvents.last == .close(.goodbye(Goodbye(reason: .disconnected))))
+    }
+
+    @Test func connectionRequestTimesOut() {
+        var pair = LinkPair(purpose: .connect(timeout: .seconds(5)))
+        pair.pump()
+        pair.advance(.seconds(4))
+        pair.pump()
+        #expect(pair.initiator.state == .requesting)
+        pair.advance(.seconds(2))
+        #expect(pair.initiatorEvents.last == .close(.timedOut(.connectionRequest)))
+        pair.pump()
+        #expect(pair.acceptorEvents.last == .close(.goodbye(Goodbye(reason: .timedOut))))
+    }
+
+    @Test func handshakeTimesOutWithoutAPreface() {
+        let now = ContinuousClock.now
+        var machine = LinkStateMachine(
+            role: .acceptor, configuration: .init(localHello: .fixture(peer: 2, session: "s")), now: now)
+        _ = machine.start(now: now)
+        #expect(machine.tick(now: now + .seconds(9)) == [])
+        #expect(machine.tick(now: now + .seconds(10)) == [.close(.timedOut(.handshake))])
+        #expect(machine.tick(now: now + .seconds(11)) == [])
+    }
+
+    @Test func heartbeatsKeepAnIdleLinkAliveAndSilenceEndsIt() {
+        var pair = LinkPair(disconnectTimeout: .seconds(3))
+        pair.pump()
+        pair.record(pair.acceptor.accept(now: pair.now), fromInitiator: false)
+        pair.pump()
+        for _ in 0..<20 {
+            pair.advance(.milliseconds(500))
+            pair.pump()
+        }
+        #expect(pair.initiator.state == .connected && pair.acceptor.state == .connected)
+        // Now the acceptor goes silent (killed): its bytes are lost.
+        var initiator = pair.initiator
+        var now = pair.now
+        var closes: [LinkStateMachine.Action] = []
+        for _ in 0..<7 {
+            now = now + .milliseconds(500)
+            closes += initiator.tick(now: now).filter { if case .close = $0 { return true } else { return false } }
+        }
+        #expect(closes == [.close(.timedOut(.liveness))])
+    }
+
+    @Test func badMagicIsAProtocolError() {
+        let now = ContinuousClock.now
+        var machine = LinkStateMachine(
+            role: .acceptor, configuration: .init(localHello: .fixture(peer: 2, session: "s")), now: now)
+        let actions = machine.bytesReceived(Array("GET / HTTP/1.1\r\n".utf8), now: now)
+        guard case .close(.protocolError) = actions.last else {
+            Issue.record("expected a protocol error, got \(actions)")
+            return
+        }
+        #expect(machine.state == .closed)
+    }
+
+    @Test func oversizedFrameBeforeHelloIsRefusedFromItsHeader() {
+        let now = ContinuousClock.now
+        var machine = LinkStateMachine(
+            role: .acceptor, configuration: .init(localHello: .fixture(peer: 2, session: "s")), now: now)
+        // Preface, then a hello header announcing 4 GiB - 1: refused before any payload arrives.
+        let bytes = Preface.encode() + [0x00, 0x01, 0xFF, 0xFF, 0xFF, 0xFF]
+        let actions = machine.bytesReceived(bytes, now: now)
+        guard case .close(.protocolError(let text)) = actions.last else {
+            Issue.record("expected a protocol error, got \(actions)")
+            return
+        }
+        #expect(!text.isEmpty)
+    }
+
+    @Test func messageBeforeHelloIsAProtocolError() {
+        let now = ContinuousClock.now
+        var machine = LinkStateMachine(
+            role: .acceptor, configuration: .init(localHello: .fixture(peer: 2, session: "s")), now: now)
+        let actions = machine.bytesReceived(Preface.encode() + SessionMessage.message([1, 2]).encoded(), now: now)
+        guard case .close(.protocolError) = actions.last else {
+            Issue.record("expected a protocol error, got \(actions)")
+            return
+        }
+    }
+
+    @Test func unknownIgnorableFramesAreSkipped() {
+        var pair = LinkPair()
+        pair.pump()
+        pair.record(pair.acceptor.accept(now: pair.now), fromInitiator: false)
+        pair.pump()
+        pair.toAcceptor += Frame(kind: FrameKind(0x8123), payload: [9, 9, 9]).encoded()
+        pair.toAcceptor += pair.initiator.message([7], now: pair.now)!
+        pair.pump()
+        #expect(pair.acceptorEvents.last == .messageReceived([7]))
+    }
+
+    @Test func unknownCriticalFrameClosesTheLink() {
+        var pair = LinkPair()
+        pair.pump()
+        pair.toAcceptor += Frame(kind: FrameKind(0x0123), payload: []).encoded()
+        pair.pump()
+        guard case .close(.protocolError) = pair.acceptorEvents.last else {
+            Issue.record("expected a protocol error, got \(pair.acceptorEvents)")
+            return
+        }
+    }
+
+    @Test func streamEndReportsOnce() {
+        var pair = LinkPair()
+        pair.pump()
+        #expect(pair.initiator.streamEnded() == [.close(.streamEnded)])
+        #expect(pair.initiator.streamEnded() == [])
+    }
+
+    @Test func peerGoodbyeEndsTheConnection() {
+        var pair = LinkPair()
+        pair.pump()
+        pair.record(pair.acceptor.accept(now: pair.now), fromInitiator: false)
+        pair.pump()
+        pair.record(pair.initiator.disconnect(.disconnected, now: pair.now), fromInitiator: true)
+        pair.pump()
+        #expect(pair.initiatorEvents.last == .close(.localDisconnect(.disconnected)))
+        #expect(pair.acceptorEvents.last == .close(.goodbye(Goodbye(reason: .disconnected))))
+    }
+}
