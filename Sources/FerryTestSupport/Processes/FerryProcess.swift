@@ -1,0 +1,176 @@
+import Foundation
+import Glibc
+import Synchronization
+
+/// A child process (usually `ferry`) driven by a test: stdin pipe, captured stdout and stderr
+/// lines, signals, and an exit status.
+///
+/// Why: integration tests run the real binary, several at a time and in network namespaces. They
+/// must wait for output without sleeping, always see what the child printed when something fails,
+/// and never leave a child behind: the process is killed and reaped when this object goes away.
+///
+/// The child's PID stays valid until this object has reaped it, so signals never hit a stranger:
+/// a reaper thread waits with `waitid(WNOWAIT)` and reaps under the same lock that `signal` uses.
+public final class FerryProcess: Sendable, CustomStringConvertible {
+    struct ExitState: Sendable {
+        /// Exit code, or 128 + signal number; -1 when someone else reaped the child.
+        var status: Int32?
+    }
+
+    /// The child's PID (with a namespace, `ip netns exec` execs, so this is the program's PID).
+    public let pid: Int32
+    /// The command as run, for messages.
+    public let commandLine: [String]
+    let stdout = OutputCapture(name: "stdout")
+    let stderr = OutputCapture(name: "stderr")
+    let exit = Monitor(ExitState())
+    private let stdinFD: Mutex<Int32?>
+    private let wakePipe: (read: Int32, write: Int32)
+
+    /// Starts `executable` (a path, or a name looked up on PATH) with `arguments`.
+    ///
+    /// - Parameters:
+    ///   - environment: added to (and overriding) this process's environment.
+    ///   - namespace: a network namespace name; runs `ip netns exec NAME executable ...`.
+    ///   - currentDirectory: the child's working directory (default: ours).
+    public init(executable: String, arguments: [String] = [], environment: [String: String] = [:],
+                namespace: String? = nil, currentDirectory: URL? = nil) throws {
+        var argv = [executable] + arguments
+        if let namespace {
+            let ip = ExecutableSearch.path(of: "ip") ?? "ip"
+            argv = [ip, "netns", "exec", namespace] + argv
+        }
+        let variables = ProcessInfo.processInfo.environment.merging(environment) { _, added in added }
+        wakePipe = try GNUCalls.makePipe()
+        let child: SpawnedChild
+        do {
+            child = try ChildSpawner.spawn(argv: argv, environment: variables, directory: currentDirectory?.path)
+        } catch {
+            Descriptor.close(wakePipe.read)
+            Descriptor.close(wakePipe.write)
+            throw error
+        }
+        pid = child.pid
+        commandLine = argv
+        stdinFD = Mutex(child.stdinWrite)
+        stdout.start(reading: child.stdoutRead, wakeFD: wakePipe.read)
+        stderr.start(reading: child.stderrRead, wakeFD: wakePipe.read)
+        let exit = self.exit
+        let pid = child.pid
+        let reaper = Thread { FerryProcess.reap(pid: pid, into: exit) }
+        reaper.name = "ferry-test-reaper-\(pid)"
+        reaper.start()
+    }
+
+    /// Starts the built `ferry` executable (see `FerryBinary`) with `arguments`.
+    public static func ferry(_ arguments: [String], environment: [String: String] = [:],
+                             namespace: String? = nil, currentDirectory: URL? = nil) throws -> FerryProcess {
+        try FerryProcess(executable: FerryBinary.url.path, arguments: arguments, environment: environment,
+                         namespace: namespace, currentDirectory: currentDirectory)
+    }
+
+    deinit {
+        closeStdin()
+        if isRunning {
+            kill()
+            _ = exit.wait(until: .after(.seconds(10))) { $0.status }
+        }
+        // Stop readers still blocked on a pipe that a grandchild holds open, then free the wake pipe.
+        var byte: UInt8 = 1
+        _ = withUnsafeBytes(of: &byte) { Descriptor.writeAll(wakePipe.write, $0, socket: false) }
+        let deadline = Deadline.after(.seconds(5))
+        if stdout.waitFinished(until: deadline) && stderr.waitFinished(until: deadline) {
+            Descriptor.close(wakePipe.read)
+            Descriptor.close(wakePipe.write)
+        }
+    }
+
+    private static func reap(pid: Int32, into exit: Monitor<ExitState>) {
+        var info = siginfo_t()
+        // WNOWAIT: the child stays a zombie (its PID reserved) until we reap it under the lock.
+        while waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) < 0 {
+            if errno == EINTR { continue }
+            exit.withLock { $0.status = -1 }
+            return
+        }
+        exit.withLock { state in
+            var status: Int32 = 0
+            let result = waitpid(pid, &status, 0)
+            state.status = result == pid ? decodeWaitStatus(status) : -1
+        }
+    }
+
+    /// Exit code for a normal exit, 128 + signal number for a signal.
+    static func decodeWaitStatus(_ status: Int32) -> Int32 {
+        let signal = status & 0x7F
+        return signal == 0 ? (status >> 8) & 0xFF : 128 + signal
+    }
+
+    public var description: String { "`\(commandLine.joined(separator: " "))` (pid \(pid))" }
+
+    /// True until the child has exited and been reaped.
+    public var isRunning: Bool { exit.withLock { $0.status == nil } }
+
+    /// The exit status once the child has exited (128 + signal for signals).
+    public var exitStatus: Int32? { exit.withLock { $0.status } }
+
+    // MARK: stdin
+
+    /// Writes `line` and a newline to the child's stdin.
+    public func send(line: String) throws {
+        try writeToStdin(line + "\n")
+    }
+
+    /// Writes UTF-8 text to the child's stdin.
+    public func writeToStdin(_ text: String) throws {
+        try writeToStdin(Array(text.utf8))
+    }
+
+    /// Writes bytes to the child's stdin; throws when stdin is closed or the child stopped reading.
+    public func writeToStdin(_ bytes: [UInt8]) throws {
+        try stdinFD.withLock { fd in
+            guard let descriptor = fd else { throw TestSupportError.systemCall("write(stdin)", errno: EBADF) }
+            let written = bytes.withUnsafeBytes { Descriptor.writeAll(descriptor, $0, socket: false) }
+            guard written else { throw TestSupportError.systemCall("write(stdin) to \(description)", errno: errno) }
+        }
+    }
+
+    /// Closes the child's stdin (it reads end of file); idempotent.
+    public func closeStdin() {
+        stdinFD.withLock { fd in
+            if let descriptor = fd { Descriptor.close(descriptor) }
+            fd = nil
+        }
+    }
+
+    // MARK: signals and exit
+
+    /// Sends `signal` to the child, unless it has already been reaped.
+    public func signal(_ signal: Int32) {
+        exit.withLock { state in
+            if state.status == nil { _ = Glibc.kill(pid, signal) }
+        }
+    }
+
+    /// Sends SIGKILL to the child, unless it has already been reaped.
+    public func kill() {
+        signal(SIGKILL)
+    }
+
+    /// Waits for the child to exit; returns its exit code, or 128 + signal number.
+    public func waitForExit(timeout: Duration = .seconds(30)) throws -> Int32 {
+        guard let status = exit.wait(until: .after(timeout), { $0.status }) else {
+            throw TestSupportError.timedOut(waitingFor: "exit", process: description, captured: capturedOutput())
+        }
+        return status
+    }
+
+    /// SIGTERM, then SIGKILL if the child has not exited after `grace`; returns the exit status.
+    @discardableResult
+    public func terminate(grace: Duration = .seconds(5)) throws -> Int32 {
+        signal(SIGTERM)
+        if let status = try? waitForExit(timeout: grace) { return status }
+        kill()
+        return try waitForExit(timeout: .seconds(30))
+    }
+}
