@@ -1,0 +1,48 @@
+/// The 16-bit type of a frame on a reliable link.
+///
+/// An open set (a struct, not an enum) so an unknown kind can be carried, logged and skipped. The high bit
+/// says what a peer that does not know the kind must do: set (0x8000) = ignorable, skip the frame; clear =
+/// critical, close the link. Session kinds are 0x0001-0x00FF; 0x0100-0x01FF is reserved for file transfer.
+public struct FrameKind: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public var rawValue: UInt16
+
+    public init(rawValue: UInt16) {
+        self.rawValue = rawValue
+    }
+
+    public init(_ rawValue: UInt16) {
+        self.rawValue = rawValue
+    }
+
+    /// Bit 15: an unknown frame of this kind may be skipped.
+    public static let ignorableBit: UInt16 = 0x8000
+
+    /// True when a receiver that does not know this kind skips the frame instead of closing the link.
+    public var isIgnorable: Bool { rawValue & Self.ignorableBit != 0 }
+
+    public static let hello = FrameKind(0x0001)
+    public static let connectionRequest = FrameKind(0x0002)
+    public static let accept = FrameKind(0x0003)
+    public static let deny = FrameKind(0x0004)
+    public static let message = FrameKind(0x0005)
+    public static let heartbeat = FrameKind(0x0006)
+    public static let goodbye = FrameKind(0x0007)
+
+    /// The kinds a 1.0 session understands.
+    public static let sessionKinds: [FrameKind] = [
+        .hello, .connectionRequest, .accept, .deny, .message, .heartbeat, .goodbye,
+    ]
+
+    public var description: String {
+        switch self {
+        case .hello: "hello"
+        case .connectionRequest: "connectionRequest"
+        case .accept: "accept"
+        case .deny: "deny"
+        case .message: "message"
+        case .heartbeat: "heartbeat"
+        case .goodbye: "goodbye"
+        default: "kind 0x\(Hex.string(UInt64(rawValue), width: 4))"
+        }
+    }
+}

@@ -1,0 +1,55 @@
+/// Lowercase hexadecimal formatting and parsing without Foundation.
+///
+/// Used for IDs and frame kinds in descriptions and for parsing IDs typed by users.
+enum Hex {
+    private static let digits: [UInt8] = Array("0123456789abcdef".utf8)
+
+    /// `value` as exactly `width` lowercase hex digits (`width` <= 16).
+    static func string(_ value: UInt64, width: Int) -> String {
+        var result = [UInt8](repeating: UInt8(ascii: "0"), count: width)
+        var rest = value
+        for position in stride(from: width - 1, through: 0, by: -1) {
+            result[position] = digits[Int(rest & 0xF)]
+            rest >>= 4
+        }
+        return String(decoding: result, as: UTF8.self)
+    }
+
+    static func string(_ bytes: [UInt8]) -> String {
+        var result: [UInt8] = []
+        result.reserveCapacity(bytes.count * 2)
+        for byte in bytes {
+            result.append(digits[Int(byte >> 4)])
+            result.append(digits[Int(byte & 0xF)])
+        }
+        return String(decoding: result, as: UTF8.self)
+    }
+
+    /// Value of one ASCII hex digit (either case), or nil.
+    static func value(of character: UInt8) -> UInt8? {
+        switch character {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): character - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): character - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): character - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+
+    /// Parses an even number of hex digits into bytes, or nil.
+    static func bytes(_ text: some Collection<UInt8>) -> [UInt8]? {
+        guard text.count % 2 == 0 else { return nil }
+        var result: [UInt8] = []
+        result.reserveCapacity(text.count / 2)
+        var high: UInt8?
+        for character in text {
+            guard let nibble = value(of: character) else { return nil }
+            if let first = high {
+                result.append(first << 4 | nibble)
+                high = nil
+            } else {
+                high = nibble
+            }
+        }
+        return result
+    }
+}

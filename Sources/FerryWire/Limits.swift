@@ -1,0 +1,22 @@
+/// The size limits of the wire format, in bytes.
+///
+/// They are part of the protocol (docs/PROTOCOL.md section "Limits"): every length read from a peer is
+/// checked against one of these before anything is allocated, so a peer cannot make us buffer more.
+public enum Limits {
+    /// Frame payload limit until the peer's hello has been received (pre-authentication cap).
+    public static let maxHelloPayload = 1024
+    /// Frame payload limit after the hello: the largest message plus room for a transfer header.
+    public static let maxFramePayload = 16 * 1024 * 1024 + 1024
+    /// Largest application message sent reliably.
+    public static let maxMessageSize = 16 * 1024 * 1024
+    /// Session ID length in UTF-8 bytes (at least 1).
+    public static let maxSessionIDLength = 64
+    /// Display name length in UTF-8 bytes (at least 1).
+    public static let maxDisplayNameLength = 64
+    /// Deny/goodbye detail length in UTF-8 bytes (may be 0).
+    public static let maxDetailLength = 255
+    /// Datagram payload limit, so header + payload fits a 1280-byte IPv6 minimum MTU with IP/UDP headers.
+    public static let maxDatagramPayload = 1200
+    /// Whole discovery beacon limit.
+    public static let maxBeaconLength = 512
+}

@@ -1,0 +1,81 @@
+/// The first frame each side sends after the preface: who it is and what it can do.
+///
+/// Until it arrives the receiver caps frames at `Limits.maxHelloPayload` (pre-authentication cap); the peer
+/// is known by its hello from then on. Payload (kind 0x0001), at most 1024 bytes:
+///
+/// ```
+/// +-------+-------+----------+--------------+------+--------------+------------+--------------+
+/// | major | minor | peerID   | deviceID     | mode | capabilities | listenPort | datagramPort |
+/// | u8    | u8    | u64      | 32 bytes     | u8   | u32          | u16        | u16          |
+/// +-------+-------+----------+--------------+------+--------------+------------+--------------+
+/// | sessionID str8 (1...64)  | displayName str8 (1...64) | extension bytes (ignored)        |
+/// +--------------------------+---------------------------+----------------------------------+
+/// ```
+public struct Hello: Equatable, Sendable {
+    public var version: ProtocolVersion
+    public var peerID: PeerID
+    public var deviceID: DeviceID
+    public var mode: PeerMode
+    public var capabilities: Capabilities
+    /// TCP port the sender accepts links on, 0 = none.
+    public var listenPort: UInt16
+    /// UDP port the sender receives datagrams on, 0 = none.
+    public var datagramPort: UInt16
+    public var sessionID: String
+    public var displayName: String
+
+    public init(
+        version: ProtocolVersion = .current, peerID: PeerID, deviceID: DeviceID, mode: PeerMode,
+        capabilities: Capabilities, listenPort: UInt16, datagramPort: UInt16, sessionID: String,
+        displayName: String
+    ) {
+        self.version = version
+        self.peerID = peerID
+        self.deviceID = deviceID
+        self.mode = mode
+        self.capabilities = capabilities
+        self.listenPort = listenPort
+        self.datagramPort = datagramPort
+        self.sessionID = sessionID
+        self.displayName = displayName
+    }
+
+    /// Throws `invalidField` when the session ID or display name is empty or longer than 64 UTF-8 bytes.
+    public func validate() throws(WireError) {
+        try StringField.validate(sessionID, "sessionID", lengths: StringField.sessionIDLengths)
+        try StringField.validate(displayName, "displayName", lengths: StringField.displayNameLengths)
+    }
+}
+
+extension Hello {
+    init(payload: ArraySlice<UInt8>) throws(WireError) {
+        guard payload.count <= Limits.maxHelloPayload else {
+            throw .payloadTooLarge(length: payload.count, limit: Limits.maxHelloPayload)
+        }
+        var reader = ByteReader(payload, context: "hello")
+        version = ProtocolVersion(major: try reader.readUInt8("version"), minor: try reader.readUInt8("version"))
+        peerID = PeerID(rawValue: try reader.readUInt64("peerID"))
+        deviceID = try reader.readDeviceID("deviceID")
+        mode = try reader.readPeerMode("mode")
+        capabilities = Capabilities(rawValue: try reader.readUInt32("capabilities"))
+        listenPort = try reader.readUInt16("listenPort")
+        datagramPort = try reader.readUInt16("datagramPort")
+        sessionID = try reader.readString8("sessionID", lengths: StringField.sessionIDLengths)
+        displayName = try reader.readString8("displayName", lengths: StringField.displayNameLengths)
+        reader.skipRemaining()
+    }
+
+    func write(to writer: inout ByteWriter) {
+        precondition((try? validate()) != nil, "Hello.validate() must pass before encoding")
+        writer.write(version.major)
+        writer.write(version.minor)
+        writer.write(peerID.rawValue)
+        writer.write(bytes: deviceID.bytes)
+        writer.write(mode.rawValue)
+        writer.write(capabilities.rawValue)
+        writer.write(listenPort)
+        writer.write(datagramPort)
+        writer.write(string8: sessionID)
+        writer.write(string8: displayName)
+    }
+}

@@ -1,0 +1,30 @@
+/// A peer's 64-bit identity within a run of the program (GameKit's peer ID string).
+///
+/// A distinct type rather than a bare `UInt64` so it cannot be mixed up with sequence numbers or ports.
+/// Chosen at random per session start; stable device identity is `DeviceID`. Big-endian u64 on the wire.
+public struct PeerID: RawRepresentable, Hashable, Sendable, Comparable, CustomStringConvertible {
+    public var rawValue: UInt64
+
+    public init(rawValue: UInt64) {
+        self.rawValue = rawValue
+    }
+
+    /// Parses 1 to 16 hex digits (either case), e.g. the `description` of a peer ID.
+    public init?(hex: String) {
+        let digits = Array(hex.utf8)
+        guard (1...16).contains(digits.count) else { return nil }
+        var value: UInt64 = 0
+        for digit in digits {
+            guard let nibble = Hex.value(of: digit) else { return nil }
+            value = value << 4 | UInt64(nibble)
+        }
+        rawValue = value
+    }
+
+    /// 16 lowercase hex digits.
+    public var description: String { Hex.string(rawValue, width: 16) }
+
+    public static func < (lhs: PeerID, rhs: PeerID) -> Bool {
+        lhs.rawValue < rhs.rawValue
+    }
+}

@@ -1,0 +1,25 @@
+/// A protocol version `major.minor`, as sent in the preface and the hello.
+///
+/// Peers with a different major version cannot talk; a higher minor version only adds things an older peer
+/// may ignore (extension bytes, ignorable frame kinds), so it is compatible.
+public struct ProtocolVersion: Hashable, Sendable, Comparable, CustomStringConvertible {
+    public var major: UInt8
+    public var minor: UInt8
+
+    public init(major: UInt8, minor: UInt8) {
+        self.major = major
+        self.minor = minor
+    }
+
+    /// The version this build speaks: 1.0.
+    public static let current = ProtocolVersion(major: 1, minor: 0)
+
+    /// True when a peer announcing this version can talk to us (same major).
+    public var isCompatibleWithCurrent: Bool { major == Self.current.major }
+
+    public static func < (lhs: ProtocolVersion, rhs: ProtocolVersion) -> Bool {
+        (lhs.major, lhs.minor) < (rhs.major, rhs.minor)
+    }
+
+    public var description: String { "\(major).\(minor)" }
+}

@@ -1,0 +1,94 @@
+import Testing
+
+@testable import FerryWire
+
+/// Seeded random and mutated inputs into every decoder: whatever the bytes, a decoder returns a value, nil or a
+/// `WireError`, and never traps (a trap would crash the test process).
+@Suite("Fuzz")
+struct FuzzTests {
+    static let iterations = 3000
+
+    /// Random bytes, or a golden fixture with a few bytes changed, truncated or extended.
+    static func input(_ generator: inout SeededGenerator, golden: [[UInt8]]) -> [UInt8] {
+        if Bool.random(using: &generator) {
+            return generator.bytes(count: Int.random(in: 0...600, using: &generator))
+        }
+        var bytes = golden.randomElement(using: &generator) ?? []
+        for _ in 0..<Int.random(in: 1...4, using: &generator) where !bytes.isEmpty {
+            bytes[Int.random(in: 0..<bytes.count, using: &generator)] = UInt8.random(in: 0...255, using: &generator)
+        }
+        switch Int.random(in: 0...2, using: &generator) {
+        case 0: bytes = Array(bytes.prefix(Int.random(in: 0...bytes.count, using: &generator)))
+        case 1: bytes += generator.bytes(count: Int.random(in: 0...40, using: &generator))
+        default: break
+        }
+        return bytes
+    }
+
+    static func golden(_ names: [String]) throws -> [[UInt8]] {
+        try names.map(Fixtures.bytes)
+    }
+
+    @Test func frameStreamAndMessages() throws {
+        let golden = try Self.golden(Samples.frameCases.map(\.name))
+        var generator = SeededGenerator(seed: 1)
+        for _ in 0..<Self.iterations {
+            var decoder = FrameDecoder(maximumPayloadLength: Int.random(in: 0...2048, using: &generator))
+            let bytes = Self.input(&generator, golden: golden)
+            decoder.append(bytes)
+            do {
+                while let frame = try decoder.nextFrame() {
+                    _ = try? SessionMessage(frame: frame)
+                }
+            } catch {
+                // Any WireError is an acceptable answer; the point is that nothing traps.
+                #expect(!error.description.isEmpty)
+            }
+        }
+    }
+
+    @Test func everyKindWithRandomPayload() throws {
+        let golden = try Self.golden(Samples.frameCases.map(\.name)).map { Array($0.dropFirst(Frame.headerLength)) }
+        var generator = SeededGenerator(seed: 2)
+        for _ in 0..<Self.iterations {
+            for kind in FrameKind.sessionKinds + [FrameKind(0x8123), FrameKind(0x0123)] {
+                let frame = Frame(kind: kind, payload: Self.input(&generator, golden: golden))
+                guard let message = try? SessionMessage(frame: frame) else { continue }
+                if case .ignored = message { continue }
+                // Whatever decodes re-encodes to something that decodes to the same value.
+                #expect(try SessionMessage(frame: message.frame) == message)
+            }
+        }
+    }
+
+    @Test func prefaceDatagramBeacon() throws {
+        let golden = try Self.golden(["preface", "datagram", "beacon", "beacon-query"])
+        var generator = SeededGenerator(seed: 3)
+        for _ in 0..<Self.iterations {
+            let bytes = Self.input(&generator, golden: golden)
+            _ = try? Preface.decode(bytes[...])
+            if let datagram = try? Datagram(decoding: bytes[...]) {
+                #expect(try Datagram(decoding: try datagram.encoded()[...]) == datagram)
+            }
+            if let beacon = try? Beacon(decoding: bytes[...]) {
+                #expect(try Beacon(decoding: beacon.encoded()[...]) == beacon)
+            }
+        }
+    }
+
+    @Test func identifiersFromText() {
+        var generator = SeededGenerator(seed: 4)
+        let alphabet = Array("0123456789abcdefABCDEFxyzXYZ-ë ".unicodeScalars)
+        for _ in 0..<Self.iterations {
+            let length = Int.random(in: 0...70, using: &generator)
+            var text = String.UnicodeScalarView()
+            for _ in 0..<length {
+                text.append(alphabet.randomElement(using: &generator)!)
+            }
+            let string = String(text)
+            _ = PeerID(hex: string)
+            _ = DeviceID(string: string)
+            _ = Samples.deviceID.hasPrefix(string)
+        }
+    }
+}

@@ -1,0 +1,70 @@
+import Testing
+
+@testable import FerryWire
+
+/// Pins the wire format to the committed fixtures, both ways: encoding a value yields the fixture's bytes and
+/// decoding the fixture yields the value. A change that breaks one of these breaks compatibility with peers.
+@Suite("Golden frames")
+struct GoldenFrameTests {
+    @Test func prefaceBothWays() throws {
+        let bytes = try Fixtures.bytes("preface")
+        #expect(Preface.encode() == bytes)
+        #expect(Preface.encode(.current) == bytes)
+        #expect(try Preface.decode(bytes[...]) == .current)
+    }
+
+    @Test(arguments: Samples.frameCases)
+    func frameDecodes(_ golden: FrameCase) throws {
+        let bytes = try golden.bytes()
+        var decoder = FrameDecoder(maximumPayloadLength: Limits.maxHelloPayload)
+        decoder.append(bytes)
+        let frame = try #require(try decoder.nextFrame())
+        #expect(try decoder.nextFrame() == nil)
+        #expect(decoder.bufferedByteCount == 0)
+        #expect(frame.kind == golden.message.kind)
+        #expect(try SessionMessage(frame: frame) == golden.message)
+    }
+
+    @Test(arguments: Samples.frameCases.filter(\.encodes))
+    func frameEncodes(_ golden: FrameCase) throws {
+        let bytes = try golden.bytes()
+        #expect(golden.message.encoded() == bytes)
+        #expect(golden.message.frame.encoded() == bytes)
+        var appended: [UInt8] = [0xAA]
+        golden.message.frame.encode(into: &appended)
+        #expect(appended == [0xAA] + bytes)
+    }
+
+    @Test func unknownIgnorableFrameEncodes() throws {
+        let frame = Frame(kind: FrameKind(0x8123), payload: [1, 2, 3])
+        #expect(frame.encoded() == (try Fixtures.bytes("unknown-ignorable")))
+    }
+
+    @Test func extendedHelloIsTheHelloPlusExtensionBytes() throws {
+        let plain = SessionMessage.hello(Samples.helloExtended).frame
+        let extended = Frame(kind: .hello, payload: plain.payload + Array("ext!".utf8))
+        #expect(extended.encoded() == (try Fixtures.bytes("hello-extended")))
+    }
+
+    @Test func datagramBothWays() throws {
+        let bytes = try Fixtures.bytes("datagram")
+        #expect(try Samples.datagram.encoded() == bytes)
+        #expect(try Datagram(decoding: bytes[...]) == Samples.datagram)
+        #expect(Samples.datagram.sessionTag == 0x5e7f_3845)
+    }
+
+    @Test func beaconBothWays() throws {
+        let bytes = try Fixtures.bytes("beacon")
+        #expect(Samples.beacon.encoded() == bytes)
+        #expect(try Beacon(decoding: bytes[...]) == Samples.beacon)
+    }
+
+    @Test func beaconQueryBothWays() throws {
+        let bytes = try Fixtures.bytes("beacon-query")
+        #expect(Samples.beaconQuery.encoded() == bytes)
+        let decoded = try Beacon(decoding: bytes[...])
+        #expect(decoded == Samples.beaconQuery)
+        #expect(decoded.flags.contains(.query))
+        #expect(!decoded.flags.contains(.available))
+    }
+}
