@@ -15,15 +15,8 @@ struct ByteReader {
         self.index = bytes.startIndex
     }
 
-    init(_ bytes: [UInt8], context: String) {
-        self.init(bytes[...], context: context)
-    }
-
     /// Number of bytes not yet read.
     var remainingCount: Int { bytes.endIndex - index }
-
-    /// Number of bytes read so far.
-    var consumedCount: Int { index - bytes.startIndex }
 
     private func truncated(_ field: String) -> WireError {
         .malformed("\(context): truncated at \(field)")
