@@ -31,7 +31,7 @@ let package = Package(
         .target(name: "FerrySystem", dependencies: ["CFerryLinux"]),
         .target(name: "FerrySession", dependencies: ["FerryWire", "FerryStateMachines", "FerrySystem"]),
         // 4. CLI.
-        .target(name: "FerryCLI", dependencies: ["FerrySession", "FerrySystem", "FerryWire"]),
+        .target(name: "FerryCLI", dependencies: ["FerrySession", "FerryStateMachines", "FerrySystem", "FerryWire"]),
         .executableTarget(name: "ferry", dependencies: ["FerryCLI"]),
         .executableTarget(name: "ferry-bench", dependencies: ["FerrySession", "FerrySystem", "FerryTestSupport"]),
 

@@ -1,0 +1,123 @@
+import FerrySession
+import FerryStateMachines
+import FerryWire
+
+extension ChatCommand {
+    /// The chat: connects to every peer it discovers (the lower peer ID asks, so two peers ask once), accepts
+    /// or denies requests by policy, sends each typed line to every connected peer, and prints what arrives.
+    public func run(context: CommandContext) async throws -> ExitCode {
+        let sessionMode: PeerMode = switch mode {
+        case .server: .server
+        case .client: .client
+        case .peer: .peer
+        }
+        let setup = try SessionSetup(
+            global: global, context: context, mode: sessionMode, acceptPolicy: accept == .all ? .all : .none,
+            maxPeers: maxPeers, disconnectTimeout: .milliseconds(Int(disconnectTimeout * 1000)))
+        let printer = ChatPrinter(context: context, json: json)
+        let input = StandardInputLines.stream()
+        try await setup.run { session in
+            printer.ready(session: session.configuration.sessionID, name: session.configuration.displayName,
+                          peerID: session.localPeerID, port: await session.listenPort)
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    await ChatLoop.events(of: session, printer: printer)
+                }
+                for address in setup.manualPeers {
+                    group.addTask {
+                        do {
+                            try await session.connect(toAddress: address, timeout: .seconds(10))
+                        } catch {
+                            printer.failure("could not connect to \(address): \(error)")
+                        }
+                    }
+                }
+                group.addTask {
+                    await ChatLoop.input(input, session: session, printer: printer)
+                }
+                // The input loop ends the chat: at /quit or end of input.
+                while let _ = await group.next() {
+                    group.cancelAll()
+                }
+            }
+            await session.disconnectAll()
+        }
+        if Task.isCancelled { throw CancellationError() }
+        return .success
+    }
+}
+
+/// The two loops of a chat: session events in, typed lines out.
+enum ChatLoop {
+    static func events(of session: Session, printer: ChatPrinter) async {
+        for await event in session.events {
+            switch event {
+            case .peerStateChanged(let peer, let state, let reason):
+                printer.state(peer, state, reason: reason)
+                if state == .available, shouldAsk(peer, session: session) {
+                    Task {
+                        do {
+                            try await session.connect(to: peer.peerID, timeout: .seconds(10))
+                        } catch let error as SessionError {
+                            if case .denied(_, .alreadyConnected, _) = error { return }
+                            printer.failure(error.description)
+                        } catch {}
+                    }
+                }
+            case .connectionRequested(let peer):
+                // Policy `ask` is not offered by chat; a request reaching here is answered at once.
+                try? await session.accept(peer.peerID)
+            case .dataReceived(let bytes, let peer, let mode):
+                printer.message(String(decoding: bytes, as: UTF8.self), from: peer, mode: mode)
+            case .sessionError(let error):
+                printer.failure(error.description)
+            }
+        }
+    }
+
+    /// Who asks whom: a client asks everyone it sees, a server no one, and of two peers the lower ID asks.
+    static func shouldAsk(_ peer: PeerInfo, session: Session) -> Bool {
+        guard peer.isAcceptingConnections else { return false }
+        switch session.configuration.mode {
+        case .server: return false
+        case .client: return true
+        case .peer: return peer.mode == .server || session.localPeerID < peer.peerID
+        }
+    }
+
+    static func input(_ lines: AsyncStream<String>, session: Session, printer: ChatPrinter) async {
+        for await line in lines {
+            if line == "/quit" { return }
+            if line == "/peers" {
+                for peer in await session.peers() { printer.peerRow(peer) }
+                continue
+            }
+            if line == "/help" {
+                printer.notice("commands: /peers, /unreliable TEXT, /quit; other lines go to every connected peer")
+                continue
+            }
+            var text = line
+            var mode = DataMode.reliable
+            if line.hasPrefix("/unreliable ") {
+                text = String(line.dropFirst("/unreliable ".count))
+                mode = .unreliable
+            } else if line.hasPrefix("/") {
+                printer.failure("unknown command \(TerminalText.escape(line)); type /help for the commands")
+                continue
+            }
+            do {
+                let connected = await session.peers(withState: .connected)
+                if connected.isEmpty {
+                    printer.failure("no peer is connected yet; the line was not sent")
+                    continue
+                }
+                try await session.send(Array(text.utf8), to: connected.map(\.peerID), mode: mode)
+                printer.sent(text, mode: mode, count: connected.count)
+            } catch let error as SessionError {
+                printer.failure(error.description)
+            } catch {
+                return
+            }
+        }
+    }
+}

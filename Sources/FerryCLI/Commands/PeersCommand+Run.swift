@@ -1,0 +1,63 @@
+import FerrySession
+import FerryStateMachines
+import FerryWire
+
+extension PeersCommand {
+    /// Browses as a client (it is never listed itself), probes manual addresses, and prints each peer when it is
+    /// found and when its state changes, until the timeout or Ctrl-C.
+    public func run(context: CommandContext) async throws -> ExitCode {
+        let setup = try SessionSetup(global: global, context: context, mode: .client, acceptPolicy: .none)
+        let json = self.json
+        let timeout = self.timeout
+        let session = global.session
+        let seen = try await setup.run { session in
+            await session.addManualPeers(setup.manualPeers)
+            return await withTaskGroup(of: Int?.self) { group in
+                group.addTask {
+                    var seen = Set<PeerID>()
+                    for await event in session.events {
+                        guard case .peerStateChanged(let peer, let state, _) = event else { continue }
+                        seen.insert(peer.peerID)
+                        if json {
+                            var line = JSONLine(["event": "peer"])
+                            if case .object(let pairs) = PeerFormat.json(peer.with(state)) {
+                                for pair in pairs { line.append(pair.key, pair.value) }
+                            }
+                            context.stdout.writeLine(line.text)
+                        } else {
+                            context.stdout.writeLine(PeerFormat.row(peer, state: state))
+                        }
+                    }
+                    return seen.count
+                }
+                if timeout > 0 {
+                    group.addTask {
+                        try? await Task.sleep(for: .seconds(timeout))
+                        return nil
+                    }
+                }
+                var count = 0
+                while let result = await group.next() {
+                    if let result { count = result }
+                    group.cancelAll()
+                }
+                return count
+            }
+        }
+        if Task.isCancelled { throw CancellationError() }
+        if seen == 0 && !json {
+            context.stderr.writeLine(
+                "No peers found in session '\(TerminalText.escape(session))'"
+                    + (timeout > 0 ? " within \(timeout.shortDescription) s." : "."))
+        }
+        return .success
+    }
+}
+
+extension PeerInfo {
+    func with(_ state: PeerState) -> PeerInfo {
+        var copy = self
+        copy.state = state
+        return copy
+    }
+}

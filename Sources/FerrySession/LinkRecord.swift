@@ -1,0 +1,25 @@
+import FerryStateMachines
+import FerrySystem
+import FerryWire
+
+/// The session's bookkeeping for one link: its state machine, its stream and writer, who waits on it.
+struct LinkRecord: Sendable {
+    let id: LinkID
+    var machine: LinkStateMachine
+    let stream: any ByteStream
+    let writer: LinkWriter
+    let remoteAddress: SocketAddress
+    /// The peer at the other end, once its hello arrived.
+    var peerID: PeerID?
+    /// Initiator: the peer we meant to reach (a different one answering is an error).
+    var expectedPeer: PeerID?
+    /// Callers of `connect` or `probe` waiting for the outcome.
+    var waiters: [CheckedContinuation<PeerInfo, any Error>] = []
+
+    var isAcceptor: Bool { machine.role == .acceptor }
+
+    /// Not yet past the hello: what the pre-authentication caps count.
+    var isUnauthenticated: Bool {
+        machine.state == .awaitingPreface || machine.state == .awaitingHello
+    }
+}

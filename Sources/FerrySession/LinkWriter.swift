@@ -1,0 +1,133 @@
+import FerrySystem
+import Synchronization
+
+/// The one writer of a link: sends queued byte blocks in order, then closes the stream when finished.
+///
+/// The session actor enqueues synchronously (so the order of frames is the order of its decisions) and a
+/// task of the writer drains the queue through `ByteStream.write`. `queuedBytes` lets senders wait for room,
+/// so a fast sender cannot queue without bound in front of a slow link.
+final class LinkWriter: Sendable {
+    private struct State {
+        var queue: [[UInt8]] = []
+        var queuedBytes = 0
+        var finished = false
+        var failed = false
+        var wakeWriter: CheckedContinuation<Void, Never>?
+        var roomWaiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    /// Senders wait while more than this many bytes are queued.
+    let highWater: Int
+    private let state = Mutex(State())
+    private let stream: any ByteStream
+
+    init(stream: any ByteStream, highWater: Int = 4 << 20) {
+        self.stream = stream
+        self.highWater = highWater
+    }
+
+    var queuedBytes: Int { state.withLock { $0.queuedBytes } }
+
+    /// Queues bytes; false when the writer is finished or failed (the bytes are dropped).
+    @discardableResult
+    func enqueue(_ bytes: [UInt8]) -> Bool {
+        let wake: CheckedContinuation<Void, Never>? = state.withLock { state in
+            guard !state.finished, !state.failed else { return nil }
+            state.queue.append(bytes)
+            state.queuedBytes += bytes.count
+            defer { state.wakeWriter = nil }
+            return state.wakeWriter
+        }
+        wake?.resume()
+        return true
+    }
+
+    /// No more bytes will come: the writer drains what is queued, then closes the stream.
+    func finish() {
+        let wake: CheckedContinuation<Void, Never>? = state.withLock { state in
+            state.finished = true
+            defer { state.wakeWriter = nil }
+            return state.wakeWriter
+        }
+        wake?.resume()
+    }
+
+    /// Suspends until fewer than `highWater` bytes are queued (or the writer ended).
+    func waitForRoom() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let ready = state.withLock { state -> Bool in
+                if state.queuedBytes < highWater || state.finished || state.failed { return true }
+                state.roomWaiters.append(continuation)
+                return false
+            }
+            if ready { continuation.resume() }
+        }
+    }
+
+    /// The drain loop; returns when finished and drained (stream closed) or when a write failed.
+    func run() async {
+        while true {
+            await withCheckedContinuation { (wake: CheckedContinuation<Void, Never>) in
+                let ready = state.withLock { state -> Bool in
+                    if !state.queue.isEmpty || state.finished || state.failed { return true }
+                    state.wakeWriter = wake
+                    return false
+                }
+                if ready { wake.resume() }
+            }
+            let batch: [[UInt8]]? = state.withLock { state in
+                if state.queue.isEmpty { return state.finished || state.failed ? nil : [] }
+                defer { state.queue.removeAll(keepingCapacity: true) }
+                return state.queue
+            }
+            guard let batch else { break }
+            for block in Self.coalesce(batch) {
+                do {
+                    try await stream.write(block)
+                } catch {
+                    markFailed()
+                    stream.close()
+                    return
+                }
+                let waiters: [CheckedContinuation<Void, Never>] = state.withLock { state in
+                    state.queuedBytes -= block.count
+                    guard state.queuedBytes < highWater else { return [] }
+                    defer { state.roomWaiters.removeAll() }
+                    return state.roomWaiters
+                }
+                waiters.forEach { $0.resume() }
+            }
+        }
+        stream.close()
+        markFailed()
+    }
+
+    /// Joins runs of small blocks so that many small frames cost one write, not one each.
+    static func coalesce(_ blocks: [[UInt8]], limit: Int = 256 << 10) -> [[UInt8]] {
+        guard blocks.count > 1 else { return blocks }
+        var result: [[UInt8]] = []
+        var current: [UInt8] = []
+        for block in blocks {
+            if block.count >= limit {
+                if !current.isEmpty { result.append(current); current = [] }
+                result.append(block)
+            } else {
+                if current.count + block.count > limit { result.append(current); current = [] }
+                current.append(contentsOf: block)
+            }
+        }
+        if !current.isEmpty { result.append(current) }
+        return result
+    }
+
+    private func markFailed() {
+        let waiters: [CheckedContinuation<Void, Never>] = state.withLock { state in
+            state.failed = true
+            state.queue.removeAll()
+            state.queuedBytes = 0
+            defer { state.roomWaiters.removeAll() }
+            return state.roomWaiters
+        }
+        waiters.forEach { $0.resume() }
+    }
+}

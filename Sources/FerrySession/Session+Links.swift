@@ -1,0 +1,341 @@
+import Glibc
+import FerryStateMachines
+import FerrySystem
+import FerryWire
+
+extension Session {
+    // MARK: Sockets
+
+    func openListener() throws {
+        let requested = configuration.listenPort ?? Discovery.defaultTCPPort
+        do {
+            listener = try reactor.listenTCP(on: .ipv4(.any, port: requested))
+        } catch let error as SystemError where error.errno.rawValue == EADDRINUSE {
+            guard configuration.listenPort == nil else { throw SessionError.portInUse(requested) }
+            listener = try reactor.listenTCP(on: .ipv4(.any, port: 0))
+        }
+        listenPort = listener?.localAddress.port ?? 0
+    }
+
+    func startLoops() {
+        if let listener {
+            loops.append(Task { [weak self] in
+                while let connection = try? await listener.accept() {
+                    guard let self else { connection.close(); return }
+                    await self.incoming(connection)
+                }
+            })
+        }
+        if let datagramSocket {
+            loops.append(Task { [weak self] in
+                while let (bytes, from) = try? await datagramSocket.receive(maxBytes: 2048) {
+                    guard let self else { return }
+                    await self.datagramArrived(bytes, from: from)
+                }
+            })
+        }
+        if let discoverySocket {
+            loops.append(Task { [weak self] in
+                while let (bytes, from) = try? await discoverySocket.receive(maxBytes: 2048) {
+                    guard let self else { return }
+                    await self.beaconArrived(bytes, from: from)
+                }
+            })
+        }
+        let reactor = self.reactor
+        loops.append(Task { [weak self] in
+            let clock = ContinuousClock()
+            var next = clock.now
+            while !Task.isCancelled {
+                next = next + .milliseconds(100)
+                do { try await reactor.sleep(until: next) } catch { return }
+                guard let self else { return }
+                await self.tick()
+                let now = clock.now
+                if next < now - .seconds(1) { next = now }
+            }
+        })
+    }
+
+    // MARK: Links
+
+    /// A peer opened a link to us.
+    func incoming(_ connection: TCPConnection) {
+        guard !isClosed else { connection.close(); return }
+        statistics.linksAccepted += 1
+        let pending = links.values.filter { $0.isAcceptor && $0.isUnauthenticated }.sorted { $0.id < $1.id }
+        if pending.count >= configuration.maxPendingLinks, let oldest = pending.first {
+            // Oldest first: a legitimate handshake takes milliseconds, an idle flood sits there.
+            statistics.linksEvicted += 1
+            links.removeValue(forKey: oldest.id)
+            oldest.writer.finish()
+            oldest.stream.close()
+        }
+        _ = adopt(connection, role: .acceptor, expectedPeer: nil)
+    }
+
+    func localHello() -> Hello {
+        Hello(
+            peerID: localPeerID, deviceID: configuration.deviceID, mode: configuration.mode,
+            capabilities: [.zlib, .datagrams], listenPort: listenPort, datagramPort: datagramPort,
+            sessionID: configuration.sessionID, displayName: configuration.displayName)
+    }
+
+    /// Takes a fresh stream into the session: state machine, writer, reader.
+    func adopt(_ stream: any ByteStream, role: LinkStateMachine.Role, expectedPeer: PeerID?) -> LinkID {
+        nextLinkID += 1
+        let id = LinkID(rawValue: nextLinkID)
+        let now = clock.now
+        let machine = LinkStateMachine(
+            role: role,
+            configuration: .init(localHello: localHello(), disconnectTimeout: configuration.disconnectTimeout),
+            now: now)
+        let writer = LinkWriter(stream: stream)
+        links[id] = LinkRecord(
+            id: id, machine: machine, stream: stream, writer: writer, remoteAddress: stream.remoteAddress,
+            expectedPeer: expectedPeer)
+        writerTasks[id] = Task { [weak self] in
+            await writer.run()
+            await self?.writerFinished(id)
+        }
+        loops.append(Task { [weak self] in
+            while true {
+                let bytes: [UInt8]
+                do { bytes = try await stream.read(maxBytes: 256 << 10) } catch { bytes = [] }
+                guard let self else { return }
+                let more = await self.linkReceived(id, bytes)
+                if !more { return }
+            }
+        })
+        update(id) { machine, now in machine.start(now: now) }
+        return id
+    }
+
+    /// Bytes arrived on a link (empty: the stream ended). Returns whether to keep reading.
+    func linkReceived(_ id: LinkID, _ bytes: [UInt8]) -> Bool {
+        guard links[id] != nil else { return false }
+        if bytes.isEmpty {
+            update(id) { machine, _ in machine.streamEnded() }
+            return false
+        }
+        update(id) { machine, now in machine.bytesReceived(bytes, now: now) }
+        return links[id] != nil
+    }
+
+    /// Runs one event through a link's state machine and carries out the actions.
+    func update(_ id: LinkID, _ event: (inout LinkStateMachine, ContinuousClock.Instant) -> [LinkStateMachine.Action]) {
+        guard var link = links[id] else { return }
+        let actions = event(&link.machine, clock.now)
+        links[id] = link
+        perform(actions, on: id)
+    }
+
+    func perform(_ actions: [LinkStateMachine.Action], on id: LinkID) {
+        for action in actions {
+            guard let link = links[id] else { return }
+            switch action {
+            case .send(let bytes):
+                link.writer.enqueue(bytes)
+            case .helloReceived(let hello):
+                helloReceived(hello, on: id)
+            case .connectionRequested:
+                connectionRequested(on: id)
+            case .connected:
+                linkConnected(id)
+            case .messageReceived(let payload):
+                if let peerID = link.peerID, let peer = peers[peerID] {
+                    emit(.dataReceived(payload, from: peer.info, mode: .reliable))
+                }
+            case .close(let reason):
+                linkClosed(id, reason: reason)
+            }
+        }
+    }
+
+    func helloReceived(_ hello: Hello, on id: LinkID) {
+        guard var link = links[id] else { return }
+        if let expected = link.expectedPeer, expected != hello.peerID {
+            link.peerID = nil
+            links[id] = link
+            failWaiters(
+                of: id,
+                with: .connectFailed(peer: "\(expected)", underlying: "a different peer answers at that address"))
+            update(id) { machine, now in machine.disconnect(.disconnected, detail: "wrong peer", now: now) }
+            return
+        }
+        link.peerID = hello.peerID
+        links[id] = link
+        var peer = peers[hello.peerID] ?? PeerRecord(
+            peerID: hello.peerID, deviceID: hello.deviceID, displayName: hello.displayName, mode: hello.mode)
+        peer.deviceID = hello.deviceID
+        peer.displayName = hello.displayName
+        peer.mode = hello.mode
+        if peer.address == nil {
+            if link.isAcceptor {
+                if hello.listenPort != 0 { peer.address = link.remoteAddress.withPort(hello.listenPort) }
+            } else {
+                peer.address = link.remoteAddress
+            }
+        }
+        if !link.isAcceptor, case .none = peer.connection, link.machine.role != .initiator(.probe) {
+            peer.connection = .connecting(id)
+        }
+        peers[hello.peerID] = peer
+    }
+
+    func connectionRequested(on id: LinkID) {
+        guard let link = links[id], let peerID = link.peerID, var peer = peers[peerID] else { return }
+        switch admission(for: peerID, policy: configuration.acceptPolicy) {
+        case .accept:
+            update(id) { machine, now in machine.accept(now: now) }
+        case .deny(let deny):
+            update(id) { machine, now in machine.deny(deny, now: now) }
+        case .ask:
+            if let previous = peer.pendingRequest, previous != id {
+                update(previous) { machine, now in
+                    machine.deny(Deny(reason: .alreadyConnected, detail: "superseded by a newer request"), now: now)
+                }
+            }
+            peer.pendingRequest = id
+            peers[peerID] = peer
+            emit(.connectionRequested(peer.info))
+        }
+    }
+
+    func admission(for peerID: PeerID, policy: AcceptPolicy) -> Admission {
+        let connectedCount = peers.values.filter { $0.connectedLink != nil }.count
+        return Admission.decide(
+            mode: configuration.mode, serverState: serverStateValue,
+            alreadyConnected: peers[peerID]?.connectedLink != nil, connectedCount: connectedCount,
+            maxPeers: configuration.maxPeers, policy: policy)
+    }
+
+    func linkConnected(_ id: LinkID) {
+        guard let link = links[id], let peerID = link.peerID, var peer = peers[peerID] else { return }
+        if let other = peer.connectedLink, other != id, let otherLink = links[other] {
+            // Two links to one peer (both asked at once): both sides keep the link opened by the lower peer ID.
+            let thisInitiator = link.isAcceptor ? peerID : localPeerID
+            let otherInitiator = otherLink.isAcceptor ? peerID : localPeerID
+            let loser = thisInitiator < otherInitiator ? other : id
+            let winner = loser == id ? other : id
+            if loser == other { peer.connection = .connected(id) }
+            peers[peerID] = peer
+            resumeWaiters(of: loser, with: peer.info)
+            update(loser) { machine, now in machine.disconnect(.disconnected, detail: "duplicate link", now: now) }
+            _ = winner
+            return
+        }
+        peer.connection = .connected(id)
+        peer.pendingRequest = nil
+        if let hello = link.machine.peerHello, hello.datagramPort != 0 {
+            peer.datagramAddress = link.remoteAddress.withPort(hello.datagramPort)
+        }
+        peers[peerID] = peer
+        reportState(of: peerID)
+        resumeWaiters(of: id, with: peer.info)
+        if configuration.mode != .client, discoverySocket != nil { announce(query: false) }
+    }
+
+    func linkClosed(_ id: LinkID, reason: LinkStateMachine.CloseReason) {
+        guard let link = links.removeValue(forKey: id) else { return }
+        link.writer.finish()
+        closingStreams.append((link.stream, clock.now + .seconds(2)))
+        let peerName = link.peerID.flatMap { peers[$0]?.displayName } ?? link.remoteAddress.description
+        if case .probeFinished = reason, let peerID = link.peerID, var peer = peers[peerID] {
+            peer.isManual = true
+            peers[peerID] = peer
+            resumeWaiters(of: link, with: peer.info)
+            reportState(of: peerID)
+            return
+        }
+        let error = Self.error(for: reason, peer: peerName, connected: link.machine.peerHello != nil)
+        failWaiters(of: link, with: error)
+        guard let peerID = link.peerID, var peer = peers[peerID] else { return }
+        if peer.pendingRequest == id { peer.pendingRequest = nil }
+        switch peer.connection {
+        case .connected(id):
+            peer.connection = .none
+            peer.datagramAddress = nil
+            peer.reportedState = .disconnected
+            peers[peerID] = peer
+            emit(.peerStateChanged(peer.info.with(state: .disconnected), .disconnected, reason: error))
+            reportState(of: peerID)
+            if configuration.mode != .client, discoverySocket != nil, !isClosed { announce(query: false) }
+        case .connecting(let pending) where pending == id || (pending == nil && !link.isAcceptor):
+            peer.connection = .none
+            peers[peerID] = peer
+            reportState(of: peerID, reason: error)
+        default:
+            peers[peerID] = peer
+        }
+    }
+
+    static func error(for reason: LinkStateMachine.CloseReason, peer: String, connected: Bool) -> SessionError {
+        switch reason {
+        case .denied(let deny): return .denied(peer: peer, reason: deny.reason, detail: deny.detail)
+        case .deniedLocally(let deny) where deny.reason == .sessionMismatch:
+            return .connectFailed(peer: peer, underlying: "it belongs to another session")
+        case .protocolError(let detail): return .protocolViolation(peer: peer, detail: detail)
+        default: return .disconnected(peer: peer, reason: reason.text)
+        }
+    }
+
+    func resumeWaiters(of id: LinkID, with info: PeerInfo) {
+        guard var link = links[id] else { return }
+        let waiters = link.waiters
+        link.waiters = []
+        links[id] = link
+        waiters.forEach { $0.resume(returning: info) }
+    }
+
+    func resumeWaiters(of link: LinkRecord, with info: PeerInfo) {
+        link.waiters.forEach { $0.resume(returning: info) }
+    }
+
+    func failWaiters(of id: LinkID, with error: SessionError) {
+        guard var link = links[id] else { return }
+        let waiters = link.waiters
+        link.waiters = []
+        links[id] = link
+        waiters.forEach { $0.resume(throwing: error) }
+    }
+
+    func failWaiters(of link: LinkRecord, with error: SessionError) {
+        link.waiters.forEach { $0.resume(throwing: error) }
+    }
+
+    /// A writer drained its last bytes and closed its stream.
+    func writerFinished(_ id: LinkID) {
+        writerTasks.removeValue(forKey: id)
+    }
+
+    func disconnectLink(_ id: LinkID, reason: GoodbyeReason, now: ContinuousClock.Instant) {
+        update(id) { machine, now in machine.disconnect(reason, now: now) }
+    }
+
+    /// Ticks every link, discovery and the manual addresses.
+    func tick() {
+        guard !isClosed else { return }
+        let now = clock.now
+        for id in links.keys.sorted() {
+            update(id) { machine, now in machine.tick(now: now) }
+        }
+        closingStreams.removeAll { entry in
+            guard now >= entry.deadline else { return false }
+            entry.stream.close()
+            return true
+        }
+        if discoverySocket != nil {
+            handleDiscovery(discoveryCache.tick(now: now, jitter: Double.random(in: 0..<1)))
+        }
+        probeManualAddresses(now: now)
+    }
+}
+
+extension PeerInfo {
+    func with(state: PeerState) -> PeerInfo {
+        var copy = self
+        copy.state = state
+        return copy
+    }
+}

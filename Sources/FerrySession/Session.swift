@@ -1,0 +1,199 @@
+import FerryStateMachines
+import FerrySystem
+import FerryWire
+
+/// A GKSession for Linux: discovery, connection requests answered by accept or deny, reliable and unreliable
+/// messages, liveness, and an ordered stream of events.
+///
+/// Create one with `Session.run(configuration:) { session in ... }`: every socket is closed and every stream
+/// ended when the closure returns or throws. All state lives in this actor; socket I/O happens in the reactor and
+/// in small tasks (one reader and one writer per link, one loop per UDP socket, one ticker) that call back in.
+public actor Session {
+    public nonisolated let configuration: SessionConfiguration
+    /// This session's peer ID: random for each session, as GameKit's peer IDs.
+    public nonisolated let localPeerID: PeerID
+    /// Every event of the session, in order. Ends when the session closes.
+    public nonisolated let events: AsyncStream<SessionEvent>
+
+    let eventSink: AsyncStream<SessionEvent>.Continuation
+    let reactor: Reactor
+    let clock = ContinuousClock()
+    var listener: TCPListener?
+    var datagramSocket: UDPSocket?
+    var discoverySocket: UDPSocket?
+    var discoveryInterfaces: [IPv4Address] = []
+    var discoveryCache: DiscoveryCache<SocketAddress>
+    var links: [LinkID: LinkRecord] = [:]
+    var peers: [PeerID: PeerRecord] = [:]
+    var nextLinkID = 0
+    var loops: [Task<Void, Never>] = []
+    var writerTasks: [LinkID: Task<Void, Never>] = [:]
+    /// Links closed by the protocol whose writer is still flushing a last frame; force-closed after a grace time.
+    var closingStreams: [(stream: any ByteStream, deadline: ContinuousClock.Instant)] = []
+    var manualAddresses: [SocketAddress: ContinuousClock.Instant] = [:]
+    var serverStateValue: ServerState
+    var isClosed = false
+    var datagramSequence: UInt32 = 0
+    let sessionTag: UInt32
+    /// Counters for diagnostics and tests.
+    public internal(set) var statistics = SessionStatistics()
+    public internal(set) var listenPort: UInt16 = 0
+    var datagramPort: UInt16 = 0
+
+    init(configuration: SessionConfiguration, reactor: Reactor) throws(SessionError) {
+        try Self.validate(configuration)
+        self.configuration = configuration
+        self.reactor = reactor
+        self.localPeerID = PeerID(rawValue: UInt64.random(in: 1...UInt64.max))
+        (events, eventSink) = AsyncStream.makeStream(of: SessionEvent.self)
+        self.sessionTag = Datagram.sessionTag(for: configuration.sessionID)
+        self.discoveryCache = DiscoveryCache(
+            configuration: .init(
+                localPeerID: localPeerID, sessionID: configuration.sessionID,
+                announceInterval: configuration.announceInterval))
+        self.serverStateValue = configuration.mode == .client ? .idle : .acceptingConnections
+    }
+
+    /// Runs `body` with a started session and closes the session afterwards, whatever happens.
+    ///
+    /// With no `reactor`, the session makes its own and shuts it down at the end.
+    public static func run<T: Sendable>(
+        configuration: SessionConfiguration, reactor: Reactor? = nil,
+        _ body: (Session) async throws -> T
+    ) async throws -> T {
+        let ownReactor = reactor == nil
+        let reactor = try reactor ?? Reactor()
+        defer { if ownReactor { reactor.shutdown() } }
+        let session = try Session(configuration: configuration, reactor: reactor)
+        do {
+            try await session.start()
+            let result = try await body(session)
+            await session.close()
+            return result
+        } catch {
+            await session.close()
+            throw error
+        }
+    }
+
+    static func validate(_ configuration: SessionConfiguration) throws(SessionError) {
+        let hello = Hello(
+            peerID: PeerID(rawValue: 1), deviceID: configuration.deviceID, mode: configuration.mode,
+            capabilities: [], listenPort: 0, datagramPort: 0, sessionID: configuration.sessionID,
+            displayName: configuration.displayName)
+        do {
+            try hello.validate()
+        } catch {
+            throw .invalidConfiguration("invalid session configuration: \(error)")
+        }
+        guard configuration.maxPeers >= 1 else { throw .invalidConfiguration("maxPeers must be at least 1") }
+        guard configuration.disconnectTimeout > .zero else {
+            throw .invalidConfiguration("the disconnect timeout must be positive")
+        }
+    }
+
+    // MARK: Lifecycle
+
+    /// Binds the sockets and starts discovery, the accept loop and the ticker.
+    func start() async throws {
+        try openListener()
+        try openDatagramSocket()
+        if configuration.discoveryEnabled {
+            do {
+                try openDiscovery()
+            } catch let error as SessionError {
+                if case .invalidConfiguration = error { throw error }
+                emit(.sessionError(error))
+            }
+        }
+        let now = clock.now
+        if discoverySocket != nil {
+            handleDiscovery(discoveryCache.started(now: now, jitter: Double.random(in: 0..<1)))
+        }
+        startLoops()
+    }
+
+    /// Says goodbye to every peer, announces that this peer leaves, closes every socket and ends `events`.
+    public func close() async {
+        guard !isClosed else { return }
+        let now = clock.now
+        for id in links.keys.sorted() {
+            disconnectLink(id, reason: .shuttingDown, now: now)
+        }
+        if discoverySocket != nil { announce(query: false, leaving: true) }
+        isClosed = true
+        listener?.close()
+        datagramSocket?.close()
+        discoverySocket?.close()
+        for loop in loops { loop.cancel() }
+        // Give the writers a bounded moment to deliver the goodbyes, then close whatever is left.
+        let writers = Array(writerTasks.values)
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for writer in writers { await writer.value }
+            }
+            group.addTask { [reactor, clock] in
+                try? await reactor.sleep(until: clock.now + .seconds(1))
+            }
+            await group.next()
+            group.cancelAll()
+        }
+        for entry in closingStreams { entry.stream.close() }
+        closingStreams.removeAll()
+        for link in links.values { link.stream.close() }
+        links.removeAll()
+        eventSink.finish()
+    }
+
+    // MARK: Server state (GameKit's `available`, Snap!'s matchmaking-server states)
+
+    public var serverState: ServerState { serverStateValue }
+
+    /// Starts or stops taking new connections; advertising follows.
+    public func setServerState(_ state: ServerState) {
+        guard configuration.mode != .client, !isClosed else { return }
+        serverStateValue = state
+        if discoverySocket != nil { announce(query: false) }
+    }
+
+    // MARK: Peers
+
+    /// GameKit's `peersWithConnectionState:`.
+    public func peers(withState state: PeerState? = nil) -> [PeerInfo] {
+        peers.values.map(\.info).filter { state == nil || $0.state == state }.sorted { $0.peerID < $1.peerID }
+    }
+
+    /// GameKit's `displayNameForPeer:`.
+    public func displayName(for peerID: PeerID) -> String? {
+        peers[peerID]?.displayName
+    }
+
+    public func peer(_ peerID: PeerID) -> PeerInfo? {
+        peers[peerID]?.info
+    }
+
+    // MARK: Events
+
+    func emit(_ event: SessionEvent) {
+        guard !isClosed else { return }
+        eventSink.yield(event)
+    }
+
+    /// Reports the peer's state if it changed since the last report.
+    func reportState(of peerID: PeerID, reason: SessionError? = nil) {
+        guard var peer = peers[peerID] else { return }
+        let state = peer.state
+        guard peer.reportedState != state else { return }
+        peer.reportedState = state
+        peers[peerID] = peer
+        emit(.peerStateChanged(peer.info, state, reason: reason))
+    }
+}
+
+/// Counters a session keeps for diagnostics and tests.
+public struct SessionStatistics: Equatable, Sendable {
+    public var linksAccepted = 0
+    public var linksEvicted = 0
+    public var datagramsDropped = 0
+    public var beaconsRejected = 0
+}

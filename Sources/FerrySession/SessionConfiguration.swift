@@ -1,0 +1,60 @@
+import FerryStateMachines
+import FerrySystem
+import FerryWire
+
+/// Everything a session is created with: GameKit's `initWithSessionID:displayName:sessionMode:` and the knobs
+/// that GameKit kept as properties (`disconnectTimeout`, `available`, the matchmaking server's `maxClients`).
+public struct SessionConfiguration: Sendable {
+    /// Peers with another session ID never see each other.
+    public var sessionID: String
+    /// The name other peers show for this one.
+    public var displayName: String
+    public var mode: PeerMode
+    /// This install's identity.
+    public var deviceID: DeviceID
+    /// TCP port to accept links on: nil for the default port, falling back to any free port when it is taken;
+    /// 0 for any free port; another value for exactly that port (an error when taken).
+    public var listenPort: UInt16?
+    /// Names of the interfaces discovery runs on; nil for every multicast-capable interface and loopback.
+    public var interfaces: [String]?
+    /// Whether to discover peers by multicast at all (manual addresses work without it).
+    public var discoveryEnabled: Bool
+    /// How connection requests are answered.
+    public var acceptPolicy: AcceptPolicy
+    /// Server and peer modes: requests past this many connected peers are denied with "server full".
+    public var maxPeers: Int
+    /// A connected peer silent for this long is Disconnected.
+    public var disconnectTimeout: Duration
+    /// How often discovery re-announces (with jitter); a peer is Unavailable after three missed announcements.
+    public var announceInterval: Duration
+    /// Unauthenticated links beyond this many are closed, oldest first.
+    public var maxPendingLinks: Int
+
+    public init(
+        sessionID: String = "ferry", displayName: String, mode: PeerMode = .peer, deviceID: DeviceID,
+        listenPort: UInt16? = nil, interfaces: [String]? = nil, discoveryEnabled: Bool = true,
+        acceptPolicy: AcceptPolicy = .ask, maxPeers: Int = 16, disconnectTimeout: Duration = .seconds(10),
+        announceInterval: Duration = .seconds(2), maxPendingLinks: Int = 64
+    ) {
+        self.sessionID = sessionID
+        self.displayName = displayName
+        self.mode = mode
+        self.deviceID = deviceID
+        self.listenPort = listenPort
+        self.interfaces = interfaces
+        self.discoveryEnabled = discoveryEnabled
+        self.acceptPolicy = acceptPolicy
+        self.maxPeers = maxPeers
+        self.disconnectTimeout = disconnectTimeout
+        self.announceInterval = announceInterval
+        self.maxPendingLinks = maxPendingLinks
+    }
+}
+
+/// How a message travels, as GameKit's `GKSendDataMode`.
+public enum DataMode: String, Equatable, Sendable {
+    /// Ordered; delivered, or the link fails.
+    case reliable
+    /// One datagram: may be lost or reordered; at most `Limits.maxDatagramPayload` bytes.
+    case unreliable
+}

@@ -1,0 +1,83 @@
+import FerryStateMachines
+import FerrySystem
+import FerryWire
+
+/// Every error of the session layer: what went wrong and, where the user can act, what to do.
+public enum SessionError: Error, Equatable, Sendable, CustomStringConvertible {
+    case unknownPeer(PeerID)
+    case peerHasNoAddress(String)
+    case notConnected(String)
+    case denied(peer: String, reason: DenyReason, detail: String)
+    case connectTimedOut(peer: String, after: Duration)
+    case connectFailed(peer: String, underlying: String)
+    case disconnected(peer: String, reason: String)
+    case protocolViolation(peer: String, detail: String)
+    case messageTooLarge(size: Int, limit: Int)
+    case datagramTooLarge(size: Int, limit: Int)
+    case invalidConfiguration(String)
+    case portInUse(UInt16)
+    case discoveryUnavailable(String)
+    case sessionClosed
+
+    public var description: String {
+        switch self {
+        case .unknownPeer(let id):
+            return "no peer with ID \(id) is known in this session"
+        case .peerHasNoAddress(let name):
+            return "peer \(name) has no known address; give one with --peer HOST:PORT"
+        case .notConnected(let name):
+            return "peer \(name) is not connected"
+        case .denied(let peer, let reason, let detail):
+            return "peer \(peer) denied the connection: \(reason)" + (detail.isEmpty ? "" : " (\(detail))")
+        case .connectTimedOut(let peer, let after):
+            return "peer \(peer) did not answer the connection request within \(after.secondsText)"
+        case .connectFailed(let peer, let underlying):
+            return "could not reach peer \(peer): \(underlying)"
+        case .disconnected(let peer, let reason):
+            return "peer \(peer) disconnected: \(reason)"
+        case .protocolViolation(let peer, let detail):
+            return "peer \(peer) broke the protocol: \(detail)"
+        case .messageTooLarge(let size, let limit):
+            return "a reliable message of \(size) bytes is larger than the limit of \(limit) bytes"
+        case .datagramTooLarge(let size, let limit):
+            return "an unreliable message of \(size) bytes is larger than the limit of \(limit) bytes;"
+                + " send it reliably instead"
+        case .invalidConfiguration(let text):
+            return text
+        case .portInUse(let port):
+            return "TCP port \(port) is already in use; choose another with --port, or --port 0 for any free port"
+        case .discoveryUnavailable(let text):
+            return "discovery is unavailable (\(text)); peers can still be reached with --peer HOST:PORT"
+        case .sessionClosed:
+            return "the session is closed"
+        }
+    }
+}
+
+extension Duration {
+    /// "2.5 s"
+    var secondsText: String {
+        let (seconds, attoseconds) = components
+        let value = Double(seconds) + Double(attoseconds) / 1e18
+        let rounded = (value * 10).rounded() / 10
+        return rounded == rounded.rounded() ? "\(Int(rounded)) s" : "\(rounded) s"
+    }
+}
+
+extension LinkStateMachine.CloseReason {
+    /// The reason as a user reads it.
+    var text: String {
+        switch self {
+        case .denied(let deny): return "denied: \(deny.reason)"
+        case .deniedLocally(let deny): return "we denied it: \(deny.reason)"
+        case .goodbye(let goodbye):
+            return "it said goodbye (\(goodbye.reason))" + (goodbye.detail.isEmpty ? "" : ": \(goodbye.detail)")
+        case .localDisconnect: return "disconnected here"
+        case .timedOut(.liveness): return "no sign of life within the disconnect timeout"
+        case .timedOut(let which): return "timed out (\(which))"
+        case .protocolError(let detail): return "protocol error: \(detail)"
+        case .streamEnded: return "the link was lost"
+        case .probeFinished: return "probe finished"
+        }
+    }
+}

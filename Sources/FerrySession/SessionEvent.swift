@@ -1,0 +1,42 @@
+import FerrySystem
+import FerryWire
+
+/// A peer's state as GameKit reports it (`GKPeerStateAvailable` ... `GKPeerStateDisconnected`).
+public enum PeerState: String, Equatable, Sendable {
+    /// Discovered and not connected.
+    case available
+    /// No longer discovered (left, or missed three announcements).
+    case unavailable
+    /// A connection to it is being asked for.
+    case connecting
+    case connected
+    /// The connection ended.
+    case disconnected
+}
+
+/// What the session knows of one peer. Discovery presence and connection state are tracked apart.
+public struct PeerInfo: Equatable, Sendable {
+    public var peerID: PeerID
+    public var deviceID: DeviceID
+    public var displayName: String
+    public var mode: PeerMode
+    /// Where its links are accepted (discovered or manual), if known.
+    public var address: SocketAddress?
+    /// Whether discovery currently sees it.
+    public var isDiscovered: Bool
+    /// Whether it announces that it takes connections.
+    public var isAcceptingConnections: Bool
+    public var state: PeerState
+}
+
+/// Everything a session reports, in order, on its `events` stream.
+public enum SessionEvent: Sendable {
+    /// GameKit's `session:peer:didChangeState:`; `reason` says why a connection failed or ended, where known.
+    case peerStateChanged(PeerInfo, PeerState, reason: SessionError?)
+    /// GameKit's `didReceiveConnectionRequestFromPeer:`: answer with `accept(_:)` or `deny(_:)`.
+    case connectionRequested(PeerInfo)
+    /// GameKit's `receiveData:fromPeer:`.
+    case dataReceived([UInt8], from: PeerInfo, mode: DataMode)
+    /// GameKit's `session:didFailWithError:`: a problem of the session itself, not of one peer.
+    case sessionError(SessionError)
+}

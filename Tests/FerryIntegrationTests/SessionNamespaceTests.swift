@@ -1,0 +1,78 @@
+import Foundation
+import FerryTestSupport
+import Testing
+
+/// The session layer across hosts: network namespaces joined by a bridge, one `ferry` per host.
+@Suite(.serialized) struct SessionNamespaceTests {
+    @Test func peersOnThreeHostsDiscoverEachOther() async throws {
+        guard try TestBed.requireAvailability() else {
+            print("skipped: \(TestBed.isAvailable.reason)")
+            return
+        }
+        TestBed.removeStale()
+        try await TestBed.with(hosts: 3) { bed in
+            let harness = try ChatHarness()
+            // Every interface of the host (lo and eth0): the default a user gets.
+            let names = ["h0", "h1", "h2"]
+            var chats: [FerryProcess] = []
+            for (index, host) in bed.hosts.enumerated() {
+                chats.append(try harness.chat(names[index], interface: nil, bed: bed, host: host).process)
+            }
+            for (index, chat) in chats.enumerated() {
+                for other in names where other != names[index] {
+                    let event = try chat.waitForEvent("connected", peer: other)
+                    let peer = event["peer"] as? [String: Any]
+                    let address = peer?["address"] as? String ?? ""
+                    #expect(address.hasPrefix("10.203."), "\(names[index]) reaches \(other) at \(address)")
+                }
+            }
+            try chats[0].send(line: "hello from h0")
+            #expect(try chats[1].nextMessage().text == "hello from h0")
+            #expect(try chats[2].nextMessage().text == "hello from h0")
+            harness.registry.stopAll()
+        }
+    }
+
+    @Test func manualAddressWhereMulticastDoesNotPass() async throws {
+        guard try TestBed.requireAvailability() else {
+            print("skipped: \(TestBed.isAvailable.reason)")
+            return
+        }
+        TestBed.removeStale()
+        try await TestBed.with(hosts: 2) { bed in
+            let harness = try ChatHarness()
+            // Discovery only on each host's own loopback: no beacon crosses between the hosts.
+            let (server, port) = try harness.chat("far", ["--mode", "server"], bed: bed, host: bed.hosts[0])
+            let (client, _) = try harness.chat(
+                "near", ["--mode", "client", "--peer", "\(bed.hosts[0].address):\(port)"], bed: bed,
+                host: bed.hosts[1])
+            try client.waitForEvent("connected", peer: "far")
+            try server.waitForEvent("connected", peer: "near")
+            try client.send(line: "over the manual link")
+            #expect(try server.nextMessage().text == "over the manual link")
+            harness.registry.stopAll()
+        }
+    }
+
+    @Test func silentPeerIsDisconnectedAfterTheTimeout() async throws {
+        guard try TestBed.requireAvailability() else {
+            print("skipped: \(TestBed.isAvailable.reason)")
+            return
+        }
+        TestBed.removeStale()
+        try await TestBed.with(hosts: 2) { bed in
+            let harness = try ChatHarness()
+            let (alice, _) = try harness.chat("alice", ["--disconnect-timeout", "3"], interface: nil, bed: bed,
+                                              host: bed.hosts[0])
+            let (bob, _) = try harness.chat("bob", ["--disconnect-timeout", "3"], interface: nil, bed: bed,
+                                            host: bed.hosts[1])
+            try alice.waitForEvent("connected", peer: "bob")
+            try bob.waitForEvent("connected", peer: "alice")
+            // Cut bob's cable: no FIN, no RST, just silence, as when a laptop leaves the Wi-Fi.
+            try bed.run(host: bed.hosts[1], ["ip", "link", "set", "eth0", "down"]).requireSuccess()
+            let event = try alice.waitForEvent("disconnected", peer: "bob")
+            #expect((event["reason"] as? String ?? "").contains("disconnect timeout"))
+            harness.registry.stopAll()
+        }
+    }
+}
