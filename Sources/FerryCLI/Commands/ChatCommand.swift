@@ -1,0 +1,123 @@
+/// `ferry chat`: a line chat with every connected peer of the session.
+///
+/// The smallest complete use of a session (discover, connect, accept, send reliable and unreliable messages,
+/// notice peers leaving), so it doubles as the end-to-end check of the session layer. Its run step is in
+/// `ChatCommand+Run.swift`.
+public struct ChatCommand: ParsableCommand, Equatable {
+    /// GKSession's session modes.
+    public enum Mode: String, Sendable, CaseIterable {
+        /// Advertises and accepts connections, never connects.
+        case server
+        /// Browses and connects, never advertises.
+        case client
+        /// Both.
+        case peer
+    }
+
+    /// What to answer a connection request with, for headless use.
+    public enum AcceptPolicy: String, Sendable, CaseIterable {
+        case all
+        case none
+    }
+
+    public static let configuration = CommandConfiguration(
+        commandName: "chat",
+        abstract: "Chat line by line with every peer of the session.",
+        discussion: """
+            Lines typed are sent to every connected peer; lines received are printed with the sender's name. \
+            Commands:
+              /peers             List the peers and their states.
+              /unreliable TEXT   Send TEXT as a datagram, which may be lost.
+              /help              Show these commands.
+              /quit              Disconnect from every peer and exit (as does end of input).
+            """,
+        options: [
+            .option(
+                "mode",
+                valueName: "mode",
+                help: "Advertise and accept (server), browse and connect (client), or both (peer).",
+                default: Mode.peer.rawValue,
+                values: Mode.allCases.map(\.rawValue)
+            ),
+            .option(
+                "max-peers",
+                valueName: "n",
+                help: "Connect to at most this many peers; further requests are denied.",
+                default: String(defaultMaximumPeers)
+            ),
+            .option(
+                "accept",
+                valueName: "policy",
+                help: "Answer connection requests by accepting or denying them all.",
+                default: AcceptPolicy.all.rawValue,
+                values: AcceptPolicy.allCases.map(\.rawValue)
+            ),
+            .option(
+                "disconnect-timeout",
+                valueName: "seconds",
+                help: "Consider a silent peer gone after this many seconds.",
+                default: defaultDisconnectTimeout.shortDescription
+            ),
+            .flag("json", help: "Print one JSON object per line instead of text."),
+        ]
+    )
+
+    public static let defaultMaximumPeers = 16
+    /// The accepted range of `--max-peers`.
+    public static let maximumPeersRange = 1...1000
+    public static let defaultDisconnectTimeout: Double = 10
+    /// The largest `--disconnect-timeout` accepted, in seconds (one day).
+    public static let maximumDisconnectTimeout: Double = 86_400
+
+    public var mode: Mode
+    /// The most peers connected at once.
+    public var maxPeers: Int
+    public var accept: AcceptPolicy
+    /// Seconds of silence after which a peer counts as disconnected.
+    public var disconnectTimeout: Double
+    /// Whether to print JSON lines instead of text.
+    public var json: Bool
+    public var global: GlobalOptions
+
+    public init(
+        mode: Mode = .peer,
+        maxPeers: Int = ChatCommand.defaultMaximumPeers,
+        accept: AcceptPolicy = .all,
+        disconnectTimeout: Double = ChatCommand.defaultDisconnectTimeout,
+        json: Bool = false,
+        global: GlobalOptions = .init()
+    ) {
+        self.mode = mode
+        self.maxPeers = maxPeers
+        self.accept = accept
+        self.disconnectTimeout = disconnectTimeout
+        self.json = json
+        self.global = global
+    }
+
+    public init(parsing values: ParsedValues) throws {
+        self.init(
+            mode: try values.choice("mode", as: "mode") ?? .peer,
+            maxPeers: try values.integer("max-peers") ?? Self.defaultMaximumPeers,
+            accept: try values.choice("accept", as: "policy") ?? .all,
+            disconnectTimeout: try values.seconds("disconnect-timeout") ?? Self.defaultDisconnectTimeout,
+            json: values.isSet("json"),
+            global: try GlobalOptions(parsing: values)
+        )
+    }
+
+    public func validate() throws {
+        let range = Self.maximumPeersRange
+        guard range.contains(maxPeers) else {
+            throw CLIError.usage(
+                "--max-peers: the peer limit must be \(range.lowerBound) to \(range.upperBound) (got \(maxPeers))"
+            )
+        }
+        guard disconnectTimeout > 0, disconnectTimeout <= Self.maximumDisconnectTimeout else {
+            throw CLIError.usage(
+                "--disconnect-timeout: the timeout must be more than 0 and at most "
+                    + "\(Int(Self.maximumDisconnectTimeout)) seconds (got \(disconnectTimeout.shortDescription))"
+            )
+        }
+    }
+}

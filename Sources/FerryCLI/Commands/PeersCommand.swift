@@ -1,0 +1,53 @@
+/// `ferry peers`: lists the peers of the session as they are discovered.
+///
+/// The quickest way to check that two machines can see each other at all: it only listens to (and sends)
+/// discovery beacons and never connects. Its run step is in `PeersCommand+Run.swift`.
+public struct PeersCommand: ParsableCommand, Equatable {
+    public static let configuration = CommandConfiguration(
+        commandName: "peers",
+        abstract: "List the peers of the session as they are discovered.",
+        options: [
+            .option(
+                "timeout",
+                valueName: "seconds",
+                help: "Stop listing after this many seconds; 0 runs until interrupted.",
+                default: "3"
+            ),
+            .flag("json", help: "Print one JSON object per line instead of text."),
+        ]
+    )
+
+    /// The default of `--timeout`, in seconds.
+    public static let defaultTimeout: Double = 3
+    /// The largest `--timeout` accepted, in seconds (about 31 years; larger values are a typo).
+    public static let maximumTimeout: Double = 1_000_000_000
+
+    /// Seconds to list for; 0 means until interrupted.
+    public var timeout: Double
+    /// Whether to print JSON lines instead of text.
+    public var json: Bool
+    public var global: GlobalOptions
+
+    public init(timeout: Double = PeersCommand.defaultTimeout, json: Bool = false, global: GlobalOptions = .init()) {
+        self.timeout = timeout
+        self.json = json
+        self.global = global
+    }
+
+    public init(parsing values: ParsedValues) throws {
+        self.init(
+            timeout: try values.seconds("timeout") ?? Self.defaultTimeout,
+            json: values.isSet("json"),
+            global: try GlobalOptions(parsing: values)
+        )
+    }
+
+    public func validate() throws {
+        guard timeout >= 0, timeout <= Self.maximumTimeout else {
+            throw CLIError.usage(
+                "--timeout: the timeout must be 0 to \(Int(Self.maximumTimeout)) seconds "
+                    + "(got \(timeout.shortDescription))"
+            )
+        }
+    }
+}

@@ -1,0 +1,48 @@
+/// One line of `--json` output: a JSON object whose keys keep the order they were added in.
+///
+/// Every `--json` mode of ferry prints one object per line (JSON Lines), so a script can read events as they
+/// happen with any line reader; the text never contains a raw newline, whatever a peer puts in its name or
+/// message. Build it from literal pairs or append as you go:
+///
+///     var line: JSONLine = ["event": "peerFound", "name": .string(name)]
+///     line.append("port", .int(port))
+///     context.stdout.writeLine(line.text)
+public struct JSONLine: Sendable, Equatable, ExpressibleByDictionaryLiteral {
+    /// The key/value pairs in output order.
+    public private(set) var pairs: [(key: String, value: JSONValue)]
+
+    public init() {
+        pairs = []
+    }
+
+    public init(_ pairs: [(key: String, value: JSONValue)]) {
+        self.pairs = pairs
+    }
+
+    /// A line from literal pairs: `JSONLine(["event": "ready", "port": .int(port)])`.
+    public init(_ pairs: KeyValuePairs<String, JSONValue>) {
+        self.pairs = pairs.map { (key: $0.key, value: $0.value) }
+    }
+
+    public init(dictionaryLiteral elements: (String, JSONValue)...) {
+        pairs = elements.map { (key: $0.0, value: $0.1) }
+    }
+
+    /// Adds `key` at the end, or replaces its value in place when it is already present.
+    public mutating func append(_ key: String, _ value: JSONValue) {
+        if let index = pairs.firstIndex(where: { $0.key == key }) {
+            pairs[index].value = value
+        } else {
+            pairs.append((key: key, value: value))
+        }
+    }
+
+    /// The object as compact JSON, without the trailing newline.
+    public var text: String {
+        JSONValue.object(pairs).jsonText
+    }
+
+    public static func == (lhs: JSONLine, rhs: JSONLine) -> Bool {
+        JSONValue.object(lhs.pairs) == JSONValue.object(rhs.pairs)
+    }
+}

@@ -1,0 +1,146 @@
+/// One JSON value, with objects that keep their keys in the order they were given.
+///
+/// `--json` output is read by scripts and by people; a stable, meaningful key order (`"event"` first, then the
+/// peer, then the details) makes it easy to scan and to diff, which `JSONSerialization` and `JSONEncoder` do not
+/// guarantee. The literal conformances let callers write `["event": "found", "port": 41971, "name": .null]`.
+public enum JSONValue: Sendable, Equatable {
+    case string(String)
+    case int(Int)
+    case double(Double)
+    case bool(Bool)
+    case null
+    case array([JSONValue])
+    /// Key/value pairs in output order; keys should be unique.
+    case object([(key: String, value: JSONValue)])
+
+    public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
+        switch (lhs, rhs) {
+        case (.string(let a), .string(let b)):
+            a == b
+        case (.int(let a), .int(let b)):
+            a == b
+        case (.double(let a), .double(let b)):
+            a == b
+        case (.bool(let a), .bool(let b)):
+            a == b
+        case (.null, .null):
+            true
+        case (.array(let a), .array(let b)):
+            a == b
+        case (.object(let a), .object(let b)):
+            a.count == b.count && zip(a, b).allSatisfy { $0.key == $1.key && $0.value == $1.value }
+        default:
+            false
+        }
+    }
+
+    /// The value as compact JSON text (no spaces, no newline).
+    public var jsonText: String {
+        var out = ""
+        write(to: &out)
+        return out
+    }
+
+    func write(to out: inout String) {
+        switch self {
+        case .string(let s):
+            JSONValue.writeString(s, to: &out)
+        case .int(let i):
+            out += String(i)
+        case .double(let d):
+            // JSON has no NaN or infinity; `description` of a finite Double is valid JSON ("3.0", "1e-05").
+            out += d.isFinite ? d.description : "null"
+        case .bool(let b):
+            out += b ? "true" : "false"
+        case .null:
+            out += "null"
+        case .array(let elements):
+            out += "["
+            for (index, element) in elements.enumerated() {
+                if index > 0 {
+                    out += ","
+                }
+                element.write(to: &out)
+            }
+            out += "]"
+        case .object(let pairs):
+            out += "{"
+            for (index, pair) in pairs.enumerated() {
+                if index > 0 {
+                    out += ","
+                }
+                JSONValue.writeString(pair.key, to: &out)
+                out += ":"
+                pair.value.write(to: &out)
+            }
+            out += "}"
+        }
+    }
+
+    /// Writes `s` as a JSON string literal (RFC 8259 section 7).
+    ///
+    /// Beyond what JSON requires (`"`, `\` and U+0000-U+001F), DEL, the C1 controls, the bidi controls and U+2028/
+    /// U+2029 are written as `\uXXXX` too: the parsed value is the same, and the line stays safe to show on a
+    /// terminal and to paste into JavaScript. Other non-ASCII text is written as UTF-8.
+    static func writeString(_ s: String, to out: inout String) {
+        out += "\""
+        for scalar in s.unicodeScalars {
+            switch scalar {
+            case "\"":
+                out += "\\\""
+            case "\\":
+                out += "\\\\"
+            case "\n":
+                out += "\\n"
+            case "\r":
+                out += "\\r"
+            case "\t":
+                out += "\\t"
+            case "\u{08}":
+                out += "\\b"
+            case "\u{0C}":
+                out += "\\f"
+            default:
+                if TerminalText.needsEscape(scalar) || scalar.value == 0x2028 || scalar.value == 0x2029 {
+                    let hex = String(scalar.value, radix: 16)
+                    out += "\\u" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        out += "\""
+    }
+}
+
+extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral,
+    ExpressibleByBooleanLiteral, ExpressibleByNilLiteral, ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral
+{
+    public init(stringLiteral value: String) {
+        self = .string(value)
+    }
+
+    public init(integerLiteral value: Int) {
+        self = .int(value)
+    }
+
+    public init(floatLiteral value: Double) {
+        self = .double(value)
+    }
+
+    public init(booleanLiteral value: Bool) {
+        self = .bool(value)
+    }
+
+    public init(nilLiteral: ()) {
+        self = .null
+    }
+
+    public init(arrayLiteral elements: JSONValue...) {
+        self = .array(elements)
+    }
+
+    public init(dictionaryLiteral elements: (String, JSONValue)...) {
+        self = .object(elements.map { (key: $0.0, value: $0.1) })
+    }
+}

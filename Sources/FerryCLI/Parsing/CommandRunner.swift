@@ -1,0 +1,83 @@
+import Foundation
+
+/// Runs one command line from start to end: parse, print help or errors, run the command, choose the exit code.
+///
+/// This is where the CLI's conventions live, once for every command: usage errors print `Error:`, the usage
+/// line and a hint on stderr and exit 64; runtime errors print one `Error:` line and exit 1; help and version go
+/// to stdout and exit 0; Ctrl-C cancels the command's task and the process exits 130.
+struct CommandRunner {
+    let root: RootCommand
+    let context: CommandContext
+
+    func run(arguments: [String]) async -> ExitCode {
+        if context.trapsSignals {
+            SignalTrap.ignoreBrokenPipes()
+        }
+        let formatter = HelpFormatter(root: root)
+        let invocation: CommandLineParser.Invocation
+        do {
+            invocation = try CommandLineParser(root: root).parse(Array(arguments.dropFirst()))
+        } catch {
+            report(error.error, command: error.command)
+            return error.error.exitCode
+        }
+        switch invocation {
+        case .rootHelp:
+            context.stdout.write(formatter.rootHelp())
+            return .success
+        case .help(let command):
+            context.stdout.write(formatter.help(for: command))
+            return .success
+        case .version:
+            context.stdout.writeLine("\(root.commandName) \(root.version)")
+            return .success
+        case .run(let command):
+            return await execute(command)
+        }
+    }
+
+    /// Runs `command` in its own task so that SIGINT can cancel it.
+    private func execute(_ command: any ParsableCommand) async -> ExitCode {
+        let context = self.context
+        let task = Task {
+            try await command.run(context: context)
+        }
+        let trap = context.trapsSignals ? SignalTrap.install { task.cancel() } : nil
+        let result = await task.result
+        let interrupted = trap?.wasInterrupted ?? false
+        trap?.uninstall()
+        switch result {
+        case .success(let code):
+            return interrupted ? .interrupted : code
+        case .failure(let error):
+            if error is CancellationError {
+                return .interrupted
+            }
+            let cliError = (error as? CLIError) ?? .failure(Self.describe(error))
+            report(cliError, command: type(of: command))
+            return interrupted ? .interrupted : cliError.exitCode
+        }
+    }
+
+    /// Prints `Error: <message>` and, for usage errors, the usage of `command` (or of the root).
+    private func report(_ error: CLIError, command: (any ParsableCommand.Type)?) {
+        var text = "Error: \(Self.oneLine(error.message))\n"
+        if error.isUsageError {
+            text += HelpFormatter(root: root).errorUsage(for: command)
+        }
+        context.stderr.write(text)
+    }
+
+    /// A one-line description of any error: its `errorDescription` when it has one, else its description.
+    static func describe(_ error: any Error) -> String {
+        if let localized = error as? any LocalizedError, let text = localized.errorDescription {
+            return oneLine(text)
+        }
+        return oneLine(String(describing: error))
+    }
+
+    /// Joins lines so that an error stays one line (and escapes controls that could hide in it).
+    static func oneLine(_ text: String) -> String {
+        TerminalText.escape(text.split(whereSeparator: \.isNewline).joined(separator: " "))
+    }
+}

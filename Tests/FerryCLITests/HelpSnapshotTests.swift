@@ -1,0 +1,120 @@
+import Testing
+
+@testable import FerryCLI
+
+/// Pins the exact help text, as users and scripts see it.
+@Suite struct HelpSnapshotTests {
+    static let rootHelp = """
+        OVERVIEW: Find peers on the local network, connect, and exchange messages.
+
+        ferry brings the session model of GameKit's GKSession to Linux: peers of a
+        session discover each other by UDP multicast, ask to connect, are accepted or
+        denied, then exchange reliable and unreliable messages.
+
+        Global options (--session, --name, --port, --peer, --interface, -v) may come
+        before or after the subcommand; 'ferry help <subcommand>' lists them.
+
+        USAGE: ferry <subcommand>
+
+        OPTIONS:
+          --version               Show the version.
+          -h, --help              Show help information.
+
+        SUBCOMMANDS:
+          peers                   List the peers of the session as they are discovered.
+          chat                    Chat line by line with every peer of the session.
+
+          See 'ferry help <subcommand>' for detailed help.
+        """
+
+    static let globalOptionsHelp = """
+        GLOBAL OPTIONS:
+          --session <id>          Session ID; peers with another ID never see each
+                                  other. (default: ferry)
+          --name <name>           Display name shown to other peers. (default: the host
+                                  name)
+          --port <n>              TCP port to accept links on; 0 picks any free port.
+                                  (default: 41971, falling back to a free port when
+                                  taken)
+          --peer <host:port>      Connect to this address directly, for networks where
+                                  multicast does not pass. Repeatable.
+          --interface <name>      Discover peers only on this network interface (e.g.
+                                  lo). Repeatable. (default: every multicast-capable
+                                  interface)
+          -v, --verbose           Log protocol events to stderr. Repeat for more detail.
+        """
+
+    static let peersHelp = """
+        OVERVIEW: List the peers of the session as they are discovered.
+
+        USAGE: ferry peers [--timeout <seconds>] [--json] [<global options>]
+
+        OPTIONS:
+          --timeout <seconds>     Stop listing after this many seconds; 0 runs until
+                                  interrupted. (default: 3)
+          --json                  Print one JSON object per line instead of text.
+          -h, --help              Show help information.
+        """ + "\n\n" + globalOptionsHelp
+
+    static let chatHelp = """
+        OVERVIEW: Chat line by line with every peer of the session.
+
+        Lines typed are sent to every connected peer; lines received are printed with
+        the sender's name. Commands:
+          /peers             List the peers and their states.
+          /unreliable TEXT   Send TEXT as a datagram, which may be lost.
+          /help              Show these commands.
+          /quit              Disconnect from every peer and exit (as does end of input).
+
+        USAGE: ferry chat [--mode <mode>] [--max-peers <n>] [--accept <policy>]
+               [--disconnect-timeout <seconds>] [--json] [<global options>]
+
+        OPTIONS:
+          --mode <mode>           Advertise and accept (server), browse and connect
+                                  (client), or both (peer). (values: server, client,
+                                  peer; default: peer)
+          --max-peers <n>         Connect to at most this many peers; further requests
+                                  are denied. (default: 16)
+          --accept <policy>       Answer connection requests by accepting or denying
+                                  them all. (values: all, none; default: all)
+          --disconnect-timeout <seconds>
+                                  Consider a silent peer gone after this many seconds.
+                                  (default: 10)
+          --json                  Print one JSON object per line instead of text.
+          -h, --help              Show help information.
+        """ + "\n\n" + globalOptionsHelp
+
+    @Test(arguments: [[], ["--help"], ["-h"], ["help"]])
+    func rootHelp(arguments: [String]) async {
+        #expect(await FerryRun.run(arguments) == .printed(Self.rootHelp))
+    }
+
+    @Test(arguments: [
+        ["peers", "--help"], ["peers", "-h"], ["help", "peers"], ["--help", "peers"],
+        ["--session", "x", "peers", "--timeout", "5", "--help"], ["peers", "--bogus", "--help"],
+        ["peers", "-vh"],
+    ])
+    func peersHelp(arguments: [String]) async {
+        #expect(await FerryRun.run(arguments) == .printed(Self.peersHelp))
+    }
+
+    @Test(arguments: [["chat", "--help"], ["help", "chat"], ["chat", "--mode", "bogus", "-h"]])
+    func chatHelp(arguments: [String]) async {
+        #expect(await FerryRun.run(arguments) == .printed(Self.chatHelp))
+    }
+
+    @Test func version() async {
+        #expect(await FerryRun.run(["--version"]) == .printed("ferry 0.1.0"))
+        #expect(await FerryRun.run(["--session", "x", "--version"]) == .printed("ferry 0.1.0"))
+    }
+
+    @Test func helpFitsInEightyColumns() async {
+        for arguments in [["--help"], ["help", "peers"], ["help", "chat"]] {
+            let text = await FerryRun.run(arguments).stdout
+            for line in text.split(separator: "\n") {
+                #expect(line.count <= 80, "\(arguments): \(line)")
+                #expect(!line.hasSuffix(" "), "\(arguments): trailing space in \(line)")
+            }
+        }
+    }
+}
