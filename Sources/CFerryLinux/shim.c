@@ -1,1 +1,26 @@
+// GNU-only calls, compiled with _GNU_SOURCE so that the header stays clean for Swift importers.
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdio.h>
+#include <unistd.h>
+#include <sys/random.h>
+#include <sys/socket.h>
 #include "CFerryLinux.h"
+
+_Static_assert(FERRY_RENAME_NOREPLACE == RENAME_NOREPLACE, "renameat2 flag mismatch");
+
+int ferry_accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags) {
+    return accept4(fd, addr, len, flags);
+}
+
+int ferry_pipe2(int fds[2], int flags) {
+    return pipe2(fds, flags);
+}
+
+int ferry_renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, unsigned flags) {
+    return renameat2(olddirfd, oldpath, newdirfd, newpath, flags);
+}
+
+ssize_t ferry_getrandom(void *buffer, size_t length, unsigned flags) {
+    return getrandom(buffer, length, flags);
+}

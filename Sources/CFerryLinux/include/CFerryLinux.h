@@ -1,2 +1,52 @@
+// CFerryLinux: Linux headers and GNU-only calls that Swift's Glibc module does not export.
+//
+// Why: Glibc (as imported into Swift) leaves out <sys/epoll.h>, <sys/eventfd.h>, <sys/timerfd.h> and the
+// _GNU_SOURCE-only functions. The wrappers below are compiled in shim.c with _GNU_SOURCE defined, so Swift can
+// call them without that macro leaking into every importer. Keep this file tiny.
 #pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <sys/ioctl.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/timerfd.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netdb.h>
+
+/// renameat2() flag: fail with EEXIST instead of replacing an existing destination.
+#define FERRY_RENAME_NOREPLACE 1u
+
+/// epoll event bits as plain integers (the C enum imports awkwardly into Swift).
+static const uint32_t FERRY_EPOLLIN = EPOLLIN;
+static const uint32_t FERRY_EPOLLOUT = EPOLLOUT;
+static const uint32_t FERRY_EPOLLERR = EPOLLERR;
+static const uint32_t FERRY_EPOLLHUP = EPOLLHUP;
+static const uint32_t FERRY_EPOLLRDHUP = EPOLLRDHUP;
+static const uint32_t FERRY_EPOLLONESHOT = EPOLLONESHOT;
+
+/// Socket type flags as plain integers (glibc declares them in an enum).
+static const int FERRY_SOCK_STREAM = SOCK_STREAM;
+static const int FERRY_SOCK_DGRAM = SOCK_DGRAM;
+static const int FERRY_SOCK_NONBLOCK = SOCK_NONBLOCK;
+static const int FERRY_SOCK_CLOEXEC = SOCK_CLOEXEC;
+static const int FERRY_EFD_NONBLOCK = EFD_NONBLOCK;
+static const int FERRY_EFD_CLOEXEC = EFD_CLOEXEC;
+
+/// accept4(2): accept with SOCK_NONBLOCK / SOCK_CLOEXEC set atomically on the new descriptor.
+int ferry_accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags);
+
+/// pipe2(2): a pipe with O_NONBLOCK / O_CLOEXEC set atomically.
+int ferry_pipe2(int fds[2], int flags);
+
+/// renameat2(2): rename with flags such as FERRY_RENAME_NOREPLACE (atomic no-overwrite publish).
+int ferry_renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, unsigned flags);
+
+/// getrandom(2): bytes from the kernel's CSPRNG.
+ssize_t ferry_getrandom(void *buffer, size_t length, unsigned flags);

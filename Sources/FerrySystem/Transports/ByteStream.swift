@@ -1,0 +1,20 @@
+/// A reliable byte stream. The session layer talks to links only through this protocol, so that a TLS layer
+/// can wrap a `TCPConnection` without touching session logic.
+///
+/// Why a protocol: links are TCP today, TLS over TCP next, an in-memory pair in tests; the session needs
+/// only ordered bytes, backpressure and close.
+public protocol ByteStream: AnyObject, Sendable {
+    /// Up to `maxBytes` bytes, as many as are available in one call; `[]` means end of stream. One reader at a
+    /// time.
+    func read(maxBytes: Int) async throws -> [UInt8]
+    /// Hands all bytes to the transport in call order; concurrent calls never interleave their bytes (FIFO
+    /// queue). Suspends while the send buffer is full (backpressure). Throws after close or on a socket error
+    /// (EPIPE...).
+    func write(_ bytes: [UInt8]) async throws
+    /// Closes both directions, fails pending reads/writes with `ReactorError.closed`. Idempotent.
+    func close()
+    /// The local end's address.
+    var localAddress: SocketAddress { get }
+    /// The remote end's address.
+    var remoteAddress: SocketAddress { get }
+}
