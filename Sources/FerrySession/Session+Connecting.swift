@@ -12,6 +12,7 @@ extension Session {
         guard !isClosed else { throw SessionError.sessionClosed }
         guard var peer = peers[peerID] else { throw SessionError.unknownPeer(peerID) }
         if peer.connectedLink != nil { return peer.info }
+        if case .connecting = peer.connection { throw SessionError.alreadyConnecting(peer.displayName) }
         guard let address = peer.address else { throw SessionError.peerHasNoAddress(peer.displayName) }
         peer.connection = .connecting(nil)
         peers[peerID] = peer

@@ -8,6 +8,7 @@ public enum SessionError: Error, Equatable, Sendable, CustomStringConvertible {
     case peerHasNoAddress(String)
     case notConnected(String)
     case denied(peer: String, reason: DenyReason, detail: String)
+    case alreadyConnecting(String)
     case connectTimedOut(peer: String, after: Duration)
     case connectFailed(peer: String, underlying: String)
     case disconnected(peer: String, reason: String)
@@ -29,6 +30,8 @@ public enum SessionError: Error, Equatable, Sendable, CustomStringConvertible {
             return "peer \(name) is not connected"
         case .denied(let peer, let reason, let detail):
             return "peer \(peer) denied the connection: \(reason)" + (detail.isEmpty ? "" : " (\(detail))")
+        case .alreadyConnecting(let peer):
+            return "a connection request to \(peer) is already pending"
         case .connectTimedOut(let peer, let after):
             return "peer \(peer) did not answer the connection request within \(after.secondsText)"
         case .connectFailed(let peer, let underlying):

@@ -12,8 +12,10 @@ import Testing
         try alice.waitForEvent("connected", peer: "bob")
         try bob.waitForEvent("connected", peer: "alice")
         let lister = try harness.peers()
-        for name in ["alice", "bob"] {
-            _ = try lister.nextJSON { $0["event"] as? String == "peer" && $0["name"] as? String == name }
+        var listed = Set<String>()
+        while listed != ["alice", "bob"] {
+            let object = try lister.nextJSON { $0["event"] as? String == "peer" && $0["state"] as? String != nil }
+            listed.insert(object["name"] as? String ?? "")
         }
         lister.signal(SIGINT)
         #expect(try lister.waitForExit() == 130)

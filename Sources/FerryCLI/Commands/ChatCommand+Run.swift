@@ -60,6 +60,7 @@ enum ChatLoop {
                             try await session.connect(to: peer.peerID, timeout: .seconds(10))
                         } catch let error as SessionError {
                             if case .denied(_, .alreadyConnected, _) = error { return }
+                            if case .alreadyConnecting = error { return }
                             printer.failure(error.description)
                         } catch {}
                     }
@@ -76,8 +77,9 @@ enum ChatLoop {
     }
 
     /// Who asks whom: a client asks everyone it sees, a server no one, and of two peers the lower ID asks.
+    /// A server that announces it is full is still asked once, so that the user reads why it is not joining
+    /// (its answer names the reason); it is asked again when its announcement changes.
     static func shouldAsk(_ peer: PeerInfo, session: Session) -> Bool {
-        guard peer.isAcceptingConnections else { return false }
         switch session.configuration.mode {
         case .server: return false
         case .client: return true

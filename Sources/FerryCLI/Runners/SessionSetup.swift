@@ -53,6 +53,7 @@ enum PeerFormat {
             ("address", peer.address.map { .string($0.description) } ?? .null),
             ("mode", .string(peer.mode.description)),
             ("state", .string(peer.state.rawValue)),
+            ("accepting", .bool(peer.isAcceptingConnections)),
         ])
     }
 
