@@ -46,7 +46,8 @@ public enum FerryBinary {
                 }
             }
         }
-        let preferred = directories.first?.lastPathComponent == "release" ? ["release", "debug"] : ["debug", "release"]
+        let preferred =
+            directories.first?.lastPathComponent == "release" ? ["release", "debug"] : ["debug", "release"]
         let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()  // FerryTestSupport
             .deletingLastPathComponent().deletingLastPathComponent()  // Sources, package root
         for configuration in preferred {

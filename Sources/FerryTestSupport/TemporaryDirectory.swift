@@ -14,9 +14,11 @@ public struct TemporaryDirectory: Sendable {
     public init(prefix: String = "ferry-test") throws {
         let base = FileManager.default.temporaryDirectory.path
         var template = Array("\(base)/\(prefix)-XXXXXX".utf8CString)
-        guard let created = template.withUnsafeMutableBufferPointer({ buffer in
-            buffer.baseAddress.flatMap { mkdtemp($0) }.map { String(cString: $0) }
-        }) else {
+        guard
+            let created = template.withUnsafeMutableBufferPointer({ buffer in
+                buffer.baseAddress.flatMap { mkdtemp($0) }.map { String(cString: $0) }
+            })
+        else {
             throw TestSupportError.systemCall("mkdtemp", errno: errno)
         }
         url = URL(fileURLWithPath: created, isDirectory: true)
@@ -28,9 +30,9 @@ public struct TemporaryDirectory: Sendable {
     }
 
     /// Runs `body` with a new directory and removes it afterwards, also when `body` throws.
-    nonisolated(nonsending)
-    public static func with<T>(prefix: String = "ferry-test", _ body: (TemporaryDirectory) async throws -> T)
-        async throws -> T {
+    nonisolated(nonsending) public static func with<T>(
+        prefix: String = "ferry-test", _ body: (TemporaryDirectory) async throws -> T
+    ) async throws -> T {
         let directory = try TemporaryDirectory(prefix: prefix)
         defer { directory.remove() }
         return try await body(directory)

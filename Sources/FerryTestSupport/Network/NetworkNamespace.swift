@@ -9,7 +9,8 @@ import Glibc
 enum NetworkNamespace {
     static func ipPath() throws -> String {
         guard let path = ExecutableSearch.path(of: "ip") else {
-            throw TestSupportError.binaryNotFound(name: "ip (package iproute2)", searched: ["PATH", "/usr/sbin", "/sbin"])
+            throw TestSupportError.binaryNotFound(
+                name: "ip (package iproute2)", searched: ["PATH", "/usr/sbin", "/sbin"])
         }
         return path
     }
@@ -23,8 +24,9 @@ enum NetworkNamespace {
     /// Runs `commands` through one `ip [-n namespace] -batch -`; throws on the first failure unless `force`.
     static func batch(_ commands: [String], namespace: String? = nil, force: Bool = false) throws {
         let prefix = (namespace.map { ["-n", $0] } ?? []) + (force ? ["-force"] : [])
-        let result = try FerryProcess.run(try ipPath(), prefix + ["-batch", "-"],
-                                          input: commands.joined(separator: "\n") + "\n")
+        let result = try FerryProcess.run(
+            try ipPath(), prefix + ["-batch", "-"],
+            input: commands.joined(separator: "\n") + "\n")
         if !force { try result.requireSuccess() }
     }
 

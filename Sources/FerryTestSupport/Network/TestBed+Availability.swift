@@ -41,11 +41,12 @@ extension TestBed {
         do {
             try NetworkNamespace.batch(["netns add \(name)"])
             defer { NetworkNamespace.remove([name]) }
-            try NetworkNamespace.batch([
-                "link add br0 type bridge",
-                "link add v0 type veth peer name v1",
-                "link set v0 master br0",
-            ], namespace: name)
+            try NetworkNamespace.batch(
+                [
+                    "link add br0 type bridge",
+                    "link add v0 type veth peer name v1",
+                    "link set v0 master br0",
+                ], namespace: name)
         } catch {
             return (false, "cannot create network namespaces, bridges or veth pairs: \(error)")
         }

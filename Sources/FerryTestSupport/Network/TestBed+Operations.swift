@@ -17,17 +17,23 @@ extension TestBed {
     }
 
     /// Starts a long-running process inside `host`'s namespace.
-    public func start(on host: TestHost, executable: String, arguments: [String] = [],
-                      environment: [String: String] = [:], currentDirectory: URL? = nil) throws -> FerryProcess {
-        try FerryProcess(executable: executable, arguments: arguments, environment: environment,
-                         namespace: host.namespace, currentDirectory: currentDirectory)
+    public func start(
+        on host: TestHost, executable: String, arguments: [String] = [],
+        environment: [String: String] = [:], currentDirectory: URL? = nil
+    ) throws -> FerryProcess {
+        try FerryProcess(
+            executable: executable, arguments: arguments, environment: environment,
+            namespace: host.namespace, currentDirectory: currentDirectory)
     }
 
     /// Starts the built `ferry` inside `host`'s namespace.
-    public func startFerry(on host: TestHost, _ arguments: [String], environment: [String: String] = [:],
-                           currentDirectory: URL? = nil) throws -> FerryProcess {
-        try FerryProcess.ferry(arguments, environment: environment, namespace: host.namespace,
-                               currentDirectory: currentDirectory)
+    public func startFerry(
+        on host: TestHost, _ arguments: [String], environment: [String: String] = [:],
+        currentDirectory: URL? = nil
+    ) throws -> FerryProcess {
+        try FerryProcess.ferry(
+            arguments, environment: environment, namespace: host.namespace,
+            currentDirectory: currentDirectory)
     }
 
     /// Runs `body` on a thread inside `host`'s namespace: sockets it creates live in that namespace.
@@ -42,24 +48,35 @@ extension TestBed {
     ///   - burstKiB: bucket size in KiB (at least rate / HZ; 32 is fine up to about 100 mbit).
     ///   - latency: how long a packet may wait in the queue before it is dropped.
     ///   - direction: `.outgoing` shapes the host's eth0, `.incoming` the bridge port towards it.
-    public func limitRate(host: TestHost, mbit: Int, burstKiB: Int, latency: Duration = .milliseconds(400),
-                          direction: LinkDirection = .outgoing) throws {
+    public func limitRate(
+        host: TestHost, mbit: Int, burstKiB: Int, latency: Duration = .milliseconds(400),
+        direction: LinkDirection = .outgoing
+    ) throws {
         precondition(mbit > 0 && burstKiB > 0, "rate and burst must be positive")
         guard let tc = ExecutableSearch.path(of: "tc") else {
-            throw TestSupportError.binaryNotFound(name: "tc (package iproute2)", searched: ["PATH", "/usr/sbin", "/sbin"])
+            throw TestSupportError.binaryNotFound(
+                name: "tc (package iproute2)", searched: ["PATH", "/usr/sbin", "/sbin"])
         }
-        let milliseconds = max(1, latency.components.seconds * 1000 + latency.components.attoseconds / 1_000_000_000_000_000)
-        let (namespace, device) = direction == .outgoing
+        let milliseconds = max(
+            1, latency.components.seconds * 1000 + latency.components.attoseconds / 1_000_000_000_000_000)
+        let (namespace, device) =
+            direction == .outgoing
             ? (host.namespace, host.interface) : (switchNamespace, "p\(host.index)")
-        try FerryProcess.run(tc, ["qdisc", "replace", "dev", device, "root", "tbf", "rate", "\(mbit)mbit",
-                                  "burst", "\(burstKiB)kb", "latency", "\(milliseconds)ms"], namespace: namespace)
-            .requireSuccess()
+        try FerryProcess.run(
+            tc,
+            [
+                "qdisc", "replace", "dev", device, "root", "tbf", "rate", "\(mbit)mbit",
+                "burst", "\(burstKiB)kb", "latency", "\(milliseconds)ms",
+            ], namespace: namespace
+        )
+        .requireSuccess()
     }
 
     /// Removes a rate limit set by `limitRate`.
     public func removeRateLimit(host: TestHost, direction: LinkDirection = .outgoing) throws {
         guard let tc = ExecutableSearch.path(of: "tc") else { return }
-        let (namespace, device) = direction == .outgoing
+        let (namespace, device) =
+            direction == .outgoing
             ? (host.namespace, host.interface) : (switchNamespace, "p\(host.index)")
         try FerryProcess.run(tc, ["qdisc", "del", "dev", device, "root"], namespace: namespace).requireSuccess()
     }

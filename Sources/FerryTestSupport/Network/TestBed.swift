@@ -29,8 +29,9 @@ public final class TestBed: Sendable {
         self.baseName = baseName
         switchNamespace = baseName + "-sw"
         hosts = (0..<hostCount).map { number in
-            TestHost(index: number, namespace: "\(baseName)-h\(number)", address: "10.203.\(index % 256).\(number + 1)",
-                     interface: "eth0", prefixLength: 24)
+            TestHost(
+                index: number, namespace: "\(baseName)-h\(number)", address: "10.203.\(index % 256).\(number + 1)",
+                interface: "eth0", prefixLength: 24)
         }
     }
 
@@ -55,9 +56,9 @@ public final class TestBed: Sendable {
     }
 
     /// Runs `body` with a new bed and destroys the bed afterwards, also when `body` throws.
-    nonisolated(nonsending)
-    public static func with<T>(hosts count: Int, name: String = "t", _ body: (TestBed) async throws -> T)
-        async throws -> T {
+    nonisolated(nonsending) public static func with<T>(
+        hosts count: Int, name: String = "t", _ body: (TestBed) async throws -> T
+    ) async throws -> T {
         let bed = try create(hosts: count, name: name)
         defer { bed.destroy() }
         return try await body(bed)
@@ -80,13 +81,14 @@ public final class TestBed: Sendable {
         }
         try NetworkNamespace.batch(switchCommands, namespace: switchNamespace)
         for host in hosts {
-            try NetworkNamespace.batch([
-                "link set lo up",
-                "link set h\(host.index) name \(host.interface)",
-                "addr add \(host.address)/\(host.prefixLength) dev \(host.interface)",
-                "link set \(host.interface) up",
-                "route add 224.0.0.0/4 dev \(host.interface)",
-            ], namespace: host.namespace)
+            try NetworkNamespace.batch(
+                [
+                    "link set lo up",
+                    "link set h\(host.index) name \(host.interface)",
+                    "addr add \(host.address)/\(host.prefixLength) dev \(host.interface)",
+                    "link set \(host.interface) up",
+                    "route add 224.0.0.0/4 dev \(host.interface)",
+                ], namespace: host.namespace)
         }
     }
 

@@ -37,7 +37,9 @@ enum ChildSpawner {
         _ = GNUCalls.addCloseFrom(&actions, 3)
         if let directory {
             let result = GNUCalls.addChangeDirectory(&actions, directory)
-            guard result == 0 else { throw TestSupportError.systemCall("posix_spawn_file_actions_addchdir_np", errno: result) }
+            guard result == 0 else {
+                throw TestSupportError.systemCall("posix_spawn_file_actions_addchdir_np", errno: result)
+            }
         }
 
         var attributes = posix_spawnattr_t()
@@ -63,7 +65,8 @@ enum ChildSpawner {
             throw TestSupportError.spawnFailed(command: argv.joined(separator: " "), errno: result)
         }
         opened = [stdinPipe.read, stdoutPipe.write, stderrPipe.write]
-        return SpawnedChild(pid: pid, stdinWrite: stdinPipe.write, stdoutRead: stdoutPipe.read,
-                            stderrRead: stderrPipe.read)
+        return SpawnedChild(
+            pid: pid, stdinWrite: stdinPipe.write, stdoutRead: stdoutPipe.read,
+            stderrRead: stderrPipe.read)
     }
 }

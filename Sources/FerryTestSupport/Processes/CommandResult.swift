@@ -21,8 +21,9 @@ public struct CommandResult: Sendable, Equatable {
     @discardableResult
     public func requireSuccess() throws -> CommandResult {
         guard status == 0 else {
-            throw TestSupportError.commandFailed(command: command.joined(separator: " "), status: status,
-                                                 stdout: stdout, stderr: stderr)
+            throw TestSupportError.commandFailed(
+                command: command.joined(separator: " "), status: status,
+                stdout: stdout, stderr: stderr)
         }
         return self
     }
@@ -30,8 +31,10 @@ public struct CommandResult: Sendable, Equatable {
 
 extension FerryProcess {
     /// Runs a command to completion, feeding it `input` on stdin, and returns status and output.
-    public static func run(_ executable: String, _ arguments: [String] = [], input: String = "",
-                           namespace: String? = nil, timeout: Duration = .seconds(60)) throws -> CommandResult {
+    public static func run(
+        _ executable: String, _ arguments: [String] = [], input: String = "",
+        namespace: String? = nil, timeout: Duration = .seconds(60)
+    ) throws -> CommandResult {
         let process = try FerryProcess(executable: executable, arguments: arguments, namespace: namespace)
         if !input.isEmpty { try? process.writeToStdin(input) }
         process.closeStdin()

@@ -29,7 +29,8 @@ extension FerryProcess {
 
     /// The next unread stderr line matching `predicate`; non-matching lines are skipped.
     public func waitForErrorLine(timeout: Duration = .seconds(30), where predicate: (String) -> Bool) throws
-        -> String {
+        -> String
+    {
         let deadline = Deadline.after(timeout)
         while true {
             let line = try next(from: stderr, until: deadline, waitingFor: "a matching line on stderr")
@@ -38,13 +39,16 @@ extension FerryProcess {
     }
 
     /// The next stdout line that is a JSON object matching `predicate`; other lines are skipped.
-    public func nextJSON(timeout: Duration = .seconds(30),
-                         where predicate: ([String: Any]) -> Bool = { _ in true }) throws -> [String: Any] {
+    public func nextJSON(
+        timeout: Duration = .seconds(30),
+        where predicate: ([String: Any]) -> Bool = { _ in true }
+    ) throws -> [String: Any] {
         let deadline = Deadline.after(timeout)
         while true {
             let line = try next(from: stdout, until: deadline, waitingFor: "a matching JSON object on stdout")
             guard let data = line.data(using: .utf8),
-                  let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { continue }
+                let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+            else { continue }
             if predicate(object) { return object }
         }
     }
@@ -52,8 +56,9 @@ extension FerryProcess {
     /// Waits until stdout is closed and returns all of it, lines joined by newlines.
     public func readAllStdout(timeout: Duration = .seconds(30)) throws -> String {
         guard stdout.waitFinished(until: .after(timeout)) else {
-            throw TestSupportError.timedOut(waitingFor: "end of stdout", process: description,
-                                            captured: capturedOutput())
+            throw TestSupportError.timedOut(
+                waitingFor: "end of stdout", process: description,
+                captured: capturedOutput())
         }
         return stdout.allLines.joined(separator: "\n")
     }
@@ -61,8 +66,9 @@ extension FerryProcess {
     /// Waits until stderr is closed and returns all of it, lines joined by newlines.
     public func readAllStderr(timeout: Duration = .seconds(30)) throws -> String {
         guard stderr.waitFinished(until: .after(timeout)) else {
-            throw TestSupportError.timedOut(waitingFor: "end of stderr", process: description,
-                                            captured: capturedOutput())
+            throw TestSupportError.timedOut(
+                waitingFor: "end of stderr", process: description,
+                captured: capturedOutput())
         }
         return stderr.allLines.joined(separator: "\n")
     }
@@ -75,12 +81,15 @@ extension FerryProcess {
             return ([header] + shown.map { "  | " + $0 }).joined(separator: "\n")
         }
         let status = exitStatus.map { "exit status \($0)" } ?? "still running"
-        return [section("stdout", allStdoutLines, stdoutLines), section("stderr", allStderrLines, stderrLines),
-                status].joined(separator: "\n")
+        return [
+            section("stdout", allStdoutLines, stdoutLines), section("stderr", allStderrLines, stderrLines),
+            status,
+        ].joined(separator: "\n")
     }
 
     private func next(from capture: OutputCapture, until deadline: Deadline, waitingFor what: String) throws
-        -> String {
+        -> String
+    {
         switch capture.next(until: deadline) {
         case .line(let line):
             return line

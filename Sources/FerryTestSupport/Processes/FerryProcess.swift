@@ -33,8 +33,10 @@ public final class FerryProcess: Sendable, CustomStringConvertible {
     ///   - environment: added to (and overriding) this process's environment.
     ///   - namespace: a network namespace name; runs `ip netns exec NAME executable ...`.
     ///   - currentDirectory: the child's working directory (default: ours).
-    public init(executable: String, arguments: [String] = [], environment: [String: String] = [:],
-                namespace: String? = nil, currentDirectory: URL? = nil) throws {
+    public init(
+        executable: String, arguments: [String] = [], environment: [String: String] = [:],
+        namespace: String? = nil, currentDirectory: URL? = nil
+    ) throws {
         var argv = [executable] + arguments
         if let namespace {
             let ip = ExecutableSearch.path(of: "ip") ?? "ip"
@@ -63,10 +65,13 @@ public final class FerryProcess: Sendable, CustomStringConvertible {
     }
 
     /// Starts the built `ferry` executable (see `FerryBinary`) with `arguments`.
-    public static func ferry(_ arguments: [String], environment: [String: String] = [:],
-                             namespace: String? = nil, currentDirectory: URL? = nil) throws -> FerryProcess {
-        try FerryProcess(executable: FerryBinary.url.path, arguments: arguments, environment: environment,
-                         namespace: namespace, currentDirectory: currentDirectory)
+    public static func ferry(
+        _ arguments: [String], environment: [String: String] = [:],
+        namespace: String? = nil, currentDirectory: URL? = nil
+    ) throws -> FerryProcess {
+        try FerryProcess(
+            executable: FerryBinary.url.path, arguments: arguments, environment: environment,
+            namespace: namespace, currentDirectory: currentDirectory)
     }
 
     deinit {

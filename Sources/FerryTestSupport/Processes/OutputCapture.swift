@@ -50,8 +50,10 @@ final class OutputCapture: Sendable {
                 state.finished = true
             }
         }
-        var descriptors = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0),
-                           pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
+        var descriptors = [
+            pollfd(fd: fd, events: Int16(POLLIN), revents: 0),
+            pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0),
+        ]
         while true {
             let ready = poll(&descriptors, 2, -1)
             if ready < 0 {

@@ -18,23 +18,31 @@ public final class ProcessRegistry: Sendable {
     }
 
     /// Starts and registers a process (see `FerryProcess.init`).
-    public func start(executable: String, arguments: [String] = [], environment: [String: String] = [:],
-                      namespace: String? = nil, currentDirectory: URL? = nil) throws -> FerryProcess {
-        register(try FerryProcess(executable: executable, arguments: arguments, environment: environment,
-                                  namespace: namespace, currentDirectory: currentDirectory))
+    public func start(
+        executable: String, arguments: [String] = [], environment: [String: String] = [:],
+        namespace: String? = nil, currentDirectory: URL? = nil
+    ) throws -> FerryProcess {
+        register(
+            try FerryProcess(
+                executable: executable, arguments: arguments, environment: environment,
+                namespace: namespace, currentDirectory: currentDirectory))
     }
 
     /// Starts and registers the built `ferry` executable.
-    public func startFerry(_ arguments: [String], environment: [String: String] = [:], namespace: String? = nil,
-                           currentDirectory: URL? = nil) throws -> FerryProcess {
-        register(try FerryProcess.ferry(arguments, environment: environment, namespace: namespace,
-                                        currentDirectory: currentDirectory))
+    public func startFerry(
+        _ arguments: [String], environment: [String: String] = [:], namespace: String? = nil,
+        currentDirectory: URL? = nil
+    ) throws -> FerryProcess {
+        register(
+            try FerryProcess.ferry(
+                arguments, environment: environment, namespace: namespace,
+                currentDirectory: currentDirectory))
     }
 
     /// All registered processes, in start order.
     public var all: [FerryProcess] { processes.withLock { $0 } }
 
-    /// Sends SIGTERM to every running process, SIGKILLs those still running after `grace`, and reaps all.
+    /// Closes every process's stdin and sends SIGTERM, SIGKILLs those still running after `grace`, reaps all.
     public func stopAll(grace: Duration = .seconds(5)) {
         let running = processes.withLock { list in
             defer { list.removeAll() }

@@ -73,7 +73,8 @@ final class ProxyCore: Sendable {
                 guard !state.closed else { return nil }
                 let id = state.nextID
                 state.nextID += 1
-                state.connections[id] = Connection(client: client, upstream: upstream, pumpsLeft: upstream == nil ? 1 : 2)
+                state.connections[id] = Connection(
+                    client: client, upstream: upstream, pumpsLeft: upstream == nil ? 1 : 2)
                 return id
             }
             guard let id else {

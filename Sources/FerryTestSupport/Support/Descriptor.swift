@@ -19,7 +19,8 @@ enum Descriptor {
         var offset = 0
         while offset < bytes.count {
             let rest = UnsafeRawBufferPointer(rebasing: bytes[offset...])
-            let count = socket
+            let count =
+                socket
                 ? Glibc.send(fd, rest.baseAddress, rest.count, Int32(MSG_NOSIGNAL))
                 : Glibc.write(fd, rest.baseAddress, rest.count)
             if count < 0 {

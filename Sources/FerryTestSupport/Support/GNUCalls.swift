@@ -6,12 +6,18 @@ import Glibc
 /// these four calls are what make descriptors close-on-exec atomically and enter namespaces.
 enum GNUCalls {
     private typealias Pipe2 = @convention(c) (UnsafeMutablePointer<Int32>?, Int32) -> Int32
-    private typealias Accept4 = @convention(c) (Int32, UnsafeMutablePointer<sockaddr>?,
-        UnsafeMutablePointer<socklen_t>?, Int32) -> Int32
+    private typealias Accept4 =
+        @convention(c) (
+            Int32, UnsafeMutablePointer<sockaddr>?,
+            UnsafeMutablePointer<socklen_t>?, Int32
+        ) -> Int32
     private typealias SetNamespace = @convention(c) (Int32, Int32) -> Int32
     private typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>?, Int32) -> Int32
-    private typealias ChangeDirectory = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>?,
-        UnsafePointer<CChar>?) -> Int32
+    private typealias ChangeDirectory =
+        @convention(c) (
+            UnsafeMutablePointer<posix_spawn_file_actions_t>?,
+            UnsafePointer<CChar>?
+        ) -> Int32
 
     // C function pointers are Sendable; each static let is resolved once, lazily and thread-safely.
     private static let pipe2Call = unsafeBitCast(dlsym(nil, "pipe2"), to: Pipe2?.self)
@@ -72,8 +78,10 @@ enum GNUCalls {
     }
 
     /// Adds a `chdir` to spawn actions; returns an errno value (0 on success).
-    static func addChangeDirectory(_ actions: UnsafeMutablePointer<posix_spawn_file_actions_t>,
-                                   _ path: String) -> Int32 {
+    static func addChangeDirectory(
+        _ actions: UnsafeMutablePointer<posix_spawn_file_actions_t>,
+        _ path: String
+    ) -> Int32 {
         guard let chdirCall else { return ENOSYS }
         return chdirCall(actions, path)
     }
