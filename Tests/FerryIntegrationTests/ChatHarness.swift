@@ -56,6 +56,23 @@ extension FerryProcess {
         }
     }
 
+    /// Waits until `event` was reported for every peer in `names`, in any order; returns each one's event.
+    func waitForEvent(_ event: String, peers names: Set<String>, timeout: Duration = .seconds(60)) throws
+        -> [String: [String: Any]]
+    {
+        var found: [String: [String: Any]] = [:]
+        while Set(found.keys) != names {
+            let object = try nextJSON(timeout: timeout) { object in
+                guard object["event"] as? String == event, let peer = object["peer"] as? [String: Any],
+                    let name = peer["name"] as? String
+                else { return false }
+                return names.contains(name)
+            }
+            if let name = (object["peer"] as? [String: Any])?["name"] as? String { found[name] = object }
+        }
+        return found
+    }
+
     /// Waits for a received message and returns its text.
     func nextMessage(timeout: Duration = .seconds(60)) throws -> (text: String, from: String, mode: String) {
         let object = try nextJSON(timeout: timeout) { $0["event"] as? String == "message" }

@@ -19,8 +19,8 @@ import Testing
                 chats.append(try harness.chat(names[index], interface: nil, bed: bed, host: host).process)
             }
             for (index, chat) in chats.enumerated() {
-                for other in names where other != names[index] {
-                    let event = try chat.waitForEvent("connected", peer: other)
+                let others = Set(names).subtracting([names[index]])
+                for (other, event) in try chat.waitForEvent("connected", peers: others) {
                     let peer = event["peer"] as? [String: Any]
                     let address = peer?["address"] as? String ?? ""
                     #expect(address.hasPrefix("10.203."), "\(names[index]) reaches \(other) at \(address)")
