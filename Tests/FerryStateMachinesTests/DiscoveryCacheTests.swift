@@ -96,7 +96,7 @@ import Testing
         _ = cache.started(now: t0, jitter: 0)  // next at 1.6 s
         #expect(cache.tick(now: t0 + .seconds(1), jitter: 0) == [])
         #expect(cache.tick(now: t0 + .seconds(2), jitter: 1) == [.announce(query: false)])  // next at 4.4 s
-        #expect(cache.tick(now: t0 + .seconds(4), jitter: 0) == [])
-        #expect(cache.tick(now: t0 + .milliseconds(4400), jitter: 0) == [.announce(query: false)])
+        #expect(cache.tick(now: t0 + .milliseconds(4300), jitter: 0) == [])
+        #expect(cache.tick(now: t0 + .milliseconds(4500), jitter: 0) == [.announce(query: false)])
     }
 }

@@ -32,13 +32,9 @@ extension ChatCommand {
                         }
                     }
                 }
-                group.addTask {
-                    await ChatLoop.input(input, session: session, printer: printer)
-                }
-                // The input loop ends the chat: at /quit or end of input.
-                while let _ = await group.next() {
-                    group.cancelAll()
-                }
+                // The input loop ends the chat: at /quit or end of input (or Ctrl-C, which cancels us).
+                await ChatLoop.input(input, session: session, printer: printer)
+                group.cancelAll()
             }
             await session.disconnectAll()
         }
