@@ -41,6 +41,7 @@ extension Session {
                 try socket.joinMulticast(group: group, interface: address)
                 joined.append(address)
             } catch {
+                log("discovery: cannot join the group on \(interface.name): \(error)")
                 continue  // an interface without multicast: skip it, the others still work
             }
         }
@@ -52,6 +53,8 @@ extension Session {
         try? socket.setMulticastTTL(1)
         discoverySocket = socket
         discoveryInterfaces = joined
+        let via = joined.map(\.description).joined(separator: ", ")
+        log("discovery on \(Discovery.multicastGroup):\(Discovery.port) via \(via)")
     }
 
     /// Our beacon, with the flags of the moment.
@@ -91,8 +94,10 @@ extension Session {
             beacon = try Beacon(decoding: bytes[...])
         } catch {
             statistics.beaconsRejected += 1
+            log("beacon from \(address) rejected: \(error)", level: 2)
             return
         }
+        log("beacon from \(address): \(beacon.displayName) \(beacon.peerID) \(beacon.flags)", level: 2)
         let peerAddress = address.withPort(beacon.tcpPort)
         handleDiscovery(discoveryCache.beaconReceived(beacon, from: peerAddress, now: clock.now))
     }

@@ -67,11 +67,13 @@ extension Session {
         if pending.count >= configuration.maxPendingLinks, let oldest = pending.first {
             // Oldest first: a legitimate handshake takes milliseconds, an idle flood sits there.
             statistics.linksEvicted += 1
+            log("\(oldest.id) from \(oldest.remoteAddress): closed unauthenticated, \(pending.count) pending links")
             links.removeValue(forKey: oldest.id)
             oldest.writer.finish()
             oldest.stream.close()
         }
-        _ = adopt(connection, role: .acceptor, expectedPeer: nil)
+        let id = adopt(connection, role: .acceptor, expectedPeer: nil)
+        log("\(id) accepted from \(connection.remoteAddress)", level: 2)
     }
 
     func localHello() -> Hello {
@@ -238,6 +240,7 @@ extension Session {
 
     func linkClosed(_ id: LinkID, reason: LinkStateMachine.CloseReason) {
         guard let link = links.removeValue(forKey: id) else { return }
+        log("\(id) \(link.remoteAddress) closed: \(reason.text)")
         link.writer.finish()
         closingStreams.append((link.stream, clock.now + .seconds(2)))
         let peerName = link.peerID.flatMap { peers[$0]?.displayName } ?? link.remoteAddress.description

@@ -174,6 +174,10 @@ public actor Session {
 
     // MARK: Events
 
+    func log(_ message: @autoclosure () -> String, level: Int = 1) {
+        configuration.log?(level, message())
+    }
+
     func emit(_ event: SessionEvent) {
         guard !isClosed else { return }
         eventSink.yield(event)

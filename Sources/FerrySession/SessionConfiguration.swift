@@ -29,6 +29,9 @@ public struct SessionConfiguration: Sendable {
     public var announceInterval: Duration
     /// Unauthenticated links beyond this many are closed, oldest first.
     public var maxPendingLinks: Int
+    /// Where protocol events are logged (links opened and closed with their reasons, evictions, rejected
+    /// beacons); level 1 is the interesting events, level 2 adds every beacon. Nil logs nothing.
+    public var log: (@Sendable (_ level: Int, _ message: String) -> Void)?
 
     public init(
         sessionID: String = "ferry", displayName: String, mode: PeerMode = .peer, deviceID: DeviceID,

@@ -74,7 +74,15 @@ extension LinkStateMachine.CloseReason {
         case .denied(let deny): return "denied: \(deny.reason)"
         case .deniedLocally(let deny): return "we denied it: \(deny.reason)"
         case .goodbye(let goodbye):
-            return "it said goodbye (\(goodbye.reason))" + (goodbye.detail.isEmpty ? "" : ": \(goodbye.detail)")
+            let what: String
+            switch goodbye.reason {
+            case .disconnected: what = "it said goodbye"
+            case .shuttingDown: what = "it said goodbye: its session closed"
+            case .timedOut: what = "it said goodbye: it heard nothing from us within its disconnect timeout"
+            case .protocolError: what = "it said goodbye: it saw a protocol error"
+            default: what = "it said goodbye (\(goodbye.reason))"
+            }
+            return what + (goodbye.detail.isEmpty ? "" : " (\(goodbye.detail))")
         case .localDisconnect: return "disconnected here"
         case .timedOut(.liveness): return "no sign of life within the disconnect timeout"
         case .timedOut(let which): return "timed out (\(which))"

@@ -17,6 +17,14 @@ struct SessionSetup {
             sessionID: global.session, displayName: global.displayName, mode: mode, deviceID: deviceID,
             listenPort: global.port, interfaces: global.interfaces.isEmpty ? nil : global.interfaces,
             acceptPolicy: acceptPolicy, maxPeers: maxPeers, disconnectTimeout: disconnectTimeout)
+        if global.verbose > 0 {
+            let verbosity = global.verbose
+            let sink = context.stderr
+            configuration.log = { level, message in
+                guard level <= verbosity else { return }
+                sink.writeLine("ferry: " + TerminalText.escape(message))
+            }
+        }
         manualPeers = try global.peers.map { text in
             do {
                 return try SocketAddress.resolve(text)
