@@ -172,7 +172,7 @@ struct SessionBenchmark {
     func row(_ name: String, _ value: Double, _ unit: String, baseline: Double, baselineName: String = "raw TCP",
              extra: String = "") -> String {
         let ratio = baseline > 0 ? value / baseline : 0
-        return String(format: "  %-28@ %10.1f %@   %@ %10.1f %@   ratio %.2fx%@", name as NSString, value,
+        return String(format: "  %-30@ %10.1f %@   %@ %10.1f %@   ratio %.2fx%@", name as NSString, value,
                       unit as NSString, baselineName as NSString, baseline, unit as NSString, ratio, extra as NSString)
     }
 }
