@@ -54,7 +54,9 @@ struct AddressTests {
             .ipv6(IPv6Address(high: 0xFE80_0000_0000_0000, low: 0x1234), port: 1, scopeID: 3),
         ]
         for address in addresses {
-            let copy = address.withSockAddr { pointer, length in SocketAddress(UnsafeRawPointer(pointer), length: length) }
+            let copy = address.withSockAddr { pointer, length in
+                SocketAddress(UnsafeRawPointer(pointer), length: length)
+            }
             #expect(copy == address)
         }
     }

@@ -32,8 +32,10 @@ public struct IPv4Address: Hashable, Sendable, CustomStringConvertible {
 
     /// The four bytes, most significant first.
     public var octets: (UInt8, UInt8, UInt8, UInt8) {
-        (UInt8(truncatingIfNeeded: rawValue >> 24), UInt8(truncatingIfNeeded: rawValue >> 16),
-         UInt8(truncatingIfNeeded: rawValue >> 8), UInt8(truncatingIfNeeded: rawValue))
+        (
+            UInt8(truncatingIfNeeded: rawValue >> 24), UInt8(truncatingIfNeeded: rawValue >> 16),
+            UInt8(truncatingIfNeeded: rawValue >> 8), UInt8(truncatingIfNeeded: rawValue)
+        )
     }
 
     /// True for `224.0.0.0/4`.

@@ -47,16 +47,19 @@ public struct NetworkInterface: Hashable, Sendable {
             let flags = current.pointee.ifa_flags
             var ipv4: IPv4Address?
             if let address = current.pointee.ifa_addr, Int32(address.pointee.sa_family) == AF_INET,
-               case .ipv4(let host, _)? = SocketAddress(UnsafeRawPointer(address),
-                                                        length: socklen_t(MemoryLayout<sockaddr_in>.size)) {
+                case .ipv4(let host, _)? = SocketAddress(
+                    UnsafeRawPointer(address),
+                    length: socklen_t(MemoryLayout<sockaddr_in>.size))
+            {
                 ipv4 = host
                 namesWithIPv4.insert(name)
             }
-            result.append(NetworkInterface(
-                name: name, index: if_nametoindex(cName), ipv4: ipv4,
-                isUp: flags & UInt32(IFF_UP) != 0,
-                isLoopback: flags & UInt32(IFF_LOOPBACK) != 0,
-                supportsMulticast: flags & UInt32(IFF_MULTICAST) != 0))
+            result.append(
+                NetworkInterface(
+                    name: name, index: if_nametoindex(cName), ipv4: ipv4,
+                    isUp: flags & UInt32(IFF_UP) != 0,
+                    isLoopback: flags & UInt32(IFF_LOOPBACK) != 0,
+                    supportsMulticast: flags & UInt32(IFF_MULTICAST) != 0))
         }
         // Keep the IPv4 entries; keep one address-less entry for interfaces that have no IPv4 address.
         var seenWithout: Set<String> = []

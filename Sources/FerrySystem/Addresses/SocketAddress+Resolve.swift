@@ -14,7 +14,7 @@ extension SocketAddress {
         let port: UInt16
         if let portText {
             guard !portText.isEmpty, portText.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
-                  let value = UInt16(portText)
+                let value = UInt16(portText)
             else { throw AddressError.invalidPort(input: hostAndPort) }
             port = value
         } else if let defaultPort {
@@ -65,7 +65,8 @@ extension SocketAddress {
         var entry = list
         while let current = entry {
             if let pointer = current.pointee.ai_addr,
-               let address = SocketAddress(UnsafeRawPointer(pointer), length: current.pointee.ai_addrlen) {
+                let address = SocketAddress(UnsafeRawPointer(pointer), length: current.pointee.ai_addrlen)
+            {
                 if case .ipv4 = address { return address.withPort(port) }
                 if firstIPv6 == nil { firstIPv6 = address.withPort(port) }
             }

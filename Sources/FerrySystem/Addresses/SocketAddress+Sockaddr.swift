@@ -8,12 +8,14 @@ extension SocketAddress {
         switch Int32(family) {
         case AF_INET where Int(length) >= MemoryLayout<sockaddr_in>.size:
             let address = storage.loadUnaligned(as: sockaddr_in.self)
-            self = .ipv4(IPv4Address(rawValue: UInt32(bigEndian: address.sin_addr.s_addr)),
-                         port: UInt16(bigEndian: address.sin_port))
+            self = .ipv4(
+                IPv4Address(rawValue: UInt32(bigEndian: address.sin_addr.s_addr)),
+                port: UInt16(bigEndian: address.sin_port))
         case AF_INET6 where Int(length) >= MemoryLayout<sockaddr_in6>.size:
             let address = storage.loadUnaligned(as: sockaddr_in6.self)
-            self = .ipv6(IPv6Address(address.sin6_addr), port: UInt16(bigEndian: address.sin6_port),
-                         scopeID: address.sin6_scope_id)
+            self = .ipv6(
+                IPv6Address(address.sin6_addr), port: UInt16(bigEndian: address.sin6_port),
+                scopeID: address.sin6_scope_id)
         default:
             return nil
         }

@@ -28,25 +28,35 @@ extension Reactor {
     ///   `SystemError` ("connect()", e.g. ECONNREFUSED); the socket is closed in every case.
     public func connectTCP(to address: SocketAddress, timeout: Duration) async throws -> TCPConnection {
         let deadline = ContinuousClock.now + timeout
+        try Task.checkCancellation()
         let descriptor = try FileDescriptor.socket(family: address.family, type: FERRY_SOCK_STREAM)
+        let started: IOResult<Void>
         do {
             try Self.enableNoDelay(descriptor)
+            // Connect before registering: epoll reports EPOLLHUP for a TCP socket that is still unconnected.
+            started = try descriptor._connect(to: address).get("connect()")
         } catch {
             descriptor.close()
             throw error
         }
         let registration = try core.register(descriptor)
         do {
-            try Task.checkCancellation()
-            let started = try registration.withDescriptor { try $0._connect(to: address).get("connect()") }
-            if case .wouldBlock = started {
+            var remote: SocketAddress?
+            if case .processed = started { remote = try registration.withDescriptor { try $0.remoteAddress() } }
+            while remote == nil {
                 try await registration.waitUntilReady(for: .write, deadline: deadline)
-                let error = try registration.withDescriptor {
-                    try $0.intOption(level: SOL_SOCKET, name: SO_ERROR)
+                remote = try registration.withDescriptor { descriptor -> SocketAddress? in
+                    let error = try descriptor.intOption(level: SOL_SOCKET, name: SO_ERROR)
+                    if error != 0 { throw SystemError(call: "connect()", errno: Errno(rawValue: error)) }
+                    do {
+                        return try descriptor.remoteAddress()
+                    } catch let error as SystemError where error.errno.rawValue == ENOTCONN {
+                        return nil  // a spurious wake-up: still connecting
+                    }
                 }
-                if error != 0 { throw SystemError(call: "connect()", errno: Errno(rawValue: error)) }
             }
-            let (local, remote) = try registration.withDescriptor { (try $0.localAddress(), try $0.remoteAddress()) }
+            let local = try registration.withDescriptor { try $0.localAddress() }
+            guard let remote else { throw ReactorError.closed }  // unreachable: the loop ends with an address
             return TCPConnection(reactor: self, registration: registration, localAddress: local, remoteAddress: remote)
         } catch {
             registration.close(reason: .closed)

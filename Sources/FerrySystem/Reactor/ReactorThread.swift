@@ -16,11 +16,13 @@ struct ReactorThread: Sendable {
     init(_ body: @escaping @Sendable () -> Void) throws(SystemError) {
         let context = Unmanaged.passRetained(Body(body)).toOpaque()
         var thread = pthread_t()
-        let status = pthread_create(&thread, nil, { context in
-            guard let context else { return nil }
-            Unmanaged<Body>.fromOpaque(context).takeRetainedValue().run()
-            return nil
-        }, context)
+        let status = pthread_create(
+            &thread, nil,
+            { context in
+                guard let context else { return nil }
+                Unmanaged<Body>.fromOpaque(context).takeRetainedValue().run()
+                return nil
+            }, context)
         guard status == 0 else {
             Unmanaged<Body>.fromOpaque(context).release()
             throw SystemError(call: "pthread_create()", errno: Errno(rawValue: status))

@@ -37,7 +37,9 @@ extension FileDescriptor {
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
         let result = withUnsafeMutablePointer(to: &storage) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-                nonBlockingSyscall { ferry_accept4(rawValue, address, &length, FERRY_SOCK_NONBLOCK | FERRY_SOCK_CLOEXEC) }
+                nonBlockingSyscall {
+                    ferry_accept4(rawValue, address, &length, FERRY_SOCK_NONBLOCK | FERRY_SOCK_CLOEXEC)
+                }
             }
         }
         return result.map { outcome in

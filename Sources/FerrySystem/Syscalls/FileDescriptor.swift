@@ -43,7 +43,8 @@ struct FileDescriptor: Hashable, Sendable {
 
     /// `epoll_ctl(2)` on this epoll descriptor: `operation` (EPOLL_CTL_ADD/MOD/DEL) for `target`, with
     /// `events` and the registration `id` as the event's user data.
-    func _epollControl(_ operation: Int32, _ target: FileDescriptor, events: UInt32, id: UInt64) -> Result<Void, Errno> {
+    func _epollControl(_ operation: Int32, _ target: FileDescriptor, events: UInt32, id: UInt64) -> Result<Void, Errno>
+    {
         var event = epoll_event()
         event.events = events
         event.data.u64 = id
