@@ -142,15 +142,25 @@ extension Session {
             manualAddresses[address] = now + .seconds(5)
             Task { [weak self] in
                 guard let self else { return }
-                if (try? await self.probe(address)) != nil {
+                do {
+                    try await self.probe(address)
                     await self.manualAddressAnswered(address)
-                }
+                } catch let error as SessionError {
+                    await self.manualAddressFailed(address, error)
+                } catch {}
             }
         }
     }
 
     func manualAddressAnswered(_ address: SocketAddress) {
         manualAddresses.removeValue(forKey: address)
+    }
+
+    /// Reports the first failure of each manual address; it is probed again every few seconds regardless.
+    func manualAddressFailed(_ address: SocketAddress, _ error: SessionError) {
+        guard manualAddresses[address] != nil, !manualFailuresReported.contains(address) else { return }
+        manualFailuresReported.insert(address)
+        emit(.sessionError(error))
     }
 
     /// Adds manual addresses to probe until they answer (`--peer HOST:PORT`).

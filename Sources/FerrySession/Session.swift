@@ -31,6 +31,7 @@ public actor Session {
     /// Links closed by the protocol whose writer is still flushing a last frame; force-closed after a grace time.
     var closingStreams: [(stream: any ByteStream, deadline: ContinuousClock.Instant)] = []
     var manualAddresses: [SocketAddress: ContinuousClock.Instant] = [:]
+    var manualFailuresReported: Set<SocketAddress> = []
     var serverStateValue: ServerState
     var isClosed = false
     var datagramSequence: UInt32 = 0

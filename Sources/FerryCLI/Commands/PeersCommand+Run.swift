@@ -16,6 +16,14 @@ extension PeersCommand {
                 group.addTask {
                     var seen = Set<PeerID>()
                     for await event in session.events {
+                        if case .sessionError(let error) = event {
+                            if json {
+                                context.stdout.writeLine(
+                                    JSONLine(["event": "error", "message": .string(error.description)]).text)
+                            } else {
+                                context.stderr.writeLine("Warning: \(error)")
+                            }
+                        }
                         guard case .peerStateChanged(let peer, let state, _) = event else { continue }
                         seen.insert(peer.peerID)
                         if json {
