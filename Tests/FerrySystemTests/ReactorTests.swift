@@ -1,4 +1,5 @@
 @testable import FerrySystem
+import Synchronization
 import Testing
 
 @Suite("Reactor")
@@ -15,22 +16,24 @@ struct ReactorTests {
         }
     }
 
-    @Test func sleepsEndInDeadlineOrder() async throws {
-        try await withReactor { reactor in
-            let start = ContinuousClock.now
-            let order = try await withThrowingTaskGroup(of: Int.self) { group in
-                for index in [3, 1, 2] {
-                    group.addTask {
-                        try await reactor.sleep(until: start + .milliseconds(40 * index))
-                        return index
-                    }
-                }
-                var order: [Int] = []
-                for try await index in group { order.append(index) }
-                return order
+    /// The timer heap hands out expired timers in deadline order, whatever the insertion order (checked on
+    /// the heap itself with a fixed clock: no sleeping, no dependence on scheduling).
+    @Test func timersExpireInDeadlineOrder() {
+        let start = ContinuousClock.now
+        var queue = TimerQueue()
+        let fired = Mutex<[Int]>([])
+        for index in [5, 3, 1, 4, 2] {
+            queue.insert(id: UInt64(index), deadline: start + .milliseconds(10 * index)) { _ in
+                fired.withLock { $0.append(index) }
             }
-            #expect(order == [1, 2, 3])
         }
+        _ = queue.remove(id: 4)  // a cancelled timer never fires
+        #expect(queue.earliestDeadline() == start + .milliseconds(10))
+        for action in queue.popExpired(now: start + .milliseconds(30)) { action(nil) }
+        #expect(fired.withLock { $0 } == [1, 2, 3])
+        for action in queue.popExpired(now: start + .seconds(1)) { action(nil) }
+        #expect(fired.withLock { $0 } == [1, 2, 3, 5])
+        #expect(queue.count == 0)
     }
 
     @Test func cancellingPendingSleepThrowsCancellationError() async throws {
