@@ -13,7 +13,10 @@ final class LinkWriter: Sendable {
         var finished = false
         var failed = false
         var wakeWriter: CheckedContinuation<Void, Never>?
-        var roomWaiters: [CheckedContinuation<Void, Never>] = []
+        var roomWaiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
+        var nextWaiter: UInt64 = 0
+        /// When the writer last handed bytes to the stream, or when the queue last went from empty to not.
+        var lastProgress = ContinuousClock.now
     }
 
     /// Senders wait while more than this many bytes are queued.
@@ -33,6 +36,7 @@ final class LinkWriter: Sendable {
     func enqueue(_ bytes: [UInt8]) -> Bool {
         let wake: CheckedContinuation<Void, Never>? = state.withLock { state in
             guard !state.finished, !state.failed else { return nil }
+            if state.queuedBytes == 0 { state.lastProgress = .now }
             state.queue.append(bytes)
             state.queuedBytes += bytes.count
             defer { state.wakeWriter = nil }
@@ -44,24 +48,47 @@ final class LinkWriter: Sendable {
 
     /// No more bytes will come: the writer drains what is queued, then closes the stream.
     func finish() {
-        let wake: CheckedContinuation<Void, Never>? = state.withLock { state in
+        let (wake, waiters) = state.withLock { state in
             state.finished = true
-            defer { state.wakeWriter = nil }
-            return state.wakeWriter
+            defer {
+                state.wakeWriter = nil
+                state.roomWaiters.removeAll()
+            }
+            return (state.wakeWriter, Array(state.roomWaiters.values))
         }
         wake?.resume()
+        waiters.forEach { $0.resume() }
     }
 
-    /// Suspends until fewer than `highWater` bytes are queued (or the writer ended).
-    func waitForRoom() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let ready = state.withLock { state -> Bool in
-                if state.queuedBytes < highWater || state.finished || state.failed { return true }
-                state.roomWaiters.append(continuation)
-                return false
-            }
-            if ready { continuation.resume() }
+    /// Bytes are queued but none were written for this long: the peer stopped reading.
+    func stalledDuration(now: ContinuousClock.Instant) -> Duration? {
+        state.withLock { state in
+            state.queuedBytes > 0 && !state.failed ? now - state.lastProgress : nil
         }
+    }
+
+    /// Suspends until fewer than `highWater` bytes are queued, the writer ended, or the task is cancelled.
+    func waitForRoom() async throws {
+        let id = state.withLock { state in
+            state.nextWaiter += 1
+            return state.nextWaiter
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let ready = state.withLock { state -> Bool in
+                    if state.queuedBytes < highWater || state.finished || state.failed || Task.isCancelled {
+                        return true
+                    }
+                    state.roomWaiters[id] = continuation
+                    return false
+                }
+                if ready { continuation.resume() }
+            }
+        } onCancel: {
+            let waiter = state.withLock { $0.roomWaiters.removeValue(forKey: id) }
+            waiter?.resume()
+        }
+        try Task.checkCancellation()
     }
 
     /// The drain loop; returns when finished and drained (stream closed) or when a write failed.
@@ -91,9 +118,10 @@ final class LinkWriter: Sendable {
                 }
                 let waiters: [CheckedContinuation<Void, Never>] = state.withLock { state in
                     state.queuedBytes -= block.count
+                    state.lastProgress = .now
                     guard state.queuedBytes < highWater else { return [] }
                     defer { state.roomWaiters.removeAll() }
-                    return state.roomWaiters
+                    return Array(state.roomWaiters.values)
                 }
                 waiters.forEach { $0.resume() }
             }
@@ -126,7 +154,7 @@ final class LinkWriter: Sendable {
             state.queue.removeAll()
             state.queuedBytes = 0
             defer { state.roomWaiters.removeAll() }
-            return state.roomWaiters
+            return Array(state.roomWaiters.values)
         }
         waiters.forEach { $0.resume() }
     }

@@ -169,8 +169,10 @@ extension Session {
                 link.writer.enqueue(bytes)
                 writers.append(link.writer)
             }
+            // Each peer's queue is waited on separately; a peer that stops reading is cut off by the stall
+            // deadline in `tick`, so it cannot hold this call (and the other peers) forever.
             for writer in writers where writer.queuedBytes >= writer.highWater {
-                await writer.waitForRoom()
+                try await writer.waitForRoom()
             }
         case .unreliable:
             try sendDatagram(data, to: targets.map(\.0))

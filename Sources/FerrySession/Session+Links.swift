@@ -63,7 +63,8 @@ extension Session {
     func incoming(_ connection: TCPConnection) {
         guard !isClosed else { connection.close(); return }
         statistics.linksAccepted += 1
-        let pending = links.values.filter { $0.isAcceptor && $0.isUnauthenticated }.sorted { $0.id < $1.id }
+        // Every link we did not (yet) accept counts: before the hello, and after it while a request is pending.
+        let pending = links.values.filter { $0.isAcceptor && $0.machine.state != .connected }.sorted { $0.id < $1.id }
         if pending.count >= configuration.maxPendingLinks, let oldest = pending.first {
             // Oldest first: a legitimate handshake takes milliseconds, an idle flood sits there.
             statistics.linksEvicted += 1
@@ -71,6 +72,8 @@ extension Session {
             links.removeValue(forKey: oldest.id)
             oldest.writer.finish()
             oldest.stream.close()
+            readerTasks.removeValue(forKey: oldest.id)?.cancel()
+            if let peerID = oldest.peerID { forgetIfTransient(peerID) }
         }
         let id = adopt(connection, role: .acceptor, expectedPeer: nil)
         log("\(id) accepted from \(connection.remoteAddress)", level: 2)
@@ -100,15 +103,18 @@ extension Session {
             await writer.run()
             await self?.writerFinished(id)
         }
-        loops.append(Task { [weak self] in
+        readerTasks[id] = Task { [weak self] in
             while true {
                 let bytes: [UInt8]
                 do { bytes = try await stream.read(maxBytes: 256 << 10) } catch { bytes = [] }
                 guard let self else { return }
                 let more = await self.linkReceived(id, bytes)
-                if !more { return }
+                if !more {
+                    await self.readerFinished(id)
+                    return
+                }
             }
-        })
+        }
         update(id) { machine, now in machine.start(now: now) }
         return id
     }
@@ -178,6 +184,9 @@ extension Session {
             } else {
                 peer.address = link.remoteAddress
             }
+        }
+        if !link.isAcceptor, link.expectedPeer == nil {
+            peer.isManual = true  // reached at an address the user gave: remembered like a discovered peer
         }
         if !link.isAcceptor, case .none = peer.connection, link.machine.role != .initiator(.probe) {
             peer.connection = .connecting(id)
@@ -252,8 +261,16 @@ extension Session {
             return
         }
         let error = Self.error(for: reason, peer: peerName, connected: link.machine.peerHello != nil)
-        failWaiters(of: link, with: error)
-        guard let peerID = link.peerID, var peer = peers[peerID] else { return }
+        guard let peerID = link.peerID ?? link.expectedPeer, var peer = peers[peerID] else {
+            failWaiters(of: link, with: error)
+            return
+        }
+        if let other = peer.connectedLink, other != id {
+            // Both asked at once and the other link won: the caller of `connect` is connected all the same.
+            resumeWaiters(of: link, with: peer.info)
+        } else {
+            failWaiters(of: link, with: error)
+        }
         if peer.pendingRequest == id { peer.pendingRequest = nil }
         switch peer.connection {
         case .connected(id):
@@ -271,6 +288,7 @@ extension Session {
         default:
             peers[peerID] = peer
         }
+        forgetIfTransient(peerID)
     }
 
     static func error(for reason: LinkStateMachine.CloseReason, peer: String, connected: Bool) -> SessionError {
@@ -279,6 +297,7 @@ extension Session {
         case .deniedLocally(let deny) where deny.reason == .sessionMismatch:
             return .connectFailed(peer: peer, underlying: "it belongs to another session")
         case .protocolError(let detail): return .protocolViolation(peer: peer, detail: detail)
+        case .timedOut(.connectionRequest): return .connectTimedOut(peer: peer, after: .zero)
         default: return .disconnected(peer: peer, reason: reason.text)
         }
     }
@@ -307,6 +326,19 @@ extension Session {
         link.waiters.forEach { $0.resume(throwing: error) }
     }
 
+    func readerFinished(_ id: LinkID) {
+        readerTasks.removeValue(forKey: id)
+    }
+
+    /// A peer known only through a link (not discovered, not manual) is forgotten when it has no link left,
+    /// so that hellos with ever new peer IDs cannot grow the peer table.
+    func forgetIfTransient(_ peerID: PeerID) {
+        guard let peer = peers[peerID], peer.connection == .none, peer.pendingRequest == nil, !peer.isDiscovered,
+            !peer.isManual, !links.values.contains(where: { $0.peerID == peerID })
+        else { return }
+        peers.removeValue(forKey: peerID)
+    }
+
     /// A writer drained its last bytes and closed its stream.
     func writerFinished(_ id: LinkID) {
         writerTasks.removeValue(forKey: id)
@@ -322,6 +354,14 @@ extension Session {
         let now = clock.now
         for id in links.keys.sorted() {
             update(id) { machine, now in machine.tick(now: now) }
+            // A peer that stops reading while we have bytes for it is as gone as a silent one.
+            if let link = links[id], let stalled = link.writer.stalledDuration(now: now),
+                stalled > configuration.disconnectTimeout
+            {
+                log("\(id) \(link.remoteAddress): nothing could be written for \(stalled.secondsText)")
+                link.stream.close()
+                update(id) { machine, _ in machine.streamEnded() }
+            }
         }
         closingStreams.removeAll { entry in
             guard now >= entry.deadline else { return false }

@@ -28,6 +28,7 @@ public actor Session {
     var nextLinkID = 0
     var loops: [Task<Void, Never>] = []
     var writerTasks: [LinkID: Task<Void, Never>] = [:]
+    var readerTasks: [LinkID: Task<Void, Never>] = [:]
     /// Links closed by the protocol whose writer is still flushing a last frame; force-closed after a grace time.
     var closingStreams: [(stream: any ByteStream, deadline: ContinuousClock.Instant)] = []
     var manualAddresses: [SocketAddress: ContinuousClock.Instant] = [:]
@@ -88,8 +89,9 @@ public actor Session {
             throw .invalidConfiguration("invalid session configuration: \(error)")
         }
         guard configuration.maxPeers >= 1 else { throw .invalidConfiguration("maxPeers must be at least 1") }
-        guard configuration.disconnectTimeout > .zero else {
-            throw .invalidConfiguration("the disconnect timeout must be positive")
+        guard configuration.disconnectTimeout >= .seconds(2) else {
+            throw .invalidConfiguration(
+                "the disconnect timeout must be at least 2 seconds (peers send a heartbeat every second)")
         }
     }
 
@@ -127,8 +129,11 @@ public actor Session {
         datagramSocket?.close()
         discoverySocket?.close()
         for loop in loops { loop.cancel() }
-        // Give the writers a bounded moment to deliver the goodbyes, then close whatever is left.
+        for reader in readerTasks.values { reader.cancel() }
+        // Give the writers a bounded moment to deliver the goodbyes, then close whatever is left: closing a
+        // stream fails a write stuck on a peer that stopped reading, so every writer ends.
         let writers = Array(writerTasks.values)
+        let streams = closingStreams.map(\.stream) + links.values.map(\.stream)
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 for writer in writers { await writer.value }
@@ -137,11 +142,10 @@ public actor Session {
                 try? await reactor.sleep(until: clock.now + .seconds(1))
             }
             await group.next()
+            for stream in streams { stream.close() }
             group.cancelAll()
         }
-        for entry in closingStreams { entry.stream.close() }
         closingStreams.removeAll()
-        for link in links.values { link.stream.close() }
         links.removeAll()
         eventSink.finish()
     }

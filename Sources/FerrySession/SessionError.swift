@@ -33,7 +33,8 @@ public enum SessionError: Error, Equatable, Sendable, CustomStringConvertible {
         case .alreadyConnecting(let peer):
             return "a connection request to \(peer) is already pending"
         case .connectTimedOut(let peer, let after):
-            return "peer \(peer) did not answer the connection request within \(after.secondsText)"
+            return "peer \(peer) did not answer the connection request"
+                + (after > .zero ? " within \(after.secondsText)" : " in time")
         case .connectFailed(let peer, let underlying):
             return "could not reach peer \(peer): \(underlying)"
         case .disconnected(let peer, let reason):

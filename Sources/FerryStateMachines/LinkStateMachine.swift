@@ -188,6 +188,7 @@ public struct LinkStateMachine: Sendable {
     public mutating func accept(now: ContinuousClock.Instant) -> [Action] {
         guard state == .awaitingDecision else { return [] }
         state = .connected
+        decoder.maximumPayloadLength = Limits.maxFramePayload
         lastSent = now
         return [.send(SessionMessage.accept.encoded()), .connected]
     }
@@ -271,6 +272,7 @@ public struct LinkStateMachine: Sendable {
             helloReceived(hello, now: now, into: &actions)
         case (.requesting, .accept):
             state = .connected
+            decoder.maximumPayloadLength = Limits.maxFramePayload
             actions.append(.connected)
         case (.requesting, .deny(let deny)):
             _ = close(.denied(deny), into: &actions)
@@ -290,7 +292,6 @@ public struct LinkStateMachine: Sendable {
     private mutating func helloReceived(_ hello: Hello, now: ContinuousClock.Instant, into actions: inout [Action]) {
         let local = configuration.localHello
         peerHello = hello
-        decoder.maximumPayloadLength = Limits.maxFramePayload
         if hello.sessionID != local.sessionID {
             let deny = Deny(reason: .sessionMismatch, detail: "this peer is in another session")
             actions.append(.send(SessionMessage.deny(deny).encoded()))

@@ -26,12 +26,12 @@ import Testing
     @Test func chatEveryOption() throws {
         let command = try #require(
             try parseCommand([
-                "chat", "--mode", "server", "--max-peers=1000", "--accept", "none", "--disconnect-timeout", "0.5",
+                "chat", "--mode", "server", "--max-peers=1000", "--accept", "none", "--disconnect-timeout", "2.5",
                 "--json",
             ]) as? ChatCommand
         )
         #expect(
-            command == ChatCommand(mode: .server, maxPeers: 1000, accept: .none, disconnectTimeout: 0.5, json: true))
+            command == ChatCommand(mode: .server, maxPeers: 1000, accept: .none, disconnectTimeout: 2.5, json: true))
     }
 
     @Test func globalOptionsBeforeAndAfterTheSubcommand() throws {

@@ -127,7 +127,8 @@ import Testing
         #expect(
             await FerryRun.run(["chat", "--disconnect-timeout", "0"])
                 == .usageError(
-                    "Error: --disconnect-timeout: the timeout must be more than 0 and at most 86400 seconds (got 0)\n"
+                    "Error: --disconnect-timeout: the timeout must be 2 to 86400 seconds, as peers send a heartbeat"
+                        + " every second (got 0)\n"
                         + Self.chatUsage
                 )
         )

@@ -80,8 +80,17 @@ import Testing
         let baseline = Self.openDescriptors(of: victim.pid)
         var idle: [Int32] = []
         defer { idle.forEach { close($0) } }
-        for _ in 0..<500 {
-            idle.append(try Self.connect(port: port))
+        for index in 0..<500 {
+            let fd = try Self.connect(port: port)
+            idle.append(fd)
+            if index % 5 == 0 {
+                // Some get past the hello (a valid one, of this session) and then sit there without asking.
+                let hello = Hello(
+                    peerID: PeerID(rawValue: UInt64(index + 1)), deviceID: DeviceID(bytes: Array(repeating: 9, count: 32))!,
+                    mode: .peer, capabilities: [], listenPort: 0, datagramPort: 0, sessionID: harness.session,
+                    displayName: "idler\(index)")
+                Self.send(fd, Preface.encode() + SessionMessage.hello(hello).encoded())
+            }
         }
         // A real peer still gets through while the 500 are held open.
         let (friend, _) = try harness.chat("friend")

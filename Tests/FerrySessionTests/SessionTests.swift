@@ -184,3 +184,58 @@ final class EventReader: @unchecked Sendable {
         }
     }
 }
+
+/// A peer that completes the handshake, keeps sending heartbeats, and never reads again.
+@Suite(.serialized) struct StalledPeerTests {
+    @Test func peerThatStopsReadingIsDisconnectedAndCloseStaysBounded() async throws {
+        let reactor = try Reactor()
+        defer { reactor.shutdown() }
+        let listener = try reactor.listenTCP(on: .ipv4(.loopback, port: 0))
+        defer { listener.close() }
+        let fake = Task {
+            let link = try await listener.accept()
+            defer { link.close() }
+            let hello = Hello(
+                peerID: PeerID(rawValue: 42), deviceID: DeviceID(bytes: Array(repeating: 4, count: 32))!, mode: .peer,
+                capabilities: [], listenPort: 0, datagramPort: 0, sessionID: "unit", displayName: "stuck")
+            // Read the preface and hello, answer with ours and an accept (the request follows our hello), then go
+            // deaf.
+            var received: [UInt8] = []
+            var decoder = FrameDecoder(maximumPayloadLength: Limits.maxHelloPayload)
+            var frames = 0
+            while frames < 1 {
+                let bytes = try await link.read(maxBytes: 4096)
+                if bytes.isEmpty { return }
+                received += bytes
+                if received.count >= Preface.length {
+                    decoder = FrameDecoder(maximumPayloadLength: Limits.maxHelloPayload)
+                    decoder.append(Array(received.dropFirst(Preface.length)))
+                    frames = 0
+                    while case .some(.some) = try? decoder.nextFrame() { frames += 1 }
+                }
+            }
+            try await link.write(Preface.encode() + SessionMessage.hello(hello).encoded() + SessionMessage.accept.encoded())
+            var sequence: UInt64 = 0
+            while !Task.isCancelled {
+                sequence += 1
+                try await link.write(SessionMessage.heartbeat(Heartbeat(sequence: sequence)).encoded())
+                try await reactor.sleep(until: .now + .milliseconds(300))
+            }
+        }
+        defer { fake.cancel() }
+        var configuration = SessionTests.configuration("sender")
+        configuration.disconnectTimeout = .seconds(2)
+        try await Session.run(configuration: configuration, reactor: reactor) { sender in
+            let events = EventReader(sender)
+            let peer = try await sender.connect(toAddress: listener.localAddress, timeout: .seconds(30))
+            // Far more than the socket buffers and the writer's queue hold: the sender must not hang.
+            let pusher = Task {
+                for _ in 0..<64 { try await sender.send(Array(repeating: 1, count: 1 << 20), to: [peer.peerID]) }
+            }
+            _ = try await events.next {
+                if case .peerStateChanged(_, .disconnected, _) = $0 { true } else { false }
+            }
+            _ = await pusher.result  // ends: either all queued or the peer is gone
+        }
+    }
+}

@@ -13,7 +13,7 @@ extension ChatCommand {
         }
         let setup = try SessionSetup(
             global: global, context: context, mode: sessionMode, acceptPolicy: accept == .all ? .all : .none,
-            maxPeers: maxPeers, disconnectTimeout: .milliseconds(Int(disconnectTimeout * 1000)))
+            maxPeers: maxPeers, disconnectTimeout: .seconds(disconnectTimeout))
         let printer = ChatPrinter(context: context, json: json)
         let input = StandardInputLines.stream()
         try await setup.run { session in

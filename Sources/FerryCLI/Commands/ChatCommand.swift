@@ -66,6 +66,8 @@ public struct ChatCommand: ParsableCommand, Equatable {
     /// The accepted range of `--max-peers`.
     public static let maximumPeersRange = 1...1000
     public static let defaultDisconnectTimeout: Double = 10
+    /// The smallest `--disconnect-timeout` accepted: two heartbeat intervals.
+    public static let minimumDisconnectTimeout: Double = 2
     /// The largest `--disconnect-timeout` accepted, in seconds (one day).
     public static let maximumDisconnectTimeout: Double = 86_400
 
@@ -113,10 +115,12 @@ public struct ChatCommand: ParsableCommand, Equatable {
                 "--max-peers: the peer limit must be \(range.lowerBound) to \(range.upperBound) (got \(maxPeers))"
             )
         }
-        guard disconnectTimeout > 0, disconnectTimeout <= Self.maximumDisconnectTimeout else {
+        guard disconnectTimeout >= Self.minimumDisconnectTimeout, disconnectTimeout <= Self.maximumDisconnectTimeout
+        else {
             throw CLIError.usage(
-                "--disconnect-timeout: the timeout must be more than 0 and at most "
-                    + "\(Int(Self.maximumDisconnectTimeout)) seconds (got \(disconnectTimeout.shortDescription))"
+                "--disconnect-timeout: the timeout must be \(Int(Self.minimumDisconnectTimeout)) to "
+                    + "\(Int(Self.maximumDisconnectTimeout)) seconds, as peers send a heartbeat every second "
+                    + "(got \(disconnectTimeout.shortDescription))"
             )
         }
     }
