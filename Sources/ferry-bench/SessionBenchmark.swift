@@ -65,18 +65,33 @@ struct SessionBenchmark {
                 let elapsed = clock.now - start
                 try await a.send([0xFF], to: [bInfo.peerID])
                 _ = await echo.value
+                // Large messages: 16 of 16 MiB (the limit) from A to B, one way.
+                let large = [UInt8](repeating: 0x62, count: Limits.maxMessageSize)
+                let largeCount = 16
+                let largeStart = clock.now
+                let receiver = Task {
+                    var got = 0
+                    for await event in b.events {
+                        if case .dataReceived(let bytes, _, _) = event, bytes.count == large.count { got += 1 }
+                        if got == largeCount { return }
+                    }
+                }
+                for _ in 0..<largeCount { try await a.send(large, to: [bInfo.peerID]) }
+                await receiver.value
+                let largeRate = Double(largeCount * large.count) / (clock.now - largeStart).seconds / 1048576
                 let rate = Double(messages) / elapsed.seconds
                 print(row("round trip p50", latency.p50.microseconds, "µs", baseline: raw.p50.microseconds))
                 print(row("round trip p99", latency.p99.microseconds, "µs", baseline: raw.p99.microseconds))
                 print(row("1 KiB messages, echoed", rate, "msg/s", baseline: raw.rate,
                           extra: String(format: " (%.1f MiB/s each way)", rate / 1024)))
+                print(row("16 MiB messages, one way", largeRate, "MiB/s", baseline: raw.bulk))
             }
         }
         try discoveryTime(sessionID: sessionID + "-d", reactor: reactor)
     }
 
     /// Raw TCP on loopback through the same reactor: the floor for latency and the ceiling for throughput.
-    func rawTCP(reactor: Reactor) async throws -> (p50: Duration, p99: Duration, rate: Double) {
+    func rawTCP(reactor: Reactor) async throws -> (p50: Duration, p99: Duration, rate: Double, bulk: Double) {
         let listener = try reactor.listenTCP(on: .ipv4(.loopback, port: 0))
         defer { listener.close() }
         async let acceptedConnection = listener.accept()
@@ -111,8 +126,24 @@ struct SessionBenchmark {
         let elapsed = clock.now - start
         client.shutdownWrite()
         _ = try? await echo.value
+        // Bulk: 256 MiB in 16 MiB writes, one way, counted by the reader.
+        let bulkListener = try reactor.listenTCP(on: .ipv4(.loopback, port: 0))
+        defer { bulkListener.close() }
+        async let bulkAccepted = bulkListener.accept()
+        let bulkClient = try await reactor.connectTCP(to: bulkListener.localAddress, timeout: .seconds(5))
+        let bulkServer = try await bulkAccepted
+        defer { bulkClient.close(); bulkServer.close() }
+        let block = [UInt8](repeating: 0x62, count: 16 << 20)
+        let bulkStart = clock.now
+        let bulkWriter = Task { for _ in 0..<16 { try await bulkClient.write(block) } }
+        var bulkReceived = 0
+        while bulkReceived < 16 * block.count {
+            bulkReceived += try await bulkServer.read(maxBytes: 256 << 10).count
+        }
+        try await bulkWriter.value
+        let bulk = Double(bulkReceived) / (clock.now - bulkStart).seconds / 1048576
         let (p50, p99) = percentiles(samples)
-        return (p50, p99, Double(messages) / elapsed.seconds)
+        return (p50, p99, Double(messages) / elapsed.seconds, bulk)
     }
 
     /// Time from starting a `ferry peers` process until it prints an existing peer, median of 5, against the
