@@ -131,8 +131,11 @@ extension Session {
     }
 
     /// Runs one event through a link's state machine and carries out the actions.
+    ///
+    /// The record is moved out of the table while the machine runs, so the machine's receive buffer is uniquely
+    /// referenced and grows in place; a copy left in the table would make every read copy the whole buffer.
     func update(_ id: LinkID, _ event: (inout LinkStateMachine, ContinuousClock.Instant) -> [LinkStateMachine.Action]) {
-        guard var link = links[id] else { return }
+        guard var link = links.removeValue(forKey: id) else { return }
         let actions = event(&link.machine, clock.now)
         links[id] = link
         perform(actions, on: id)
