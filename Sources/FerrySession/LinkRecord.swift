@@ -18,6 +18,11 @@ struct LinkRecord: Sendable {
 
     var isAcceptor: Bool { machine.role == .acceptor }
 
+    /// Resumes every caller waiting on this link with the outcome.
+    func settleWaiters(_ result: Result<PeerInfo, SessionError>) {
+        waiters.forEach { $0.resume(with: result) }
+    }
+
     /// Not yet past the hello: what the pre-authentication caps count.
     var isUnauthenticated: Bool {
         machine.state == .awaitingPreface || machine.state == .awaitingHello

@@ -96,7 +96,8 @@ extension Session {
 
     func cancelLink(_ id: LinkID) {
         guard links[id] != nil else { return }
-        failWaiters(of: id, with: SessionError.connectFailed(peer: "\(id)", underlying: "cancelled"))
+        settleWaiters(of: id, .failure(.connectFailed(peer: links[id]?.remoteAddress.description ?? "\(id)",
+                                                      underlying: "cancelled")))
         update(id) { machine, now in machine.disconnect(.disconnected, detail: "cancelled", now: now) }
     }
 
@@ -125,14 +126,13 @@ extension Session {
     /// GameKit's `disconnectPeerFromAllPeers:`.
     public func disconnect(_ peerID: PeerID) {
         guard let id = peers[peerID]?.connectedLink ?? connectingLink(of: peerID) else { return }
-        disconnectLink(id, reason: .disconnected, now: clock.now)
+        disconnectLink(id, reason: .disconnected)
     }
 
     /// GameKit's `disconnectFromAllPeers`.
     public func disconnectAll() {
-        let now = clock.now
         for peer in peers.values {
-            if let id = peer.connectedLink { disconnectLink(id, reason: .disconnected, now: now) }
+            if let id = peer.connectedLink { disconnectLink(id, reason: .disconnected) }
         }
     }
 
@@ -182,9 +182,6 @@ extension Session {
     /// GameKit's `sendDataToAllPeers:withDataMode:`: every connected peer (none is not an error).
     public func sendToAll(_ data: [UInt8], mode: DataMode = .reliable) async throws {
         let connected = peers.values.filter { $0.connectedLink != nil }.map(\.peerID).sorted()
-        if mode == .unreliable, data.count > Limits.maxDatagramPayload {
-            throw SessionError.datagramTooLarge(size: data.count, limit: Limits.maxDatagramPayload)
-        }
         try await send(data, to: connected, mode: mode)
     }
 }

@@ -168,9 +168,9 @@ extension Session {
         if let expected = link.expectedPeer, expected != hello.peerID {
             link.peerID = nil
             links[id] = link
-            failWaiters(
+            settleWaiters(
                 of: id,
-                with: .connectFailed(peer: "\(expected)", underlying: "a different peer answers at that address"))
+                .failure(.connectFailed(peer: "\(expected)", underlying: "a different peer answers at that address")))
             update(id) { machine, now in machine.disconnect(.disconnected, detail: "wrong peer", now: now) }
             return
         }
@@ -228,16 +228,17 @@ extension Session {
         guard let link = links[id], let peerID = link.peerID, var peer = peers[peerID] else { return }
         if let other = peer.connectedLink, other != id, let otherLink = links[other] {
             // Two links to one peer (both asked at once): both sides keep the link opened by the lower peer ID.
+            // Closing the other link settles its waiters as connected (see `linkClosed`).
             let thisInitiator = link.isAcceptor ? peerID : localPeerID
             let otherInitiator = otherLink.isAcceptor ? peerID : localPeerID
-            let loser = thisInitiator < otherInitiator ? other : id
-            let winner = loser == id ? other : id
-            if loser == other { peer.connection = .connected(id) }
+            guard thisInitiator < otherInitiator else {
+                update(id) { machine, now in machine.disconnect(.disconnected, detail: "duplicate link", now: now) }
+                return
+            }
+            peer.connection = .connected(id)  // first, so that closing the other one reports no disconnect
             peers[peerID] = peer
-            resumeWaiters(of: loser, with: peer.info)
-            update(loser) { machine, now in machine.disconnect(.disconnected, detail: "duplicate link", now: now) }
-            _ = winner
-            return
+            update(other) { machine, now in machine.disconnect(.disconnected, detail: "duplicate link", now: now) }
+            peer = peers[peerID] ?? peer
         }
         peer.connection = .connected(id)
         peer.pendingRequest = nil
@@ -246,7 +247,7 @@ extension Session {
         }
         peers[peerID] = peer
         reportState(of: peerID)
-        resumeWaiters(of: id, with: peer.info)
+        settleWaiters(of: id, .success(peer.info))
         if configuration.mode != .client, discoverySocket != nil { announce(query: false) }
     }
 
@@ -259,21 +260,17 @@ extension Session {
         if case .probeFinished = reason, let peerID = link.peerID, var peer = peers[peerID] {
             peer.isManual = true
             peers[peerID] = peer
-            resumeWaiters(of: link, with: peer.info)
+            link.settleWaiters(.success(peer.info))
             reportState(of: peerID)
             return
         }
-        let error = Self.error(for: reason, peer: peerName, connected: link.machine.peerHello != nil)
+        let error = Self.error(for: reason, peer: peerName)
         guard let peerID = link.peerID ?? link.expectedPeer, var peer = peers[peerID] else {
-            failWaiters(of: link, with: error)
+            link.settleWaiters(.failure(error))
             return
         }
-        if let other = peer.connectedLink, other != id {
-            // Both asked at once and the other link won: the caller of `connect` is connected all the same.
-            resumeWaiters(of: link, with: peer.info)
-        } else {
-            failWaiters(of: link, with: error)
-        }
+        // Both asked at once and the other link won: the caller of `connect` is connected all the same.
+        link.settleWaiters(peer.connectedLink.map { $0 != id } == true ? .success(peer.info) : .failure(error))
         if peer.pendingRequest == id { peer.pendingRequest = nil }
         switch peer.connection {
         case .connected(id):
@@ -294,7 +291,7 @@ extension Session {
         forgetIfTransient(peerID)
     }
 
-    static func error(for reason: LinkStateMachine.CloseReason, peer: String, connected: Bool) -> SessionError {
+    static func error(for reason: LinkStateMachine.CloseReason, peer: String) -> SessionError {
         switch reason {
         case .denied(let deny): return .denied(peer: peer, reason: deny.reason, detail: deny.detail)
         case .deniedLocally(let deny) where deny.reason == .sessionMismatch:
@@ -305,28 +302,11 @@ extension Session {
         }
     }
 
-    func resumeWaiters(of id: LinkID, with info: PeerInfo) {
-        guard var link = links[id] else { return }
-        let waiters = link.waiters
-        link.waiters = []
-        links[id] = link
-        waiters.forEach { $0.resume(returning: info) }
-    }
-
-    func resumeWaiters(of link: LinkRecord, with info: PeerInfo) {
-        link.waiters.forEach { $0.resume(returning: info) }
-    }
-
-    func failWaiters(of id: LinkID, with error: SessionError) {
-        guard var link = links[id] else { return }
-        let waiters = link.waiters
-        link.waiters = []
-        links[id] = link
-        waiters.forEach { $0.resume(throwing: error) }
-    }
-
-    func failWaiters(of link: LinkRecord, with error: SessionError) {
-        link.waiters.forEach { $0.resume(throwing: error) }
+    /// Resumes the callers of `connect` or `probe` waiting on a link that is still in the table.
+    func settleWaiters(of id: LinkID, _ result: Result<PeerInfo, SessionError>) {
+        let waiters = links[id]?.waiters ?? []
+        links[id]?.waiters = []
+        waiters.forEach { $0.resume(with: result) }
     }
 
     func readerFinished(_ id: LinkID) {
@@ -347,7 +327,7 @@ extension Session {
         writerTasks.removeValue(forKey: id)
     }
 
-    func disconnectLink(_ id: LinkID, reason: GoodbyeReason, now: ContinuousClock.Instant) {
+    func disconnectLink(_ id: LinkID, reason: GoodbyeReason) {
         update(id) { machine, now in machine.disconnect(reason, now: now) }
     }
 
@@ -379,7 +359,8 @@ extension Session {
 }
 
 extension PeerInfo {
-    func with(state: PeerState) -> PeerInfo {
+    /// The same peer as seen in another state (events report the state a change led to).
+    public func with(state: PeerState) -> PeerInfo {
         var copy = self
         copy.state = state
         return copy

@@ -119,9 +119,8 @@ public actor Session {
     /// Says goodbye to every peer, announces that this peer leaves, closes every socket and ends `events`.
     public func close() async {
         guard !isClosed else { return }
-        let now = clock.now
         for id in links.keys.sorted() {
-            disconnectLink(id, reason: .shuttingDown, now: now)
+            disconnectLink(id, reason: .shuttingDown)
         }
         if discoverySocket != nil { announce(query: false, leaving: true) }
         isClosed = true

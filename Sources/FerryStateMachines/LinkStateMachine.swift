@@ -116,7 +116,6 @@ public struct LinkStateMachine: Sendable {
     /// The peer's protocol version, from its preface.
     public private(set) var peerVersion: ProtocolVersion?
 
-    private var prefaceBytes: [UInt8] = []
     private var decoder = FrameDecoder(maximumPayloadLength: Limits.maxHelloPayload)
     private var deadline: ContinuousClock.Instant
     private var lastReceived: ContinuousClock.Instant
@@ -144,20 +143,16 @@ public struct LinkStateMachine: Sendable {
         guard state != .closed else { return [] }
         lastReceived = now
         var actions: [Action] = []
-        var input = bytes[...]
+        decoder.append(bytes)
         if state == .awaitingPreface {
-            let needed = Preface.length - prefaceBytes.count
-            prefaceBytes.append(contentsOf: input.prefix(needed))
-            input = input.dropFirst(needed)
             do {
-                guard let version = try Preface.decode(prefaceBytes[...]) else { return [] }
+                guard let version = try decoder.nextPreface() else { return [] }
                 peerVersion = version
                 state = .awaitingHello
             } catch {
                 return close(.protocolError(error.description), into: &actions)
             }
         }
-        if !input.isEmpty { decoder.append(input) }
         while state != .closed {
             let frame: Frame?
             do {

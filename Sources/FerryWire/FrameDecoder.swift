@@ -8,7 +8,7 @@
 /// number of bytes, however many frames pass through.
 public struct FrameDecoder: Sendable {
     /// Largest payload accepted. The session starts at `Limits.maxHelloPayload` and raises it to
-    /// `Limits.maxFramePayload` once the peer's hello has been received.
+    /// `Limits.maxFramePayload` once the connection is accepted.
     public var maximumPayloadLength: Int
 
     private var buffer: [UInt8] = []

@@ -28,7 +28,7 @@ extension PeersCommand {
                         seen.insert(peer.peerID)
                         if json {
                             var line = JSONLine(["event": "peer"])
-                            if case .object(let pairs) = PeerFormat.json(peer.with(state)) {
+                            if case .object(let pairs) = PeerFormat.json(peer.with(state: state)) {
                                 for pair in pairs { line.append(pair.key, pair.value) }
                             }
                             context.stdout.writeLine(line.text)
@@ -59,13 +59,5 @@ extension PeersCommand {
                     + (timeout > 0 ? " within \(timeout.shortDescription) s." : "."))
         }
         return .success
-    }
-}
-
-extension PeerInfo {
-    func with(_ state: PeerState) -> PeerInfo {
-        var copy = self
-        copy.state = state
-        return copy
     }
 }
