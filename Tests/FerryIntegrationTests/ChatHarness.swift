@@ -22,6 +22,23 @@ final class ChatHarness: Sendable {
 
     var environment: [String: String] { ["XDG_CONFIG_HOME": config.path] }
 
+    /// Runs `body` on a fresh test bed of `hosts` network namespaces with a harness whose processes are stopped
+    /// before the bed is torn down. Where namespaces cannot be made (not root), prints why and returns.
+    static func onTestBed(
+        hosts: Int, name: String = #function, _ body: (TestBed, ChatHarness) async throws -> Void
+    ) async throws {
+        guard try TestBed.requireAvailability() else {
+            print("skipped: \(TestBed.isAvailable.reason)")
+            return
+        }
+        TestBed.removeStale()
+        try await TestBed.with(hosts: hosts) { bed in
+            let harness = try ChatHarness(name)
+            defer { harness.registry.stopAll() }
+            try await body(bed, harness)
+        }
+    }
+
     /// `ferry chat --json` on loopback; returns once it printed its `ready` line (with its port).
     func chat(_ name: String, _ extra: [String] = [], interface: String? = "lo", session: String? = nil,
               bed: TestBed? = nil, host: TestHost? = nil) throws -> (process: FerryProcess, port: Int) {

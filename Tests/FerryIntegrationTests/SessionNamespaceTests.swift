@@ -5,13 +5,7 @@ import Testing
 /// The session layer across hosts: network namespaces joined by a bridge, one `ferry` per host.
 @Suite(.serialized) struct SessionNamespaceTests {
     @Test func peersOnThreeHostsDiscoverEachOther() async throws {
-        guard try TestBed.requireAvailability() else {
-            print("skipped: \(TestBed.isAvailable.reason)")
-            return
-        }
-        TestBed.removeStale()
-        try await TestBed.with(hosts: 3) { bed in
-            let harness = try ChatHarness()
+        try await ChatHarness.onTestBed(hosts: 3) { bed, harness in
             // Every interface of the host (lo and eth0): the default a user gets.
             let names = ["h0", "h1", "h2"]
             var chats: [FerryProcess] = []
@@ -29,18 +23,11 @@ import Testing
             try chats[0].send(line: "hello from h0")
             #expect(try chats[1].nextMessage().text == "hello from h0")
             #expect(try chats[2].nextMessage().text == "hello from h0")
-            harness.registry.stopAll()
         }
     }
 
     @Test func manualAddressWhereMulticastDoesNotPass() async throws {
-        guard try TestBed.requireAvailability() else {
-            print("skipped: \(TestBed.isAvailable.reason)")
-            return
-        }
-        TestBed.removeStale()
-        try await TestBed.with(hosts: 2) { bed in
-            let harness = try ChatHarness()
+        try await ChatHarness.onTestBed(hosts: 2) { bed, harness in
             // Discovery only on each host's own loopback: no beacon crosses between the hosts.
             let (server, port) = try harness.chat("far", ["--mode", "server"], bed: bed, host: bed.hosts[0])
             let (client, _) = try harness.chat(
@@ -50,18 +37,11 @@ import Testing
             try server.waitForEvent("connected", peer: "near")
             try client.send(line: "over the manual link")
             #expect(try server.nextMessage().text == "over the manual link")
-            harness.registry.stopAll()
         }
     }
 
     @Test func silentPeerIsDisconnectedAfterTheTimeout() async throws {
-        guard try TestBed.requireAvailability() else {
-            print("skipped: \(TestBed.isAvailable.reason)")
-            return
-        }
-        TestBed.removeStale()
-        try await TestBed.with(hosts: 2) { bed in
-            let harness = try ChatHarness()
+        try await ChatHarness.onTestBed(hosts: 2) { bed, harness in
             let (alice, _) = try harness.chat("alice", ["--disconnect-timeout", "3"], interface: nil, bed: bed,
                                               host: bed.hosts[0])
             let (bob, _) = try harness.chat("bob", ["--disconnect-timeout", "3"], interface: nil, bed: bed,
@@ -72,7 +52,6 @@ import Testing
             try bed.run(host: bed.hosts[1], ["ip", "link", "set", "eth0", "down"]).requireSuccess()
             let event = try alice.waitForEvent("disconnected", peer: "bob")
             #expect((event["reason"] as? String ?? "").contains("disconnect timeout"))
-            harness.registry.stopAll()
         }
     }
 }

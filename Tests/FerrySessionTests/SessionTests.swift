@@ -41,49 +41,56 @@ final class EventReader: @unchecked Sendable {
             discoveryEnabled: false, acceptPolicy: policy, maxPeers: maxPeers)
     }
 
+    /// Runs `body` with two sessions on one reactor, `bob` listening and `alice` to reach him by address;
+    /// both close (and the reactor shuts down) when it returns or throws.
+    static func withPair(
+        bob: SessionConfiguration, alice: SessionConfiguration = configuration("alice"),
+        _ body: (_ bob: Session, _ alice: Session) async throws -> Void
+    ) async throws {
+        let reactor = try Reactor()
+        defer { reactor.shutdown() }
+        try await Session.run(configuration: bob, reactor: reactor) { bob in
+            try await Session.run(configuration: alice, reactor: reactor) { alice in
+                try await body(bob, alice)
+            }
+        }
+    }
+
     static func address(of session: Session) async -> SocketAddress {
         .ipv4(.loopback, port: await session.listenPort)
     }
 
     @Test func requestIsAskedAcceptedAndMessagesFlowInOrder() async throws {
-        let reactor = try Reactor()
-        defer { reactor.shutdown() }
-        try await Session.run(configuration: Self.configuration("bob", policy: .ask), reactor: reactor) { bob in
-            try await Session.run(configuration: Self.configuration("alice"), reactor: reactor) { alice in
-                let bobEvents = EventReader(bob)
-                let aliceEvents = EventReader(alice)
-                let address = await Self.address(of: bob)
-                async let connected = alice.connect(toAddress: address, timeout: .seconds(30))
-                let request = try await bobEvents.next { if case .connectionRequested = $0 { true } else { false } }
-                guard case .connectionRequested(let who) = request else { return }
-                #expect(who.displayName == "alice")
-                try await bob.accept(who.peerID)
-                let info = try await connected
-                #expect(info.displayName == "bob")
-                #expect(await alice.peers(withState: .connected).map(\.displayName) == ["bob"])
-                for index in 0..<100 {
-                    try await alice.send([UInt8(index)], to: [info.peerID])
-                }
-                for index in 0..<100 {
-                    let (bytes, mode) = try await bobEvents.nextData()
-                    #expect(bytes == [UInt8(index)] && mode == .reliable)
-                }
-                try await bob.sendToAll(Array(repeating: 7, count: 3 << 20))  // a large message, 3 MiB
-                let (large, _) = try await aliceEvents.nextData()
-                #expect(large.count == 3 << 20)
+        try await Self.withPair(bob: Self.configuration("bob", policy: .ask)) { bob, alice in
+            let bobEvents = EventReader(bob)
+            let aliceEvents = EventReader(alice)
+            let address = await Self.address(of: bob)
+            async let connected = alice.connect(toAddress: address, timeout: .seconds(30))
+            let request = try await bobEvents.next { if case .connectionRequested = $0 { true } else { false } }
+            guard case .connectionRequested(let who) = request else { return }
+            #expect(who.displayName == "alice")
+            try await bob.accept(who.peerID)
+            let info = try await connected
+            #expect(info.displayName == "bob")
+            #expect(await alice.peers(withState: .connected).map(\.displayName) == ["bob"])
+            for index in 0..<100 {
+                try await alice.send([UInt8(index)], to: [info.peerID])
             }
+            for index in 0..<100 {
+                let (bytes, mode) = try await bobEvents.nextData()
+                #expect(bytes == [UInt8(index)] && mode == .reliable)
+            }
+            try await bob.sendToAll(Array(repeating: 7, count: 3 << 20))  // a large message, 3 MiB
+            let (large, _) = try await aliceEvents.nextData()
+            #expect(large.count == 3 << 20)
         }
     }
 
     @Test func denyCarriesItsReason() async throws {
-        let reactor = try Reactor()
-        defer { reactor.shutdown() }
-        try await Session.run(configuration: Self.configuration("grumpy", policy: .none), reactor: reactor) { bob in
-            try await Session.run(configuration: Self.configuration("alice"), reactor: reactor) { alice in
-                let address = await Self.address(of: bob)
-                await #expect(throws: SessionError.denied(peer: "grumpy", reason: .deniedByUser, detail: "")) {
-                    try await alice.connect(toAddress: address)
-                }
+        try await Self.withPair(bob: Self.configuration("grumpy", policy: .none)) { bob, alice in
+            let address = await Self.address(of: bob)
+            await #expect(throws: SessionError.denied(peer: "grumpy", reason: .deniedByUser, detail: "")) {
+                try await alice.connect(toAddress: address)
             }
         }
     }
@@ -109,45 +116,37 @@ final class EventReader: @unchecked Sendable {
     }
 
     @Test func unreliableMessagesHaveALimitAndArrive() async throws {
-        let reactor = try Reactor()
-        defer { reactor.shutdown() }
-        try await Session.run(configuration: Self.configuration("bob"), reactor: reactor) { bob in
-            try await Session.run(configuration: Self.configuration("alice"), reactor: reactor) { alice in
-                let bobEvents = EventReader(bob)
-                let info = try await alice.connect(toAddress: await Self.address(of: bob))
-                await #expect(throws: SessionError.datagramTooLarge(size: 1201, limit: 1200)) {
-                    try await alice.send(Array(repeating: 1, count: 1201), to: [info.peerID], mode: .unreliable)
-                }
-                // Datagrams may be lost; a few are sent so that one arrives.
-                for _ in 0..<5 {
-                    try await alice.send(Array(repeating: 2, count: 1200), to: [info.peerID], mode: .unreliable)
-                }
-                let (bytes, mode) = try await bobEvents.nextData()
-                #expect(bytes == Array(repeating: 2, count: 1200) && mode == .unreliable)
+        try await Self.withPair(bob: Self.configuration("bob")) { bob, alice in
+            let bobEvents = EventReader(bob)
+            let info = try await alice.connect(toAddress: await Self.address(of: bob))
+            await #expect(throws: SessionError.datagramTooLarge(size: 1201, limit: 1200)) {
+                try await alice.send(Array(repeating: 1, count: 1201), to: [info.peerID], mode: .unreliable)
             }
+            // Datagrams may be lost; a few are sent so that one arrives.
+            for _ in 0..<5 {
+                try await alice.send(Array(repeating: 2, count: 1200), to: [info.peerID], mode: .unreliable)
+            }
+            let (bytes, mode) = try await bobEvents.nextData()
+            #expect(bytes == Array(repeating: 2, count: 1200) && mode == .unreliable)
         }
     }
 
     @Test func disconnectIsReportedWithTheGoodbye() async throws {
-        let reactor = try Reactor()
-        defer { reactor.shutdown() }
-        try await Session.run(configuration: Self.configuration("bob"), reactor: reactor) { bob in
-            try await Session.run(configuration: Self.configuration("alice"), reactor: reactor) { alice in
-                let bobEvents = EventReader(bob)
-                let info = try await alice.connect(toAddress: await Self.address(of: bob))
-                _ = try await bobEvents.next {
-                    if case .peerStateChanged(_, .connected, _) = $0 { true } else { false }
-                }
-                await alice.disconnect(info.peerID)
-                let event = try await bobEvents.next {
-                    if case .peerStateChanged(_, .disconnected, _) = $0 { true } else { false }
-                }
-                guard case .peerStateChanged(let peer, _, let reason) = event else { return }
-                #expect(peer.displayName == "alice")
-                #expect(reason?.description.contains("goodbye") == true)
-                await #expect(throws: SessionError.notConnected("bob")) {
-                    try await alice.send([1], to: [info.peerID])
-                }
+        try await Self.withPair(bob: Self.configuration("bob")) { bob, alice in
+            let bobEvents = EventReader(bob)
+            let info = try await alice.connect(toAddress: await Self.address(of: bob))
+            _ = try await bobEvents.next {
+                if case .peerStateChanged(_, .connected, _) = $0 { true } else { false }
+            }
+            await alice.disconnect(info.peerID)
+            let event = try await bobEvents.next {
+                if case .peerStateChanged(_, .disconnected, _) = $0 { true } else { false }
+            }
+            guard case .peerStateChanged(let peer, _, let reason) = event else { return }
+            #expect(peer.displayName == "alice")
+            #expect(reason?.description.contains("goodbye") == true)
+            await #expect(throws: SessionError.notConnected("bob")) {
+                try await alice.send([1], to: [info.peerID])
             }
         }
     }
