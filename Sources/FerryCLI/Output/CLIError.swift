@@ -26,11 +26,6 @@ public struct CLIError: Error, LocalizedError, Sendable, Equatable, CustomString
         CLIError(message: message, exitCode: .failure)
     }
 
-    /// The command exists on the command line but is not implemented in this build.
-    public static let notImplemented = CLIError.failure(
-        "this command is not implemented yet in this build of ferry; see README.md for what works now"
-    )
-
     /// Whether the usage line is printed after the message.
     public var isUsageError: Bool {
         exitCode == .usage
