@@ -12,6 +12,7 @@ let package = Package(
         .executable(name: "ferry", targets: ["ferry"]),
         .executable(name: "ferry-bench", targets: ["ferry-bench"]),
         .library(name: "FerrySession", targets: ["FerrySession"]),
+        .library(name: "FerryTransfer", targets: ["FerryTransfer"]),
     ],
     targets: [
         // C libraries from Debian.
@@ -20,20 +21,34 @@ let package = Package(
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"])]
         ),
+        .systemLibrary(
+            name: "COpenSSL",
+            pkgConfig: "openssl",
+            providers: [.apt(["libssl-dev"])]
+        ),
+        .systemLibrary(
+            name: "CZstd",
+            pkgConfig: "libzstd",
+            providers: [.apt(["libzstd-dev"])]
+        ),
         // Linux-only headers and GNU calls that Glibc does not export to Swift.
         .target(name: "CFerryLinux"),
 
         // 1. Wire: pure codecs.
-        .target(name: "FerryWire", dependencies: ["CZlib"]),
+        .target(name: "FerryWire", dependencies: ["CZlib", "CZstd", "COpenSSL"]),
         // 2. State machines: pure, clock injected.
         .target(name: "FerryStateMachines", dependencies: ["FerryWire"]),
         // 3. Drivers: syscalls and the epoll reactor; the session.
         .target(name: "FerrySystem", dependencies: ["CFerryLinux"]),
         .target(name: "FerrySession", dependencies: ["FerryWire", "FerryStateMachines", "FerrySystem"]),
+        .target(
+            name: "FerryTransfer",
+            dependencies: ["FerryWire", "FerryStateMachines", "FerrySystem", "FerrySession"]),
         // 4. CLI.
-        .target(name: "FerryCLI", dependencies: ["FerrySession", "FerryStateMachines", "FerrySystem", "FerryWire"]),
+        .target(name: "FerryCLI", dependencies: ["FerryTransfer", "FerrySession", "FerryStateMachines", "FerrySystem", "FerryWire"]),
         .executableTarget(name: "ferry", dependencies: ["FerryCLI"]),
-        .executableTarget(name: "ferry-bench", dependencies: ["FerrySession", "FerrySystem", "FerryTestSupport"]),
+        .executableTarget(
+            name: "ferry-bench", dependencies: ["FerryTransfer", "FerrySession", "FerrySystem", "FerryTestSupport"]),
 
         // Test support: processes, network-namespace test bed, fault proxy.
         .target(name: "FerryTestSupport", dependencies: ["FerrySystem"]),
@@ -42,6 +57,7 @@ let package = Package(
         .testTarget(name: "FerryStateMachinesTests", dependencies: ["FerryStateMachines"]),
         .testTarget(name: "FerrySystemTests", dependencies: ["FerrySystem"]),
         .testTarget(name: "FerrySessionTests", dependencies: ["FerrySession", "FerryTestSupport"]),
+        .testTarget(name: "FerryTransferTests", dependencies: ["FerryTransfer", "FerryTestSupport"]),
         .testTarget(name: "FerryCLITests", dependencies: ["FerryCLI"]),
         .testTarget(name: "FerryIntegrationTests", dependencies: ["FerryTestSupport", "FerrySystem", "FerryWire"]),
     ]

@@ -82,7 +82,7 @@ extension Session {
     func localHello() -> Hello {
         Hello(
             peerID: localPeerID, deviceID: configuration.deviceID, mode: configuration.mode,
-            capabilities: [.zlib, .datagrams], listenPort: listenPort, datagramPort: datagramPort,
+            capabilities: configuration.transfersEnabled ? [.zlib, .zstd, .datagrams, .transfers] : [.zlib, .datagrams], listenPort: listenPort, datagramPort: datagramPort,
             sessionID: configuration.sessionID, displayName: configuration.displayName)
     }
 
@@ -157,6 +157,8 @@ extension Session {
                 if let peerID = link.peerID, let peer = peers[peerID] {
                     emit(.dataReceived(payload, from: peer.info, mode: .reliable))
                 }
+            case .transferFrameReceived(let frame):
+                transferFrameReceived(frame, on: id)
             case .close(let reason):
                 linkClosed(id, reason: reason)
             }
@@ -279,6 +281,7 @@ extension Session {
             peer.reportedState = .disconnected
             peers[peerID] = peer
             emit(.peerStateChanged(peer.info.with(state: .disconnected), .disconnected, reason: error))
+            transferSink.yield(.peerDisconnected(peerID, reason: error.description))
             reportState(of: peerID)
             if configuration.mode != .client, discoverySocket != nil, !isClosed { announce(query: false) }
         case .connecting(let pending) where pending == id || (pending == nil && !link.isAcceptor):

@@ -14,8 +14,12 @@ public actor Session {
     public nonisolated let localPeerID: PeerID
     /// Every event of the session, in order. Ends when the session closes.
     public nonisolated let events: AsyncStream<SessionEvent>
+    /// Frames of the transfer protocol and the end of links, for the transfer engine. Carries frames only when
+    /// `configuration.transfersEnabled`. Ends when the session closes.
+    public nonisolated let transferEvents: AsyncStream<TransferLinkEvent>
 
     let eventSink: AsyncStream<SessionEvent>.Continuation
+    let transferSink: AsyncStream<TransferLinkEvent>.Continuation
     let reactor: Reactor
     let clock = ContinuousClock()
     var listener: TCPListener?
@@ -48,6 +52,7 @@ public actor Session {
         self.reactor = reactor
         self.localPeerID = PeerID(rawValue: UInt64.random(in: 1...UInt64.max))
         (events, eventSink) = AsyncStream.makeStream(of: SessionEvent.self)
+        (transferEvents, transferSink) = AsyncStream.makeStream(of: TransferLinkEvent.self)
         self.sessionTag = Datagram.sessionTag(for: configuration.sessionID)
         self.discoveryCache = DiscoveryCache(
             configuration: .init(
@@ -147,6 +152,7 @@ public actor Session {
         closingStreams.removeAll()
         links.removeAll()
         eventSink.finish()
+        transferSink.finish()
     }
 
     // MARK: Server state (GameKit's `available`, Snap!'s matchmaking-server states)

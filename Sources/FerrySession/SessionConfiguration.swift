@@ -29,6 +29,9 @@ public struct SessionConfiguration: Sendable {
     public var announceInterval: Duration
     /// Unauthenticated links beyond this many are closed, oldest first.
     public var maxPendingLinks: Int
+    /// Whether a transfer engine runs on this session: the hello announces the `transfers` capability and
+    /// transfer frames reach `Session.transferEvents`; without it, a peer that sends one is cut off.
+    public var transfersEnabled: Bool
     /// Where protocol events are logged (links opened and closed with their reasons, evictions, rejected
     /// beacons); level 1 is the interesting events, level 2 adds every beacon. Nil logs nothing.
     public var log: (@Sendable (_ level: Int, _ message: String) -> Void)?
@@ -37,8 +40,9 @@ public struct SessionConfiguration: Sendable {
         sessionID: String = "ferry", displayName: String, mode: PeerMode = .peer, deviceID: DeviceID,
         listenPort: UInt16? = nil, interfaces: [String]? = nil, discoveryEnabled: Bool = true,
         acceptPolicy: AcceptPolicy = .ask, maxPeers: Int = 16, disconnectTimeout: Duration = .seconds(10),
-        announceInterval: Duration = .seconds(2), maxPendingLinks: Int = 64
+        announceInterval: Duration = .seconds(2), maxPendingLinks: Int = 64, transfersEnabled: Bool = false
     ) {
+        self.transfersEnabled = transfersEnabled
         self.sessionID = sessionID
         self.displayName = displayName
         self.mode = mode

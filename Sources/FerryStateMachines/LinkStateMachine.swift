@@ -65,6 +65,8 @@ public struct LinkStateMachine: Sendable {
         /// The connection is established; messages may flow.
         case connected
         case messageReceived([UInt8])
+        /// A frame of the transfer protocol arrived on the connected link.
+        case transferFrameReceived(Frame)
         /// Close the link. Always the last action; later events return nothing.
         case close(CloseReason)
     }
@@ -277,6 +279,8 @@ public struct LinkStateMachine: Sendable {
             actions.append(.connectionRequested)
         case (.connected, .message(let payload)):
             actions.append(.messageReceived(payload))
+        case (.connected, .transfer(let frame)):
+            actions.append(.transferFrameReceived(frame))
         case (.awaitingPreface, _), (.closed, _):
             return  // unreachable: frames are decoded only after the preface and while open
         case (let state, let message):
@@ -332,6 +336,7 @@ extension SessionMessage {
         case .message: "message"
         case .heartbeat: "heartbeat"
         case .goodbye: "goodbye"
+        case .transfer(let frame): "transfer frame \(frame.kind)"
         case .ignored(let kind): "frame \(kind)"
         }
     }

@@ -8,6 +8,7 @@
 /// | 0 | zlib compression |
 /// | 1 | zstd compression |
 /// | 2 | unreliable datagrams |
+/// | 3 | file transfers (frame kinds 0x0100-0x01FF) |
 public struct Capabilities: OptionSet, Hashable, Sendable, CustomStringConvertible {
     public let rawValue: UInt32
 
@@ -18,14 +19,17 @@ public struct Capabilities: OptionSet, Hashable, Sendable, CustomStringConvertib
     public static let zlib = Capabilities(rawValue: 1 << 0)
     public static let zstd = Capabilities(rawValue: 1 << 1)
     public static let datagrams = Capabilities(rawValue: 1 << 2)
+    /// The peer runs a transfer engine: it takes offers and the other transfer frames.
+    public static let transfers = Capabilities(rawValue: 1 << 3)
     /// Every capability this version defines.
-    public static let known: Capabilities = [.zlib, .zstd, .datagrams]
+    public static let known: Capabilities = [.zlib, .zstd, .datagrams, .transfers]
 
     public var description: String {
         var names: [String] = []
         if contains(.zlib) { names.append("zlib") }
         if contains(.zstd) { names.append("zstd") }
         if contains(.datagrams) { names.append("datagrams") }
+        if contains(.transfers) { names.append("transfers") }
         let unknown = rawValue & ~Self.known.rawValue
         if unknown != 0 { names.append("0x\(Hex.string(UInt64(unknown), width: 8))") }
         return "[" + names.joined(separator: ", ") + "]"

@@ -28,6 +28,9 @@ public struct FrameKind: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let heartbeat = FrameKind(0x0006)
     public static let goodbye = FrameKind(0x0007)
 
+    /// Kinds reserved for the transfer protocol (`TransferMessage`); the session passes them through whole.
+    public static let transferKinds: ClosedRange<UInt16> = 0x0100...0x01FF
+
     /// The kinds a 1.0 session understands.
     public static let sessionKinds: [FrameKind] = [
         .hello, .connectionRequest, .accept, .deny, .message, .heartbeat, .goodbye,

@@ -13,6 +13,7 @@
 /// | 0x0005 | message           | application bytes, 0...16 MiB |
 /// | 0x0006 | heartbeat         | see `Heartbeat` |
 /// | 0x0007 | goodbye           | see `Goodbye` |
+/// | 0x0100-0x01FF | transfer     | the whole frame, decoded by the transfer layer (`TransferMessage`) |
 public enum SessionMessage: Equatable, Sendable {
     case hello(Hello)
     case connectionRequest
@@ -21,6 +22,8 @@ public enum SessionMessage: Equatable, Sendable {
     case message([UInt8])
     case heartbeat(Heartbeat)
     case goodbye(Goodbye)
+    /// A frame of the transfer protocol (kinds 0x0100-0x01FF), passed whole to the transfer layer.
+    case transfer(Frame)
     /// An unknown ignorable kind, skipped.
     case ignored(FrameKind)
 
@@ -45,6 +48,8 @@ public enum SessionMessage: Equatable, Sendable {
             self = .heartbeat(try Heartbeat(payload: payload))
         case .goodbye:
             self = .goodbye(try Goodbye(payload: payload))
+        case let kind where FrameKind.transferKinds.contains(kind.rawValue):
+            self = .transfer(frame)
         default:
             guard frame.kind.isIgnorable else { throw .unknownCriticalFrame(kind: frame.kind.rawValue) }
             self = .ignored(frame.kind)
@@ -61,6 +66,7 @@ public enum SessionMessage: Equatable, Sendable {
         case .message: .message
         case .heartbeat: .heartbeat
         case .goodbye: .goodbye
+        case .transfer(let frame): frame.kind
         case .ignored(let kind): kind
         }
     }
@@ -75,6 +81,10 @@ public enum SessionMessage: Equatable, Sendable {
         case .message(let bytes):
             guard bytes.count <= Limits.maxMessageSize else {
                 throw .payloadTooLarge(length: bytes.count, limit: Limits.maxMessageSize)
+            }
+        case .transfer(let frame):
+            guard frame.payload.count <= Limits.maxFramePayload else {
+                throw .payloadTooLarge(length: frame.payload.count, limit: Limits.maxFramePayload)
             }
         case .connectionRequest, .accept, .heartbeat, .ignored:
             break
@@ -93,6 +103,8 @@ public enum SessionMessage: Equatable, Sendable {
         case .message(let bytes):
             precondition(bytes.count <= Limits.maxMessageSize, "message larger than Limits.maxMessageSize")
             return Frame(kind: .message, payload: bytes)
+        case .transfer(let frame):
+            return frame
         case .connectionRequest, .accept, .ignored:
             break
         }

@@ -1,0 +1,55 @@
+import FerryStateMachines
+import FerryWire
+
+/// What the session hands the transfer layer above it (`FerryTransfer`), on `Session.transferEvents`.
+///
+/// Why a stream of its own: the application reads `events`; the transfer engine must see its frames and the
+/// links it runs on going down without taking that stream from the application.
+public enum TransferLinkEvent: Sendable {
+    /// A frame of kind 0x0100-0x01FF arrived from a connected peer.
+    case frame(Frame, from: PeerID)
+    /// The peer's connected link ended: its transfers are over.
+    case peerDisconnected(PeerID, reason: String)
+}
+
+extension Session {
+    /// Sends one transfer frame to a connected peer that announced the `transfers` capability, as `blocks`
+    /// (header and payload may be separate arrays, so one payload can be shared by several peers without a
+    /// copy). Waits while the link's writer holds more than its high-water mark.
+    public func sendTransferFrame(_ blocks: [[UInt8]], to peerID: PeerID) async throws {
+        guard !isClosed else { throw SessionError.sessionClosed }
+        guard let peer = peers[peerID] else { throw SessionError.unknownPeer(peerID) }
+        guard let id = peer.connectedLink, var link = links[id] else {
+            throw SessionError.notConnected(peer.displayName)
+        }
+        link.machine.noteSent(now: clock.now)
+        links[id] = link
+        for block in blocks { link.writer.enqueue(block) }
+        if link.writer.queuedBytes >= link.writer.highWater { try await link.writer.waitForRoom() }
+    }
+
+    /// The capabilities a connected peer announced in its hello; nil when it is not connected.
+    public func capabilities(of peerID: PeerID) -> Capabilities? {
+        guard let id = peers[peerID]?.connectedLink, let hello = links[id]?.machine.peerHello else { return nil }
+        return hello.capabilities
+    }
+
+    /// Bytes queued for a connected peer and not yet handed to its socket (0 when not connected).
+    public func queuedBytes(for peerID: PeerID) -> Int {
+        guard let id = peers[peerID]?.connectedLink, let link = links[id] else { return 0 }
+        return link.writer.queuedBytes
+    }
+
+    /// A transfer frame arrived on a connected link: handed up, or a protocol error when nothing takes transfers
+    /// (a peer must not send them before seeing the capability).
+    func transferFrameReceived(_ frame: Frame, on id: LinkID) {
+        guard let peerID = links[id]?.peerID else { return }
+        guard configuration.transfersEnabled else {
+            update(id) { machine, now in
+                machine.disconnect(.protocolError, detail: "this peer does not take file transfers", now: now)
+            }
+            return
+        }
+        transferSink.yield(.frame(frame, from: peerID))
+    }
+}
