@@ -1,0 +1,174 @@
+import FerryWire
+
+/// The sending side of one transfer to one peer: which chunk goes next, the window of unacknowledged bytes,
+/// go-back-N after a corrupt chunk, and when the transfer is over.
+///
+/// Pure: the driver asks `nextStep()`, performs it (reads, compresses, sends) and reports back with `chunkSent` /
+/// `fileEndSent`; frames from the peer come in through `replyReceived`, `ackReceived` and `resultReceived`.
+/// Files go in offer order; a file whose last chunk was sent no longer holds back the next one, so many small files
+/// stream without a round trip each.
+public struct OutgoingTransferMachine: Sendable {
+    /// What the driver does next.
+    public enum Step: Equatable, Sendable {
+        case sendChunk(file: Int, offset: UInt64, length: Int)
+        case sendFileEnd(file: Int)
+        /// The window is full, or everything is sent and results are outstanding: wait for a frame.
+        case wait
+        case finished
+    }
+
+    /// What an acknowledgement did.
+    public enum AckOutcome: Equatable, Sendable {
+        /// The chunk is stored: `bytes` of the file are done.
+        case stored(file: Int, bytes: Int)
+        /// The chunk arrived corrupt: the file goes back to `offset` (already reflected in `nextStep`).
+        case resend(file: Int, offset: UInt64)
+    }
+
+    private struct FileState {
+        var size: UInt64
+        var accepted = false
+        var nextOffset: UInt64 = 0
+        var endSent = false
+        var result: FileStatus?
+    }
+
+    private struct InFlight {
+        var file: Int
+        var offset: UInt64
+        var length: Int
+    }
+
+    public enum Phase: Equatable, Sendable {
+        case awaitingReply
+        case sending
+        case finished
+    }
+
+    public private(set) var phase = Phase.awaitingReply
+    public let chunkSize: Int
+    public let window: Int
+    private var files: [FileState]
+    private var inFlight: [InFlight] = []
+    public private(set) var inFlightBytes = 0
+    /// Lowest file index that may still have something to send.
+    private var cursor = 0
+
+    public init(sizes: [UInt64], chunkSize: Int, window: Int) {
+        precondition(chunkSize > 0 && window >= chunkSize, "window must hold at least one chunk")
+        self.files = sizes.map { FileState(size: $0) }
+        self.chunkSize = chunkSize
+        self.window = window
+    }
+
+    public var fileCount: Int { files.count }
+    public func isAccepted(_ file: Int) -> Bool { files[file].accepted }
+    public func result(of file: Int) -> FileStatus? { files[file].result }
+
+    /// The receiver's answer. Returns false when it denied the whole offer (the machine is finished).
+    public mutating func replyReceived(_ reply: OfferReply) throws(TransferProtocolError) -> Bool {
+        guard phase == .awaitingReply else { throw TransferProtocolError("a second reply to the offer") }
+        guard reply.accepted else {
+            phase = .finished
+            return false
+        }
+        guard reply.files.count == files.count else {
+            throw TransferProtocolError("the reply answers \(reply.files.count) files of \(files.count)")
+        }
+        for (index, decision) in reply.files.enumerated() where decision.accepted {
+            let offset = decision.resumeOffset
+            guard offset <= files[index].size, offset % UInt64(chunkSize) == 0 || offset == files[index].size else {
+                throw TransferProtocolError("resume offset \(offset) of file \(index) is not a chunk boundary")
+            }
+            files[index].accepted = true
+            files[index].nextOffset = offset
+        }
+        phase = .sending
+        if files.allSatisfy({ !$0.accepted }) { phase = .finished }
+        return true
+    }
+
+    /// What to do next.
+    public mutating func nextStep() -> Step {
+        switch phase {
+        case .awaitingReply: return .wait
+        case .finished: return .finished
+        case .sending: break
+        }
+        while cursor < files.count, Self.isSent(files[cursor]) { cursor += 1 }
+        guard cursor < files.count else {
+            return files.allSatisfy { !$0.accepted || $0.result != nil } ? .finished : .wait
+        }
+        let file = files[cursor]
+        if file.nextOffset < file.size {
+            let length = Int(min(UInt64(chunkSize), file.size - file.nextOffset))
+            if inFlightBytes > 0, inFlightBytes + length > window { return .wait }
+            return .sendChunk(file: cursor, offset: file.nextOffset, length: length)
+        }
+        return .sendFileEnd(file: cursor)
+    }
+
+    /// Nothing is left to send for this file (skipped, failed, or all chunks and its end sent).
+    private static func isSent(_ file: FileState) -> Bool {
+        !file.accepted || file.result != nil || (file.nextOffset >= file.size && file.endSent)
+    }
+
+    public mutating func chunkSent(file: Int, offset: UInt64, length: Int) {
+        precondition(files[file].nextOffset == offset, "chunks must be sent in the order nextStep gives")
+        files[file].nextOffset = offset + UInt64(length)
+        inFlight.append(InFlight(file: file, offset: offset, length: length))
+        inFlightBytes += length
+    }
+
+    public mutating func fileEndSent(file: Int) {
+        files[file].endSent = true
+    }
+
+    public mutating func ackReceived(_ ack: ChunkAck) throws(TransferProtocolError) -> AckOutcome {
+        let file = Int(ack.fileIndex)
+        guard let position = inFlight.firstIndex(where: { $0.file == file && $0.offset == ack.offset }) else {
+            throw TransferProtocolError("an acknowledgement for a chunk not in flight (file \(file), offset \(ack.offset))")
+        }
+        switch ack.status {
+        case .stored:
+            let chunk = inFlight.remove(at: position)
+            inFlightBytes -= chunk.length
+            return .stored(file: file, bytes: chunk.length)
+        case .corrupt:
+            // Go back N: the receiver drops every later chunk of this file until this one comes again.
+            inFlight.removeAll { entry in
+                guard entry.file == file, entry.offset >= ack.offset else { return false }
+                inFlightBytes -= entry.length
+                return true
+            }
+            files[file].nextOffset = ack.offset
+            cursor = min(cursor, file)
+            return .resend(file: file, offset: ack.offset)
+        default:
+            throw TransferProtocolError("unknown chunk status \(ack.status.rawValue)")
+        }
+    }
+
+    /// The receiver's verdict on a file. Chunks of it still in flight no longer count against the window.
+    public mutating func resultReceived(_ result: FileResult) throws(TransferProtocolError) {
+        let file = Int(result.fileIndex)
+        guard file < files.count, files[file].accepted else {
+            throw TransferProtocolError("a result for file \(file), which is not part of the transfer")
+        }
+        guard files[file].result == nil else { throw TransferProtocolError("a second result for file \(file)") }
+        files[file].result = result.status
+        inFlight.removeAll { entry in
+            guard entry.file == file else { return false }
+            inFlightBytes -= entry.length
+            return true
+        }
+        if files.allSatisfy({ !$0.accepted || $0.result != nil }) { phase = .finished }
+    }
+
+    /// The transfer stopped (cancelled by either side, link lost).
+    public mutating func stop() {
+        phase = .finished
+        inFlight.removeAll()
+        inFlightBytes = 0
+    }
+}

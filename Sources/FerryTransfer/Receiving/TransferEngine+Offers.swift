@@ -1,0 +1,184 @@
+import FerrySession
+import FerryStateMachines
+import FerryWire
+
+extension TransferEngine {
+    /// Answers an offer waiting under `OfferPolicy.ask`. Unknown or already answered offers are ignored.
+    public func respond(to transferID: TransferID, from peerID: PeerID, accept: Bool) {
+        asks.removeValue(forKey: IncomingKey(peer: peerID, transferID: transferID))?.resume(returning: accept)
+    }
+
+    func offerReceived(_ offer: Offer, from peerID: PeerID) async {
+        let key = IncomingKey(peer: peerID, transferID: offer.transferID)
+        guard incoming[key] == nil else {
+            await violation(by: peerID, "transfer \(offer.transferID) offered twice")
+            return
+        }
+        guard let info = await session.peer(peerID) else { return }
+        guard receiveDirectory != nil, !isStopped else {
+            await deny(offer, to: peerID, .notAccepting, "this peer does not receive files")
+            return
+        }
+        var files: [IncomingFile] = []
+        var seen = Set<String>()
+        for (index, file) in offer.files.enumerated() {
+            switch NameValidator.components(of: file.path) {
+            case .failure(let error):
+                await deny(offer, to: peerID, .invalidOffer, "file \(index + 1): \(error)")
+                return
+            case .success(let components):
+                let joined = components.joined(separator: "/")
+                guard seen.insert(joined).inserted else {
+                    await deny(offer, to: peerID, .invalidOffer, "file \(index + 1): the name is offered twice")
+                    return
+                }
+                files.append(
+                    IncomingFile(
+                        components: components, size: file.size,
+                        key: ResumeKey.make(sender: info.deviceID, file: file, chunkSize: offer.chunkSize)))
+            }
+        }
+        let transfer = IncomingTransfer(
+            offer: offer, peer: info, phase: .asking, machine: nil, files: files,
+            meter: ProgressMeter(interval: configuration.progressInterval), started: clock.now)
+        switch configuration.offerPolicy {
+        case .none:
+            await deny(offer, to: peerID, .deniedByUser, "this peer accepts no files")
+        case .all:
+            incoming[key] = transfer
+            await acceptOffer(key)
+        case .ask:
+            incoming[key] = transfer
+            let deadline = clock.now + configuration.askTimeout
+            emit(
+                .offerReceived(
+                    IncomingOffer(
+                        transferID: offer.transferID, peer: info, files: offer.files,
+                        totalBytes: offer.files.reduce(0) { $0 + $1.size }, deadline: deadline)))
+            Task { await self.waitForAnswer(key, deadline: deadline) }
+        }
+    }
+
+    private func waitForAnswer(_ key: IncomingKey, deadline: ContinuousClock.Instant) async {
+        let timer = Task { [clock] in
+            try? await Task.sleep(until: deadline, clock: clock)
+            await self.answerTimedOut(key)
+        }
+        let accepted = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            guard incoming[key] != nil, !isStopped else {
+                continuation.resume(returning: false)
+                return
+            }
+            asks[key] = continuation
+        }
+        timer.cancel()
+        guard let transfer = incoming[key], transfer.phase == .asking else { return }
+        if accepted {
+            await acceptOffer(key)
+        } else {
+            incoming[key] = nil
+            let timedOut = clock.now >= deadline
+            await deny(
+                transfer.offer, to: key.peer, timedOut ? .noAnswer : .deniedByUser,
+                timedOut ? "nobody answered in time" : "")
+        }
+    }
+
+    private func answerTimedOut(_ key: IncomingKey) {
+        asks.removeValue(forKey: key)?.resume(returning: false)
+    }
+
+    func deny(_ offer: Offer, to peerID: PeerID, _ reason: OfferDenyReason, _ detail: String) async {
+        log(1, "denied transfer \(offer.transferID) from \(peerID): \(reason) \(detail)")
+        if let info = await session.peer(peerID) {
+            emit(.denied(transferID: offer.transferID, peer: info, direction: .receiving,
+                         reason: detail.isEmpty ? "\(reason)" : "\(reason): \(detail)"))
+        }
+        let reply = OfferReply(
+            transferID: offer.transferID, accepted: false, reason: reason, detail: Self.detail(detail), codecs: [],
+            files: [])
+        await send(.offerReply(reply), to: peerID)
+    }
+
+    /// Accepts every file of an offer, resuming from staged data where there is some, if the space is there.
+    func acceptOffer(_ key: IncomingKey) async {
+        guard var transfer = incoming[key], let directory = receiveDirectory else { return }
+        let chunk = UInt64(transfer.offer.chunkSize)
+        var needed: UInt64 = 0
+        for index in transfer.files.indices {
+            let size = transfer.files[index].size
+            let staged = directory.stagedLength(key: transfer.files[index].key) ?? 0
+            let resume = staged >= size ? (staged == size ? size : 0) : staged / chunk * chunk
+            transfer.files[index].accepted = true
+            transfer.files[index].resumeOffset = resume
+            needed += size - resume
+        }
+        if let available = directory.availableBytes(), needed > available {
+            incoming[key] = nil
+            await deny(
+                transfer.offer, to: key.peer, .insufficientSpace,
+                "the files need \(needed) bytes and \(directory.path) has \(available) free")
+            return
+        }
+        for index in transfer.files.indices where transfer.files[index].resumeOffset > 0 {
+            do {
+                transfer.files[index].hasher = try hashStagedPrefix(
+                    key: transfer.files[index].key, length: transfer.files[index].resumeOffset, directory: directory)
+                transfer.resumedBytes += transfer.files[index].resumeOffset
+            } catch {
+                directory.removeStaged(key: transfer.files[index].key)
+                transfer.files[index].resumeOffset = 0
+            }
+        }
+        for index in transfer.files.indices where transfer.files[index].hasher == nil {
+            transfer.files[index].hasher = SHA256Hasher()
+        }
+        transfer.codecs = transfer.offer.codecs.intersection(Self.localCodecs)
+        transfer.phase = .receiving
+        transfer.machine = IncomingTransferMachine(
+            sizes: transfer.files.map(\.size), accepted: transfer.files.map(\.accepted),
+            resumeOffsets: transfer.files.map(\.resumeOffset), chunkSize: Int(transfer.offer.chunkSize))
+        transfer.started = clock.now
+        incoming[key] = transfer
+        log(1, "accepted transfer \(key.transferID) from \(transfer.peer.displayName): \(transfer.files.count) files")
+        let reply = OfferReply(
+            transferID: key.transferID, accepted: true, reason: OfferDenyReason(rawValue: 0), detail: "",
+            codecs: transfer.codecs,
+            files: transfer.files.map { FileDecision(accepted: $0.accepted, resumeOffset: $0.resumeOffset) })
+        emit(
+            .started(
+                transferID: key.transferID, peer: transfer.peer, direction: .receiving, files: transfer.offer.files,
+                accepted: transfer.files.map(\.accepted), resumeOffsets: transfer.files.map(\.resumeOffset)))
+        await send(.offerReply(reply), to: key.peer)
+    }
+
+    /// Hashes the bytes already staged for a file, so the final digest covers the whole file.
+    private func hashStagedPrefix(key: String, length: UInt64, directory: ReceiveDirectory) throws -> SHA256Hasher {
+        let (file, existing) = try directory.stagedFile(key: key)
+        defer { file.close() }
+        guard existing >= length else { throw TransferError.receiveDirectory("staged data shrank") }
+        let hasher = SHA256Hasher()
+        var offset: UInt64 = 0
+        while offset < length {
+            let count = Int(min(UInt64(1 << 20), length - offset))
+            let bytes = try file.read(count: count, at: offset)
+            guard bytes.count == count else { throw TransferError.receiveDirectory("staged data shrank") }
+            bytes.withUnsafeBytes { hasher.update($0) }
+            offset += UInt64(count)
+        }
+        return hasher
+    }
+
+    /// A detail string for the wire: at most `Limits.maxDetailLength` UTF-8 bytes, cut at a character.
+    static func detail(_ text: String) -> String {
+        var result = ""
+        var length = 0
+        for character in text {
+            let size = character.utf8.count
+            guard length + size <= Limits.maxDetailLength else { break }
+            result.append(character)
+            length += size
+        }
+        return result
+    }
+}

@@ -1,0 +1,317 @@
+import FerrySession
+import FerryStateMachines
+import FerrySystem
+import FerryWire
+
+extension TransferEngine {
+    /// Publish a batch once this many verified files wait (or this many bytes), or when nothing else is coming.
+    static let publishBatchFiles = 64
+    static let publishBatchBytes: UInt64 = 64 << 20
+
+    func chunkReceived(_ chunk: Chunk, from peerID: PeerID) async {
+        let key = IncomingKey(peer: peerID, transferID: chunk.transferID)
+        guard var transfer = incoming[key], transfer.phase == .receiving, var machine = transfer.machine else {
+            // Consent before bytes: data for an offer not (yet) accepted is never written or decompressed.
+            await violation(by: peerID, "a chunk for a transfer that was not accepted")
+            return
+        }
+        let file = Int(chunk.fileIndex)
+        let verdict: IncomingTransferMachine.ChunkVerdict
+        do {
+            verdict = try machine.chunkArrived(file: file, offset: chunk.offset, rawLength: Int(chunk.rawLength))
+        } catch {
+            await violation(by: peerID, error.description)
+            return
+        }
+        transfer.machine = machine
+        incoming[key] = transfer
+        guard verdict == .process else { return }
+        let raw: ArraySlice<UInt8>
+        var corrupt = false
+        switch chunk.codec {
+        case .none:
+            raw = chunk.data
+        case .zlib where transfer.codecs.contains(.zlib), .zstd where transfer.codecs.contains(.zstd):
+            do {
+                raw = try ChunkInflater.inflate(
+                    chunk.data, algorithm: chunk.codec == .zstd ? .zstd : .zlib, rawLength: Int(chunk.rawLength)
+                )[...]
+            } catch {
+                raw = []
+                corrupt = true
+            }
+        default:
+            await violation(by: peerID, "a chunk in codec \(chunk.codec), which was not agreed")
+            return
+        }
+        if !corrupt {
+            corrupt = raw.withUnsafeBytes { CRC32.update(0, $0) } != chunk.crc32
+        }
+        if corrupt {
+            log(1, "corrupt chunk from \(transfer.peer.displayName): file \(file), offset \(chunk.offset)")
+            await perform(machine.chunkCorrupt(file: file), key)
+            incoming[key]?.machine = machine
+            return
+        }
+        do {
+            try store(raw, file: file, at: chunk.offset, key)
+        } catch let error as SystemError {
+            await writeFailed(error, file: file, key)
+            return
+        } catch {
+            return
+        }
+        guard var transfer = incoming[key], var machine = transfer.machine else { return }
+        let actions = machine.chunkStored(file: file, rawLength: raw.count)
+        transfer.machine = machine
+        transfer.bytesDone += UInt64(raw.count)
+        transfer.wireBytes += UInt64(chunk.data.count)
+        transfer.files[file].stored += UInt64(raw.count)
+        transfer.currentFile = file
+        incoming[key] = transfer
+        reportIncomingProgress(key)
+        await perform(actions, key)
+    }
+
+    /// Writes verified bytes to the file's staged copy (opened on first use) and hashes them.
+    private func store(_ raw: ArraySlice<UInt8>, file: Int, at offset: UInt64, _ key: IncomingKey) throws {
+        guard let directory = receiveDirectory, var transfer = incoming[key] else { return }
+        var entry = transfer.files[file]
+        if entry.staged == nil {
+            let (handle, existing) = try directory.stagedFile(key: entry.key)
+            if existing != entry.resumeOffset { try handle.truncate(to: entry.resumeOffset) }
+            entry.staged = handle
+            transfer.files[file] = entry
+            incoming[key] = transfer
+        }
+        try entry.staged?.write(raw, at: offset)
+        raw.withUnsafeBytes { entry.hasher?.update($0) }
+    }
+
+    func fileEndReceived(_ end: FileEnd, from peerID: PeerID) async {
+        let key = IncomingKey(peer: peerID, transferID: end.transferID)
+        guard var transfer = incoming[key], transfer.phase == .receiving, var machine = transfer.machine else {
+            await violation(by: peerID, "the end of a file of a transfer that was not accepted")
+            return
+        }
+        do {
+            let actions = try machine.fileEndArrived(file: Int(end.fileIndex), digest: end.sha256)
+            transfer.machine = machine
+            incoming[key] = transfer
+            await perform(actions, key)
+        } catch {
+            await violation(by: peerID, error.description)
+        }
+    }
+
+    func perform(_ actions: [IncomingTransferMachine.Action], _ key: IncomingKey) async {
+        for action in actions {
+            switch action {
+            case .acknowledge(let file, let offset, let status):
+                let ack = ChunkAck(transferID: key.transferID, fileIndex: UInt32(file), offset: offset, status: status)
+                await send(.chunkAck(ack), to: key.peer)
+            case .verify(let file, let expected):
+                await verify(file, expected: expected, key)
+            case .fail(let file, let status, let detail):
+                await fileFailed(file, status: status, detail: detail, key, removeStaged: false)
+            }
+        }
+    }
+
+    private func verify(_ file: Int, expected: [UInt8], _ key: IncomingKey) async {
+        guard var transfer = incoming[key], let directory = receiveDirectory else { return }
+        if transfer.files[file].staged == nil {
+            // An empty file, or one whose every byte was staged before: open (or create) it now.
+            do {
+                let (handle, existing) = try directory.stagedFile(key: transfer.files[file].key)
+                if existing != transfer.files[file].size { try handle.truncate(to: transfer.files[file].size) }
+                transfer.files[file].staged = handle
+            } catch let error as SystemError {
+                incoming[key] = transfer
+                await writeFailed(error, file: file, key)
+                return
+            } catch {
+                return
+            }
+        }
+        let digest = transfer.files[file].hasher?.finalize() ?? []
+        transfer.files[file].hasher = nil
+        incoming[key] = transfer
+        guard digest == expected else {
+            await fileFailed(
+                file, status: .hashMismatch, detail: "the SHA-256 of the received data does not match the sender's",
+                key, removeStaged: true)
+            return
+        }
+        transfer.pending.append(file)
+        transfer.pendingBytes += transfer.files[file].size
+        incoming[key] = transfer
+        let outstanding = transfer.files.indices.filter {
+            transfer.files[$0].accepted && !transfer.files[$0].ended && !transfer.pending.contains($0)
+        }
+        if transfer.pending.count >= Self.publishBatchFiles || transfer.pendingBytes >= Self.publishBatchBytes
+            || outstanding.isEmpty
+        {
+            await publishPending(key)
+        }
+    }
+
+    /// Syncs and renames into place every verified file waiting, then reports each to the sender.
+    func publishPending(_ key: IncomingKey) async {
+        guard var transfer = incoming[key], let directory = receiveDirectory, !transfer.pending.isEmpty else { return }
+        let batch = transfer.pending
+        transfer.pending = []
+        transfer.pendingBytes = 0
+        incoming[key] = transfer
+        var syncError: SystemError?
+        do {
+            try directory.syncBeforePublish(batch.compactMap { transfer.files[$0].staged })
+        } catch {
+            syncError = error
+        }
+        for file in batch {
+            let entry = transfer.files[file]
+            let offered = transfer.offer.files[file]
+            if let syncError {
+                await fileFailed(file, status: .writeFailed, detail: "\(syncError)", key, removeStaged: false)
+                continue
+            }
+            do {
+                let name = try directory.publish(
+                    key: entry.key, components: entry.components, permissions: offered.permissions,
+                    modificationTime: (offered.modificationTime.seconds, offered.modificationTime.nanoseconds))
+                entry.staged?.close()
+                incoming[key]?.files[file].staged = nil
+                await fileSucceeded(file, publishedName: name, key)
+            } catch {
+                await fileFailed(file, status: .writeFailed, detail: "\(error)", key, removeStaged: false)
+            }
+        }
+    }
+
+    private func fileSucceeded(_ file: Int, publishedName: String, _ key: IncomingKey) async {
+        guard var transfer = incoming[key] else { return }
+        transfer.machine?.fileEnded(file)
+        transfer.files[file].ended = true
+        transfer.filesSucceeded += 1
+        incoming[key] = transfer
+        log(2, "published \(publishedName) from \(transfer.peer.displayName)")
+        emit(
+            .fileFinished(
+                FileOutcome(
+                    transferID: key.transferID, peer: transfer.peer, direction: .receiving, fileIndex: file,
+                    fileName: transfer.offer.files[file].path, size: transfer.files[file].size,
+                    publishedName: publishedName, failure: nil, resumedBytes: transfer.files[file].resumeOffset)))
+        let result = FileResult(
+            transferID: key.transferID, fileIndex: UInt32(file), status: .published, detail: Self.detail(publishedName))
+        await send(.fileResult(result), to: key.peer)
+        await finishIfDone(key)
+    }
+
+    func fileFailed(_ file: Int, status: FileStatus, detail: String, _ key: IncomingKey, removeStaged: Bool) async {
+        guard var transfer = incoming[key], !transfer.files[file].ended else { return }
+        transfer.machine?.fileEnded(file)
+        transfer.files[file].ended = true
+        transfer.files[file].staged?.close()
+        transfer.files[file].staged = nil
+        transfer.files[file].hasher = nil
+        transfer.filesFailed += 1
+        transfer.pending.removeAll { $0 == file }
+        incoming[key] = transfer
+        if removeStaged { receiveDirectory?.removeStaged(key: transfer.files[file].key) }
+        emit(
+            .fileFinished(
+                FileOutcome(
+                    transferID: key.transferID, peer: transfer.peer, direction: .receiving, fileIndex: file,
+                    fileName: transfer.offer.files[file].path, size: transfer.files[file].size, publishedName: nil,
+                    failure: "\(status): \(detail)", resumedBytes: transfer.files[file].resumeOffset)))
+        let result = FileResult(
+            transferID: key.transferID, fileIndex: UInt32(file), status: status, detail: Self.detail(detail))
+        await send(.fileResult(result), to: key.peer)
+        // The last outstanding file failing may leave verified files waiting for their batch.
+        let outstanding = transfer.files.indices.filter {
+            transfer.files[$0].accepted && !transfer.files[$0].ended && !transfer.pending.contains($0)
+        }
+        if outstanding.isEmpty { await publishPending(key) }
+        await finishIfDone(key)
+    }
+
+    /// A write to the staging area failed: a full disk ends the whole transfer (every later file would fail too),
+    /// anything else ends the file.
+    private func writeFailed(_ error: SystemError, file: Int, _ key: IncomingKey) async {
+        guard let transfer = incoming[key] else { return }
+        if error.isOutOfSpace {
+            let where_ = receiveDirectory?.path ?? "the receive directory"
+            receiveDirectory?.removeStaged(key: transfer.files[file].key)
+            await cancelIncoming(
+                key, reason: .diskFull, detail: "the disk holding \(where_) is full", tellPeer: true)
+        } else {
+            await fileFailed(file, status: .writeFailed, detail: "\(error)", key, removeStaged: false)
+        }
+    }
+
+    private func finishIfDone(_ key: IncomingKey) async {
+        guard let transfer = incoming[key], transfer.machine?.isFinished == true, transfer.pending.isEmpty else {
+            return
+        }
+        finishIncoming(key, failure: nil)
+    }
+
+    func finishIncoming(_ key: IncomingKey, failure: String?) {
+        guard let transfer = incoming.removeValue(forKey: key) else { return }
+        for entry in transfer.files { entry.staged?.close() }
+        let failedNow = transfer.files.filter { $0.accepted && !$0.ended }.count
+        let outcome = TransferOutcome(
+            transferID: key.transferID, peer: transfer.peer, direction: .receiving,
+            filesSucceeded: transfer.filesSucceeded, filesFailed: transfer.filesFailed + failedNow,
+            filesSkipped: transfer.files.filter { !$0.accepted }.count, bytes: transfer.bytesDone,
+            wireBytes: transfer.wireBytes, resumedBytes: transfer.resumedBytes, duration: clock.now - transfer.started,
+            failure: failure)
+        log(1, "transfer \(key.transferID) from \(transfer.peer.displayName) finished: \(failure ?? "ok")")
+        emit(.finished(outcome))
+    }
+
+    /// Ends an incoming transfer early. Verified files are still published; staged data stays for a resume.
+    func cancelIncoming(_ key: IncomingKey, reason: CancelReason?, detail: String, tellPeer: Bool) async {
+        guard let transfer = incoming[key] else { return }
+        if transfer.phase == .asking {
+            asks.removeValue(forKey: key)?.resume(returning: false)
+            incoming[key] = nil
+            if tellPeer, let reason {
+                await send(.cancel(TransferCancel(transferID: key.transferID, reason: reason, detail: "")), to: key.peer)
+            }
+            return
+        }
+        if tellPeer { await publishPending(key) } else { await publishPendingSilently(key) }
+        if tellPeer, let reason {
+            let cancel = TransferCancel(transferID: key.transferID, reason: reason, detail: Self.detail(detail))
+            await send(.cancel(cancel), to: key.peer)
+        }
+        let text = detail.isEmpty ? reason.map { "\($0)" } ?? "cancelled" : detail
+        finishIncoming(key, failure: text)
+    }
+
+    /// The link is gone: verified files are published all the same, without telling anyone.
+    private func publishPendingSilently(_ key: IncomingKey) async {
+        await publishPending(key)
+    }
+
+    func reportIncomingProgress(_ key: IncomingKey) {
+        guard var transfer = incoming[key] else { return }
+        let done = transfer.bytesDone + transfer.resumedBytes
+        let due = transfer.meter.record(bytes: done, now: clock.now)
+        incoming[key] = transfer
+        guard due else { return }
+        let file = transfer.currentFile
+        let total = transfer.totalBytes
+        emit(
+            .progress(
+                TransferProgress(
+                    transferID: key.transferID, peer: transfer.peer, direction: .receiving, fileIndex: file,
+                    fileName: transfer.offer.files[file].path,
+                    fileBytesDone: transfer.files[file].resumeOffset + transfer.files[file].stored,
+                    fileSize: transfer.files[file].size, bytesDone: done, totalBytes: total,
+                    filesDone: transfer.filesSucceeded + transfer.filesFailed, fileCount: transfer.acceptedCount,
+                    rate: transfer.meter.rate, secondsLeft: transfer.meter.secondsLeft(remaining: total - min(done, total)))))
+    }
+}

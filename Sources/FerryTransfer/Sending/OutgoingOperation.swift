@@ -1,0 +1,33 @@
+import FerrySession
+import FerryStateMachines
+import FerryWire
+
+/// One `send` call: the files, the shared chunk source, and one machine per peer.
+struct OutgoingOperation: Sendable {
+    var offer: Offer
+    var files: [PreparedFile]
+    var source: ChunkSource
+    var peers: [PeerID: OutgoingPeer]
+}
+
+/// The sending side of one transfer with one peer: its machine, the pump waiting for news, and its numbers.
+struct OutgoingPeer: Sendable {
+    var info: PeerInfo
+    var machine: OutgoingTransferMachine
+    var codecs: CodecSet = []
+    /// The pump, suspended until a frame from the peer (or the end) changes what it can do.
+    var waiter: CheckedContinuation<Void, Never>?
+    var failure: String?
+    var deniedReason: String?
+    var meter: ProgressMeter
+    var started: ContinuousClock.Instant
+    var bytesDone: UInt64 = 0
+    var resumedBytes: UInt64 = 0
+    var fileBytesDone: [UInt64]
+    var wireBytes: UInt64 = 0
+    var filesSucceeded = 0
+    var filesFailed = 0
+    /// The window or the socket held the pump back since the last chunk: the link is the bottleneck.
+    var linkBound = false
+    var currentFile = 0
+}

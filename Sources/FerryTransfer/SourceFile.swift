@@ -1,0 +1,73 @@
+import Foundation
+import FerryWire
+
+/// A local file to send and the name it has inside the transfer.
+public struct SourceFile: Sendable, Equatable {
+    /// Where it is on this machine.
+    public var path: String
+    /// Its relative path inside the transfer ("photo.jpg", or "album/2026/photo.jpg" for a directory sent whole).
+    public var name: String
+
+    public init(path: String, name: String) {
+        self.path = path
+        self.name = name
+    }
+
+    /// The files named on a command line: a file is sent under its base name; a directory is sent whole, each
+    /// regular file under "directory/relative/path" (symbolic links and special files inside it are skipped).
+    /// Throws when a path is missing or not a file or directory, when two files would get the same name, when
+    /// nothing is left to send, or when there are more than `Limits.maxOfferFiles` files.
+    public static func collect(_ paths: [String]) throws(TransferError) -> [SourceFile] {
+        var result: [SourceFile] = []
+        var names: [String: String] = [:]
+        func add(_ file: SourceFile) throws(TransferError) {
+            if let other = names[file.name] {
+                throw .duplicateName(file.name, first: other, second: file.path)
+            }
+            names[file.name] = file.path
+            result.append(file)
+        }
+        for path in paths {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+                throw .fileNotFound(path)
+            }
+            let base = URL(fileURLWithPath: path).standardizedFileURL.lastPathComponent
+            if isDirectory.boolValue {
+                for relative in try regularFiles(under: path) {
+                    try add(SourceFile(path: path + "/" + relative, name: base + "/" + relative))
+                }
+            } else {
+                guard FileManager.default.isReadableFile(atPath: path) else {
+                    throw .notReadable(path, reason: "permission denied")
+                }
+                try add(SourceFile(path: path, name: base))
+            }
+        }
+        guard !result.isEmpty else { throw .nothingToSend }
+        guard result.count <= Limits.maxOfferFiles else {
+            throw .tooManyFiles(result.count, limit: Limits.maxOfferFiles)
+        }
+        return result
+    }
+
+    /// Regular files under a directory, as sorted relative paths; symbolic links are not followed.
+    private static func regularFiles(under directory: String) throws(TransferError) -> [String] {
+        let root = URL(fileURLWithPath: directory)
+        guard
+            let enumerator = FileManager.default.enumerator(
+                at: root, includingPropertiesForKeys: [.isRegularFileKey, .isSymbolicLinkKey], options: [])
+        else { throw .notReadable(directory, reason: "cannot list the directory") }
+        let rootLength = root.standardizedFileURL.path.count + 1
+        var files: [String] = []
+        for case let url as URL in enumerator {
+            guard let values = try? url.resourceValues(forKeys: [.isRegularFileKey, .isSymbolicLinkKey]),
+                values.isRegularFile == true, values.isSymbolicLink != true
+            else { continue }
+            let full = url.standardizedFileURL.path
+            guard full.count > rootLength else { continue }
+            files.append(String(full.dropFirst(rootLength)))
+        }
+        return files.sorted()
+    }
+}

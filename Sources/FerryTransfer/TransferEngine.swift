@@ -1,0 +1,174 @@
+import FerrySession
+import FerryStateMachines
+import FerryWire
+
+/// Moves files between the peers of a `Session`: offers, chunks, flow control, verification, publication, resume
+/// and progress. One engine per session; it reads the session's `transferEvents` and reports on `events`.
+///
+/// Create one with `TransferEngine.run(session:configuration:) { engine in ... }` on a session whose configuration
+/// has `transfersEnabled`. Sending is `send(_:to:)` (one peer, or several for a broadcast); receiving happens by
+/// itself into `configuration.receiveDirectory`, offers answered by `configuration.offerPolicy`.
+/// All state lives in this actor; each peer of a send has a pump task that asks it what to send next.
+public actor TransferEngine {
+    public nonisolated let events: AsyncStream<TransferEvent>
+    public nonisolated let configuration: TransferConfiguration
+    let eventSink: AsyncStream<TransferEvent>.Continuation
+    let session: Session
+    let receiveDirectory: ReceiveDirectory?
+    let clock = ContinuousClock()
+    var operations: [TransferID: OutgoingOperation] = [:]
+    var incoming: [IncomingKey: IncomingTransfer] = [:]
+    var asks: [IncomingKey: CheckedContinuation<Bool, Never>] = [:]
+    var loop: Task<Void, Never>?
+    var isStopped = false
+
+    init(session: Session, configuration: TransferConfiguration) throws(TransferError) {
+        guard session.configuration.transfersEnabled else {
+            throw .receiveDirectory("the session was not created with transfersEnabled")
+        }
+        guard (Limits.minChunkSize...Limits.maxChunkSize).contains(configuration.chunkSize),
+            configuration.window >= configuration.chunkSize
+        else { throw .receiveDirectory("the chunk size must be 64 KiB to 4 MiB, and the window at least one chunk") }
+        self.session = session
+        self.configuration = configuration
+        (events, eventSink) = AsyncStream.makeStream(of: TransferEvent.self)
+        if let path = configuration.receiveDirectory {
+            do {
+                receiveDirectory = try ReceiveDirectory(path: path)
+            } catch {
+                throw .receiveDirectory("cannot receive into \(path): \(error)")
+            }
+        } else {
+            receiveDirectory = nil
+        }
+    }
+
+    /// Runs `body` with a started engine and stops it afterwards: transfers still running are cancelled (the peers
+    /// are told), files already verified are published, and `events` ends.
+    public static func run<T: Sendable>(
+        session: Session, configuration: TransferConfiguration, _ body: (TransferEngine) async throws -> T
+    ) async throws -> T {
+        let engine = try TransferEngine(session: session, configuration: configuration)
+        await engine.start()
+        do {
+            let result = try await body(engine)
+            await engine.stop(reason: .shuttingDown)
+            return result
+        } catch {
+            await engine.stop(reason: error is CancellationError ? .cancelledByUser : .shuttingDown)
+            throw error
+        }
+    }
+
+    func start() {
+        if let directory = receiveDirectory {
+            let removed = directory.removeStale(olderThan: configuration.staleAfter)
+            if removed > 0 { log(1, "removed \(removed) stale staged files from \(directory.path)") }
+        }
+        let stream = session.transferEvents
+        loop = Task { [weak self] in
+            for await event in stream {
+                guard let self else { return }
+                await self.handle(event)
+            }
+        }
+    }
+
+    /// Cancels every transfer still running, telling each peer why.
+    public func stop(reason: CancelReason) async {
+        guard !isStopped else { return }
+        isStopped = true
+        for id in Array(operations.keys) {
+            await cancelOperation(id, reason: reason, detail: "")
+        }
+        for key in Array(incoming.keys) {
+            await cancelIncoming(key, reason: reason, detail: "", tellPeer: true)
+        }
+        for ask in asks.values { ask.resume(returning: false) }
+        asks.removeAll()
+        loop?.cancel()
+        eventSink.finish()
+    }
+
+    func handle(_ event: TransferLinkEvent) async {
+        switch event {
+        case .frame(let frame, let peerID):
+            let message: TransferMessage
+            do {
+                message = try TransferMessage(frame: frame)
+            } catch {
+                await violation(by: peerID, "\(error)")
+                return
+            }
+            switch message {
+            case .offer(let offer): await offerReceived(offer, from: peerID)
+            case .offerReply(let reply): await replyReceived(reply, from: peerID)
+            case .chunkAck(let ack): await ackReceived(ack, from: peerID)
+            case .fileResult(let result): await resultReceived(result, from: peerID)
+            case .chunk(let chunk): await chunkReceived(chunk, from: peerID)
+            case .fileEnd(let end): await fileEndReceived(end, from: peerID)
+            case .cancel(let cancel): await cancelReceived(cancel, from: peerID)
+            }
+        case .peerDisconnected(let peerID, let reason):
+            await peerLost(peerID, reason: reason)
+        }
+    }
+
+    /// A peer broke the protocol: its transfers end and its link is closed.
+    func violation(by peerID: PeerID, _ detail: String) async {
+        log(1, "peer \(peerID) broke the transfer protocol: \(detail)")
+        for id in Array(operations.keys) where operations[id]?.peers[peerID] != nil {
+            await failPeer(id, peerID, "it broke the transfer protocol (\(detail))", cancel: .protocolError)
+        }
+        for key in Array(incoming.keys) where key.peer == peerID {
+            await cancelIncoming(key, reason: .protocolError, detail: detail, tellPeer: true)
+        }
+        await session.disconnect(peerID)
+    }
+
+    func peerLost(_ peerID: PeerID, reason: String) async {
+        for id in Array(operations.keys) where operations[id]?.peers[peerID] != nil {
+            await failPeer(id, peerID, "the link was lost (\(reason))", cancel: nil)
+        }
+        for key in Array(incoming.keys) where key.peer == peerID {
+            await cancelIncoming(key, reason: nil, detail: "the link was lost (\(reason))", tellPeer: false)
+        }
+    }
+
+    func cancelReceived(_ cancel: TransferCancel, from peerID: PeerID) async {
+        let text = cancel.detail.isEmpty ? "\(cancel.reason)" : "\(cancel.reason): \(cancel.detail)"
+        if operations[cancel.transferID]?.peers[peerID] != nil {
+            await failPeer(cancel.transferID, peerID, "the receiver cancelled (\(text))", cancel: nil)
+        }
+        let key = IncomingKey(peer: peerID, transferID: cancel.transferID)
+        if incoming[key] != nil {
+            await cancelIncoming(key, reason: nil, detail: "the sender cancelled (\(text))", tellPeer: false)
+        }
+    }
+
+    /// Sends one transfer frame; false when the peer is gone (its transfers end through `peerLost`).
+    @discardableResult
+    func send(_ message: TransferMessage, to peerID: PeerID) async -> Bool {
+        do {
+            try await session.sendTransferFrame([message.frame.encoded()], to: peerID)
+            return true
+        } catch {
+            log(2, "could not send \(message.frame.kind) to \(peerID): \(error)")
+            return false
+        }
+    }
+
+    func emit(_ event: TransferEvent) {
+        eventSink.yield(event)
+    }
+
+    func log(_ level: Int, _ message: String) {
+        configuration.log?(level, message)
+    }
+}
+
+/// One incoming transfer: the sending peer and the transfer ID it chose (IDs are only unique per sender).
+struct IncomingKey: Hashable, Sendable {
+    var peer: PeerID
+    var transferID: TransferID
+}

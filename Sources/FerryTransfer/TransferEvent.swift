@@ -1,0 +1,93 @@
+import FerrySession
+import FerryWire
+
+/// Which way a transfer goes, seen from this engine.
+public enum TransferDirection: String, Sendable {
+    case sending
+    case receiving
+}
+
+/// An offer waiting for the application's answer (`OfferPolicy.ask`).
+public struct IncomingOffer: Sendable {
+    public var transferID: TransferID
+    public var peer: PeerInfo
+    public var files: [OfferedFile]
+    public var totalBytes: UInt64
+    /// When it is denied unless answered.
+    public var deadline: ContinuousClock.Instant
+}
+
+/// Where one transfer with one peer stands.
+public struct TransferProgress: Sendable, Equatable {
+    public var transferID: TransferID
+    public var peer: PeerInfo
+    public var direction: TransferDirection
+    /// The file being moved now (index into the offer) and its name in the transfer.
+    public var fileIndex: Int
+    public var fileName: String
+    public var fileBytesDone: UInt64
+    public var fileSize: UInt64
+    /// All accepted files of the transfer.
+    public var bytesDone: UInt64
+    public var totalBytes: UInt64
+    public var filesDone: Int
+    public var fileCount: Int
+    /// Bytes per second over the last few seconds; 0 until known.
+    public var rate: Double
+    /// Seconds left at `rate`; nil until known.
+    public var secondsLeft: Double?
+}
+
+/// How one file of a transfer ended.
+public struct FileOutcome: Sendable, Equatable {
+    public var transferID: TransferID
+    public var peer: PeerInfo
+    public var direction: TransferDirection
+    public var fileIndex: Int
+    public var fileName: String
+    public var size: UInt64
+    /// The name it was published under (receiver's view, relative to its directory); nil when it failed.
+    public var publishedName: String?
+    /// Nil on success; otherwise what went wrong, for a person.
+    public var failure: String?
+    /// Bytes of this file that were already there from an interrupted transfer.
+    public var resumedBytes: UInt64
+}
+
+/// How a whole transfer with one peer ended.
+public struct TransferOutcome: Sendable, Equatable {
+    public var transferID: TransferID
+    public var peer: PeerInfo
+    public var direction: TransferDirection
+    public var filesSucceeded: Int
+    public var filesFailed: Int
+    /// Files the receiver chose not to take.
+    public var filesSkipped: Int
+    /// File bytes moved in this run (resumed bytes not counted).
+    public var bytes: UInt64
+    /// Chunk data bytes on the wire (after compression).
+    public var wireBytes: UInt64
+    public var resumedBytes: UInt64
+    public var duration: Duration
+    /// Nil when the transfer ran to its end (individual files may still have failed); else why it stopped.
+    public var failure: String?
+
+    /// Every offered file was published.
+    public var isSuccess: Bool { failure == nil && filesFailed == 0 && filesSkipped == 0 }
+    /// File bytes over wire bytes (1 when nothing was compressed).
+    public var compressionRatio: Double { wireBytes == 0 ? 1 : Double(bytes) / Double(wireBytes) }
+}
+
+/// Everything a transfer engine reports, in order, on its `events` stream.
+public enum TransferEvent: Sendable {
+    /// Under `OfferPolicy.ask`: answer with `TransferEngine.respond(to:from:accept:)`.
+    case offerReceived(IncomingOffer)
+    /// The offer was accepted (by the peer when sending, by this side when receiving); chunks flow.
+    case started(transferID: TransferID, peer: PeerInfo, direction: TransferDirection, files: [OfferedFile],
+                 accepted: [Bool], resumeOffsets: [UInt64])
+    /// The offer was denied (by the peer when sending, by this side when receiving).
+    case denied(transferID: TransferID, peer: PeerInfo, direction: TransferDirection, reason: String)
+    case progress(TransferProgress)
+    case fileFinished(FileOutcome)
+    case finished(TransferOutcome)
+}
