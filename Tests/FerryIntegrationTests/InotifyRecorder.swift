@@ -1,0 +1,64 @@
+import Foundation
+import Glibc
+
+/// Records every inotify event of one directory on a thread of its own, with each new name's size at the moment
+/// the event was read: what a program watching the receive directory would see.
+final class InotifyRecorder: @unchecked Sendable {
+    // @unchecked: `events` is only touched under `lock`; the descriptor is owned by the thread until it ends.
+    struct Event: Sendable, CustomStringConvertible {
+        var mask: UInt32
+        var name: String
+        var sizeWhenSeen: Int?
+        var description: String { "\(name) mask=0x\(String(mask, radix: 16)) size=\(sizeWhenSeen.map(String.init) ?? "-")" }
+    }
+
+    private let lock = NSLock()
+    private var recorded: [Event] = []
+    private let descriptor: Int32
+    private let directory: String
+    private let finished = DispatchSemaphore(value: 0)
+    static let stopName = ".stop-recording"
+
+    init(directory: String) throws {
+        self.directory = directory
+        descriptor = inotify_init1(Int32(IN_CLOEXEC))
+        guard descriptor >= 0 else { throw POSIXError(.EIO) }
+        let mask = UInt32(IN_CREATE | IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE)
+        guard inotify_add_watch(descriptor, directory, mask) >= 0 else {
+            close(descriptor)
+            throw POSIXError(.EIO)
+        }
+        let thread = Thread { [self] in run() }
+        thread.start()
+    }
+
+    private func run() {
+        var buffer = [UInt8](repeating: 0, count: 64 << 10)
+        loop: while true {
+            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count <= 0 { break }
+            var offset = 0
+            while offset + 16 <= count {
+                let mask = buffer.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self) }
+                let length = Int(buffer.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self) })
+                let nameBytes = buffer[(offset + 16)..<min(offset + 16 + length, count)].prefix { $0 != 0 }
+                let name = String(decoding: nameBytes, as: UTF8.self)
+                offset += 16 + length
+                if name == Self.stopName { break loop }
+                var info = stat()
+                let size = stat(directory + "/" + name, &info) == 0 ? Int(info.st_size) : nil
+                lock.withLock { recorded.append(Event(mask: mask, name: name, sizeWhenSeen: size)) }
+            }
+        }
+        close(descriptor)
+        finished.signal()
+    }
+
+    /// Stops recording (by creating the stop file) and returns every event seen.
+    func stop() -> [Event] {
+        FileManager.default.createFile(atPath: directory + "/" + Self.stopName, contents: nil)
+        _ = finished.wait(timeout: .now() + 30)
+        try? FileManager.default.removeItem(atPath: directory + "/" + Self.stopName)
+        return lock.withLock { recorded }
+    }
+}
