@@ -19,6 +19,8 @@ public enum TestSupportError: Error, CustomStringConvertible, Sendable {
     case commandFailed(command: String, status: Int32, stdout: String, stderr: String)
     /// Network namespaces are not usable here but FERRY_REQUIRE_NETNS=1 demands them.
     case networkNamespacesUnavailable(reason: String)
+    /// tmpfs mounts are not usable here but FERRY_REQUIRE_NETNS=1 demands them.
+    case tmpfsUnavailable(reason: String)
 
     public var description: String {
         switch self {
@@ -37,6 +39,8 @@ public enum TestSupportError: Error, CustomStringConvertible, Sendable {
             return "`\(command)` exited with status \(status)\nstdout: \(stdout)\nstderr: \(stderr)"
         case .networkNamespacesUnavailable(let reason):
             return "FERRY_REQUIRE_NETNS=1 but network namespaces are unavailable: \(reason)"
+        case .tmpfsUnavailable(let reason):
+            return "FERRY_REQUIRE_NETNS=1 but tmpfs mounts are unavailable: \(reason)"
         }
     }
 

@@ -15,6 +15,8 @@ public final class FerryProcess: Sendable, CustomStringConvertible {
     struct ExitState: Sendable {
         /// Exit code, or 128 + signal number; -1 when someone else reaped the child.
         var status: Int32?
+        /// What `wait4` reported when the child was reaped.
+        var usage: ResourceUsage?
     }
 
     /// The child's PID (with a namespace, `ip netns exec` execs, so this is the program's PID).
@@ -100,8 +102,10 @@ public final class FerryProcess: Sendable, CustomStringConvertible {
         }
         exit.withLock { state in
             var status: Int32 = 0
-            let result = waitpid(pid, &status, 0)
+            var usage = rusage()
+            let result = wait4(pid, &status, 0, &usage)
             state.status = result == pid ? decodeWaitStatus(status) : -1
+            state.usage = result == pid ? ResourceUsage(usage) : nil
         }
     }
 
@@ -118,6 +122,9 @@ public final class FerryProcess: Sendable, CustomStringConvertible {
 
     /// The exit status once the child has exited (128 + signal for signals).
     public var exitStatus: Int32? { exit.withLock { $0.status } }
+
+    /// CPU time and peak memory once the child has exited and been reaped; nil while it runs.
+    public var resourceUsage: ResourceUsage? { exit.withLock { $0.usage } }
 
     // MARK: stdin
 

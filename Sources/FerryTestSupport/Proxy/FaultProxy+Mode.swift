@@ -26,6 +26,16 @@ extension FaultProxy {
         case truncate(afterBytes: Int, direction: Direction = .both)
         /// Flip the lowest bit of every `every`-th byte (stream offsets every-1, 2*every-1, ...).
         case flipBits(every: Int, direction: Direction = .clientToServer)
+        /// Flip the lowest bit of the byte at each of these stream offsets (counted from 0 on every
+        /// connection's stream, on its own for each direction), so a test can damage one chunk's payload
+        /// rather than a header; offsets past the end of a stream and negative ones are ignored.
+        /// Written `.flipBits(atOffsets:direction:)` (a case cannot share `flipBits`'s name and still be matched).
+        case flipBitsAt(offsets: [Int], direction: Direction)
+
+        /// Flip the lowest bit of the byte at each given stream offset of each connection (see `flipBitsAt`).
+        public static func flipBits(atOffsets offsets: [Int], direction: Direction = .clientToServer) -> Mode {
+            .flipBitsAt(offsets: offsets, direction: direction)
+        }
         /// Read and discard; never answer. Connections accepted in this mode never reach the target.
         case blackHole
     }

@@ -130,7 +130,11 @@ final class ProxyCore: Sendable {
                     buffer[index] ^= 0x01
                     index += every
                 }
-            case .truncate, .flipBits:
+            case .flipBitsAt(let offsets, let faulted) where faulted.includes(direction):
+                for offset in offsets where offset >= forwarded && offset - forwarded < count {
+                    buffer[offset - forwarded] ^= 0x01
+                }
+            case .truncate, .flipBits, .flipBitsAt:
                 break
             }
             let chunk = UnsafeRawBufferPointer(rebasing: buffer[..<length])
