@@ -19,4 +19,19 @@ public enum Limits {
     public static let maxDatagramPayload = 1200
     /// Whole discovery beacon limit.
     public static let maxBeaconLength = 512
+
+    // Transfer protocol (docs/PROTOCOL.md section 11).
+
+    /// Offered file path length in UTF-8 bytes (at least 1).
+    public static let maxTransferPathLength = 4096
+    /// Smallest chunk size an offer may announce (64 KiB).
+    public static let minChunkSize = 65_536
+    /// Largest chunk size an offer may announce (4 MiB); also the largest `rawLength` of a chunk.
+    public static let maxChunkSize = 4_194_304
+    /// Chunk size ferry 1.0 offers (1 MiB).
+    public static let defaultChunkSize = 1_048_576
+    /// Files in one offer (at least 1).
+    public static let maxOfferFiles = 10_000
+    /// Media type length in bytes (may be 0 = unknown).
+    public static let maxMediaTypeLength = 127
 }

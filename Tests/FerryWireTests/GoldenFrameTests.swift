@@ -59,6 +59,38 @@ struct GoldenFrameTests {
         #expect(try Beacon(decoding: bytes[...]) == Samples.beacon)
     }
 
+    @Test(arguments: TransferSamples.frameCases)
+    func transferFrameDecodes(_ golden: TransferFrameCase) throws {
+        let bytes = try golden.bytes()
+        var decoder = FrameDecoder(maximumPayloadLength: Limits.maxFramePayload)
+        decoder.append(bytes)
+        let frame = try #require(try decoder.nextFrame())
+        #expect(try decoder.nextFrame() == nil)
+        #expect(frame.kind == golden.message.kind)
+        // The session passes the frame whole; the transfer layer decodes it.
+        #expect(try SessionMessage(frame: frame) == .transfer(frame))
+        #expect(try TransferMessage(frame: frame) == golden.message)
+        #expect(try TransferMessage(frame: frame).transferID == TransferSamples.transferID)
+    }
+
+    @Test(arguments: TransferSamples.frameCases)
+    func transferFrameEncodes(_ golden: TransferFrameCase) throws {
+        let bytes = try golden.bytes()
+        #expect(throws: Never.self) { try golden.message.validate() }
+        #expect(golden.message.encoded() == bytes)
+        #expect(golden.message.frame.encoded() == bytes)
+        #expect(SessionMessage.transfer(golden.message.frame).encoded() == bytes)
+    }
+
+    @Test func transferChunkFrameHeaderPlusDataIsTheFixture() throws {
+        let chunk = TransferSamples.chunk
+        let header = Chunk.frameHeader(
+            transferID: chunk.transferID, fileIndex: chunk.fileIndex, offset: chunk.offset, rawLength: chunk.rawLength,
+            codec: chunk.codec, crc32: chunk.crc32, dataLength: chunk.data.count)
+        #expect(header.count == Frame.headerLength + Chunk.headerLength)
+        #expect(header + chunk.data == (try Fixtures.bytes("transfer-chunk")))
+    }
+
     @Test func beaconQueryBothWays() throws {
         let bytes = try Fixtures.bytes("beacon-query")
         #expect(Samples.beaconQuery.encoded() == bytes)

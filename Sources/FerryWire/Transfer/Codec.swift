@@ -1,0 +1,30 @@
+/// How the data of one chunk is encoded (u8 on the wire).
+///
+/// An open set, so a chunk with a codec from a newer peer decodes and is carried; the transfer engine then
+/// rejects it because the codec was never negotiated (a sender only uses codecs of the receiver's reply).
+///
+/// | value | codec |
+/// | --- | --- |
+/// | 0 | none: the raw bytes |
+/// | 1 | zlib: raw deflate (RFC 1951), no zlib or gzip header |
+/// | 2 | zstd: one zstd frame (RFC 8878) |
+public struct Codec: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public var rawValue: UInt8
+
+    public init(rawValue: UInt8) {
+        self.rawValue = rawValue
+    }
+
+    public static let none = Codec(rawValue: 0)
+    public static let zlib = Codec(rawValue: 1)
+    public static let zstd = Codec(rawValue: 2)
+
+    public var description: String {
+        switch self {
+        case .none: "none"
+        case .zlib: "zlib"
+        case .zstd: "zstd"
+        default: "codec \(rawValue)"
+        }
+    }
+}

@@ -1,0 +1,42 @@
+/// The compression codecs a peer offers or accepts for a transfer (u8 bit set on the wire).
+///
+/// The sender lists what it can produce in its offer, the receiver what it will inflate in its reply; chunks
+/// then use only codecs of the reply (or none, which needs no negotiation). Unknown bits are kept in
+/// `rawValue` so a newer peer's set survives a round trip.
+///
+/// | bit | codec |
+/// | --- | --- |
+/// | 0 | zlib |
+/// | 1 | zstd |
+public struct CodecSet: OptionSet, Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: UInt8
+
+    public init(rawValue: UInt8) {
+        self.rawValue = rawValue
+    }
+
+    public static let zlib = CodecSet(rawValue: 1 << 0)
+    public static let zstd = CodecSet(rawValue: 1 << 1)
+    /// Every codec this version defines.
+    public static let known: CodecSet = [.zlib, .zstd]
+
+    /// True when a chunk may use `codec` under this set: `.none` always, zlib and zstd when their bit is set,
+    /// an unknown codec never.
+    public func contains(codec: Codec) -> Bool {
+        switch codec {
+        case .none: true
+        case .zlib: contains(.zlib)
+        case .zstd: contains(.zstd)
+        default: false
+        }
+    }
+
+    public var description: String {
+        var names: [String] = []
+        if contains(.zlib) { names.append("zlib") }
+        if contains(.zstd) { names.append("zstd") }
+        let unknown = rawValue & ~Self.known.rawValue
+        if unknown != 0 { names.append("0x\(Hex.string(UInt64(unknown), width: 2))") }
+        return "[" + names.joined(separator: ", ") + "]"
+    }
+}

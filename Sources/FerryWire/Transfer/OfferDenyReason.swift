@@ -1,0 +1,35 @@
+/// Why a receiver denied a whole offer (u8 on the wire, in `OfferReply`).
+///
+/// An open set, like `DenyReason`: a reason added by a newer peer is carried and shown as "unknown reason (N)"
+/// rather than rejected. An accepting reply sends 0, which carries no meaning.
+public struct OfferDenyReason: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public var rawValue: UInt8
+
+    public init(rawValue: UInt8) {
+        self.rawValue = rawValue
+    }
+
+    /// The value an accepting reply sends.
+    public static let unspecified = OfferDenyReason(rawValue: 0)
+    public static let deniedByUser = OfferDenyReason(rawValue: 1)
+    /// The receiver asked its user, and nobody answered in time.
+    public static let noAnswer = OfferDenyReason(rawValue: 2)
+    public static let notAccepting = OfferDenyReason(rawValue: 3)
+    public static let insufficientSpace = OfferDenyReason(rawValue: 4)
+    /// The offer broke a rule the wire format cannot check, e.g. a refused file name.
+    public static let invalidOffer = OfferDenyReason(rawValue: 5)
+    public static let busy = OfferDenyReason(rawValue: 6)
+
+    public var description: String {
+        switch self {
+        case .unspecified: "no reason"
+        case .deniedByUser: "denied by the user"
+        case .noAnswer: "nobody answered in time"
+        case .notAccepting: "not accepting files"
+        case .insufficientSpace: "not enough free disk space"
+        case .invalidOffer: "the offer was invalid"
+        case .busy: "the receiver is busy"
+        default: "unknown reason (\(rawValue))"
+        }
+    }
+}

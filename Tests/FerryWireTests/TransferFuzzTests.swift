@@ -1,0 +1,143 @@
+import Testing
+
+@testable import FerryWire
+
+/// Seeded random and mutated payloads into every transfer decoder: whatever the bytes, decoding returns a
+/// message or a `WireError` and never traps; whatever decodes is valid and re-encodes to itself.
+@Suite("Transfer fuzz")
+struct TransferFuzzTests {
+    static let iterations = 2000
+
+    /// Random bytes, or a golden payload with a few bytes changed, truncated or extended, or with a random
+    /// u32 written over a count or length field.
+    static func input(_ generator: inout SeededGenerator, golden: [[UInt8]]) -> [UInt8] {
+        var bytes = FuzzTests.input(&generator, golden: golden)
+        if bytes.count >= 30, Int.random(in: 0...3, using: &generator) == 0 {
+            let at = Int.random(in: 16...(bytes.count - 4), using: &generator)
+            let value = UInt32.random(in: 0...UInt32.max, using: &generator)
+            for index in 0..<4 {
+                bytes[at + index] = UInt8(truncatingIfNeeded: value >> UInt32(24 - 8 * index))
+            }
+        }
+        return bytes
+    }
+
+    @Test(arguments: FrameKind.transferMessageKinds)
+    func randomPayloadsNeverTrap(_ kind: FrameKind) throws {
+        let golden = try TransferSamples.frameCases.map { try $0.payload() }
+        var generator = SeededGenerator(seed: 0x7AA5_0000 + UInt64(kind.rawValue))
+        var decoded = 0
+        for _ in 0..<Self.iterations {
+            let frame = Frame(kind: kind, payload: Self.input(&generator, golden: golden))
+            do {
+                let message = try TransferMessage(frame: frame)
+                decoded += 1
+                #expect(message.kind == kind)
+                #expect(throws: Never.self) { try message.validate() }
+                #expect(try TransferMessage(frame: message.frame) == message)
+            } catch {
+                // Any WireError is an acceptable answer; the point is that nothing traps.
+                #expect(!error.description.isEmpty)
+            }
+        }
+        // The mutated fixtures keep some inputs valid, so the re-encoding path is exercised too.
+        #expect(decoded > 0)
+    }
+
+    @Test func randomValidMessagesRoundTrip() throws {
+        var generator = SeededGenerator(seed: 0x7AA5_FFFF)
+        for _ in 0..<Self.iterations {
+            let message = Self.randomMessage(&generator)
+            #expect(throws: Never.self) { try message.validate() }
+            var decoder = FrameDecoder(maximumPayloadLength: Limits.maxFramePayload)
+            decoder.append(message.encoded())
+            let frame = try #require(try decoder.nextFrame())
+            #expect(try TransferMessage(frame: frame) == message)
+        }
+    }
+
+    static func randomMessage(_ g: inout SeededGenerator) -> TransferMessage {
+        let id = TransferID.random(using: &g)
+        switch Int.random(in: 0...6, using: &g) {
+        case 0:
+            let files = (0..<Int.random(in: 1...5, using: &g)).map { _ in randomFile(&g) }
+            return .offer(
+                Offer(
+                    transferID: id, chunkSize: UInt32.random(in: 65_536...4_194_304, using: &g),
+                    codecs: CodecSet(rawValue: .random(in: 0...255, using: &g)), files: files))
+        case 1:
+            if Bool.random(using: &g) {
+                return .offerReply(
+                    .denying(
+                        id, reason: OfferDenyReason(rawValue: .random(in: 0...255, using: &g)),
+                        detail: randomText(&g, maxBytes: 255)))
+            }
+            let files = (0..<Int.random(in: 0...5, using: &g)).map { _ in
+                FileDecision(accepted: .random(using: &g), resumeOffset: .random(in: 0...UInt64.max, using: &g))
+            }
+            return .offerReply(
+                .accepting(
+                    id, codecs: CodecSet(rawValue: .random(in: 0...255, using: &g)),
+                    files: files, detail: randomText(&g, maxBytes: 255)))
+        case 2:
+            let rawLength = UInt32.random(in: 1...300, using: &g)
+            let codec = Codec(rawValue: .random(in: 0...3, using: &g))
+            let count = codec == .none ? Int(rawLength) : Int.random(in: 1...Int(rawLength), using: &g)
+            return .chunk(
+                Chunk(
+                    transferID: id, fileIndex: .random(in: 0...UInt32.max, using: &g),
+                    offset: .random(in: 0...UInt64.max, using: &g), rawLength: rawLength, codec: codec,
+                    crc32: .random(in: 0...UInt32.max, using: &g), data: g.bytes(count: count)[...]))
+        case 3:
+            return .chunkAck(
+                ChunkAck(
+                    transferID: id, fileIndex: .random(in: 0...UInt32.max, using: &g),
+                    offset: .random(in: 0...UInt64.max, using: &g),
+                    status: ChunkStatus(rawValue: .random(in: 0...255, using: &g))))
+        case 4:
+            return .fileEnd(
+                FileEnd(
+                    transferID: id, fileIndex: .random(in: 0...UInt32.max, using: &g),
+                    sha256: g.bytes(count: 32)))
+        case 5:
+            return .fileResult(
+                FileResult(
+                    transferID: id, fileIndex: .random(in: 0...UInt32.max, using: &g),
+                    status: FileStatus(rawValue: .random(in: 0...255, using: &g)), detail: randomText(&g, maxBytes: 255)
+                ))
+        default:
+            return .cancel(
+                TransferCancel(
+                    transferID: id, reason: CancelReason(rawValue: .random(in: 0...255, using: &g)),
+                    detail: randomText(&g, maxBytes: 255)))
+        }
+    }
+
+    static func randomFile(_ g: inout SeededGenerator) -> OfferedFile {
+        var path = randomText(&g, maxBytes: 300)
+        if path.isEmpty { path = "x" }
+        let mediaTypes = ["", "image/jpeg", "image/png", "application/octet-stream", "text/plain"]
+        return OfferedFile(
+            path: path, size: .random(in: 0...UInt64.max, using: &g),
+            permissions: .random(in: 0...UInt16.max, using: &g),
+            modificationTime: FileTime(
+                seconds: .random(in: Int64.min...Int64.max, using: &g),
+                nanoseconds: .random(in: 0...999_999_999, using: &g)),
+            mediaType: mediaTypes.randomElement(using: &g) ?? "",
+            pixelWidth: .random(in: 0...UInt32.max, using: &g), pixelHeight: .random(in: 0...UInt32.max, using: &g))
+    }
+
+    /// Text of 0 to `maxBytes` UTF-8 bytes mixing ASCII, 2-, 3- and 4-byte characters, NUL and "/".
+    static func randomText(_ g: inout SeededGenerator, maxBytes: Int) -> String {
+        let alphabet: [Unicode.Scalar] = ["a", "Z", "/", ".", " ", "\u{0}", "ë", "€", "🚢"]
+        var text = String.UnicodeScalarView()
+        var bytes = 0
+        for _ in 0..<Int.random(in: 0...40, using: &g) {
+            let scalar = alphabet.randomElement(using: &g) ?? "a"
+            guard bytes + String(scalar).utf8.count <= maxBytes else { break }
+            bytes += String(scalar).utf8.count
+            text.append(scalar)
+        }
+        return String(text)
+    }
+}

@@ -1,0 +1,186 @@
+import Testing
+
+@testable import FerryWire
+
+@Suite("Transfer messages")
+struct TransferMessageTests {
+    /// Every payload whose strict prefixes must all be malformed (the chunk's data has no length of its own: it is
+    /// covered by `chunkPrefixes`).
+    static let truncatable = TransferSamples.frameCases.filter { $0.name != "transfer-chunk" }
+
+    @Test(arguments: truncatable)
+    func everyStrictPrefixIsMalformed(_ golden: TransferFrameCase) throws {
+        let payload = try golden.payload()
+        let context = golden.message.kind.transferContext
+        for length in 0..<payload.count {
+            let frame = Frame(kind: golden.message.kind, payload: Array(payload[..<length]))
+            let error = #expect(throws: WireError.self, "prefix of \(length) bytes") {
+                try TransferMessage(frame: frame)
+            }
+            guard case .malformed(let what) = error else {
+                Issue.record("prefix of \(length) bytes: \(String(describing: error))")
+                continue
+            }
+            #expect(what.hasPrefix("\(context): truncated at "), "\(what)")
+        }
+    }
+
+    @Test func chunkPrefixes() throws {
+        let payload = try TransferSamples.frameCases.first { $0.name == "transfer-chunk" }!.payload()
+        for length in 0..<payload.count {
+            let frame = Frame(kind: .chunk, payload: Array(payload[..<length]))
+            if length <= Chunk.headerLength {
+                // Inside the header, or no data at all: malformed.
+                #expect(throws: WireError.self, "prefix of \(length) bytes") { try TransferMessage(frame: frame) }
+                continue
+            }
+            // Compressed data shorter than sent still fits 1...rawLength: the wire cannot tell, inflation and the
+            // CRC-32 do (the receiver answers corrupt).
+            var expected = TransferSamples.chunk
+            expected.data = payload[Chunk.headerLength..<length]
+            #expect(try TransferMessage(frame: frame) == .chunk(expected))
+        }
+        var stored = TransferSamples.chunk
+        stored.codec = .none
+        stored.data = TransferSamples.chunkRaw[...]
+        let storedPayload = TransferMessage.chunk(stored).frame.payload
+        for length in 0..<storedPayload.count {
+            #expect(throws: WireError.self) {
+                try TransferMessage(frame: Frame(kind: .chunk, payload: Array(storedPayload[..<length])))
+            }
+        }
+    }
+
+    @Test func truncationNamesTheField() {
+        let payload = TransferMessage.offer(TransferSamples.offer).frame.payload
+        #expect(throws: WireError.malformed("offer: truncated at transferID")) {
+            try TransferMessage(frame: Frame(kind: .offer, payload: Array(payload[..<10])))
+        }
+        #expect(throws: WireError.malformed("offer: truncated at mediaType")) {
+            try TransferMessage(frame: Frame(kind: .offer, payload: Array(payload[..<70])))
+        }
+        #expect(throws: WireError.malformed("fileEnd: truncated at sha256")) {
+            try TransferMessage(frame: Frame(kind: .fileEnd, payload: Array(repeating: 0, count: 40)))
+        }
+    }
+
+    @Test func trailingBytesAreIgnored() throws {
+        for golden in Self.truncatable {
+            let frame = Frame(kind: golden.message.kind, payload: try golden.payload() + [0xDE, 0xAD, 0xBE, 0xEF])
+            #expect(try TransferMessage(frame: frame) == golden.message, "\(golden.name)")
+        }
+    }
+
+    @Test(arguments: [UInt16(0x0107), 0x0142, 0x01FF, 0x0001, 0x0005, 0x8100])
+    func kindsOtherThanTheSevenAreUnknownCritical(_ kind: UInt16) {
+        #expect(throws: WireError.unknownCriticalFrame(kind: kind)) {
+            try TransferMessage(frame: Frame(kind: FrameKind(kind), payload: [1, 2, 3]))
+        }
+    }
+
+    @Test func transferKindsAreCriticalAndInTheTransferRange() {
+        let kinds = FrameKind.transferMessageKinds
+        #expect(kinds.map(\.rawValue) == Array(0x0100...0x0106))
+        for kind in kinds {
+            #expect(!kind.isIgnorable)
+            #expect(FrameKind.transferKinds.contains(kind.rawValue))
+        }
+        #expect(TransferSamples.frameCases.map(\.message.kind) == kinds)
+    }
+
+    @Test func roundTripOfEveryMessage() throws {
+        let other = TransferID.random()
+        var negative = TransferSamples.offer
+        negative.files[1].modificationTime = FileTime(seconds: -86_400, nanoseconds: 999_999_999)
+        negative.codecs = CodecSet(rawValue: 0xFF)
+        negative.chunkSize = UInt32(Limits.maxChunkSize)
+        let messages: [TransferMessage] =
+            TransferSamples.frameCases.map(\.message) + [
+                .offer(negative),
+                .offerReply(.denying(other, reason: .insufficientSpace, detail: "needs 2 GB, 1 GB free")),
+                .offerReply(.accepting(other, codecs: [.zlib, .zstd], files: [.accept(from: 1 << 40)])),
+                .offerReply(
+                    OfferReply(
+                        transferID: other, accepted: false, reason: OfferDenyReason(rawValue: 77),
+                        codecs: CodecSet(rawValue: 0x80), files: [])),
+                .chunk(
+                    Chunk(
+                        transferID: other, fileIndex: .max, offset: .max, rawLength: 3, codec: .none, crc32: .max,
+                        data: [1, 2, 3])),
+                .chunk(
+                    Chunk(
+                        transferID: other, fileIndex: 2, offset: 0, rawLength: 9, codec: Codec(rawValue: 200),
+                        crc32: 0, data: [7])),
+                .chunkAck(ChunkAck(transferID: other, fileIndex: 9, offset: 1 << 20, status: .corrupt)),
+                .chunkAck(ChunkAck(transferID: other, fileIndex: 9, offset: 0, status: ChunkStatus(rawValue: 250))),
+                .fileEnd(FileEnd(transferID: other, fileIndex: 0, sha256: Array(repeating: 0xEE, count: 32))),
+                .fileResult(FileResult(transferID: other, fileIndex: 3, status: .corruptChunks, detail: "chunk 🚢")),
+                .fileResult(FileResult(transferID: other, fileIndex: 3, status: FileStatus(rawValue: 99))),
+                .cancel(TransferCancel(transferID: other, reason: .diskFull)),
+                .cancel(TransferCancel(transferID: other, reason: CancelReason(rawValue: 0), detail: "x")),
+            ]
+        for message in messages {
+            #expect(throws: Never.self) { try message.validate() }
+            var decoder = FrameDecoder(maximumPayloadLength: Limits.maxFramePayload)
+            decoder.append(message.encoded())
+            let frame = try #require(try decoder.nextFrame())
+            #expect(try TransferMessage(frame: frame) == message)
+        }
+    }
+
+    @Test func everyFixtureThroughTheFrameDecoderInAnySplit() throws {
+        let frames = TransferSamples.frameCases.map(\.message.frame)
+        let stream = try TransferSamples.frameCases.flatMap { try $0.bytes() }
+        try DecoderVerifier.verify(stream: stream, expected: frames)
+        for golden in TransferSamples.frameCases {
+            try DecoderVerifier.verifyPrefixesNeedMore(of: try golden.bytes())
+        }
+    }
+
+    @Test func smallFieldRules() {
+        let id = TransferSamples.transferID.bytes
+        #expect(throws: WireError.invalidField("detail: invalid UTF-8")) {
+            try TransferMessage(frame: Frame(kind: .fileResult, payload: id + [0, 0, 0, 0, 0, 2, 0xC3, 0x28]))
+        }
+        #expect(throws: WireError.invalidField("detail: invalid UTF-8")) {
+            try TransferMessage(frame: Frame(kind: .transferCancel, payload: id + [1, 1, 0xFF]))
+        }
+        #expect(throws: WireError.invalidField("sha256: 31 bytes, not 32")) {
+            try FileEnd(transferID: TransferSamples.transferID, fileIndex: 0, sha256: Array(repeating: 1, count: 31))
+                .validate()
+        }
+        let long = String(repeating: "é", count: 128)  // 256 UTF-8 bytes
+        #expect(throws: WireError.invalidField("detail: 256 bytes, more than the limit of 255")) {
+            try TransferMessage.fileResult(
+                FileResult(
+                    transferID: TransferSamples.transferID, fileIndex: 0,
+                    status: .writeFailed, detail: long)
+            ).validate()
+        }
+        #expect(throws: WireError.self) {
+            try TransferMessage.cancel(
+                TransferCancel(
+                    transferID: TransferSamples.transferID, reason: .timedOut,
+                    detail: long)
+            ).validate()
+        }
+        #expect(throws: WireError.self) {
+            try TransferMessage.offerReply(.denying(TransferSamples.transferID, reason: .busy, detail: long)).validate()
+        }
+    }
+}
+
+extension FrameKind {
+    /// The context name the transfer decoders use in their error messages.
+    var transferContext: String {
+        switch self {
+        case .offer: "offer"
+        case .offerReply: "offerReply"
+        case .chunk: "chunk"
+        case .chunkAck: "chunkAck"
+        case .fileEnd: "fileEnd"
+        case .fileResult: "fileResult"
+        default: "transferCancel"
+        }
+    }
+}

@@ -1,0 +1,70 @@
+@testable import FerryWire
+
+/// The values the transfer fixtures `Fixtures/wire/transfer-*.bin` encode (docs/PROTOCOL.md section 9; the
+/// fixtures are written by the independent encoder `Fixtures/wire/generate-transfer.py`).
+enum TransferSamples {
+    static let transferID = TransferID(bytes: Array(0x10...0x1f))!
+    static let time = FileTime(seconds: 1_767_225_600)
+
+    /// "photos/Zoë.jpg" with a precomposed "ë" (c3 ab).
+    static let photoPath = "photos/Zo\u{EB}.jpg"
+
+    static let offer = Offer(
+        transferID: transferID, chunkSize: 1_048_576, codecs: [.zlib, .zstd],
+        files: [
+            OfferedFile(
+                path: photoPath, size: 123_456, permissions: 0o644,
+                modificationTime: FileTime(seconds: 1_767_225_600, nanoseconds: 500_000_000),
+                mediaType: "image/jpeg", pixelWidth: 4032, pixelHeight: 3024),
+            OfferedFile(path: "notes.txt", size: 0, permissions: 0o600, modificationTime: time),
+        ])
+
+    static let offerReply = OfferReply.accepting(transferID, codecs: .zlib, files: [.accept(from: 0), .skip])
+
+    static let chunkRaw = Array("ferry ferry ferry ferry ferry ferry\n".utf8)
+    /// Raw deflate of `chunkRaw` as Python's zlib (level 9) wrote it.
+    static let chunkData: [UInt8] = [0x4b, 0x4b, 0x2d, 0x2a, 0xaa, 0x54, 0x48, 0xc3, 0x47, 0x72, 0x01, 0x00]
+
+    static let chunk = Chunk(
+        transferID: transferID, fileIndex: 0, offset: 0, rawLength: 36, codec: .zlib, crc32: 0xa597_2962,
+        data: chunkData[...])
+
+    static let chunkAck = ChunkAck(transferID: transferID, fileIndex: 0, offset: 0, status: .stored)
+
+    /// SHA-256 of "hello\n".
+    static let helloDigest: [UInt8] = [
+        0x58, 0x91, 0xb5, 0xb5, 0x22, 0xd5, 0xdf, 0x08, 0x6d, 0x0f, 0xf0, 0xb1, 0x10, 0xfb, 0xd9, 0xd2,
+        0x1b, 0xb4, 0xfc, 0x71, 0x63, 0xaf, 0x34, 0xd0, 0x82, 0x86, 0xa2, 0xe8, 0x46, 0xf6, 0xbe, 0x03,
+    ]
+
+    static let fileEnd = FileEnd(transferID: transferID, fileIndex: 1, sha256: helloDigest)
+    static let fileResult = FileResult(transferID: transferID, fileIndex: 0, status: .published, detail: photoPath)
+    static let cancel = TransferCancel(transferID: transferID, reason: .cancelledByUser, detail: "stopped by the user")
+
+    static let frameCases: [TransferFrameCase] = [
+        TransferFrameCase(name: "transfer-offer", message: .offer(offer)),
+        TransferFrameCase(name: "transfer-offer-reply", message: .offerReply(offerReply)),
+        TransferFrameCase(name: "transfer-chunk", message: .chunk(chunk)),
+        TransferFrameCase(name: "transfer-chunk-ack", message: .chunkAck(chunkAck)),
+        TransferFrameCase(name: "transfer-file-end", message: .fileEnd(fileEnd)),
+        TransferFrameCase(name: "transfer-file-result", message: .fileResult(fileResult)),
+        TransferFrameCase(name: "transfer-cancel", message: .cancel(cancel)),
+    ]
+}
+
+/// One golden transfer frame fixture and the message it decodes to.
+struct TransferFrameCase: Sendable, CustomStringConvertible {
+    var name: String
+    var message: TransferMessage
+
+    var description: String { name }
+
+    func bytes() throws -> [UInt8] {
+        try Fixtures.bytes(name)
+    }
+
+    /// The fixture without its 6-byte frame header.
+    func payload() throws -> [UInt8] {
+        Array(try bytes().dropFirst(Frame.headerLength))
+    }
+}
