@@ -42,11 +42,17 @@ struct SessionMessageTests {
         }
     }
 
-    @Test(arguments: [UInt16(0x0000), 0x0008, 0x0042, 0x00FF, 0x0100, 0x01FF, 0x7FFF])
+    @Test(arguments: [UInt16(0x0000), 0x0008, 0x0042, 0x00FF, 0x0200, 0x7FFF])
     func unknownCriticalKindIsAnError(_ kind: UInt16) {
         #expect(throws: WireError.unknownCriticalFrame(kind: kind)) {
             try SessionMessage(frame: Frame(kind: FrameKind(kind), payload: [1]))
         }
+    }
+
+    @Test(arguments: [UInt16(0x0100), 0x0102, 0x01FF])
+    func transferKindsPassThroughWhole(_ kind: UInt16) throws {
+        let frame = Frame(kind: FrameKind(kind), payload: [1, 2, 3])
+        #expect(try SessionMessage(frame: frame) == .transfer(frame))
     }
 
     @Test(arguments: [UInt16(0x8000), 0x8001, 0x8123, 0xFFFF])
