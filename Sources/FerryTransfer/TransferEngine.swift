@@ -1,5 +1,6 @@
 import FerrySession
 import FerryStateMachines
+import FerrySystem
 import FerryWire
 
 /// Moves files between the peers of a `Session`: offers, chunks, flow control, verification, publication, resume
@@ -33,7 +34,7 @@ public actor TransferEngine {
         self.configuration = configuration
         (events, eventSink) = AsyncStream.makeStream(of: TransferEvent.self)
         if let path = configuration.receiveDirectory {
-            do {
+            do throws(SystemError) {
                 receiveDirectory = try ReceiveDirectory(path: path)
             } catch {
                 throw .receiveDirectory("cannot receive into \(path): \(error)")

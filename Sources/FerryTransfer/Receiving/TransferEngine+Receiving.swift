@@ -163,7 +163,7 @@ extension TransferEngine {
         transfer.pending = []
         transfer.pendingBytes = 0
         incoming[key] = transfer
-        var syncError: SystemError?
+        var syncError: (any Error)?
         do {
             try directory.syncBeforePublish(batch.compactMap { transfer.files[$0].staged })
         } catch {
@@ -208,7 +208,7 @@ extension TransferEngine {
         await finishIfDone(key)
     }
 
-    func fileFailed(_ file: Int, status: FileStatus, detail: String, _ key: IncomingKey, removeStaged: Bool) async {
+    func fileFailed(_ file: Int, status: FerryWire.FileStatus, detail: String, _ key: IncomingKey, removeStaged: Bool) async {
         guard var transfer = incoming[key], !transfer.files[file].ended else { return }
         transfer.machine?.fileEnded(file)
         transfer.files[file].ended = true

@@ -39,7 +39,7 @@ actor ChunkSource {
         var source: SourceFile
         var offered: OfferedFile
         var alreadyCompressed: Bool
-        var status: FileStatus
+        var status: FerrySystem.FileStatus
         var handle: RegularFile?
         var hasher: SHA256Hasher?
         var hashedUpTo: UInt64 = 0
@@ -121,7 +121,7 @@ actor ChunkSource {
         let digest = hasher.finalize()
         files[index].hasher = nil
         if let handle = files[index].handle {
-            let now: FileStatus
+            let now: FerrySystem.FileStatus
             do { now = try handle.status() } catch { throw .readFailed(file: name, reason: "\(error)") }
             guard now.size == files[index].status.size,
                 now.modificationTime == files[index].status.modificationTime
@@ -190,7 +190,7 @@ struct PreparedFile: Sendable {
     var source: SourceFile
     var offered: OfferedFile
     var alreadyCompressed: Bool
-    var status: FileStatus
+    var status: FerrySystem.FileStatus
 
     /// Stats the file and sniffs its first 64 KiB for the media type, image size and compressibility.
     static func prepare(_ source: SourceFile) throws(TransferError) -> PreparedFile {
