@@ -24,3 +24,7 @@ int ferry_renameat2(int olddirfd, const char *oldpath, int newdirfd, const char 
 ssize_t ferry_getrandom(void *buffer, size_t length, unsigned flags) {
     return getrandom(buffer, length, flags);
 }
+
+int ferry_syncfs(int fd) {
+    return syncfs(fd);
+}

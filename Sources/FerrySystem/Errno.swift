@@ -60,4 +60,28 @@ public struct Errno: Error, Hashable, Sendable, CustomStringConvertible {
     public static let noMemory = Errno(rawValue: ENOMEM)
     /// EMSGSIZE: a datagram is too large.
     public static let messageTooLong = Errno(rawValue: EMSGSIZE)
+    /// EEXIST: the name is taken (e.g. `renameat2` with RENAME_NOREPLACE, `mkdirat`, O_EXCL).
+    public static let fileExists = Errno(rawValue: EEXIST)
+    /// ENOENT: no such file or directory.
+    public static let noSuchFileOrDirectory = Errno(rawValue: ENOENT)
+    /// ENOSPC: no space left on the device.
+    public static let noSpace = Errno(rawValue: ENOSPC)
+    /// EDQUOT: the user's disk quota is exhausted.
+    public static let diskQuotaExceeded = Errno(rawValue: EDQUOT)
+    /// ELOOP: a symbolic link where O_NOFOLLOW forbids one (or too many levels of links).
+    public static let tooManySymbolicLinkLevels = Errno(rawValue: ELOOP)
+    /// ENOTDIR: a path component is not a directory.
+    public static let notDirectory = Errno(rawValue: ENOTDIR)
+    /// EISDIR: a directory where a file was expected.
+    public static let isDirectory = Errno(rawValue: EISDIR)
+    /// EACCES: permission denied.
+    public static let permissionDenied = Errno(rawValue: EACCES)
+    /// EROFS: the file system is read-only.
+    public static let readOnlyFileSystem = Errno(rawValue: EROFS)
+    /// ENAMETOOLONG: a name or path is too long.
+    public static let nameTooLong = Errno(rawValue: ENAMETOOLONG)
+    /// EXDEV: a rename across file systems.
+    public static let crossDevice = Errno(rawValue: EXDEV)
+    /// EIO: an input/output error.
+    public static let ioError = Errno(rawValue: EIO)
 }

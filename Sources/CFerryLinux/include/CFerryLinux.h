@@ -13,6 +13,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/timerfd.h>
+#include <sys/stat.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <arpa/inet.h>
@@ -30,6 +31,9 @@ static const uint32_t FERRY_EPOLLERR = EPOLLERR;
 static const uint32_t FERRY_EPOLLHUP = EPOLLHUP;
 static const uint32_t FERRY_EPOLLRDHUP = EPOLLRDHUP;
 static const uint32_t FERRY_EPOLLONESHOT = EPOLLONESHOT;
+
+/// futimens(2) special nanosecond value: set that timestamp to the current time (a macro Swift cannot import).
+static const long FERRY_UTIME_NOW = UTIME_NOW;
 
 /// Socket type flags as plain integers (glibc declares them in an enum).
 static const int FERRY_SOCK_STREAM = SOCK_STREAM;
@@ -50,3 +54,6 @@ int ferry_renameat2(int olddirfd, const char *oldpath, int newdirfd, const char 
 
 /// getrandom(2): bytes from the kernel's CSPRNG.
 ssize_t ferry_getrandom(void *buffer, size_t length, unsigned flags);
+
+/// syncfs(2): commits the whole file system containing `fd` to disk (one call for a batch of files).
+int ferry_syncfs(int fd);

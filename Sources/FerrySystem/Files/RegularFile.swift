@@ -1,0 +1,164 @@
+import Glibc
+
+/// An open regular file with positional I/O only (`pread`/`pwrite`), so one file can be read or written by
+/// several tasks at once without a shared file offset.
+///
+/// Why: the transfer engine reads chunks of one file for several peers and writes chunks that arrive out of
+/// order; positional calls make each chunk independent. Opening refuses FIFOs, sockets and devices (a FIFO
+/// could block forever and has no size), so every `RegularFile` really is one. Calls block the calling thread
+/// (regular files are always "ready" for epoll); errors name the call and the file, e.g.
+/// `pwrite() on /tmp/in/.ferry-staging/ab12...: No space left on device`.
+public final class RegularFile: Sendable {
+    /// The path the file was opened under, for messages only.
+    public let path: String
+    private let descriptor: OwnedFileDescriptor
+
+    private init(path: String, descriptor: FileDescriptor) {
+        self.path = path
+        self.descriptor = OwnedFileDescriptor(descriptor)
+    }
+
+    /// Opens `path` for reading (`open(2)` with O_RDONLY | O_CLOEXEC). Follows symbolic links: this is for files
+    /// the local user names on the command line, never for names from a peer.
+    /// - Throws: `SystemError` ("open(...)"), EINVAL for a FIFO, socket or device (refused without blocking).
+    public static func open(path: String) throws(SystemError) -> RegularFile {
+        let describeOpen = { (errno: Errno) in CallDescription.call("open", path: path, errno) }
+        guard !path.isEmpty, !path.utf8.contains(0) else {
+            throw SystemError(call: describeOpen(.invalidArgument), errno: .invalidArgument)
+        }
+        let opened = try FileDescriptor._open(path, flags: O_RDONLY | O_NONBLOCK).get(describing: describeOpen)
+        return try adopt(opened, path: path, describeOpen: describeOpen)
+    }
+
+    /// Takes ownership of a descriptor opened with O_NONBLOCK: checks that it is a regular file (`fstat(2)`)
+    /// and clears O_NONBLOCK; closes it on failure.
+    static func adopt(_ opened: FileDescriptor, path: String, describeOpen: (Errno) -> String) throws(SystemError)
+        -> RegularFile
+    {
+        do throws(SystemError) {
+            let status = try opened._status().get { _ in CallDescription.call("fstat", on: path) }
+            guard status.kind == .regular else {
+                let call = describeOpen(.invalidArgument) + " (not a regular file)"
+                throw SystemError(call: call, errno: .invalidArgument)
+            }
+            try opened._clearNonBlocking().get { _ in CallDescription.call("fcntl", on: path) }
+        } catch {
+            opened.close()
+            throw error
+        }
+        return RegularFile(path: path, descriptor: opened)
+    }
+
+    /// The file's status (`fstat(2)`).
+    public func status() throws(SystemError) -> FileStatus {
+        try descriptor.run(describe("fstat")) { $0._status() }
+    }
+
+    /// Reads `count` bytes at `offset` (`pread(2)`, repeated until `count` bytes or the end of the file); fewer
+    /// bytes are returned only at the end of the file.
+    /// - Throws: `SystemError` ("pread()"), EINVAL for a negative count or an offset past `Int64.max`.
+    public func read(count: Int, at offset: UInt64) throws(SystemError) -> [UInt8] {
+        let start = try checkedRange(offset: offset, count: count, "pread")
+        return try descriptor.withDescriptor(describe("pread")) { file throws(SystemError) in
+            var failure: Errno?
+            let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+                while initialized < count {
+                    let rest = UnsafeMutableRawBufferPointer(
+                        UnsafeMutableBufferPointer(rebasing: buffer[initialized...]))
+                    switch file._read(into: rest, at: start + Int64(initialized)) {
+                    case .success(0): return
+                    case .success(let read): initialized += read
+                    case .failure(let errno):
+                        failure = errno
+                        return
+                    }
+                }
+            }
+            if let failure { throw SystemError(call: describe("pread")(failure), errno: failure) }
+            return bytes
+        }
+    }
+
+    /// Writes all of `bytes` at `offset` (`pwrite(2)`, repeated until everything is written).
+    /// - Throws: `SystemError` ("pwrite()"), e.g. ENOSPC or EDQUOT; EINVAL for an offset past `Int64.max`.
+    public func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws(SystemError) {
+        let start = try checkedRange(offset: offset, count: bytes.count, "pwrite")
+        try descriptor.withDescriptor(describe("pwrite")) { file throws(SystemError) in
+            var written = 0
+            while written < bytes.count {
+                let rest = UnsafeRawBufferPointer(rebasing: bytes[written...])
+                let count = try file._write(rest, at: start + Int64(written)).get(describing: describe("pwrite"))
+                // pwrite makes no progress only on a broken file system; never loop forever on it.
+                guard count > 0 else { throw SystemError(call: describe("pwrite")(.ioError), errno: .ioError) }
+                written += count
+            }
+        }
+    }
+
+    /// Writes all of `bytes` (an array, a slice, `Data`...) at `offset`; see `write(_:at:)`.
+    public func write(_ bytes: some Collection<UInt8>, at offset: UInt64) throws(SystemError) {
+        let contiguous = bytes.withContiguousStorageIfAvailable { buffer in
+            Result { () throws(SystemError) in try write(UnsafeRawBufferPointer(buffer), at: offset) }
+        }
+        if let contiguous { return try contiguous.get() }
+        let copied = Array(bytes).withUnsafeBytes { buffer in
+            Result { () throws(SystemError) in try write(buffer, at: offset) }
+        }
+        try copied.get()
+    }
+
+    /// Sets the file's size (`ftruncate(2)`): cuts it, or extends it with zeros.
+    public func truncate(to size: UInt64) throws(SystemError) {
+        guard let length = Int64(exactly: size) else {
+            throw SystemError(call: describe("ftruncate")(.invalidArgument), errno: .invalidArgument)
+        }
+        try descriptor.run(describe("ftruncate")) { $0._truncate(to: length) }
+    }
+
+    /// Commits the file to disk: `fdatasync(2)` (data and size) if `dataOnly`, else `fsync(2)` (all metadata).
+    public func sync(dataOnly: Bool) throws(SystemError) {
+        try descriptor.run(describe(dataOnly ? "fdatasync" : "fsync")) { $0._sync(dataOnly: dataOnly) }
+    }
+
+    /// Sets the permission bits to `mode & 0o777` (`fchmod(2)`): setuid, setgid and sticky are never set, as
+    /// the mode may come from a peer.
+    public func setPermissions(_ mode: UInt16) throws(SystemError) {
+        try descriptor.run(describe("fchmod")) { $0._setPermissions(mode & 0o777) }
+    }
+
+    /// Sets the modification time (`futimens(2)`; the access time becomes now).
+    /// - Throws: `SystemError` ("futimens()"), EINVAL if `nanoseconds` is not below 1e9.
+    public func setModificationTime(seconds: Int64, nanoseconds: UInt32) throws(SystemError) {
+        guard nanoseconds < 1_000_000_000 else {
+            throw SystemError(call: describe("futimens")(.invalidArgument), errno: .invalidArgument)
+        }
+        try descriptor.run(describe("futimens")) { $0._setModificationTime(seconds: seconds, nanoseconds: nanoseconds) }
+    }
+
+    /// Tells the kernel the file will be read sequentially (`posix_fadvise(2)` POSIX_FADV_SEQUENTIAL: more
+    /// read-ahead). A hint: errors, and calls after `close()`, are ignored.
+    public func adviseSequential() {
+        _ = try? descriptor.withDescriptor(describe("posix_fadvise")) { file throws(SystemError) in
+            file.adviseSequential()
+        }
+    }
+
+    /// Closes the file (`close(2)`; once no call on another thread still uses it). Later calls fail with EBADF.
+    /// Idempotent; `deinit` closes too.
+    public func close() {
+        descriptor.close()
+    }
+
+    private func describe(_ function: String) -> (Errno) -> String {
+        { _ in CallDescription.call(function, on: self.path) }
+    }
+
+    /// `offset` as `off_t`, after checking that `offset + count` fits (EINVAL otherwise, never a trap).
+    private func checkedRange(offset: UInt64, count: Int, _ function: String) throws(SystemError) -> Int64 {
+        guard count >= 0, let start = Int64(exactly: offset), !start.addingReportingOverflow(Int64(count)).overflow
+        else {
+            throw SystemError(call: describe(function)(.invalidArgument), errno: .invalidArgument)
+        }
+        return start
+    }
+}

@@ -1,0 +1,110 @@
+import Glibc
+import Testing
+
+@testable import FerrySystem
+
+/// RegularFile: positional reads and writes, sizes, permissions and times.
+@Suite("RegularFile")
+struct FilesRegularFileTests {
+    @Test func positionalWritesAndReads() async throws {
+        try await withTemporaryDirectory { root in
+            let directory = try DirectoryHandle.open(path: root, createIfMissing: false)
+            let file = try directory.createFile("data", exclusive: true)
+            defer { file.close() }
+            let bytes = patternBytes(count: 300_000, seed: 7)
+            try file.write(bytes[100_000...], at: 100_000)  // out of order: the second part first
+            try file.write(Array(bytes[..<100_000]), at: 0)
+            #expect(try file.status().size == 300_000)
+            #expect(try file.read(count: 300_000, at: 0) == bytes)
+            #expect(try file.read(count: 10, at: 299_995) == Array(bytes[299_995...]))  // short at the end
+            #expect(try file.read(count: 10, at: 400_000) == [])
+            #expect(try file.read(count: 0, at: 0) == [])
+            try bytes.withUnsafeBytes { buffer in try file.write(buffer, at: 400_000) }
+            #expect(try file.status().size == 700_000)
+            #expect(try file.read(count: 4, at: 350_000) == [0, 0, 0, 0])  // the hole reads as zeros
+            try file.truncate(to: 5)
+            #expect(try file.read(count: 100, at: 0) == Array(bytes[..<5]))
+            try file.sync(dataOnly: true)
+            try file.sync(dataOnly: false)
+            file.adviseSequential()
+            #expect(try contents(root + "/data") == Array(bytes[..<5]))
+        }
+    }
+
+    @Test func concurrentReadersShareOneFile() async throws {
+        try await withTemporaryDirectory { root in
+            let bytes = patternBytes(count: 1 << 20, seed: 3)
+            try writeFile(root + "/big", bytes)
+            let file = try RegularFile.open(path: root + "/big")
+            defer { file.close() }
+            file.adviseSequential()
+            let chunk = 1 << 16
+            try await withThrowingTaskGroup(of: (Int, [UInt8]).self) { group in
+                for index in 0..<16 {
+                    group.addTask { (index, try file.read(count: chunk, at: UInt64(index * chunk))) }
+                }
+                for try await (index, read) in group {
+                    #expect(read == Array(bytes[(index * chunk)..<((index + 1) * chunk)]))
+                }
+            }
+        }
+    }
+
+    @Test func offsetsThatDoNotFitFailWithEINVAL() async throws {
+        try await withTemporaryDirectory { root in
+            let file = try DirectoryHandle.open(path: root, createIfMissing: false).createFile("f", exclusive: true)
+            #expect(systemError { _ = try file.read(count: 1, at: UInt64.max) }?.errno == .invalidArgument)
+            #expect(systemError { _ = try file.read(count: 2, at: UInt64(Int64.max)) }?.errno == .invalidArgument)
+            #expect(systemError { _ = try file.read(count: -1, at: 0) }?.errno == .invalidArgument)
+            #expect(systemError { try file.write([1], at: UInt64.max) }?.errno == .invalidArgument)
+            #expect(systemError { try file.truncate(to: UInt64.max) }?.errno == .invalidArgument)
+            #expect(
+                systemError { try file.setModificationTime(seconds: 0, nanoseconds: 1_000_000_000) }?.errno
+                    == .invalidArgument)
+        }
+    }
+
+    @Test func permissionsNeverKeepSpecialBits() async throws {
+        try await withTemporaryDirectory { root in
+            let file = try DirectoryHandle.open(path: root, createIfMissing: false).createFile("f", exclusive: true)
+            try file.setPermissions(0o4755)
+            #expect(try file.status().permissions == 0o755)
+            try file.setPermissions(0o7640)
+            #expect(try file.status().permissions == 0o640)
+        }
+    }
+
+    @Test(arguments: [
+        FileTimestamp(seconds: 1_600_000_000, nanoseconds: 123_456_789),
+        FileTimestamp(seconds: 0, nanoseconds: 0),
+        FileTimestamp(seconds: -86_400, nanoseconds: 999_999_999),
+    ])
+    func modificationTimeIsRestoredExactly(_ time: FileTimestamp) async throws {
+        try await withTemporaryDirectory { root in
+            let directory = try DirectoryHandle.open(path: root, createIfMissing: false)
+            let file = try directory.createFile("f", exclusive: true)
+            try file.setModificationTime(seconds: time.seconds, nanoseconds: time.nanoseconds)
+            #expect(try file.status().modificationTime == time)
+            #expect(try directory.status(of: "f")?.modificationTime == time)
+        }
+    }
+
+    @Test func openFollowsTheUsersSymlinkAndNamesTheFileInErrors() async throws {
+        try await withTemporaryDirectory { root in
+            try writeFile(root + "/real", [9, 8, 7])
+            #expect(symlink(root + "/real", root + "/link") == 0)
+            let file = try RegularFile.open(path: root + "/link")
+            #expect(try file.read(count: 3, at: 0) == [9, 8, 7])
+            #expect(try file.status().kind == .regular)
+            let readOnly = systemError { try file.write([1], at: 0) }
+            #expect(readOnly?.errno == .badFileDescriptor)
+            #expect(readOnly?.description.hasPrefix("pwrite() on \(root)/link: ") == true)
+            file.close()
+            file.close()
+            #expect(systemError { _ = try file.status() }?.errno == .badFileDescriptor)
+            let missing = systemError { _ = try RegularFile.open(path: root + "/missing") }
+            #expect(missing?.description == "open(\"\(root)/missing\"): No such file or directory")
+            #expect(systemError { _ = try RegularFile.open(path: root) }?.errno == .invalidArgument)
+        }
+    }
+}
