@@ -1,0 +1,99 @@
+/// The one function that decides whether a path a peer sent may be created inside the receive directory.
+///
+/// Why: a name from the network is the classic way out of a download folder (`../../.bashrc`, `/etc/passwd`),
+/// and a way to fool whoever reads it later (control characters that rewrite a terminal line, right-to-left
+/// overrides that turn `gpj.exe` into `exe.jpg`). As in syncthing, every incoming name goes through this one
+/// function, and the receiver then creates the components one by one without following symlinks.
+///
+/// Rules, checked in this order, on the UTF-8 bytes (file systems compare bytes, not Unicode equivalence):
+/// 1. not empty (`.empty`), at most 4096 bytes (`.tooLong`), no NUL (`.nul`), not starting with "/" (`.absolute`);
+/// 2. split at every "/": no empty component, so no "//" and no trailing "/" (`.emptyComponent`), no "."
+///    (`.emptyComponent`), no ".." (`.parentReference`), each at most 255 bytes (`.tooLong`);
+/// 3. no control character: C0, DEL, C1 (`.controlCharacter`); no bidirectional control: U+061C, U+200E,
+///    U+200F, U+202A-U+202E, U+2066-U+2069 (`.bidiControl`);
+/// 4. no component equal to the staging folder's name `.ferry-staging` (`.reserved`).
+/// Backslashes, spaces, leading dots and every other Unicode character are valid on Linux and accepted.
+public enum NameValidator {
+    /// The receive directory's hidden staging folder; no received path may name it.
+    public static let reservedName = ".ferry-staging"
+    /// Longest accepted path, in UTF-8 bytes (Linux PATH_MAX).
+    public static let maximumPathBytes = 4096
+    /// Longest accepted component, in UTF-8 bytes (Linux NAME_MAX).
+    public static let maximumComponentBytes = 255
+
+    /// The components of `path` if a peer may create it inside the receive directory, else the first rule it
+    /// breaks.
+    public static func components(of path: String) -> Result<[String], NameError> {
+        let bytes = path.utf8
+        if bytes.isEmpty { return .failure(.empty) }
+        if bytes.count > maximumPathBytes { return .failure(.tooLong) }
+        if bytes.contains(0) { return .failure(.nul) }
+        if bytes.first == UInt8(ascii: "/") { return .failure(.absolute) }
+        var components: [String] = []
+        // Split the bytes, not the Characters: "/" followed by a combining mark is one Character.
+        for component in bytes.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false) {
+            if component.isEmpty || component.elementsEqual(".".utf8) { return .failure(.emptyComponent) }
+            if component.elementsEqual("..".utf8) { return .failure(.parentReference) }
+            if component.count > maximumComponentBytes { return .failure(.tooLong) }
+            components.append(String(Substring(component)))
+        }
+        for scalar in path.unicodeScalars {
+            if isControl(scalar) { return .failure(.controlCharacter) }
+            if isBidiControl(scalar) { return .failure(.bidiControl) }
+        }
+        if components.contains(where: { $0.utf8.elementsEqual(reservedName.utf8) }) { return .failure(.reserved) }
+        return .success(components)
+    }
+
+    /// C0 controls, DEL and C1 controls.
+    static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+    }
+
+    /// Characters that change the display direction of the text around them.
+    static func isBidiControl(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x061C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069: return true
+        default: return false
+        }
+    }
+}
+
+/// Why `NameValidator` refused a path a peer sent. Kept beside the validator, its only producer.
+///
+/// Why: the receiver denies the offer with this reason and the CLI shows it; each case names the rule, so a
+/// user can tell "a peer tried `../`" from "a name was too long".
+public enum NameError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The path is empty.
+    case empty
+    /// The path starts with "/".
+    case absolute
+    /// A component is "..".
+    case parentReference
+    /// A component is empty or "." (from "//", a trailing "/", or "./").
+    case emptyComponent
+    /// The path contains a NUL byte.
+    case nul
+    /// The path contains a control character (C0, DEL or C1).
+    case controlCharacter
+    /// The path is longer than 4096 bytes, or a component longer than 255 bytes (UTF-8).
+    case tooLong
+    /// A component is ".ferry-staging", the receive directory's staging folder.
+    case reserved
+    /// The path contains a bidirectional control character (e.g. U+202E RIGHT-TO-LEFT OVERRIDE).
+    case bidiControl
+
+    public var description: String {
+        switch self {
+        case .empty: return "the name is empty"
+        case .absolute: return "the name is an absolute path (starts with \"/\")"
+        case .parentReference: return "the name refers to a parent directory (\"..\")"
+        case .emptyComponent: return "the name has an empty or \".\" component (\"//\", \"./\" or a trailing \"/\")"
+        case .nul: return "the name contains a NUL byte"
+        case .controlCharacter: return "the name contains a control character"
+        case .tooLong: return "the name is too long (over 4096 bytes, or a component over 255 bytes)"
+        case .reserved: return "the name uses the reserved name \".ferry-staging\""
+        case .bidiControl: return "the name contains a bidirectional text control character"
+        }
+    }
+}
