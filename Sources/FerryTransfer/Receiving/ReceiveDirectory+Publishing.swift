@@ -1,0 +1,83 @@
+import FerryStateMachines
+import FerrySystem
+
+extension ReceiveDirectory {
+    /// Highest number tried for a taken name: "name (9999).ext".
+    static let maximumVariant = 9999
+
+    /// Publishes a staged file under `components` (already validated by `NameValidator`; checked again here):
+    /// creates the intermediate directories (each opened without following symlinks: a symlink planted in the
+    /// directory is refused with an error, never followed), applies `permissions & 0o777` and the modification
+    /// time to the staged file, then renames it into place with RENAME_NOREPLACE. A taken name becomes
+    /// "name (1).ext", "name (2).ext", ... up to 9999 (see `numberedName`). Returns the published path,
+    /// relative to the directory ("photos/beach (1).jpg").
+    /// - Throws: `SystemError`: EINVAL for an invalid key or name, ENOTDIR or ELOOP for a symlink on the way or a
+    ///   file where a directory is needed, EEXIST when every variant is taken; the staged file stays in place.
+    public func publish(
+        key: String, components: [String], permissions: UInt16, modificationTime: (Int64, UInt32)
+    ) throws(SystemError) -> String {
+        try checkKey(key)
+        let joined = components.joined(separator: "/")
+        guard let fileName = components.last, case .success(let checked) = NameValidator.components(of: joined),
+            checked == components
+        else {
+            let call = "publish(\(String(reflecting: joined))) in \(path) (not a valid received name)"
+            throw SystemError(call: call, errno: .invalidArgument)
+        }
+        var directory = root
+        var opened: [DirectoryHandle] = []
+        defer { for handle in opened { handle.close() } }
+        for component in components.dropLast() {
+            directory = try directory.subdirectory(component, create: true)
+            opened.append(directory)
+        }
+
+        let staged = try staging.openFile(key, writable: true)
+        defer { staged.close() }
+        try staged.setPermissions(permissions & 0o777)
+        try staged.setModificationTime(seconds: modificationTime.0, nanoseconds: modificationTime.1)
+        staged.close()
+
+        let prefix = components.dropLast().map { $0 + "/" }.joined()
+        for variant in 0...Self.maximumVariant {
+            let candidate = variant == 0 ? fileName : Self.numberedName(fileName, variant)
+            do {
+                try staging.rename(key, to: directory, as: candidate, replace: false)
+                return prefix + candidate
+            } catch let error where error.errno == .fileExists {
+                continue
+            }
+        }
+        let call =
+            "renameat2(\(String(reflecting: key)) in \(staging.path), \(String(reflecting: fileName)) in "
+            + "\(directory.path)) (the name and its variants up to (\(Self.maximumVariant)) are all taken)"
+        throw SystemError(call: call, errno: .fileExists)
+    }
+
+    /// The `variant`-th alternative of a taken `name`: " (n)" goes before the extension, which starts at the LAST
+    /// dot ("archive.tar.gz" -> "archive.tar (1).gz", "photo.jpg" -> "photo (1).jpg"), unless the name starts
+    /// with a dot and has no other ("`.bashrc`" -> "`.bashrc (1)`") or has no dot ("README" -> "README (1)").
+    /// The part before the extension is shortened (whole Unicode scalars) so the result stays within 255 bytes.
+    static func numberedName(_ name: String, _ variant: Int) -> String {
+        let suffix = " (\(variant))"
+        let limit = NameValidator.maximumComponentBytes
+        var stem = Substring(name)
+        var fileExtension: Substring = ""
+        if let dot = name.lastIndex(of: "."), dot != name.startIndex {
+            stem = name[..<dot]
+            fileExtension = name[dot...]
+        }
+        if stem.utf8.count + suffix.utf8.count + fileExtension.utf8.count > limit,
+            suffix.utf8.count + fileExtension.utf8.count > limit - 1
+        {
+            stem = Substring(name)  // an extension too long to keep: number the end of the whole name instead
+            fileExtension = ""
+        }
+        var scalars = stem.unicodeScalars
+        while scalars.count > 0, stem.utf8.count + suffix.utf8.count + fileExtension.utf8.count > limit {
+            scalars.removeLast()
+            stem = Substring(scalars)
+        }
+        return stem + suffix + fileExtension
+    }
+}

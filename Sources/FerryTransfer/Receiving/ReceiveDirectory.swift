@@ -1,0 +1,103 @@
+import FerryStateMachines
+import FerrySystem
+import Foundation
+
+/// The directory received files appear in, and its hidden staging folder `.ferry-staging` (mode 0700) on the
+/// same file system. Watchers of the directory only ever see complete, verified files appear, each exactly once.
+///
+/// Why: payload is written to `.ferry-staging/<key>` (the key names the transfer and file, so a resumed transfer
+/// finds its data again) and moved into place by one atomic, no-overwrite `renameat2` after the hash matched:
+/// a program watching the directory never sees a partial file, and an existing file is never replaced (a taken
+/// name gets a numbered variant). Names are walked one component at a time from the open directory without
+/// following symlinks, so whatever name a peer sends, nothing outside the directory is touched.
+public final class ReceiveDirectory: Sendable {
+    /// The directory, as given to `init(path:)`.
+    public let path: String
+    let root: DirectoryHandle
+    let staging: DirectoryHandle
+
+    /// Opens (creating it if missing; its parent must exist) the receive directory at `path`, and its staging
+    /// folder. A symlink as `path`'s last component or as `.ferry-staging` is refused.
+    public init(path: String) throws(SystemError) {
+        self.path = path
+        root = try DirectoryHandle.open(path: path, createIfMissing: true)
+        staging = try root.subdirectory(NameValidator.reservedName, create: true, permissions: 0o700)
+    }
+
+    /// The staged data for `key` (64 lowercase hex digits), created (mode 0600) if missing; returns the file,
+    /// open for reading and writing, and the length already there.
+    /// - Throws: `SystemError`; EINVAL for a key that is not 64 lowercase hex digits.
+    public func stagedFile(key: String) throws(SystemError) -> (file: RegularFile, existingLength: UInt64) {
+        try checkKey(key)
+        let file = try staging.createFile(key, permissions: 0o600, exclusive: false)
+        do throws(SystemError) {
+            return (file, try file.status().size)
+        } catch {
+            file.close()
+            throw error
+        }
+    }
+
+    /// The length of the staged data for `key` without creating it: nil if there is none (or no regular file, or
+    /// it cannot be examined, or `key` is not a key).
+    public func stagedLength(key: String) -> UInt64? {
+        guard Self.isKey(key), let status = try? staging.status(of: key), status.kind == .regular else { return nil }
+        return status.size
+    }
+
+    /// Deletes the staged data for `key`, if any; errors (a missing file, an invalid key) are ignored.
+    public func removeStaged(key: String) {
+        guard Self.isKey(key) else { return }
+        try? staging.removeFile(key)
+    }
+
+    /// Makes staged files durable before publishing a batch: one file -> `fdatasync`; several -> `syncfs` once
+    /// (cheaper than one flush per file; the staging folder is on the receive directory's file system).
+    public func syncBeforePublish(_ files: [RegularFile]) throws(SystemError) {
+        switch files.count {
+        case 0: return
+        case 1: try files[0].sync(dataOnly: true)
+        default: try staging.syncFileSystem()
+        }
+    }
+
+    /// Removes staged files (named by a key) not modified for `age`, left by transfers that never resumed;
+    /// returns how many. Errors are ignored: a file that cannot be removed now is tried again next time.
+    @discardableResult
+    public func removeStale(olderThan age: Duration = .seconds(7 * 24 * 3600), now: Date = Date()) -> Int {
+        let (seconds, attoseconds) = age.components
+        let cutoff = now.timeIntervalSince1970 - (Double(seconds) + Double(attoseconds) / 1e18)
+        guard let names = try? staging.entries() else { return 0 }
+        var removed = 0
+        for name in names where Self.isKey(name) {
+            guard let status = try? staging.status(of: name), status.kind == .regular else { continue }
+            let modified = Double(status.modificationTime.seconds) + Double(status.modificationTime.nanoseconds) / 1e9
+            guard modified < cutoff else { continue }
+            if (try? staging.removeFile(name)) != nil { removed += 1 }
+        }
+        return removed
+    }
+
+    /// Bytes available to this user on the directory's file system, or nil if that cannot be found out.
+    public func availableBytes() -> UInt64? {
+        try? root.availableBytes()
+    }
+
+    /// Closes the directory and the staging folder; later calls fail with EBADF. `deinit` closes too.
+    public func close() {
+        staging.close()
+        root.close()
+    }
+
+    /// Whether `key` is 64 lowercase hex digits (the only names created in the staging folder).
+    static func isKey(_ key: String) -> Bool {
+        key.utf8.count == 64 && key.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+    }
+
+    func checkKey(_ key: String) throws(SystemError) {
+        guard Self.isKey(key) else {
+            let call = "staged file \(String(reflecting: key)) in \(staging.path) (not a 64-digit hex key)"
+            throw SystemError(call: call, errno: .invalidArgument)
+        }
+    }
+}
