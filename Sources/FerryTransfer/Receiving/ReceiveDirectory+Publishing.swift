@@ -7,7 +7,8 @@ extension ReceiveDirectory {
 
     /// Publishes a staged file under `components` (already validated by `NameValidator`; checked again here):
     /// creates the intermediate directories (each opened without following symlinks: a symlink planted in the
-    /// directory is refused with an error, never followed), applies `permissions & 0o777` and the modification
+    /// directory is refused with an error, never followed), applies `permissions & 0o755` (the sender's permission bits, never setuid, setgid or sticky, and never writable by
+    /// group or others, whatever the peer asks) and the modification
     /// time to the staged file, then renames it into place with RENAME_NOREPLACE. A taken name becomes
     /// "name (1).ext", "name (2).ext", ... up to 9999 (see `numberedName`). Returns the published path,
     /// relative to the directory ("photos/beach (1).jpg").
@@ -34,7 +35,7 @@ extension ReceiveDirectory {
 
         let staged = try staging.openFile(key, writable: true)
         defer { staged.close() }
-        try staged.setPermissions(permissions & 0o777)
+        try staged.setPermissions(permissions & 0o755)
         try staged.setModificationTime(seconds: modificationTime.0, nanoseconds: modificationTime.1)
         staged.close()
 
