@@ -1,3 +1,110 @@
+import Foundation
+import FerrySession
+import FerryStateMachines
+import FerrySystem
+import FerryTestSupport
+import FerryWire
 import Testing
 
 @testable import FerryTransfer
+
+/// The engine in-process: two sessions on one reactor, on loopback, files on disk.
+@Suite(.serialized) struct TransferEngineTests {
+    static func configuration(_ name: String) -> SessionConfiguration {
+        SessionConfiguration(
+            sessionID: "unit", displayName: name, mode: .peer,
+            deviceID: DeviceID(bytes: Array(repeating: UInt8(name.utf8.count), count: 32))!, listenPort: 0,
+            discoveryEnabled: false, acceptPolicy: .all, transfersEnabled: true)
+    }
+
+    /// Runs `body` with a receiving engine (into `inbox`) and a sending engine connected to it.
+    static func withEngines(
+        inbox: String, policy: OfferPolicy = .all, chunkSize: Int = Limits.defaultChunkSize,
+        compression: CompressionMode = .auto,
+        _ body: (_ receiver: TransferEngine, _ sender: TransferEngine, _ receiverID: PeerID) async throws -> Void
+    ) async throws {
+        let reactor = try Reactor()
+        defer { reactor.shutdown() }
+        try await Session.run(configuration: configuration("bob"), reactor: reactor) { bob in
+            try await Session.run(configuration: configuration("alice"), reactor: reactor) { alice in
+                let receiving = TransferConfiguration(receiveDirectory: inbox, offerPolicy: policy, chunkSize: chunkSize)
+                let sending = TransferConfiguration(chunkSize: chunkSize, compression: compression)
+                try await TransferEngine.run(session: bob, configuration: receiving) { receiver in
+                    try await TransferEngine.run(session: alice, configuration: sending) { sender in
+                        let info = try await alice.connect(
+                            toAddress: .ipv4(.loopback, port: await bob.listenPort), timeout: .seconds(30))
+                        try await body(receiver, sender, info.peerID)
+                    }
+                }
+            }
+        }
+    }
+
+    @Test func filesOfEverySizeArriveVerified() async throws {
+        try await TemporaryDirectory.with(prefix: "engine-src") { source in
+            try await TemporaryDirectory.with(prefix: "engine-in") { inbox in
+                let files = TestFiles(in: source)
+                let sizes = [0, 1, 65_535, 65_536, 65_537, 300_000]
+                var sources: [SourceFile] = []
+                for (index, size) in sizes.enumerated() {
+                    let url = try files.random("f\(index).bin", size: size, seed: UInt64(index + 1))
+                    sources.append(SourceFile(path: url.path, name: "dir/f\(index).bin"))
+                }
+                let text = try files.text("t.txt", size: 400_000)
+                sources.append(SourceFile(path: text.path, name: "t.txt"))
+                try await Self.withEngines(inbox: inbox.path, chunkSize: 65_536) { _, sender, bob in
+                    let outcomes = try await sender.send(sources, to: [bob])
+                    #expect(outcomes.count == 1)
+                    let outcome = try #require(outcomes.first)
+                    #expect(outcome.isSuccess, "\(outcome)")
+                    #expect(outcome.filesSucceeded == sources.count)
+                    #expect(outcome.wireBytes < outcome.bytes, "text is compressed")
+                }
+                for source in sources {
+                    let received = try Data(contentsOf: URL(fileURLWithPath: inbox.path + "/" + source.name))
+                    #expect(received == (try Data(contentsOf: URL(fileURLWithPath: source.path))), "\(source.name)")
+                }
+            }
+        }
+    }
+
+    @Test func aDeniedOfferReportsTheReason() async throws {
+        try await TemporaryDirectory.with(prefix: "engine-src") { source in
+            try await TemporaryDirectory.with(prefix: "engine-in") { inbox in
+                let url = try TestFiles(in: source).random("x.bin", size: 10)
+                try await Self.withEngines(inbox: inbox.path, policy: .none) { _, sender, bob in
+                    let outcome = try #require(try await sender.send([SourceFile(path: url.path, name: "x.bin")], to: [bob]).first)
+                    #expect(!outcome.isSuccess)
+                    #expect(outcome.failure?.contains("denied") == true, "\(outcome)")
+                }
+                #expect(try FileManager.default.contentsOfDirectory(atPath: inbox.path).filter { !$0.hasPrefix(".") }.isEmpty)
+            }
+        }
+    }
+
+    @Test func anAskedOfferWaitsForTheAnswer() async throws {
+        try await TemporaryDirectory.with(prefix: "engine-src") { source in
+            try await TemporaryDirectory.with(prefix: "engine-in") { inbox in
+                let url = try TestFiles(in: source).jpeg("p.jpg", width: 32, height: 16)
+                try await Self.withEngines(inbox: inbox.path, policy: .ask) { receiver, sender, bob in
+                    async let outcomes = sender.send([SourceFile(path: url.path, name: "p.jpg")], to: [bob])
+                    var offer: IncomingOffer?
+                    for await event in receiver.events {
+                        if case .offerReceived(let incoming) = event {
+                            offer = incoming
+                            break
+                        }
+                    }
+                    let asked = try #require(offer)
+                    #expect(asked.files.map(\.path) == ["p.jpg"])
+                    #expect(asked.files.first?.pixelWidth == 32 && asked.files.first?.pixelHeight == 16)
+                    #expect(asked.files.first?.mediaType == "image/jpeg")
+                    await receiver.respond(to: asked.transferID, from: asked.peer.peerID, accept: true)
+                    let outcome = try #require(try await outcomes.first)
+                    #expect(outcome.isSuccess, "\(outcome)")
+                }
+                #expect(FileManager.default.fileExists(atPath: inbox.path + "/p.jpg"))
+            }
+        }
+    }
+}
