@@ -56,7 +56,7 @@ final class InotifyRecorder: @unchecked Sendable {
 
     /// Stops recording (by creating the stop file) and returns every event seen.
     func stop() -> [Event] {
-        FileManager.default.createFile(atPath: directory + "/" + Self.stopName, contents: nil)
+        _ = FileManager.default.createFile(atPath: directory + "/" + Self.stopName, contents: nil)
         _ = finished.wait(timeout: .now() + 30)
         try? FileManager.default.removeItem(atPath: directory + "/" + Self.stopName)
         return lock.withLock { recorded }
