@@ -9,15 +9,28 @@ import Foundation
 /// same run, since the machine is shared and a lone absolute time means little.
 @main
 struct FerryBench {
+    static let usage = """
+        usage: ferry-bench session [--messages N] [--round-trips N]
+               ferry-bench transfer [--scale F] [--rows a,b,c,d,e,f] [--repeat N]   (--help for the rows)
+        """
+
     static func main() async {
         let arguments = Array(CommandLine.arguments.dropFirst())
-        guard let which = arguments.first, ["session"].contains(which) else {
-            print("usage: ferry-bench session [--messages N] [--round-trips N]")
+        switch arguments.first {
+        case "session":
+            await session(Array(arguments.dropFirst()))
+        case "transfer":
+            transfer(Array(arguments.dropFirst()))
+        default:
+            print(usage)
             exit(64)
         }
+    }
+
+    static func session(_ arguments: [String]) async {
         var messages = 100_000
         var roundTrips = 2_000
-        var index = 1
+        var index = 0
         while index + 1 < arguments.count {
             switch arguments[index] {
             case "--messages": messages = Int(arguments[index + 1]) ?? messages
@@ -32,5 +45,19 @@ struct FerryBench {
             print("benchmark failed: \(error)")
             exit(1)
         }
+    }
+
+    static func transfer(_ arguments: [String]) {
+        let options: TransferOptions
+        do {
+            options = try TransferOptions(arguments: arguments)
+        } catch {
+            if let message = error.message {
+                FileHandle.standardError.write(Data("error: \(message)\n".utf8))
+            }
+            print(TransferOptions.usage)
+            exit(error.message == nil ? 0 : 64)
+        }
+        exit(TransferBenchmark(options: options).run() ? 0 : 1)
     }
 }
