@@ -11,7 +11,7 @@ public enum FerryCommand {
     public static let root = RootCommand(
         commandName: "ferry",
         version: version,
-        abstract: "Find peers on the local network, connect, and exchange messages.",
+        abstract: "Find peers on the local network and exchange files and messages.",
         discussion: """
             ferry brings the session model of GameKit's GKSession to Linux: peers of a session discover each other \
             by UDP multicast, ask to connect, are accepted or denied, then exchange reliable and unreliable \
@@ -20,7 +20,7 @@ public enum FerryCommand {
             Global options (--session, --name, --port, --peer, --interface, -v) may come before or after the \
             subcommand; 'ferry help <subcommand>' lists them.
             """,
-        subcommands: [PeersCommand.self, ChatCommand.self]
+        subcommands: [PeersCommand.self, SendCommand.self, ReceiveCommand.self, WatchCommand.self, ChatCommand.self]
     )
 
     /// Parses `arguments` (as `CommandLine.arguments`: the executable's name first), runs the command, and

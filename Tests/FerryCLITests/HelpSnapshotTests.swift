@@ -5,7 +5,7 @@ import Testing
 /// Pins the exact help text, as users and scripts see it.
 @Suite struct HelpSnapshotTests {
     static let rootHelp = """
-        OVERVIEW: Find peers on the local network, connect, and exchange messages.
+        OVERVIEW: Find peers on the local network and exchange files and messages.
 
         ferry brings the session model of GameKit's GKSession to Linux: peers of a
         session discover each other by UDP multicast, ask to connect, are accepted or
@@ -22,6 +22,11 @@ import Testing
 
         SUBCOMMANDS:
           peers                   List the peers of the session as they are discovered.
+          send                    Send files to peers of the session.
+          receive                 Receive files from peers of the session into a
+                                  directory.
+          watch                   Send every new file that appears in a directory to
+                                  peers.
           chat                    Chat line by line with every peer of the session.
 
           See 'ferry help <subcommand>' for detailed help.
@@ -109,7 +114,9 @@ import Testing
     }
 
     @Test func helpFitsInEightyColumns() async {
-        for arguments in [["--help"], ["help", "peers"], ["help", "chat"]] {
+        for arguments in [["--help"], ["help", "peers"], ["help", "chat"], ["help", "send"], ["help", "receive"],
+            ["help", "watch"]]
+        {
             let text = await FerryRun.run(arguments).stdout
             for line in text.split(separator: "\n") {
                 #expect(line.count <= 80, "\(arguments): \(line)")

@@ -23,7 +23,9 @@ import Testing
     @Test func unknownSubcommand() async {
         #expect(
             await FerryRun.run(["send-all"])
-                == .usageError("Error: Unknown subcommand 'send-all'; choose one of: peers, chat\n" + Self.rootUsage)
+                == .usageError(
+                    "Error: Unknown subcommand 'send-all'; choose one of: peers, send, receive, watch, chat\n"
+                        + Self.rootUsage)
         )
         #expect(
             await FerryRun.run(["peer"])
@@ -198,7 +200,8 @@ import Testing
     @Test func missingSubcommand() async {
         #expect(
             await FerryRun.run(["--session", "s", "-v"])
-                == .usageError("Error: Missing subcommand; choose one of: peers, chat\n" + Self.rootUsage)
+                == .usageError(
+                    "Error: Missing subcommand; choose one of: peers, send, receive, watch, chat\n" + Self.rootUsage)
         )
     }
 

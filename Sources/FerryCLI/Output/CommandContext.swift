@@ -4,7 +4,7 @@ import Foundation
     import Glibc
 #endif
 
-/// What a command may see of its process: where to write, whether that is a terminal, the environment.
+/// What a command may see of its process: where to write, which ends are terminals, the environment.
 ///
 /// The CLI is the only layer that prints or reads the environment, and it does so only through this value. The
 /// real one (`live()`) writes to the process's stdout and stderr; tests build one around `CapturingTextSink`s and a
@@ -18,6 +18,8 @@ public struct CommandContext: Sendable {
     public var isStdoutTerminal: Bool
     /// Whether stderr is a terminal (progress bars only then).
     public var isStderrTerminal: Bool
+    /// Whether stdin is a terminal: questions (the peer picker, "Accept?") are asked only then.
+    public var isStdinTerminal: Bool
     /// The environment variables of the process.
     public var environment: [String: String]
     /// Whether `FerryCommand.main` installs process-wide signal handling: SIGINT cancels the running command (exit
@@ -29,6 +31,7 @@ public struct CommandContext: Sendable {
         stderr: any TextSink,
         isStdoutTerminal: Bool = false,
         isStderrTerminal: Bool = false,
+        isStdinTerminal: Bool = false,
         environment: [String: String] = [:],
         trapsSignals: Bool = false
     ) {
@@ -36,6 +39,7 @@ public struct CommandContext: Sendable {
         self.stderr = stderr
         self.isStdoutTerminal = isStdoutTerminal
         self.isStderrTerminal = isStderrTerminal
+        self.isStdinTerminal = isStdinTerminal
         self.environment = environment
         self.trapsSignals = trapsSignals
     }
@@ -47,6 +51,7 @@ public struct CommandContext: Sendable {
             stderr: FileHandleTextSink.standardError,
             isStdoutTerminal: isatty(STDOUT_FILENO) == 1,
             isStderrTerminal: isatty(STDERR_FILENO) == 1,
+            isStdinTerminal: isatty(STDIN_FILENO) == 1,
             environment: ProcessInfo.processInfo.environment,
             trapsSignals: true
         )

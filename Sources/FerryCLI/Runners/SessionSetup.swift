@@ -10,13 +10,14 @@ struct SessionSetup {
 
     init(
         global: GlobalOptions, context: CommandContext, mode: PeerMode, acceptPolicy: AcceptPolicy,
-        maxPeers: Int = 16, disconnectTimeout: Duration = .seconds(10)
+        maxPeers: Int = 16, disconnectTimeout: Duration = .seconds(10), transfersEnabled: Bool = false
     ) throws {
         let deviceID = try DeviceIdentityStore(environment: context.environment).load()
         configuration = SessionConfiguration(
             sessionID: global.session, displayName: global.displayName, mode: mode, deviceID: deviceID,
             listenPort: global.port, interfaces: global.interfaces.isEmpty ? nil : global.interfaces,
-            acceptPolicy: acceptPolicy, maxPeers: maxPeers, disconnectTimeout: disconnectTimeout)
+            acceptPolicy: acceptPolicy, maxPeers: maxPeers, disconnectTimeout: disconnectTimeout,
+            transfersEnabled: transfersEnabled)
         if global.verbose > 0 {
             let verbosity = global.verbose
             let sink = context.stderr
@@ -35,10 +36,10 @@ struct SessionSetup {
         }
     }
 
-    /// Runs `body` in a session; session errors become one-line CLI errors.
-    func run<T: Sendable>(_ body: (Session) async throws -> T) async throws -> T {
+    /// Runs `body` in a session (on `reactor`, else on one of its own); session errors become one-line CLI errors.
+    func run<T: Sendable>(reactor: Reactor? = nil, _ body: (Session) async throws -> T) async throws -> T {
         do {
-            return try await Session.run(configuration: configuration, body)
+            return try await Session.run(configuration: configuration, reactor: reactor, body)
         } catch let error as SessionError {
             throw CLIError.failure(error.description)
         } catch let error as SystemError {

@@ -1,0 +1,117 @@
+import FerrySession
+import FerryTransfer
+import FerryWire
+import Foundation
+
+extension ReceiveCommand {
+    /// Prepares the directory, advertises, and receives until Ctrl-C (or the first transfer with `--once`).
+    public func run(context: CommandContext) async throws -> ExitCode {
+        let directory = try Self.prepareDirectory(
+            into.map { Self.absolute($0) } ?? DownloadDirectory.resolve(environment: context.environment))
+        let asking = accept == .ask && context.isStdinTerminal
+        let policy: OfferPolicy = accept == .all ? .all : (asking ? .ask : .none)
+        let setup = try SessionSetup(
+            global: global, context: context, mode: .server, acceptPolicy: .all, transfersEnabled: true)
+        let reporter = TransferReporter(context: context, json: json)
+        let configuration = TransferConfiguration(
+            receiveDirectory: directory, offerPolicy: policy, log: setup.configuration.log)
+        let once = self.once
+        let code = try await TransferSession.run(
+            setup: setup, engine: configuration, reporter: reporter, forwardEvents: true
+        ) { run in
+            await announce(run, directory: directory, context: context, reporter: reporter)
+            if accept == .ask, !asking {
+                context.stderr.writeLine(
+                    "Note: stdin is not a terminal, so no one can be asked: every offer will be denied "
+                        + "(use --accept all to accept them)")
+            }
+            let (offers, offerSink) = AsyncStream.makeStream(of: IncomingOffer.self)
+            let prompter =
+                asking
+                ? Task {
+                    await OfferPrompt(show: { reporter.say(lines: $0) }).run(
+                        offers: offers, lines: StandardInputLines.stream()
+                    ) { offer, accepted in
+                        await run.engine.respond(to: offer.transferID, from: offer.peer.peerID, accept: accepted)
+                    }
+                } : nil
+            defer {
+                offerSink.finish()
+                prompter?.cancel()
+            }
+            guard let events = run.events else { return ExitCode.failure }
+            for await event in events {
+                switch event {
+                case .offerReceived(let offer):
+                    offerSink.yield(offer)
+                case .finished(let outcome) where once && outcome.direction == .receiving:
+                    return outcome.isSuccess ? ExitCode.success : .failure
+                case .denied(_, _, .receiving, _) where once:
+                    return ExitCode.failure
+                default:
+                    continue
+                }
+            }
+            try Task.checkCancellation()
+            return ExitCode.failure
+        }
+        reporter.board?.clear()
+        return code
+    }
+
+    /// The first line: where this process listens, for people (stderr) or scripts (stdout, JSON).
+    private func announce(
+        _ run: TransferSession, directory: String, context: CommandContext, reporter: TransferReporter
+    ) async {
+        let port = await run.session.listenPort
+        let name = run.session.configuration.displayName
+        if json {
+            reporter.emit([
+                "event": "listening", "port": .int(Int(port)), "directory": .string(directory),
+                "name": .string(name), "peerID": .string(run.session.localPeerID.description),
+                "deviceID": .string(run.session.configuration.deviceID.description),
+                "session": .string(run.session.configuration.sessionID),
+            ])
+        } else {
+            context.stderr.writeLine(
+                "receiving into \(TerminalText.escape(directory)) as \(TerminalText.escape(name)) (port \(port)); "
+                    + "Ctrl-C to stop")
+        }
+    }
+
+    /// `path` made absolute against the working directory.
+    static func absolute(_ path: String) -> String {
+        path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+    }
+
+    /// Creates the directory if missing and checks that it is a writable directory; returns its path.
+    static func prepareDirectory(_ path: String) throws -> String {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
+            guard isDirectory.boolValue else {
+                throw CLIError.failure("cannot receive into \(path): it is not a directory")
+            }
+        } else {
+            do {
+                try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+            } catch {
+                throw CLIError.failure(
+                    "cannot create the directory \(path) to receive into: \(Self.reason(error)); choose another "
+                        + "with --into")
+            }
+        }
+        guard FileManager.default.isWritableFile(atPath: path), FileManager.default.isExecutableFile(atPath: path)
+        else {
+            throw CLIError.failure("cannot receive into \(path): permission denied; choose another with --into")
+        }
+        return path
+    }
+
+    private static func reason(_ error: any Error) -> String {
+        let underlying = (error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError
+        if let underlying, underlying.domain == NSPOSIXErrorDomain {
+            return String(cString: strerror(Int32(underlying.code)))
+        }
+        return error.localizedDescription
+    }
+}

@@ -1,0 +1,84 @@
+/// `ferry receive`: accepts files from peers into a directory.
+///
+/// The other end of `ferry send`: advertises itself (server mode), accepts connections, and answers each offer
+/// by asking on the terminal or by policy. Files appear in the directory only when complete and verified, so
+/// other programs can watch it. Its run step is in `ReceiveCommand+Run.swift`.
+public struct ReceiveCommand: ParsableCommand, Equatable {
+    /// How offers are answered.
+    public enum AcceptPolicy: String, Sendable, CaseIterable {
+        /// Ask on the terminal; deny when there is none, or when nobody answers in time.
+        case ask
+        /// Accept every offer.
+        case all
+    }
+
+    public static let configuration = CommandConfiguration(
+        commandName: "receive",
+        abstract: "Receive files from peers of the session into a directory.",
+        discussion: """
+            Each file is written beside its destination and appears under its name only once it is complete and \
+            its checksum matches; a name that exists gets a numbered variant, and nothing outside the directory \
+            is ever touched. An interrupted transfer resumes where it stopped when the sender tries again.
+
+            With --accept ask, each offer shows the sender, the files and their sizes, and waits for y or n; it is \
+            denied when nobody answers within a minute, and every offer is denied when stdin is not a terminal.
+
+            The first line tells where ferry listens; with --json it is \
+            {"event":"listening","port":P,"directory":"...","name":"...","peerID":"..."}.
+            """,
+        options: [
+            .option(
+                "into",
+                valueName: "dir",
+                help: "Put received files in this directory (created if missing).",
+                default: "XDG_DOWNLOAD_DIR from ~/.config/user-dirs.dirs, else ~/Downloads"
+            ),
+            .option(
+                "accept",
+                valueName: "policy",
+                help: "Ask before accepting each offer, or accept all.",
+                default: AcceptPolicy.ask.rawValue,
+                values: AcceptPolicy.allCases.map(\.rawValue)
+            ),
+            .flag("once", help: "Exit after the first transfer: 0 if every file arrived, 1 otherwise."),
+            .flag("json", help: "Print one JSON object per line for every event instead of text."),
+        ]
+    )
+
+    /// Where to put files; nil for the user's download directory.
+    public var into: String?
+    public var accept: AcceptPolicy
+    public var once: Bool
+    public var json: Bool
+    public var global: GlobalOptions
+
+    public init(
+        into: String? = nil, accept: AcceptPolicy = .ask, once: Bool = false, json: Bool = false,
+        global: GlobalOptions = .init()
+    ) {
+        self.into = into
+        self.accept = accept
+        self.once = once
+        self.json = json
+        self.global = global
+    }
+
+    public init(parsing values: ParsedValues) throws {
+        self.init(
+            into: values.last("into"),
+            accept: try values.choice("accept", as: "policy") ?? .ask,
+            once: values.isSet("once"),
+            json: values.isSet("json"),
+            global: try GlobalOptions(parsing: values)
+        )
+    }
+
+    public func validate() throws {
+        if let into, into.isEmpty {
+            throw CLIError.usage("--into: the directory must not be empty")
+        }
+        if let into, into.unicodeScalars.contains("\u{0}") {
+            throw CLIError.usage("--into: the directory must not contain a NUL character")
+        }
+    }
+}

@@ -1,0 +1,88 @@
+import FerrySession
+import FerryTransfer
+import FerryWire
+import Foundation
+
+extension SendCommand {
+    /// Checks the files, finds and connects the peers, sends one transfer to all of them, prints the summary.
+    public func run(context: CommandContext) async throws -> ExitCode {
+        // Files first: a typo in a path is reported before anything touches the network.
+        let sources: [SourceFile]
+        do {
+            sources = try SourceFile.collect(files)
+        } catch {
+            throw CLIError.failure(error.description)
+        }
+        let picking = targets.isEmpty && !all
+        if picking, !(context.isStdinTerminal && context.isStderrTerminal) {
+            throw CLIError.usage(
+                "no peer given: name peers with --to PEER, or send to every peer with --all "
+                    + "(without them a picker is shown, which needs a terminal)")
+        }
+        let totalBytes = sources.reduce(UInt64(0)) { $0 &+ Self.size(of: $1.path) }
+        let setup = try SessionSetup(
+            global: global, context: context, mode: .client, acceptPolicy: .none, transfersEnabled: true)
+        let reporter = TransferReporter(context: context, json: json)
+        let configuration = TransferConfiguration(compression: compression, log: setup.configuration.log)
+        let summary = try await TransferSession.run(setup: setup, engine: configuration, reporter: reporter) { run in
+            let (peers, failures) = try await connectPeers(run, context: context)
+            let started = ContinuousClock.now
+            var results = failures
+            if !peers.isEmpty {
+                do {
+                    let outcomes = try await run.engine.send(sources, to: peers.map(\.peerID))
+                    results = outcomes.map(TransferSummary.PeerResult.init) + failures
+                } catch let error as TransferError {
+                    throw CLIError.failure(error.description)
+                }
+            }
+            return TransferSummary(
+                files: sources.count, bytes: totalBytes,
+                seconds: TransferFormat.seconds(ContinuousClock.now - started), peers: results)
+        }
+        reporter.board?.clear()
+        if json {
+            reporter.emit(summary.jsonLine)
+        } else {
+            context.stderr.write(summary.text)
+        }
+        return summary.isSuccess ? .success : .failure
+    }
+
+    /// The peers to send to, connected: the `--to` targets, every receiver (`--all`), or the picker's choice.
+    private func connectPeers(_ run: TransferSession, context: CommandContext) async throws
+        -> (peers: [PeerInfo], failures: [TransferSummary.PeerResult])
+    {
+        let resolver = TargetResolver(run: run, sessionID: global.session)
+        let deadline = ContinuousClock.now + .seconds(wait)
+        if all {
+            let found = await resolver.collectAll(until: deadline, quiet: Self.allQuietPeriod)
+            try Task.checkCancellation()
+            if found.peers.isEmpty, found.failures.isEmpty {
+                throw CLIError.failure(
+                    "no receiving peer was found in session \(TerminalText.escape(global.session)) within "
+                        + "\(wait.shortDescription) s; is `ferry receive` running there, with the same --session?")
+            }
+            return found
+        }
+        var chosen = targets
+        var resolved: [PeerTarget: PeerInfo] = [:]
+        if chosen.isEmpty {
+            let picker = PeerPicker(tracker: run.tracker, sink: context.stderr, sessionID: global.session)
+            let peers = try await picker.pick(lines: StandardInputLines.stream())
+            chosen = peers.map { .name($0.peerID.description) }
+            resolved = Dictionary(uniqueKeysWithValues: zip(chosen, peers))
+        } else {
+            resolved = try await resolver.resolve(chosen, until: deadline, waited: wait)
+        }
+        let connected = await resolver.connect(chosen, resolved: resolved)
+        try Task.checkCancellation()
+        return connected
+    }
+
+    /// The size of a regular file, 0 when it cannot be read (the engine reports that file's failure).
+    static func size(of path: String) -> UInt64 {
+        let attributes = try? FileManager.default.attributesOfItem(atPath: path)
+        return (attributes?[.size] as? NSNumber)?.uint64Value ?? 0
+    }
+}

@@ -1,0 +1,103 @@
+import FerryStateMachines
+
+/// `ferry send FILE... (--to PEER... | --all)`: sends files to peers of the session.
+///
+/// The command a user types most: name the files and who gets them, watch the bars, read the summary. Peers are
+/// found by discovery (or reached at an address), connected to, and sent one transfer (a broadcast when there
+/// are several: each chunk is read and compressed once). Its run step is in `SendCommand+Run.swift`.
+public struct SendCommand: ParsableCommand, Equatable {
+    public static let configuration = CommandConfiguration(
+        commandName: "send",
+        abstract: "Send files to peers of the session.",
+        discussion: """
+            The files go to every peer named with --to, once it is discovered and has accepted the connection; a \
+            directory is sent whole. A PEER is a display name, the start of a device ID or peer ID (at least 4 \
+            characters), or an IP address and port (HOST:PORT; host names are not looked up).
+
+            With --all, the files go to every receiving peer found: ferry waits until a second passes with no new \
+            peer after the first one (at most --wait seconds), then sends to all of them at once. With neither, \
+            on a terminal, a picker lists the peers as they are found.
+
+            Exit status: 0 when every file reached every peer, 1 otherwise, 130 when interrupted.
+            """,
+        arguments: [ArgumentDefinition("file", help: "A file or directory to send.", isRepeating: true)],
+        options: [
+            .repeating("to", valueName: "peer", help: "Send to this peer. Repeatable."),
+            .flag("all", help: "Send to every receiving peer found."),
+            .option(
+                "wait",
+                valueName: "seconds",
+                help: "How long to look for the peers before giving up.",
+                default: defaultWait.shortDescription
+            ),
+            .option(
+                "compress",
+                valueName: "mode",
+                help: "Compress where it pays (auto), always try zlib or zstd, or never (none).",
+                default: CompressionMode.auto.rawValue,
+                values: CompressionMode.allCases.map(\.rawValue)
+            ),
+            .flag("json", help: "Print one JSON object per line for every event instead of text."),
+        ]
+    )
+
+    /// The default of `--wait`, in seconds.
+    public static let defaultWait: Double = 10
+    /// The largest `--wait` accepted, in seconds (one day).
+    public static let maximumWait: Double = 86_400
+    /// With `--all`: how long no new peer must appear, after the first, before sending.
+    public static let allQuietPeriod = Duration.seconds(1)
+
+    public var files: [String]
+    public var targets: [PeerTarget]
+    public var all: Bool
+    /// Seconds to look for the peers.
+    public var wait: Double
+    public var compression: CompressionMode
+    public var json: Bool
+    public var global: GlobalOptions
+
+    public init(
+        files: [String], targets: [PeerTarget] = [], all: Bool = false, wait: Double = SendCommand.defaultWait,
+        compression: CompressionMode = .auto, json: Bool = false, global: GlobalOptions = .init()
+    ) {
+        self.files = files
+        self.targets = targets
+        self.all = all
+        self.wait = wait
+        self.compression = compression
+        self.json = json
+        self.global = global
+    }
+
+    public init(parsing values: ParsedValues) throws {
+        self.init(
+            files: values.arguments,
+            targets: try values.all("to").map { text throws(CLIError) in try PeerTarget.parse(text) },
+            all: values.isSet("all"),
+            wait: try values.seconds("wait") ?? Self.defaultWait,
+            compression: try values.choice("compress", as: "compression mode") ?? .auto,
+            json: values.isSet("json"),
+            global: try GlobalOptions(parsing: values)
+        )
+    }
+
+    public func validate() throws {
+        try Self.validateTargets(targets, all: all)
+        guard wait >= 0, wait <= Self.maximumWait else {
+            throw CLIError.usage(
+                "--wait: the wait must be 0 to \(Int(Self.maximumWait)) seconds (got \(wait.shortDescription))")
+        }
+    }
+
+    /// `--to` and `--all` exclude each other; the same peer twice is a typo.
+    static func validateTargets(_ targets: [PeerTarget], all: Bool) throws(CLIError) {
+        if all, !targets.isEmpty {
+            throw .usage("--to and --all cannot be combined; name peers with --to, or send to every peer with --all")
+        }
+        var seen = Set<PeerTarget>()
+        for target in targets where !seen.insert(target).inserted {
+            throw .usage("--to: '\(target)' is given twice")
+        }
+    }
+}

@@ -1,0 +1,75 @@
+import FerryStateMachines
+
+/// `ferry watch DIR (--to PEER... | --all)`: sends every new file that appears in a directory.
+///
+/// For a scanner, a camera upload folder or a build output: whatever lands in the directory goes to the peers,
+/// once each, without anyone running `ferry send`. Files wait in a queue while a peer is away and go when it is
+/// back. Its run step is in `WatchCommand+Run.swift`.
+public struct WatchCommand: ParsableCommand, Equatable {
+    public static let configuration = CommandConfiguration(
+        commandName: "watch",
+        abstract: "Send every new file that appears in a directory to peers.",
+        discussion: """
+            Files already in the directory when ferry starts are not sent: only files that appear later, once \
+            they are closed after writing or moved in. Each file is sent once; a file written again with \
+            another size or time is sent again. Hidden names (.name), editor files (#name) and temporary files \
+            (ending in ~, .tmp, .part, .swp or .crdownload) are skipped; subdirectories are not watched.
+
+            While a peer is away its files wait in a queue, sent in order when it is seen again. With --all, \
+            every receiving peer that appears gets the files that appear after it. Runs until Ctrl-C.
+            """,
+        arguments: [ArgumentDefinition("dir", help: "The directory to watch.")],
+        options: [
+            .repeating("to", valueName: "peer", help: "Send to this peer (as for 'ferry send'). Repeatable."),
+            .flag("all", help: "Send to every receiving peer found."),
+            .option(
+                "compress",
+                valueName: "mode",
+                help: "Compress where it pays (auto), always try zlib or zstd, or never (none).",
+                default: CompressionMode.auto.rawValue,
+                values: CompressionMode.allCases.map(\.rawValue)
+            ),
+            .flag("json", help: "Print one JSON object per line for every event instead of text."),
+        ]
+    )
+
+    public var directory: String
+    public var targets: [PeerTarget]
+    public var all: Bool
+    public var compression: CompressionMode
+    public var json: Bool
+    public var global: GlobalOptions
+
+    public init(
+        directory: String, targets: [PeerTarget] = [], all: Bool = false, compression: CompressionMode = .auto,
+        json: Bool = false, global: GlobalOptions = .init()
+    ) {
+        self.directory = directory
+        self.targets = targets
+        self.all = all
+        self.compression = compression
+        self.json = json
+        self.global = global
+    }
+
+    public init(parsing values: ParsedValues) throws {
+        self.init(
+            directory: values.arguments.first ?? "",
+            targets: try values.all("to").map { text throws(CLIError) in try PeerTarget.parse(text) },
+            all: values.isSet("all"),
+            compression: try values.choice("compress", as: "compression mode") ?? .auto,
+            json: values.isSet("json"),
+            global: try GlobalOptions(parsing: values)
+        )
+    }
+
+    public func validate() throws {
+        guard !directory.isEmpty else {
+            throw CLIError.usage("<dir>: the directory must not be empty")
+        }
+        try SendCommand.validateTargets(targets, all: all)
+        guard all || !targets.isEmpty else {
+            throw CLIError.usage("no peer given: name peers with --to PEER, or send to every peer with --all")
+        }
+    }
+}

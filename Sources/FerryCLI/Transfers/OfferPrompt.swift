@@ -1,0 +1,146 @@
+import FerryTransfer
+import FerryWire
+
+/// Asks the user about each incoming offer on the terminal (`ferry receive --accept ask`).
+///
+/// Offers can arrive while one is being asked about, and nobody may be at the keyboard: offers are asked one at
+/// a time in arrival order, each until the engine's deadline, after which the engine denies it by itself and
+/// the prompt moves on. Everything about the offer is peer-controlled and escaped: a file named
+/// `invoice.pdf\u{1B}[2K` must not rewrite the line that asks whether to accept it.
+struct OfferPrompt: Sendable {
+    /// Files listed in a prompt before "... and N more".
+    static let listedFiles = 10
+
+    private enum Input: Sendable {
+        case offer(IncomingOffer)
+        case line(String)
+        case expired(TransferID, PeerID)
+        case inputEnded
+    }
+
+    /// Where the prompt is shown (stderr, through the reporter so that bars stay below).
+    let show: @Sendable ([String]) -> Void
+
+    /// Asks about each offer from `offers`, reading answers from `lines`, until `offers` ends or the task is
+    /// cancelled; `respond` delivers each answer to the engine.
+    func run(
+        offers: AsyncStream<IncomingOffer>, lines: AsyncStream<String>,
+        respond: @escaping @Sendable (IncomingOffer, Bool) async -> Void
+    ) async {
+        let (inputs, continuation) = AsyncStream.makeStream(of: Input.self)
+        let forwarders = [
+            Task {
+                for await offer in offers {
+                    continuation.yield(.offer(offer))
+                }
+                continuation.finish()
+            },
+            Task {
+                for await line in lines {
+                    continuation.yield(.line(line))
+                }
+                continuation.yield(.inputEnded)
+            },
+        ]
+        defer {
+            forwarders.forEach { $0.cancel() }
+            continuation.finish()
+        }
+        var waiting: [IncomingOffer] = []
+        var current: IncomingOffer?
+        var inputOpen = true
+        var timer: Task<Void, Never>?
+        func next() {
+            timer?.cancel()
+            current = nil
+            guard !waiting.isEmpty else { return }
+            let offer = waiting.removeFirst()
+            current = offer
+            show(Self.text(for: offer))
+            timer = Task {
+                guard (try? await Task.sleep(until: offer.deadline, clock: .continuous)) != nil else { return }
+                continuation.yield(.expired(offer.transferID, offer.peer.peerID))
+            }
+        }
+        for await input in inputs {
+            switch input {
+            case .offer(let offer):
+                guard inputOpen else {
+                    show(["nobody can answer (end of input): denying the offer of \(Self.sender(offer))"])
+                    await respond(offer, false)
+                    continue
+                }
+                waiting.append(offer)
+                if current == nil {
+                    next()
+                }
+            case .line(let line):
+                guard let offer = current else { continue }
+                let accepted = Self.isYes(line)
+                show([accepted ? "accepted" : "denied"])
+                await respond(offer, accepted)
+                next()
+            case .expired(let transferID, let peerID):
+                guard let offer = current, offer.transferID == transferID, offer.peer.peerID == peerID else { continue }
+                show(["no answer in time: the offer of \(Self.sender(offer)) was denied"])
+                next()
+            case .inputEnded:
+                inputOpen = false
+                for offer in [current].compactMap({ $0 }) + waiting {
+                    await respond(offer, false)
+                }
+                waiting.removeAll()
+                timer?.cancel()
+                current = nil
+            }
+        }
+        timer?.cancel()
+    }
+
+    /// "y" or "yes", in any case, with spaces around.
+    static func isYes(_ line: String) -> Bool {
+        let answer = line.trimmingSpaces.lowercased()
+        return answer == "y" || answer == "yes"
+    }
+
+    static func sender(_ offer: IncomingOffer) -> String {
+        TerminalText.escape(offer.peer.displayName)
+    }
+
+    static func text(for offer: IncomingOffer) -> [String] {
+        text(sender: offer.peer.displayName, files: offer.files, totalBytes: offer.totalBytes)
+    }
+
+    /// The prompt's lines:
+    ///
+    /// ```
+    /// alice offers 2 files (2.1 MiB):
+    ///   photo.jpg  2.0 MiB  4032x3024
+    ///   notes.txt  120 KiB
+    /// Accept? [y/N]
+    /// ```
+    static func text(sender: String, files: [OfferedFile], totalBytes: UInt64) -> [String] {
+        let count = files.count == 1 ? "1 file" : "\(files.count) files"
+        var lines = ["\(TerminalText.escape(sender)) offers \(count) (\(TransferFormat.bytes(totalBytes))):"]
+        for file in files.prefix(listedFiles) {
+            var line = "  \(TerminalText.escape(file.path))  \(TransferFormat.bytes(file.size))"
+            if file.pixelWidth > 0, file.pixelHeight > 0 {
+                line += "  \(file.pixelWidth)x\(file.pixelHeight)"
+            }
+            lines.append(line)
+        }
+        if files.count > listedFiles {
+            lines.append("  ... and \(files.count - listedFiles) more")
+        }
+        lines.append("Accept? [y/N]")
+        return lines
+    }
+}
+
+extension String {
+    /// Without leading and trailing spaces and tabs.
+    var trimmingSpaces: String {
+        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" }
+        return String(drop(while: isSpace).reversed().drop(while: isSpace).reversed())
+    }
+}

@@ -1,0 +1,127 @@
+import FerrySystem
+import FerryWire
+
+/// A peer named on the command line with `--to`: by name or ID, or by address.
+///
+/// People name peers the way `ferry peers` shows them: a display name, the start of a device ID
+/// (`ABCD-EFGH`), or the start of a peer ID (hex). A target that parses as an IP address and port is an address
+/// to connect to directly; host names are deliberately not looked up (a DNS answer would decide where files go),
+/// so `laptop.local:41971` is refused with a message saying so.
+public enum PeerTarget: Sendable, Hashable, CustomStringConvertible {
+    /// A display name, or a device ID or peer ID prefix, matched against the peers of the session.
+    case name(String)
+    /// An IP literal and port, as typed, and the address it parses to.
+    case address(String, SocketAddress)
+
+    /// The fewest characters a device ID or peer ID prefix must have, so that a short word never picks a peer
+    /// by accident.
+    public static let minimumPrefixLength = 4
+
+    /// Parses a `--to` value. Throws a usage error for an empty value or a host name with a port.
+    public static func parse(_ text: String, option: String = "to") throws(CLIError) -> PeerTarget {
+        guard !text.isEmpty else {
+            throw .usage("--\(option): the peer name must not be empty")
+        }
+        guard let (host, _) = GlobalOptions.splitHostPort(text) else {
+            return .name(text)
+        }
+        let bareHost = host.split(separator: "%", maxSplits: 1).first.map(String.init) ?? host
+        if IPv4Address(host) != nil || IPv6Address(bareHost) != nil {
+            do {
+                return .address(text, try SocketAddress.resolve(text))
+            } catch {
+                throw .usage("--\(option): '\(TerminalText.escape(text))' is not a usable address: \(error)")
+            }
+        }
+        if looksLikeHostName(host) {
+            throw .usage(
+                "--\(option): '\(TerminalText.escape(text))' names a host; ferry does not look up host names. "
+                    + "Give the peer's IP address and port (e.g. 192.168.1.20:\(GlobalOptions.defaultPort)) "
+                    + "or its display name")
+        }
+        return .name(text)
+    }
+
+    /// Whether `host` is made of the characters of DNS names (letters, digits, `-`, `.`).
+    static func looksLikeHostName(_ host: String) -> Bool {
+        host.unicodeScalars.allSatisfy { scalar in
+            scalar.isASCII
+                && (("a"..."z").contains(scalar) || ("A"..."Z").contains(scalar) || ("0"..."9").contains(scalar)
+                    || scalar == "-" || scalar == ".")
+        }
+    }
+
+    /// The target as typed.
+    public var text: String {
+        switch self {
+        case .name(let text), .address(let text, _):
+            text
+        }
+    }
+
+    /// The target as typed, escaped for a terminal.
+    public var description: String {
+        TerminalText.escape(text)
+    }
+
+    /// Which of `candidates` this target names.
+    ///
+    /// In order, the first rule that matches anything decides: the exact display name; the display name ignoring
+    /// case; a device ID or peer ID prefix of at least `minimumPrefixLength` characters. More than one match under
+    /// the deciding rule is ambiguous. An address target matches the peer at that address.
+    public func match(in candidates: [PeerCandidate]) -> TargetMatch {
+        let rules: [(PeerCandidate) -> Bool]
+        switch self {
+        case .address(_, let address):
+            rules = [{ $0.address == address }]
+        case .name(let text):
+            let lowered = text.lowercased()
+            let prefixUsable = text.unicodeScalars.filter { $0 != "-" && $0 != " " }.count >= Self.minimumPrefixLength
+            rules = [
+                { $0.displayName == text },
+                { $0.displayName.lowercased() == lowered },
+                { candidate in
+                    prefixUsable
+                        && (candidate.deviceID.hasPrefix(text) || candidate.peerID.description.hasPrefix(lowered))
+                },
+            ]
+        }
+        for rule in rules {
+            let matches = candidates.filter(rule)
+            if matches.count == 1, let only = matches.first {
+                return .one(only)
+            }
+            if matches.count > 1 {
+                return .ambiguous(matches)
+            }
+        }
+        return .none
+    }
+}
+
+/// What `PeerTarget.match(in:)` needs to know of a peer (a value tests can build, unlike `PeerInfo`).
+public struct PeerCandidate: Sendable, Hashable {
+    public var peerID: PeerID
+    public var deviceID: DeviceID
+    public var displayName: String
+    public var address: SocketAddress?
+
+    public init(peerID: PeerID, deviceID: DeviceID, displayName: String, address: SocketAddress? = nil) {
+        self.peerID = peerID
+        self.deviceID = deviceID
+        self.displayName = displayName
+        self.address = address
+    }
+
+    /// How error messages list it: `alice (ABCD-EFGH, peer 0123456789abcdef)`, escaped.
+    public var listing: String {
+        "\(TerminalText.escape(displayName)) (\(deviceID.shortDescription), peer \(peerID))"
+    }
+}
+
+/// The result of matching a target against the peers of the session.
+public enum TargetMatch: Sendable, Equatable {
+    case none
+    case one(PeerCandidate)
+    case ambiguous([PeerCandidate])
+}

@@ -1,0 +1,114 @@
+import FerryWire
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The live progress bars of a command on a terminal: one line per transfer and peer, redrawn in place.
+///
+/// Progress events arrive from every peer's pump, up to ten per second each; the board redraws at most ten times
+/// a second in all, and always when a row appears or goes. Lines printed while bars are shown (a file finished,
+/// an error) are written above the bars, which are then drawn again below them, so the bars stay at the bottom
+/// of the screen as with curl or apt. It uses only "cursor to the start of the line N lines up" (CSI N F) and
+/// "erase to the end of the screen" (CSI J), and never lets a bar wrap, so the line count it moves by is exact.
+final class ProgressBoard: Sendable {
+    /// One row: a transfer with one peer.
+    struct Key: Hashable, Sendable {
+        var transferID: TransferID
+        var peerID: PeerID
+    }
+
+    private struct State {
+        var rows: [(key: Key, line: ProgressLine)] = []
+        /// Bar lines on the screen below the cursor's line start.
+        var drawn = 0
+        var lastDraw: ContinuousClock.Instant?
+    }
+
+    /// The shortest time between two redraws caused by progress alone.
+    static let interval = Duration.milliseconds(100)
+
+    private let state = Mutex(State())
+    private let sink: any TextSink
+    private let width: @Sendable () -> Int
+
+    /// Draws on `sink` (a terminal), `width()` columns wide.
+    init(sink: any TextSink, width: @escaping @Sendable () -> Int = { TerminalSize.columns() }) {
+        self.sink = sink
+        self.width = width
+    }
+
+    /// Adds or updates a row; redraws unless the last redraw was less than `interval` ago (a new row always
+    /// redraws).
+    func update(_ key: Key, _ line: ProgressLine) {
+        let now = ContinuousClock.now
+        state.withLock { state in
+            if let index = state.rows.firstIndex(where: { $0.key == key }) {
+                state.rows[index].line = line
+                if let last = state.lastDraw, now - last < Self.interval {
+                    return
+                }
+            } else {
+                state.rows.append((key, line))
+            }
+            draw(&state, messages: [], now: now)
+        }
+    }
+
+    /// Removes a row (its transfer ended) and prints `messages` above the remaining bars.
+    func remove(_ key: Key, printing messages: [String] = []) {
+        state.withLock { state in
+            state.rows.removeAll { $0.key == key }
+            draw(&state, messages: messages, now: .now)
+        }
+    }
+
+    /// Prints `messages` above the bars.
+    func print(_ messages: [String]) {
+        state.withLock { state in
+            draw(&state, messages: messages, now: .now)
+        }
+    }
+
+    /// Removes every bar from the screen (before a summary, or at exit).
+    func clear() {
+        state.withLock { state in
+            state.rows.removeAll()
+            draw(&state, messages: [], now: .now)
+        }
+    }
+
+    private func draw(_ state: inout State, messages: [String], now: ContinuousClock.Instant) {
+        guard state.drawn > 0 || !messages.isEmpty || !state.rows.isEmpty else {
+            return
+        }
+        var text = state.drawn > 0 ? "\u{1B}[\(state.drawn)F\u{1B}[J" : ""
+        for message in messages {
+            text += message + "\n"
+        }
+        // One column less than the terminal: a line of exactly the width would wrap on some terminals.
+        let columns = max(width() - 1, 20)
+        for row in state.rows {
+            text += row.line.render(width: columns) + "\n"
+        }
+        state.drawn = state.rows.count
+        state.lastDraw = now
+        sink.write(text)
+    }
+}
+
+/// The size of the terminal on standard error.
+enum TerminalSize {
+    /// Columns of the terminal (`TIOCGWINSZ`), else `$COLUMNS`, else 80.
+    static func columns(environment: [String: String] = [:]) -> Int {
+        var size = winsize()
+        if ioctl(STDERR_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 {
+            return Int(size.ws_col)
+        }
+        if let text = environment["COLUMNS"], let columns = Int(text), columns > 0 {
+            return columns
+        }
+        return 80
+    }
+}

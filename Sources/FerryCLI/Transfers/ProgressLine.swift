@@ -1,0 +1,89 @@
+import FerryTransfer
+
+/// One line of a live progress bar: who, how far, how fast, how long.
+///
+/// ```
+/// alice-laptop     [##########..........]  50%  5.0 MiB/10.0 MiB  1.2 MiB/s  0:05
+/// ```
+/// A pure function of a snapshot and a width, so the exact text is pinned by tests; `ProgressBoard` draws these
+/// lines on the terminal. The name (escaped: it comes from the peer) takes a fixed column so that the bars of
+/// several peers line up; the bar gets what the width leaves, and is dropped on a narrow terminal before the
+/// numbers are.
+public struct ProgressLine: Sendable, Equatable {
+    /// Columns of the name; longer names are cut with "~".
+    public static let nameWidth = 16
+    /// The narrowest bar worth drawing (brackets included).
+    public static let minimumBarWidth = 7
+
+    /// Who the transfer is with (as received from the network; escaped when rendered).
+    public var name: String
+    public var bytesDone: UInt64
+    public var totalBytes: UInt64
+    /// Bytes per second; 0 while unknown.
+    public var rate: Double
+    /// Seconds left; nil while unknown.
+    public var secondsLeft: Double?
+
+    public init(name: String, bytesDone: UInt64, totalBytes: UInt64, rate: Double, secondsLeft: Double?) {
+        self.name = name
+        self.bytesDone = bytesDone
+        self.totalBytes = totalBytes
+        self.rate = rate
+        self.secondsLeft = secondsLeft
+    }
+
+    /// The line of an engine progress event.
+    public init(_ progress: TransferProgress) {
+        self.init(
+            name: progress.peer.displayName, bytesDone: progress.bytesDone, totalBytes: progress.totalBytes,
+            rate: progress.rate, secondsLeft: progress.secondsLeft)
+    }
+
+    /// Whole percent done, 0 to 100 (100 for an empty transfer).
+    public var percent: Int {
+        guard totalBytes > 0 else {
+            return 100
+        }
+        return Int(min(100, (Double(min(bytesDone, totalBytes)) * 100 / Double(totalBytes)).rounded(.down)))
+    }
+
+    /// The line, at most `width` characters (at least the name column and the percentage are kept).
+    public func render(width: Int) -> String {
+        // The name gives way on a very narrow terminal, so that the percentage always shows.
+        let label = Self.column(TerminalText.escape(name), width: max(1, min(Self.nameWidth, width - 6)))
+        let percentText = String(repeating: " ", count: 3 - String(percent).count) + "\(percent)%"
+        let details = [
+            percentText,
+            "\(TransferFormat.bytes(bytesDone))/\(TransferFormat.bytes(totalBytes))",
+            TransferFormat.rate(rate),
+            TransferFormat.eta(secondsLeft),
+        ]
+        // Drop details from the end until the line fits, keeping at least the percentage.
+        var kept = details.count
+        while kept > 1, label.count + 2 + details.prefix(kept).joined(separator: "  ").count > width {
+            kept -= 1
+        }
+        let tail = details.prefix(kept).joined(separator: "  ")
+        let room = width - label.count - 2 - tail.count - 2
+        if kept == details.count, room >= Self.minimumBarWidth {
+            return "\(label)  \(bar(width: room))  \(tail)"
+        }
+        return String("\(label)  \(tail)".prefix(max(width, 0)))
+    }
+
+    /// `[#####.....]` of `width` characters, brackets included.
+    func bar(width: Int) -> String {
+        let inner = max(width - 2, 0)
+        let filled =
+            totalBytes == 0 ? inner : Int(Double(inner) * Double(min(bytesDone, totalBytes)) / Double(totalBytes))
+        return "[" + String(repeating: "#", count: filled) + String(repeating: ".", count: inner - filled) + "]"
+    }
+
+    /// `text` cut or padded to exactly `width` characters; a cut is marked with "~".
+    static func column(_ text: String, width: Int) -> String {
+        if text.count > width {
+            return text.prefix(width - 1) + "~"
+        }
+        return text + String(repeating: " ", count: width - text.count)
+    }
+}

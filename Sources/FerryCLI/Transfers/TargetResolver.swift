@@ -1,0 +1,169 @@
+import FerrySession
+import FerryTransfer
+import FerryWire
+
+/// Finds and connects the peers a sending command was told about: `--to` targets, or every receiver (`--all`).
+///
+/// Names are matched against the peers the tracker has seen, waiting for discovery up to a deadline; an unknown
+/// or ambiguous name stops the command before anything is sent, with a message that lists what was seen. Then
+/// every target is connected at once, so one slow peer does not hold back the others.
+struct TargetResolver: Sendable {
+    let run: TransferSession
+    /// For messages: the session ID as the user gave it.
+    let sessionID: String
+    /// The connect timeout for each peer.
+    var connectTimeout: Duration = .seconds(10)
+
+    /// Waits until every `.name` target matches exactly one reachable peer, or `deadline` passes.
+    /// - Throws: `CLIError.failure` naming the unknown or ambiguous targets; `CancellationError`.
+    func resolve(_ targets: [PeerTarget], until deadline: ContinuousClock.Instant, waited: Double) async throws
+        -> [PeerTarget: PeerInfo]
+    {
+        var resolved: [PeerTarget: PeerInfo] = [:]
+        while true {
+            let generation = await run.tracker.generation
+            let reachable = await run.tracker.reachable
+            let candidates = reachable.map(PeerCandidate.init)
+            var missing: [PeerTarget] = []
+            for target in targets where resolved[target] == nil {
+                guard case .name = target else { continue }
+                switch target.match(in: candidates) {
+                case .one(let candidate):
+                    resolved[target] = reachable.first { $0.peerID == candidate.peerID }
+                case .ambiguous(let matches):
+                    throw CLIError.failure(
+                        "'\(target)' matches \(matches.count) peers: "
+                            + matches.map(\.listing).joined(separator: ", ")
+                            + "; name one by the start of its device ID instead")
+                case .none:
+                    missing.append(target)
+                }
+            }
+            if missing.isEmpty {
+                return resolved
+            }
+            try Task.checkCancellation()
+            guard ContinuousClock.now < deadline, await !run.tracker.isFinished else {
+                let seen = await run.tracker.namesSeen.map(TerminalText.escape)
+                let names = missing.map { "\($0)" }.joined(separator: " or ")
+                let seenText = seen.isEmpty ? "none" : seen.joined(separator: ", ")
+                throw CLIError.failure(
+                    "no peer named \(names) was found in session \(TerminalText.escape(sessionID)) within "
+                        + "\(waited.shortDescription) s; peers seen: \(seenText)")
+            }
+            await run.tracker.waitForChange(after: generation, until: deadline)
+        }
+    }
+
+    /// Connects to each target at once (names through `resolved`); returns the connected peers, without
+    /// duplicates, in target order, and a failed result for each target that could not be connected (also
+    /// reported as it happens).
+    func connect(_ targets: [PeerTarget], resolved: [PeerTarget: PeerInfo]) async
+        -> (peers: [PeerInfo], failures: [TransferSummary.PeerResult])
+    {
+        let results = await withTaskGroup(of: (Int, Result<PeerInfo, any Error>).self) { group in
+            for (index, target) in targets.enumerated() {
+                group.addTask {
+                    do {
+                        switch target {
+                        case .address(_, let address):
+                            return (index, .success(try await run.connect(toAddress: address, timeout: connectTimeout)))
+                        case .name:
+                            guard let peer = resolved[target] else { throw TransferError.notConnected("\(target)") }
+                            return (index, .success(try await run.connect(peer, timeout: connectTimeout)))
+                        }
+                    } catch {
+                        return (index, .failure(error))
+                    }
+                }
+            }
+            var results: [(Int, Result<PeerInfo, any Error>)] = []
+            for await result in group {
+                results.append(result)
+            }
+            return results.sorted { $0.0 < $1.0 }
+        }
+        var peers: [PeerInfo] = []
+        var failures: [TransferSummary.PeerResult] = []
+        for (index, result) in results {
+            switch result {
+            case .success(let peer):
+                if !peers.contains(where: { $0.peerID == peer.peerID }) {
+                    peers.append(peer)
+                    run.reporter.connected(peer)
+                }
+            case .failure(let error):
+                guard !(error is CancellationError) else { continue }
+                let target = targets[index]
+                let name = resolved[target]?.displayName ?? "\(target)"
+                let message = CommandRunner.describe(error)
+                run.reporter.failure("could not connect to \(name): \(message)", peer: resolved[target])
+                failures.append(
+                    TransferSummary.PeerResult(
+                        name: name, peerID: resolved[target]?.peerID.description, failure: message))
+            }
+        }
+        return (peers, failures)
+    }
+}
+
+extension TargetResolver {
+    /// `--all`: connects to every peer in server or peer mode that appears, until `quiet` passes with no new
+    /// one after the first (or `deadline` passes). Peers that do not receive files are left out quietly.
+    func collectAll(until deadline: ContinuousClock.Instant, quiet: Duration) async
+        -> (peers: [PeerInfo], failures: [TransferSummary.PeerResult])
+    {
+        let results = await withTaskGroup(of: (PeerInfo, Result<PeerInfo, any Error>).self) { group in
+            var attempted = Set<PeerID>()
+            var lastNew: ContinuousClock.Instant?
+            while !Task.isCancelled {
+                let generation = await run.tracker.generation
+                for peer in await run.tracker.reachable
+                where peer.mode != .client && !attempted.contains(peer.peerID) {
+                    attempted.insert(peer.peerID)
+                    lastNew = .now
+                    group.addTask {
+                        do {
+                            return (peer, .success(try await run.connect(peer, timeout: connectTimeout)))
+                        } catch {
+                            return (peer, .failure(error))
+                        }
+                    }
+                }
+                let until = lastNew.map { min(deadline, $0 + quiet) } ?? deadline
+                guard ContinuousClock.now < until, await !run.tracker.isFinished else { break }
+                await run.tracker.waitForChange(after: generation, until: until)
+            }
+            var results: [(PeerInfo, Result<PeerInfo, any Error>)] = []
+            for await result in group {
+                results.append(result)
+            }
+            return results.sorted { $0.0.displayName < $1.0.displayName }
+        }
+        var peers: [PeerInfo] = []
+        var failures: [TransferSummary.PeerResult] = []
+        for (peer, result) in results {
+            switch result {
+            case .success(let connected):
+                peers.append(connected)
+                run.reporter.connected(connected)
+            case .failure(let error):
+                if error is CancellationError || error as? TransferError == .peerCannotReceive(peer.displayName) {
+                    continue
+                }
+                let message = CommandRunner.describe(error)
+                run.reporter.failure("could not connect to \(peer.displayName): \(message)", peer: peer)
+                failures.append(
+                    TransferSummary.PeerResult(
+                        name: peer.displayName, peerID: peer.peerID.description, failure: message))
+            }
+        }
+        return (peers, failures)
+    }
+}
+
+extension PeerCandidate {
+    init(_ peer: PeerInfo) {
+        self.init(peerID: peer.peerID, deviceID: peer.deviceID, displayName: peer.displayName, address: peer.address)
+    }
+}

@@ -1,0 +1,49 @@
+import FerryWire
+import Testing
+
+@testable import FerryCLI
+
+/// The live bars: exactly which bytes reach the terminal.
+@Suite struct ProgressBoardTests {
+    static let a = ProgressBoard.Key(
+        transferID: TransferID(bytes: [UInt8](repeating: 1, count: 16))!, peerID: .init(rawValue: 1))
+    static let b = ProgressBoard.Key(
+        transferID: TransferID(bytes: [UInt8](repeating: 1, count: 16))!, peerID: .init(rawValue: 2))
+
+    static func line(_ name: String, _ done: UInt64) -> ProgressLine {
+        ProgressLine(name: name, bytesDone: done, totalBytes: 100, rate: 0, secondsLeft: nil)
+    }
+
+    @Test func rowsAreRedrawnInPlaceWithMessagesAbove() {
+        let sink = CapturingTextSink()
+        let board = ProgressBoard(sink: sink, width: { 31 })
+        board.update(Self.a, Self.line("alice", 0))
+        #expect(sink.text == "alice               0%\n")
+        board.update(Self.b, Self.line("bob", 50))
+        let afterTwo =
+            "alice               0%\n" + "\u{1B}[1F\u{1B}[J" + "alice               0%\nbob                50%\n"
+        #expect(sink.text == afterTwo)
+        board.remove(Self.a, printing: ["sent x to alice (1 B)"])
+        #expect(sink.text == afterTwo + "\u{1B}[2F\u{1B}[J" + "sent x to alice (1 B)\nbob                50%\n")
+        board.clear()
+        #expect(sink.text.hasSuffix("bob                50%\n\u{1B}[1F\u{1B}[J"))
+        // Nothing on screen and nothing to say: nothing is written.
+        let before = sink.text
+        board.clear()
+        board.print([])
+        #expect(sink.text == before)
+    }
+
+    @Test func progressAloneRedrawsAtMostTenTimesASecond() {
+        let sink = CapturingTextSink()
+        let board = ProgressBoard(sink: sink, width: { 31 })
+        board.update(Self.a, Self.line("alice", 0))
+        let first = sink.text
+        // Immediately after a draw, an update of an existing row is kept for the next draw.
+        board.update(Self.a, Self.line("alice", 10))
+        #expect(sink.text == first)
+        // A message forces a redraw, which shows the kept update.
+        board.print(["hello"])
+        #expect(sink.text == first + "\u{1B}[1F\u{1B}[Jhello\nalice              10%\n")
+    }
+}

@@ -1,0 +1,117 @@
+import Testing
+
+@testable import FerryCLI
+
+/// Pins the exact help of the transfer commands: send, receive, watch.
+@Suite struct TransferHelpSnapshotTests {
+    static let sendHelp = """
+        OVERVIEW: Send files to peers of the session.
+
+        The files go to every peer named with --to, once it is discovered and has
+        accepted the connection; a directory is sent whole. A PEER is a display name,
+        the start of a device ID or peer ID (at least 4 characters), or an IP address
+        and port (HOST:PORT; host names are not looked up).
+
+        With --all, the files go to every receiving peer found: ferry waits until a
+        second passes with no new peer after the first one (at most --wait seconds),
+        then sends to all of them at once. With neither, on a terminal, a picker lists
+        the peers as they are found.
+
+        Exit status: 0 when every file reached every peer, 1 otherwise, 130 when
+        interrupted.
+
+        USAGE: ferry send [--to <peer> ...] [--all] [--wait <seconds>]
+               [--compress <mode>] [--json] <file> ... [<global options>]
+
+        ARGUMENTS:
+          <file>                  A file or directory to send.
+
+        OPTIONS:
+          --to <peer>             Send to this peer. Repeatable.
+          --all                   Send to every receiving peer found.
+          --wait <seconds>        How long to look for the peers before giving up.
+                                  (default: 10)
+          --compress <mode>       Compress where it pays (auto), always try zlib or
+                                  zstd, or never (none). (values: auto, zlib, zstd,
+                                  none; default: auto)
+          --json                  Print one JSON object per line for every event instead
+                                  of text.
+          -h, --help              Show help information.
+        """ + "\n\n" + HelpSnapshotTests.globalOptionsHelp
+
+    static let receiveHelp = """
+        OVERVIEW: Receive files from peers of the session into a directory.
+
+        Each file is written beside its destination and appears under its name only once
+        it is complete and its checksum matches; a name that exists gets a numbered
+        variant, and nothing outside the directory is ever touched. An interrupted
+        transfer resumes where it stopped when the sender tries again.
+
+        With --accept ask, each offer shows the sender, the files and their sizes, and
+        waits for y or n; it is denied when nobody answers within a minute, and every
+        offer is denied when stdin is not a terminal.
+
+        The first line tells where ferry listens; with --json it is
+        {"event":"listening","port":P,"directory":"...","name":"...","peerID":"..."}.
+
+        USAGE: ferry receive [--into <dir>] [--accept <policy>] [--once] [--json]
+               [<global options>]
+
+        OPTIONS:
+          --into <dir>            Put received files in this directory (created if
+                                  missing). (default: XDG_DOWNLOAD_DIR from
+                                  ~/.config/user-dirs.dirs, else ~/Downloads)
+          --accept <policy>       Ask before accepting each offer, or accept all.
+                                  (values: ask, all; default: ask)
+          --once                  Exit after the first transfer: 0 if every file
+                                  arrived, 1 otherwise.
+          --json                  Print one JSON object per line for every event instead
+                                  of text.
+          -h, --help              Show help information.
+        """ + "\n\n" + HelpSnapshotTests.globalOptionsHelp
+
+    static let watchHelp = """
+        OVERVIEW: Send every new file that appears in a directory to peers.
+
+        Files already in the directory when ferry starts are not sent: only files that
+        appear later, once they are closed after writing or moved in. Each file is sent
+        once; a file written again with another size or time is sent again. Hidden names
+        (.name), editor files (#name) and temporary files (ending in ~, .tmp, .part,
+        .swp or .crdownload) are skipped; subdirectories are not watched.
+
+        While a peer is away its files wait in a queue, sent in order when it is seen
+        again. With --all, every receiving peer that appears gets the files that appear
+        after it. Runs until Ctrl-C.
+
+        USAGE: ferry watch [--to <peer> ...] [--all] [--compress <mode>] [--json] <dir>
+               [<global options>]
+
+        ARGUMENTS:
+          <dir>                   The directory to watch.
+
+        OPTIONS:
+          --to <peer>             Send to this peer (as for 'ferry send'). Repeatable.
+          --all                   Send to every receiving peer found.
+          --compress <mode>       Compress where it pays (auto), always try zlib or
+                                  zstd, or never (none). (values: auto, zlib, zstd,
+                                  none; default: auto)
+          --json                  Print one JSON object per line for every event instead
+                                  of text.
+          -h, --help              Show help information.
+        """ + "\n\n" + HelpSnapshotTests.globalOptionsHelp
+
+    @Test(arguments: [["send", "--help"], ["help", "send"], ["send", "a.jpg", "--to", "bob", "-h"], ["send", "-h"]])
+    func sendHelp(arguments: [String]) async {
+        #expect(await FerryRun.run(arguments) == .printed(Self.sendHelp))
+    }
+
+    @Test(arguments: [["receive", "--help"], ["help", "receive"], ["receive", "--accept", "bogus", "-h"]])
+    func receiveHelp(arguments: [String]) async {
+        #expect(await FerryRun.run(arguments) == .printed(Self.receiveHelp))
+    }
+
+    @Test(arguments: [["watch", "--help"], ["help", "watch"], ["--session", "s", "watch", "-h"]])
+    func watchHelp(arguments: [String]) async {
+        #expect(await FerryRun.run(arguments) == .printed(Self.watchHelp))
+    }
+}

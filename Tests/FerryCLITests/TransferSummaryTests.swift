@@ -1,0 +1,91 @@
+import FerryWire
+import Testing
+
+@testable import FerryCLI
+
+/// The summary of `ferry send`, in text and JSON; the offer prompt; the picker's input.
+@Suite struct TransferSummaryTests {
+    static let mixed = TransferSummary(
+        files: 2, bytes: 3 << 20, seconds: 1.5,
+        peers: [
+            .init(
+                name: "alice", peerID: "0123456789abcdef", filesSucceeded: 2, bytes: 3 << 20, wireBytes: 1 << 20),
+            .init(name: "bob\u{1B}[2J", peerID: nil, failure: "could not reach peer: connection refused"),
+        ])
+
+    @Test func text() {
+        #expect(
+            Self.mixed.text == """
+                sent 2 files (3.0 MiB) to 1 of 2 peers in 1.5 s (2.0 MiB/s, compression 3.00x)
+                  alice: ok
+                  bob\\u{1B}[2J: failed: could not reach peer: connection refused
+
+                """)
+        #expect(!Self.mixed.isSuccess)
+        let one = TransferSummary(
+            files: 1, bytes: 10, seconds: 0,
+            peers: [.init(name: "alice", peerID: "01", filesSucceeded: 1, bytes: 10, wireBytes: 10)])
+        #expect(one.isSuccess)
+        #expect(one.text == "sent 1 file (10 B) to 1 peer in 0.0 s (-- B/s, compression 1.00x)\n  alice: ok\n")
+        #expect(!TransferSummary(files: 1, bytes: 10, seconds: 0, peers: []).isSuccess)
+    }
+
+    @Test func json() {
+        #expect(
+            Self.mixed.jsonLine.text
+                == #"{"event":"summary","ok":false,"files":2,"bytes":3145728,"sentBytes":3145728,"wireBytes":1048576,"#
+                + #""seconds":1.5,"throughput":2097152.0,"compressionRatio":3.0,"peers":[{"peer":"alice","#
+                + #""peerID":"0123456789abcdef","ok":true,"filesSucceeded":2,"filesFailed":0,"filesSkipped":0,"#
+                + #""bytes":3145728,"wireBytes":1048576,"failure":null},{"peer":"bob\u001b[2J","peerID":null,"#
+                + #""ok":false,"filesSucceeded":0,"filesFailed":0,"filesSkipped":0,"bytes":0,"wireBytes":0,"#
+                + #""failure":"could not reach peer: connection refused"}]}"#)
+    }
+
+    @Test func offerPrompt() {
+        let time = FileTime(seconds: 0)
+        let files = [
+            OfferedFile(
+                path: "photo.jpg", size: 2 << 20, modificationTime: time, mediaType: "image/jpeg", pixelWidth: 4032,
+                pixelHeight: 3024),
+            OfferedFile(path: "notes\u{1B}]0;x\u{7}.txt", size: 120, modificationTime: time),
+            OfferedFile(path: "odd.png", size: 1, modificationTime: time, pixelWidth: 5, pixelHeight: 0),
+        ]
+        #expect(
+            OfferPrompt.text(sender: "alice\u{202E}", files: files, totalBytes: (2 << 20) + 121) == [
+                "alice\\u{202E} offers 3 files (2.0 MiB):",
+                "  photo.jpg  2.0 MiB  4032x3024",
+                "  notes\\u{1B}]0;x\\u{7}.txt  120 B",
+                "  odd.png  1 B",
+                "Accept? [y/N]",
+            ])
+        let many = (1...12).map { OfferedFile(path: "f\($0)", size: 1, modificationTime: time) }
+        let lines = OfferPrompt.text(sender: "bob", files: many, totalBytes: 12)
+        #expect(lines.first == "bob offers 12 files (12 B):")
+        #expect(lines.count == 13)
+        #expect(lines[11] == "  ... and 2 more")
+        #expect(OfferPrompt.text(sender: "bob", files: [many[0]], totalBytes: 1).first == "bob offers 1 file (1 B):")
+    }
+
+    @Test func yesAndNo() {
+        for yes in ["y", "Y", "yes", " YES ", "y\r"] {
+            #expect(OfferPrompt.isYes(yes), "\(yes)")
+        }
+        for no in ["", "n", "no", "yep", "sure", "y y"] {
+            #expect(!OfferPrompt.isYes(no), "\(no)")
+        }
+    }
+
+    @Test func pickerInput() {
+        #expect(PeerPicker.choice("1 3", count: 3) == .success([1, 3]))
+        #expect(PeerPicker.choice(" 2,1, 2 ", count: 2) == .success([2, 1]))
+        #expect(PeerPicker.choice("", count: 2) == .success([]))
+        #expect(
+            PeerPicker.choice("4", count: 3) == .failure(PickerInputError(message: "'4': type numbers from 1 to 3")))
+        #expect(
+            PeerPicker.choice("1 two", count: 3)
+                == .failure(PickerInputError(message: "'two': type numbers from 1 to 3")))
+        #expect(PeerPicker.choice("1", count: 0) == .failure(PickerInputError(message: "'1': no peer is listed yet")))
+        #expect(
+            PeerPicker.choice("0", count: 3) == .failure(PickerInputError(message: "'0': type numbers from 1 to 3")))
+    }
+}
