@@ -14,7 +14,7 @@ import Testing
             receivers.append((process, port, directory))
         }
         defer { receivers.forEach { $0.2.remove() } }
-        let (status, summary) = try harness.send([file.path], to: receivers.map(\.1))
+        let (status, summary, _) = try harness.send([file.path], to: receivers.map(\.1))
         #expect(status == 0, "\(summary ?? [:])")
         let expected = try TransferHarness.sha256(file.path)
         for (process, _, directory) in receivers {
@@ -78,7 +78,7 @@ import Testing
         }
         let (receiver, port) = try harness.receiver()
         let recorder = try InotifyRecorder(directory: harness.inbox.path)
-        let (status, _) = try harness.send(paths, to: [port])
+        let (status, _, _) = try harness.send(paths, to: [port])
         #expect(status == 0)
         #expect(try receiver.waitForExit(timeout: .seconds(60)) == 0)
         let events = recorder.stop().filter { !$0.name.hasPrefix(".") }

@@ -50,11 +50,16 @@ final class TransferHarness: Sendable {
     }
 
     /// Runs a sender to its end; returns its exit status and its summary line (if it printed one).
-    func send(_ paths: [String], to ports: [Int], _ extra: [String] = []) throws -> (status: Int32, summary: [String: Any]?) {
+    func send(_ paths: [String], to ports: [Int], _ extra: [String] = []) throws
+        -> (status: Int32, summary: [String: Any]?, finished: [String: Any]?)
+    {
         let process = try sender(paths, to: ports, extra)
         let status = try process.waitForExit(timeout: .seconds(240))
-        let summary = process.allStdoutLines.compactMap(Self.json).last { $0["event"] as? String == "summary" }
-        return (status, summary)
+        let objects = process.allStdoutLines.compactMap(Self.json)
+        return (
+            status, objects.last { $0["event"] as? String == "summary" },
+            objects.last { $0["event"] as? String == "finished" }
+        )
     }
 
     static func json(_ line: String) -> [String: Any]? {

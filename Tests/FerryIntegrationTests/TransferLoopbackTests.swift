@@ -8,7 +8,7 @@ import Testing
         let harness = try TransferHarness()
         let file = try harness.files.random("data.bin", size: 3 << 20 + 12_345)
         let (receiver, port) = try harness.receiver()
-        let (status, summary) = try harness.send([file.path], to: [port])
+        let (status, summary, _) = try harness.send([file.path], to: [port])
         #expect(status == 0, "\(receiver.capturedOutput())")
         #expect(try receiver.waitForExit(timeout: .seconds(60)) == 0)
         #expect(try TransferHarness.visibleFiles(in: harness.inbox.path) == ["data.bin": 3 << 20 + 12_345])
@@ -30,7 +30,7 @@ import Testing
         #expect(try TransferHarness.sha256(harness.inbox.path + "/photo.jpg") == TransferHarness.sha256(image.path))
         let offered = offer["files"] as? [[String: Any]] ?? []
         let photo = offered.first { $0["name"] as? String == "photo.jpg" }
-        #expect(photo?["width"] as? Int == 640 && photo?["height"] as? Int == 480, "\(offer)")
+        #expect(photo?["pixelWidth"] as? Int == 640 && photo?["pixelHeight"] as? Int == 480, "\(offer)")
     }
 
     @Test func manySmallFilesAndADirectoryTreeKeepTheirLayout() throws {
@@ -39,10 +39,10 @@ import Testing
         for index in 0..<200 { layout["album/\(index % 7)/file-\(index).txt"] = 100 + index * 37 }
         _ = try harness.files.tree(root: "album", files: layout.mapKeys { String($0.dropFirst("album/".count)) })
         let (receiver, port) = try harness.receiver()
-        let (status, _) = try harness.send([harness.source.path + "/album"], to: [port])
+        let (status, _, _) = try harness.send([harness.source.path + "/album"], to: [port])
         #expect(status == 0, "\(receiver.capturedOutput())")
         #expect(try receiver.waitForExit(timeout: .seconds(60)) == 0)
-        #expect(try TransferHarness.visibleFiles(in: harness.inbox.path) == layout)
+        #expect(try TransferHarness.visibleFiles(in: harness.inbox.path) == layout, "\(receiver.capturedOutput())")
     }
 
     @Test func aTakenNameGetsANumberedVariant() throws {
@@ -85,7 +85,7 @@ import Testing
         let proxy = try FaultProxy(
             targetPort: UInt16(port), mode: .flipBits(atOffsets: [3 << 20 + 500_000, 5 << 20 + 100_000]))
         defer { proxy.close() }
-        let (status, _) = try harness.send([file.path], to: [Int(proxy.port)], ["--compress", "none"])
+        let (status, _, _) = try harness.send([file.path], to: [Int(proxy.port)], ["--compress", "none"])
         #expect(status == 0, "\(receiver.capturedOutput())")
         #expect(try receiver.waitForExit(timeout: .seconds(60)) == 0)
         #expect(try TransferHarness.sha256(harness.inbox.path + "/flip.bin") == TransferHarness.sha256(file.path))
@@ -104,7 +104,7 @@ import Testing
         #expect(try TransferHarness.visibleFiles(in: harness.inbox.path).isEmpty, "nothing partial is published")
         let second = try harness.send([file.path], to: [port], ["--compress", "none"])
         #expect(second.status == 0, "\(receiver.capturedOutput())")
-        let resumed = (second.summary?["peers"] as? [[String: Any]])?.first?["resumedBytes"] as? Int ?? 0
+        let resumed = second.finished?["resumedBytes"] as? Int ?? 0
         #expect(resumed >= 1 << 20, "\(second.summary ?? [:])")
         #expect(try TransferHarness.sha256(harness.inbox.path + "/big.bin") == TransferHarness.sha256(file.path))
         _ = try receiver.terminate()
@@ -118,7 +118,7 @@ import Testing
         defer { proxy.close() }
         let sender = try harness.sender([file.path], to: [Int(proxy.port)], ["--compress", "none"])
         _ = try receiver.nextJSON { object in
-            object["event"] as? String == "progress" && (object["bytesDone"] as? Int ?? 0) >= 2 << 20
+            object["event"] as? String == "progress" && (object["bytes"] as? Int ?? 0) >= 2 << 20
         }
         proxy.mode = .stall  // nothing more gets through, so the kill lands mid-file whatever the machine's speed
         receiver.kill()
@@ -129,7 +129,7 @@ import Testing
         let (again, newPort) = try harness.receiver()
         let second = try harness.send([file.path], to: [newPort], ["--compress", "none"])
         #expect(second.status == 0, "\(again.capturedOutput())")
-        let resumed = (second.summary?["peers"] as? [[String: Any]])?.first?["resumedBytes"] as? Int ?? 0
+        let resumed = second.finished?["resumedBytes"] as? Int ?? 0
         #expect(resumed >= 1 << 20, "\(second.summary ?? [:])")
         #expect(try TransferHarness.sha256(harness.inbox.path + "/kill.bin") == TransferHarness.sha256(file.path))
     }
