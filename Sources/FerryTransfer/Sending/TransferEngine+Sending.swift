@@ -227,9 +227,9 @@ extension TransferEngine {
 
     /// Ends the transfer with one peer: `cancel` says whether (and why) the peer is told.
     func failPeer(_ id: TransferID, _ peerID: PeerID, _ failure: String, cancel reason: CancelReason?) async {
-        guard var peer = operations[id]?.peers[peerID], peer.machine.phase != .finished || peer.failure == nil
-        else { return }
-        if peer.machine.phase == .finished, peer.failure == nil, peer.deniedReason != nil { return }
+        // A transfer that already ran to its end (every result in, or denied) is not failed by a later event,
+        // such as the receiver closing its link right after its last result.
+        guard var peer = operations[id]?.peers[peerID], peer.machine.phase != .finished else { return }
         peer.failure = peer.failure ?? failure
         peer.machine.stop()
         operations[id]?.peers[peerID] = peer
