@@ -122,15 +122,13 @@ extension TransferEngine {
         guard var transfer = incoming[key], let directory = receiveDirectory else { return }
         if transfer.files[file].staged == nil {
             // An empty file, or one whose every byte was staged before: open (or create) it now.
-            do {
+            do throws(SystemError) {
                 let (handle, existing) = try directory.stagedFile(key: transfer.files[file].key)
                 if existing != transfer.files[file].size { try handle.truncate(to: transfer.files[file].size) }
                 transfer.files[file].staged = handle
-            } catch let error as SystemError {
+            } catch {
                 incoming[key] = transfer
                 await writeFailed(error, file: file, key)
-                return
-            } catch {
                 return
             }
         }
@@ -169,6 +167,13 @@ extension TransferEngine {
         } catch {
             syncError = error
         }
+        // Closed before the rename: closing a written descriptor after it would show the file to a watcher a
+        // second time (IN_CLOSE_WRITE in DIR).
+        for file in batch {
+            transfer.files[file].staged?.close()
+            transfer.files[file].staged = nil
+            incoming[key]?.files[file].staged = nil
+        }
         for file in batch {
             let entry = transfer.files[file]
             let offered = transfer.offer.files[file]
@@ -180,8 +185,6 @@ extension TransferEngine {
                 let name = try directory.publish(
                     key: entry.key, components: entry.components, permissions: offered.permissions,
                     modificationTime: (offered.modificationTime.seconds, offered.modificationTime.nanoseconds))
-                entry.staged?.close()
-                incoming[key]?.files[file].staged = nil
                 await fileSucceeded(file, publishedName: name, key)
             } catch {
                 await fileFailed(file, status: .writeFailed, detail: "\(error)", key, removeStaged: false)
