@@ -17,6 +17,8 @@ public actor TransferEngine {
     let session: Session
     let receiveDirectory: ReceiveDirectory?
     let clock = ContinuousClock()
+    /// Where the receiving side's blocking work runs (staged writes, syncs, renames), in order.
+    let io = BlockingIO(label: "ferry.receive-directory")
     var operations: [TransferID: OutgoingOperation] = [:]
     var incoming: [IncomingKey: IncomingTransfer] = [:]
     var asks: [IncomingKey: CheckedContinuation<Bool, Never>] = [:]

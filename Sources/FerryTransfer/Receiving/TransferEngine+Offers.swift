@@ -62,7 +62,7 @@ extension TransferEngine {
     private func waitForAnswer(_ key: IncomingKey, deadline: ContinuousClock.Instant) async {
         let timer = Task { [clock] in
             try? await Task.sleep(until: deadline, clock: clock)
-            await self.answerTimedOut(key)
+            self.answerTimedOut(key)
         }
         let accepted = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
             guard incoming[key] != nil, !isStopped else {

@@ -49,16 +49,15 @@ extension TransferEngine {
         }
         if corrupt {
             log(1, "corrupt chunk from \(transfer.peer.displayName): file \(file), offset \(chunk.offset)")
-            await perform(machine.chunkCorrupt(file: file), key)
+            let actions = machine.chunkCorrupt(file: file)
             incoming[key]?.machine = machine
+            await perform(actions, key)
             return
         }
         do {
-            try store(raw, file: file, at: chunk.offset, key)
-        } catch let error as SystemError {
-            await writeFailed(error, file: file, key)
-            return
+            try await store(raw, file: file, at: chunk.offset, key)
         } catch {
+            await writeFailed(error, file: file, key)
             return
         }
         guard var transfer = incoming[key], var machine = transfer.machine else { return }
@@ -73,19 +72,31 @@ extension TransferEngine {
         await perform(actions, key)
     }
 
-    /// Writes verified bytes to the file's staged copy (opened on first use) and hashes them.
-    private func store(_ raw: ArraySlice<UInt8>, file: Int, at offset: UInt64, _ key: IncomingKey) throws {
-        guard let directory = receiveDirectory, var transfer = incoming[key] else { return }
-        var entry = transfer.files[file]
-        if entry.staged == nil {
-            let (handle, existing) = try directory.stagedFile(key: entry.key)
-            if existing != entry.resumeOffset { try handle.truncate(to: entry.resumeOffset) }
-            entry.staged = handle
-            transfer.files[file] = entry
-            incoming[key] = transfer
+    /// Writes verified bytes to the file's staged copy (opened on first use) and hashes them, on the I/O queue.
+    private func store(_ raw: ArraySlice<UInt8>, file: Int, at offset: UInt64, _ key: IncomingKey) async throws(SystemError) {
+        guard let directory = receiveDirectory, let entry = incoming[key]?.files[file] else { return }
+        let handle: RegularFile
+        if let staged = entry.staged {
+            handle = staged
+        } else {
+            let stagedKey = entry.key
+            let resumeOffset = entry.resumeOffset
+            handle = try await io.run { () throws(SystemError) -> RegularFile in
+                let (handle, existing) = try directory.stagedFile(key: stagedKey)
+                if existing != resumeOffset { try handle.truncate(to: resumeOffset) }
+                return handle
+            }
+            guard incoming[key] != nil else {
+                handle.close()
+                return
+            }
+            incoming[key]?.files[file].staged = handle
         }
-        try entry.staged?.write(raw, at: offset)
-        raw.withUnsafeBytes { entry.hasher?.update($0) }
+        let hasher = entry.hasher
+        try await io.run { () throws(SystemError) in
+            try handle.write(raw, at: offset)
+            raw.withUnsafeBytes { hasher?.update($0) }
+        }
     }
 
     func fileEndReceived(_ end: FileEnd, from peerID: PeerID) async {
@@ -119,28 +130,36 @@ extension TransferEngine {
     }
 
     private func verify(_ file: Int, expected: [UInt8], _ key: IncomingKey) async {
-        guard var transfer = incoming[key], let directory = receiveDirectory else { return }
-        if transfer.files[file].staged == nil {
+        guard let entry = incoming[key]?.files[file], let directory = receiveDirectory else { return }
+        if entry.staged == nil {
             // An empty file, or one whose every byte was staged before: open (or create) it now.
+            let stagedKey = entry.key
+            let size = entry.size
             do throws(SystemError) {
-                let (handle, existing) = try directory.stagedFile(key: transfer.files[file].key)
-                if existing != transfer.files[file].size { try handle.truncate(to: transfer.files[file].size) }
-                transfer.files[file].staged = handle
+                let handle = try await io.run { () throws(SystemError) -> RegularFile in
+                    let (handle, existing) = try directory.stagedFile(key: stagedKey)
+                    if existing != size { try handle.truncate(to: size) }
+                    return handle
+                }
+                guard incoming[key] != nil else {
+                    handle.close()
+                    return
+                }
+                incoming[key]?.files[file].staged = handle
             } catch {
-                incoming[key] = transfer
                 await writeFailed(error, file: file, key)
                 return
             }
         }
-        let digest = transfer.files[file].hasher?.finalize() ?? []
-        transfer.files[file].hasher = nil
-        incoming[key] = transfer
+        let digest = entry.hasher?.finalize() ?? []
+        incoming[key]?.files[file].hasher = nil
         guard digest == expected else {
             await fileFailed(
                 file, status: .hashMismatch, detail: "the SHA-256 of the received data does not match the sender's",
                 key, removeStaged: true)
             return
         }
+        guard var transfer = incoming[key] else { return }
         transfer.pending.append(file)
         transfer.pendingBytes += transfer.files[file].size
         incoming[key] = transfer
@@ -161,9 +180,10 @@ extension TransferEngine {
         transfer.pending = []
         transfer.pendingBytes = 0
         incoming[key] = transfer
-        var syncError: (any Error)?
+        var syncError: SystemError?
+        let handles = batch.compactMap { transfer.files[$0].staged }
         do {
-            try directory.syncBeforePublish(batch.compactMap { transfer.files[$0].staged })
+            try await io.run { () throws(SystemError) in try directory.syncBeforePublish(handles) }
         } catch {
             syncError = error
         }
@@ -182,9 +202,11 @@ extension TransferEngine {
                 continue
             }
             do {
-                let name = try directory.publish(
-                    key: entry.key, components: entry.components, permissions: offered.permissions,
-                    modificationTime: (offered.modificationTime.seconds, offered.modificationTime.nanoseconds))
+                let name = try await io.run { () throws(SystemError) -> String in
+                    try directory.publish(
+                        key: entry.key, components: entry.components, permissions: offered.permissions,
+                        modificationTime: (offered.modificationTime.seconds, offered.modificationTime.nanoseconds))
+                }
                 await fileSucceeded(file, publishedName: name, key)
             } catch {
                 await fileFailed(file, status: .writeFailed, detail: "\(error)", key, removeStaged: false)
@@ -285,18 +307,14 @@ extension TransferEngine {
             }
             return
         }
-        if tellPeer { await publishPending(key) } else { await publishPendingSilently(key) }
+        // Verified files are complete: they are published even now (their results reach the sender if it is there).
+        await publishPending(key)
         if tellPeer, let reason {
             let cancel = TransferCancel(transferID: key.transferID, reason: reason, detail: Self.detail(detail))
             await send(.cancel(cancel), to: key.peer)
         }
         let text = detail.isEmpty ? reason.map { "\($0)" } ?? "cancelled" : detail
         finishIncoming(key, failure: text)
-    }
-
-    /// The link is gone: verified files are published all the same, without telling anyone.
-    private func publishPendingSilently(_ key: IncomingKey) async {
-        await publishPending(key)
     }
 
     func reportIncomingProgress(_ key: IncomingKey) {

@@ -41,6 +41,8 @@ actor ChunkSource {
         var alreadyCompressed: Bool
         var status: FerrySystem.FileStatus
         var handle: RegularFile?
+        /// Work on the queue that holds `handle`: it is closed only when none is left.
+        var users = 0
         var hasher: SHA256Hasher?
         var hashedUpTo: UInt64 = 0
         var digest: [UInt8]?
@@ -54,6 +56,7 @@ actor ChunkSource {
     private var cacheBytes = 0
     private let cacheLimit: Int
     private let chunkSize: Int
+    private let io = BlockingIO(label: "ferry.chunk-source")
     /// Raw and wire bytes of every chunk prepared, for the compression ratio.
     private(set) var preparedRawBytes: UInt64 = 0
     private(set) var preparedWireBytes: UInt64 = 0
@@ -70,28 +73,37 @@ actor ChunkSource {
     }
 
     /// The chunk of `file` at `offset` (`length` raw bytes), prepared once for every peer.
-    func chunk(file index: Int, offset: UInt64, length: Int, linkBound: Bool) throws(Failure) -> Prepared {
+    ///
+    /// Reading, hashing, checksumming and compressing happen on `io`, a serial queue: the bookkeeping of what is
+    /// hashed is claimed here, in the actor, in the same order as the work reaches the queue.
+    func chunk(file index: Int, offset: UInt64, length: Int, linkBound: Bool) async throws(Failure) -> Prepared {
         let key = Key(file: index, offset: offset)
         if let cached = cache[key] { return cached }
-        try catchUpHash(index, to: offset)
-        let raw = try read(index, offset: offset, count: length)
-        if files[index].hashedUpTo == offset {
-            raw.withUnsafeBytes { files[index].hasher?.update($0) }
-            files[index].hashedUpTo += UInt64(length)
-        }
+        let handle = try openIfNeeded(index)
+        let hash = claimHash(index, through: offset + UInt64(length))
         if policyFile != index {
             policyFile = index
             policy.fileStarted(alreadyCompressed: files[index].alreadyCompressed)
         }
-        let crc = raw.withUnsafeBytes { CRC32.update(0, $0) }
-        var prepared = Prepared(rawLength: length, codec: .none, crc32: crc, data: raw)
-        if let algorithm = policy.algorithm(forChunk: Int(offset / UInt64(chunkSize)), linkBound: linkBound) {
-            let compressed = ChunkCompressor.compress(raw[...], algorithm: algorithm)
-            policy.record(rawLength: length, compressedLength: compressed?.count)
-            if let compressed {
+        let algorithm = policy.algorithm(forChunk: Int(offset / UInt64(chunkSize)), linkBound: linkBound)
+        let name = files[index].source.path
+        let chunkSize = self.chunkSize
+        files[index].users += 1
+        defer { release(index) }
+        let prepared = try await io.run { () throws(Failure) -> Prepared in
+            if let hash { try Self.hash(handle, hash.from..<offset, into: hash.hasher, name: name, chunkSize: chunkSize) }
+            let raw = try Self.read(handle, offset: offset, count: length, name: name)
+            if let hash { raw.withUnsafeBytes { hash.hasher.update($0) } }
+            let crc = raw.withUnsafeBytes { CRC32.update(0, $0) }
+            var prepared = Prepared(rawLength: length, codec: .none, crc32: crc, data: raw)
+            if let algorithm, let compressed = ChunkCompressor.compress(raw[...], algorithm: algorithm) {
                 prepared.data = compressed
                 prepared.codec = algorithm == .zstd ? .zstd : .zlib
             }
+            return prepared
+        }
+        if algorithm != nil {
+            policy.record(rawLength: length, compressedLength: prepared.codec == .none ? nil : prepared.data.count)
         }
         preparedRawBytes += UInt64(length)
         preparedWireBytes += UInt64(prepared.data.count)
@@ -100,37 +112,38 @@ actor ChunkSource {
     }
 
     /// The SHA-256 of a whole file, after checking that it still has the size and time it was offered with.
-    func digest(of index: Int) throws(Failure) -> [UInt8] {
+    func digest(of index: Int) async throws(Failure) -> [UInt8] {
         if let digest = files[index].digest { return digest }
+        let handle = try openIfNeeded(index)
         let size = files[index].offered.size
-        try catchUpHash(index, to: size)
-        guard let hasher = files[index].hasher, files[index].hashedUpTo == size else {
-            // Chunks were prepared out of order (a re-send overtook the first pass): hash from the start.
-            files[index].hasher = SHA256Hasher()
-            files[index].hashedUpTo = 0
-            try catchUpHash(index, to: size)
-            return try finish(index)
-        }
-        _ = hasher
-        return try finish(index)
-    }
-
-    private func finish(_ index: Int) throws(Failure) -> [UInt8] {
+        let offered = files[index].status
         let name = files[index].source.path
-        guard let hasher = files[index].hasher else { throw .readFailed(file: name, reason: "no hash state") }
-        let digest = hasher.finalize()
-        files[index].hasher = nil
-        if let handle = files[index].handle {
+        let chunkSize = self.chunkSize
+        // Normally the first pass hashed everything; a resend that overtook it means hashing from the start.
+        let hash = claimHash(index, through: size) ?? (from: 0, hasher: SHA256Hasher())
+        files[index].users += 1
+        defer { release(index) }
+        let digest = try await io.run { () throws(Failure) -> [UInt8] in
+            try Self.hash(handle, hash.from..<size, into: hash.hasher, name: name, chunkSize: chunkSize)
             let now: FerrySystem.FileStatus
             do { now = try handle.status() } catch { throw .readFailed(file: name, reason: "\(error)") }
-            guard now.size == files[index].status.size,
-                now.modificationTime == files[index].status.modificationTime
-            else { throw .changed(file: name) }
-            handle.close()
-            files[index].handle = nil
+            guard now.size == offered.size, now.modificationTime == offered.modificationTime else {
+                throw .changed(file: name)
+            }
+            return hash.hasher.finalize()
         }
         files[index].digest = digest
+        files[index].hasher = nil
         return digest
+    }
+
+    /// One piece of work with the file's handle is over; once the file is hashed and nothing uses the handle, it
+    /// is closed (a later resend opens it again), so a transfer of many files keeps few descriptors open.
+    private func release(_ index: Int) {
+        files[index].users -= 1
+        guard files[index].users == 0, files[index].digest != nil, let handle = files[index].handle else { return }
+        files[index].handle = nil
+        handle.close()
     }
 
     /// Closes every file still open.
@@ -142,36 +155,51 @@ actor ChunkSource {
         cache.removeAll()
     }
 
-    private func catchUpHash(_ index: Int, to offset: UInt64) throws(Failure) {
-        if files[index].hasher == nil, files[index].digest == nil, files[index].hashedUpTo == 0 {
-            files[index].hasher = SHA256Hasher()
-        }
-        while files[index].hashedUpTo < offset, files[index].hasher != nil {
-            let start = files[index].hashedUpTo
-            let count = Int(min(UInt64(chunkSize), offset - start))
-            let bytes = try read(index, offset: start, count: count)
-            bytes.withUnsafeBytes { files[index].hasher?.update($0) }
-            files[index].hashedUpTo += UInt64(count)
-        }
+    /// Claims the hashing of `[hashedUpTo, end)` of a file when that continues its first pass; nil when the bytes
+    /// are already hashed (a resend, or another peer's chunk).
+    private func claimHash(_ index: Int, through end: UInt64) -> (from: UInt64, hasher: SHA256Hasher)? {
+        guard files[index].digest == nil, end > files[index].hashedUpTo else { return nil }
+        let hasher = files[index].hasher ?? SHA256Hasher()
+        files[index].hasher = hasher
+        let from = files[index].hashedUpTo
+        files[index].hashedUpTo = end
+        return (from, hasher)
     }
 
-    private func read(_ index: Int, offset: UInt64, count: Int) throws(Failure) -> [UInt8] {
+    private func openIfNeeded(_ index: Int) throws(Failure) -> RegularFile {
+        if let handle = files[index].handle { return handle }
         let name = files[index].source.path
         do {
-            if files[index].handle == nil {
-                let handle = try RegularFile.open(path: name)
-                handle.adviseSequential()
-                files[index].handle = handle
-            }
-            guard let handle = files[index].handle else { throw Failure.readFailed(file: name, reason: "not open") }
-            let bytes = try handle.read(count: count, at: offset)
-            guard bytes.count == count else { throw Failure.changed(file: name) }
-            return bytes
-        } catch let failure as Failure {
-            throw failure
+            let handle = try RegularFile.open(path: name)
+            handle.adviseSequential()
+            files[index].handle = handle
+            return handle
         } catch {
             throw .readFailed(file: name, reason: "\(error)")
         }
+    }
+
+    private static func hash(
+        _ handle: RegularFile, _ range: Range<UInt64>, into hasher: SHA256Hasher, name: String, chunkSize: Int
+    ) throws(Failure) {
+        var offset = range.lowerBound
+        while offset < range.upperBound {
+            let count = Int(min(UInt64(chunkSize), range.upperBound - offset))
+            let bytes = try read(handle, offset: offset, count: count, name: name)
+            bytes.withUnsafeBytes { hasher.update($0) }
+            offset += UInt64(count)
+        }
+    }
+
+    private static func read(_ handle: RegularFile, offset: UInt64, count: Int, name: String) throws(Failure) -> [UInt8] {
+        let bytes: [UInt8]
+        do {
+            bytes = try handle.read(count: count, at: offset)
+        } catch {
+            throw .readFailed(file: name, reason: "\(error)")
+        }
+        guard bytes.count == count else { throw .changed(file: name) }
+        return bytes
     }
 
     private func remember(_ key: Key, _ prepared: Prepared) {

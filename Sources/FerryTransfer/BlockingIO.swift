@@ -1,0 +1,26 @@
+import Dispatch
+
+/// Runs blocking file-system work (reads, writes, syncs, compression of a chunk) on a dispatch queue instead of
+/// Swift's cooperative thread pool.
+///
+/// Why: the pool has one thread per core, and the session's heartbeats, readers and writers run on it. An
+/// `fsync` or `syncfs` behind a few hundred megabytes of dirty pages can block for seconds; on the pool that
+/// starves the session until peers time out. A serial queue also keeps the order of the work given to it, which
+/// the SHA-256 of a file needs.
+struct BlockingIO: Sendable {
+    private let queue: DispatchQueue
+
+    init(label: String) {
+        queue = DispatchQueue(label: label, qos: .userInitiated)
+    }
+
+    /// Runs `body` on the queue, after everything given to the queue before it.
+    func run<T: Sendable, Failure: Error>(_ body: @escaping @Sendable () throws(Failure) -> T) async throws(Failure) -> T {
+        let result: Result<T, Failure> = await withCheckedContinuation { continuation in
+            queue.async {
+                continuation.resume(returning: Result { () throws(Failure) -> T in try body() })
+            }
+        }
+        return try result.get()
+    }
+}
