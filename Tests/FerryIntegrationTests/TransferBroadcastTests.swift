@@ -61,7 +61,8 @@ import Testing
         }
         let (fastReceiver, fastPort) = try harness.receiver("fast", into: fast.path)
         let (_, slowPort) = try harness.receiver("slow", into: slow.path, once: false)
-        let proxy = try FaultProxy(targetPort: UInt16(slowPort), mode: .pass)
+        // Slowed from the start (so it cannot finish first), then stalled completely.
+        let proxy = try FaultProxy(targetPort: UInt16(slowPort), mode: .delay(.milliseconds(20)))
         defer { proxy.close() }
         let sender = try harness.sender([file.path], to: [fastPort, Int(proxy.port)], ["--compress", "none"])
         _ = try fastReceiver.nextJSON { $0["event"] as? String == "started" }

@@ -114,10 +114,11 @@ import Testing
         let harness = try TransferHarness()
         let file = try harness.files.random("kill.bin", size: 32 << 20)
         let (receiver, port) = try harness.receiver(once: false)
-        let proxy = try FaultProxy(targetPort: UInt16(port), mode: .pass)
+        // The proxy slows the stream down, so the receiver is still mid-file when the test reads its progress.
+        let proxy = try FaultProxy(targetPort: UInt16(port), mode: .delay(.milliseconds(20)))
         defer { proxy.close() }
         let sender = try harness.sender([file.path], to: [Int(proxy.port)], ["--compress", "none"])
-        _ = try receiver.nextJSON { object in
+        _ = try receiver.nextJSON(timeout: .seconds(120)) { object in
             object["event"] as? String == "progress" && (object["bytes"] as? Int ?? 0) >= 2 << 20
         }
         proxy.mode = .stall  // nothing more gets through, so the kill lands mid-file whatever the machine's speed
@@ -150,7 +151,7 @@ import Testing
         #expect(denied.status == 1)
         #expect("\(denied.summary ?? [:])".contains("space"), "\(denied.summary ?? [:])")
         // ...and a disk that fills up during a transfer ends it, with nothing partial published.
-        let proxy = try FaultProxy(targetPort: UInt16(port), mode: .pass)
+        let proxy = try FaultProxy(targetPort: UInt16(port), mode: .delay(.milliseconds(20)))
         defer { proxy.close() }
         let sender = try harness.sender([file.path], to: [Int(proxy.port)], ["--compress", "none"])
         _ = try receiver.nextJSON { $0["event"] as? String == "started" }
