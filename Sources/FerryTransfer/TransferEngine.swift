@@ -22,6 +22,8 @@ public actor TransferEngine {
     var operations: [TransferID: OutgoingOperation] = [:]
     var incoming: [IncomingKey: IncomingTransfer] = [:]
     var asks: [IncomingKey: CheckedContinuation<Bool, Never>] = [:]
+    var endedIncoming: Set<IncomingKey> = []
+    var endedOrder: [IncomingKey] = []
     var loop: Task<Void, Never>?
     var isStopped = false
 

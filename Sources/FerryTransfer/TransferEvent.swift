@@ -65,8 +65,10 @@ public struct TransferOutcome: Sendable, Equatable {
     public var filesSkipped: Int
     /// File bytes moved in this run (resumed bytes not counted).
     public var bytes: UInt64
-    /// Chunk data bytes on the wire (after compression).
+    /// Chunk data bytes on the wire (after compression), re-sent chunks included.
     public var wireBytes: UInt64
+    /// The raw bytes those chunks carried (before compression), re-sent chunks included.
+    public var chunkBytes: UInt64
     public var resumedBytes: UInt64
     public var duration: Duration
     /// Nil when the transfer ran to its end (individual files may still have failed); else why it stopped.
@@ -74,8 +76,8 @@ public struct TransferOutcome: Sendable, Equatable {
 
     /// Every offered file was published.
     public var isSuccess: Bool { failure == nil && filesFailed == 0 && filesSkipped == 0 }
-    /// File bytes over wire bytes (1 when nothing was compressed).
-    public var compressionRatio: Double { wireBytes == 0 ? 1 : Double(bytes) / Double(wireBytes) }
+    /// Raw chunk bytes over wire bytes (1 when nothing was compressed).
+    public var compressionRatio: Double { wireBytes == 0 ? 1 : Double(chunkBytes) / Double(wireBytes) }
 }
 
 /// Everything a transfer engine reports, in order, on its `events` stream.

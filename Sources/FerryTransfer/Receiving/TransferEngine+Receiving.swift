@@ -11,7 +11,9 @@ extension TransferEngine {
     func chunkReceived(_ chunk: Chunk, from peerID: PeerID) async {
         let key = IncomingKey(peer: peerID, transferID: chunk.transferID)
         guard var transfer = incoming[key], transfer.phase == .receiving, var machine = transfer.machine else {
-            // Consent before bytes: data for an offer not (yet) accepted is never written or decompressed.
+            // Chunks still in flight when the transfer ended here (cancelled, failed) are dropped. Anything else is
+            // data for an offer not (yet) accepted: never written or decompressed, and the link is closed.
+            if endedIncoming.contains(key) { return }
             await violation(by: peerID, "a chunk for a transfer that was not accepted")
             return
         }
@@ -102,6 +104,7 @@ extension TransferEngine {
     func fileEndReceived(_ end: FileEnd, from peerID: PeerID) async {
         let key = IncomingKey(peer: peerID, transferID: end.transferID)
         guard var transfer = incoming[key], transfer.phase == .receiving, var machine = transfer.machine else {
+            if endedIncoming.contains(key) { return }
             await violation(by: peerID, "the end of a file of a transfer that was not accepted")
             return
         }
@@ -284,13 +287,14 @@ extension TransferEngine {
 
     func finishIncoming(_ key: IncomingKey, failure: String?) {
         guard let transfer = incoming.removeValue(forKey: key) else { return }
+        rememberEnded(key)
         for entry in transfer.files { entry.staged?.close() }
         let failedNow = transfer.files.filter { $0.accepted && !$0.ended }.count
         let outcome = TransferOutcome(
             transferID: key.transferID, peer: transfer.peer, direction: .receiving,
             filesSucceeded: transfer.filesSucceeded, filesFailed: transfer.filesFailed + failedNow,
             filesSkipped: transfer.files.filter { !$0.accepted }.count, bytes: transfer.bytesDone,
-            wireBytes: transfer.wireBytes, resumedBytes: transfer.resumedBytes, duration: clock.now - transfer.started,
+            wireBytes: transfer.wireBytes, chunkBytes: transfer.bytesDone, resumedBytes: transfer.resumedBytes, duration: clock.now - transfer.started,
             failure: failure)
         log(1, "transfer \(key.transferID) from \(transfer.peer.displayName) finished: \(failure ?? "ok")")
         emit(.finished(outcome))
@@ -335,4 +339,13 @@ extension TransferEngine {
                     filesDone: transfer.filesSucceeded + transfer.filesFailed, fileCount: transfer.acceptedCount,
                     rate: transfer.meter.rate, secondsLeft: transfer.meter.secondsLeft(remaining: total - min(done, total)))))
     }
+
+    /// Transfers that ended here recently, whose frames still in flight are dropped instead of closing the link.
+    private func rememberEnded(_ key: IncomingKey) {
+        endedIncoming.insert(key)
+        endedOrder.append(key)
+        if endedOrder.count > Self.endedMemory { endedIncoming.remove(endedOrder.removeFirst()) }
+    }
+
+    static let endedMemory = 256
 }

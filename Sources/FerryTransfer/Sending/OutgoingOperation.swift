@@ -25,6 +25,7 @@ struct OutgoingPeer: Sendable {
     var resumedBytes: UInt64 = 0
     var fileBytesDone: [UInt64]
     var wireBytes: UInt64 = 0
+    var chunkBytes: UInt64 = 0
     var filesSucceeded = 0
     var filesFailed = 0
     /// The window or the socket held the pump back since the last chunk: the link is the bottleneck.

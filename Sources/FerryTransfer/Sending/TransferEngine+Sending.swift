@@ -102,6 +102,7 @@ extension TransferEngine {
                     continue
                 }
                 operations[id]?.peers[peerID]?.wireBytes += UInt64(prepared.data.count)
+                operations[id]?.peers[peerID]?.chunkBytes += UInt64(prepared.rawLength)
                 if queuedBefore > 0 { operations[id]?.peers[peerID]?.linkBound = true }
             case .sendFileEnd(let file):
                 peer.machine.fileEndSent(file: file)
@@ -172,12 +173,8 @@ extension TransferEngine {
 
     func ackReceived(_ ack: ChunkAck, from peerID: PeerID) async {
         let id = ack.transferID
-        guard var peer = operations[id]?.peers[peerID] else {
-            // Acks still in flight when a transfer ended locally are harmless.
-            if operations[id] == nil { return }
-            await violation(by: peerID, "an acknowledgement for a transfer it is not part of")
-            return
-        }
+        // Acks still in flight when the transfer with this peer ended here (cancelled, failed) are harmless.
+        guard var peer = operations[id]?.peers[peerID] else { return }
         do {
             switch try peer.machine.ackReceived(ack) {
             case .stored(let file, let bytes):
@@ -198,11 +195,7 @@ extension TransferEngine {
 
     func resultReceived(_ result: FileResult, from peerID: PeerID) async {
         let id = result.transferID
-        guard var peer = operations[id]?.peers[peerID], let operation = operations[id] else {
-            if operations[id] == nil { return }
-            await violation(by: peerID, "a file result for a transfer it is not part of")
-            return
-        }
+        guard var peer = operations[id]?.peers[peerID], let operation = operations[id] else { return }
         do {
             try peer.machine.resultReceived(result)
         } catch {
@@ -286,7 +279,7 @@ extension TransferEngine {
         let outcome = TransferOutcome(
             transferID: id, peer: peer.info, direction: .sending, filesSucceeded: peer.filesSucceeded,
             filesFailed: peer.filesFailed + unfinished, filesSkipped: skipped, bytes: peer.bytesDone,
-            wireBytes: peer.wireBytes, resumedBytes: peer.resumedBytes, duration: clock.now - peer.started,
+            wireBytes: peer.wireBytes, chunkBytes: peer.chunkBytes, resumedBytes: peer.resumedBytes, duration: clock.now - peer.started,
             failure: peer.failure ?? peer.deniedReason.map { "the offer was denied (\($0))" })
         emit(.finished(outcome))
         log(1, "transfer \(id) to \(peer.info.displayName) finished: \(outcome.failure ?? "ok")")
