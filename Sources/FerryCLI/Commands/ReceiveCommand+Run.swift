@@ -45,6 +45,7 @@ extension ReceiveCommand {
                 case .offerReceived(let offer):
                     offerSink.yield(offer)
                 case .finished(let outcome) where once && outcome.direction == .receiving:
+                    await Self.linger(until: outcome.peer.peerID, leaves: run.tracker)
                     return outcome.isSuccess ? ExitCode.success : .failure
                 case .denied(_, _, .receiving, _) where once:
                     return ExitCode.failure
@@ -76,6 +77,23 @@ extension ReceiveCommand {
             context.stderr.writeLine(
                 "receiving into \(TerminalText.escape(directory)) as \(TerminalText.escape(name)) (port \(port)); "
                     + "Ctrl-C to stop")
+        }
+    }
+
+    /// How long `--once` waits for the sender to hang up before closing the session itself.
+    static let lingerTime = Duration.seconds(2)
+
+    /// Waits until `peerID` is no longer connected, at most `lingerTime`.
+    ///
+    /// The sender learns that its transfer is complete from the last file result, which was just sent; closing
+    /// the session at once would race that frame with the goodbye, and a sender that sees the link go first
+    /// reports a failure although every file arrived. The sender hangs up when it is done, which ends the wait.
+    static func linger(until peerID: PeerID, leaves tracker: PeerTracker) async {
+        let deadline = ContinuousClock.now + lingerTime
+        while ContinuousClock.now < deadline, !Task.isCancelled {
+            let generation = await tracker.generation
+            guard await tracker.peers[peerID]?.state == .connected else { return }
+            await tracker.waitForChange(after: generation, until: deadline)
         }
     }
 

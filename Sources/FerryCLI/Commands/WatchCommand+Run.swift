@@ -45,9 +45,10 @@ extension WatchCommand {
                     "peers": all ? .null : .array(targets.map { .string($0.text) }),
                 ])
             } else {
+                let there = known.count == 1 ? "1 file already there is" : "\(known.count) files already there are"
                 context.stderr.writeLine(
-                    "watching \(TerminalText.escape(path)) (\(known.count) files there are not sent); new files go "
-                        + "to \(peers); Ctrl-C to stop")
+                    "watching \(TerminalText.escape(path)) (\(there) not sent); new files go to \(peers); "
+                        + "Ctrl-C to stop")
             }
             let loop = WatchLoop(
                 run: run, directory: handle, watcher: watcher, targets: targets, all: all, json: json)

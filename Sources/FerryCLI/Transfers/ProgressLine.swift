@@ -3,7 +3,7 @@ import FerryTransfer
 /// One line of a live progress bar: who, how far, how fast, how long.
 ///
 /// ```
-/// alice-laptop     [##########..........]  50%  5.0 MiB/10.0 MiB  1.2 MiB/s  0:05
+/// alice-laptop      [##########..........]   50%   5.0 MiB/10.0 MiB   1.2 MiB/s     0:05
 /// ```
 /// A pure function of a snapshot and a width, so the exact text is pinned by tests; `ProgressBoard` draws these
 /// lines on the terminal. The name (escaped: it comes from the peer) takes a fixed column so that the bars of
@@ -52,11 +52,12 @@ public struct ProgressLine: Sendable, Equatable {
         // The name gives way on a very narrow terminal, so that the percentage always shows.
         let label = Self.column(TerminalText.escape(name), width: max(1, min(Self.nameWidth, width - 6)))
         let percentText = String(repeating: " ", count: 3 - String(percent).count) + "\(percent)%"
+        // Fixed widths for what changes during a transfer, so that the bar does not jump as the numbers grow.
         let details = [
             percentText,
-            "\(TransferFormat.bytes(bytesDone))/\(TransferFormat.bytes(totalBytes))",
-            TransferFormat.rate(rate),
-            TransferFormat.eta(secondsLeft),
+            Self.padded(TransferFormat.bytes(bytesDone), 8) + "/" + TransferFormat.bytes(totalBytes),
+            Self.padded(TransferFormat.rate(rate), 10),
+            Self.padded(TransferFormat.eta(secondsLeft), 7),
         ]
         // Drop details from the end until the line fits, keeping at least the percentage.
         var kept = details.count
@@ -77,6 +78,11 @@ public struct ProgressLine: Sendable, Equatable {
         let filled =
             totalBytes == 0 ? inner : Int(Double(inner) * Double(min(bytesDone, totalBytes)) / Double(totalBytes))
         return "[" + String(repeating: "#", count: filled) + String(repeating: ".", count: inner - filled) + "]"
+    }
+
+    /// `text` right-aligned in `width` characters (longer text is kept whole).
+    static func padded(_ text: String, _ width: Int) -> String {
+        String(repeating: " ", count: max(0, width - text.count)) + text
     }
 
     /// `text` cut or padded to exactly `width` characters; a cut is marked with "~".

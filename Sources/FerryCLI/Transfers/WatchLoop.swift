@@ -173,7 +173,7 @@ struct WatchLoop: Sendable {
             try Task.checkCancellation()
             let generation = await run.tracker.generation
             let reachable = await run.tracker.reachable
-            var failure = "not found"
+            var failure = "not found in the session"
             do {
                 switch (target, target.match(in: reachable.map(PeerCandidate.init))) {
                 case (_, .one(let candidate)):
