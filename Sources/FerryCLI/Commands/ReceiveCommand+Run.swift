@@ -25,30 +25,37 @@ extension ReceiveCommand {
                     "Note: stdin is not a terminal, so no one can be asked: every offer will be denied "
                         + "(use --accept all to accept them)")
             }
-            let (offers, offerSink) = AsyncStream.makeStream(of: IncomingOffer.self)
+            let (updates, prompt) = AsyncStream.makeStream(of: OfferPrompt.Update.self)
             let prompter =
                 asking
                 ? Task {
                     await OfferPrompt(show: { reporter.say(lines: $0) }).run(
-                        offers: offers, lines: StandardInputLines.stream()
+                        updates: updates, lines: StandardInputLines.stream()
                     ) { offer, accepted in
                         await run.engine.respond(to: offer.transferID, from: offer.peer.peerID, accept: accepted)
                     }
                 } : nil
             defer {
-                offerSink.finish()
+                prompt.finish()
                 prompter?.cancel()
             }
             guard let events = run.events else { return ExitCode.failure }
             for await event in events {
                 switch event {
                 case .offerReceived(let offer):
-                    offerSink.yield(offer)
-                case .finished(let outcome) where once && outcome.direction == .receiving:
-                    await Self.linger(until: outcome.peer.peerID, leaves: run.tracker)
-                    return outcome.isSuccess ? ExitCode.success : .failure
-                case .denied(_, _, .receiving, _) where once:
-                    return ExitCode.failure
+                    prompt.yield(.offer(offer))
+                case .finished(let outcome) where outcome.direction == .receiving:
+                    prompt.yield(.gone(outcome.transferID, outcome.peer.peerID, reason: outcome.failure ?? "finished"))
+                    if once {
+                        await Self.linger(until: outcome.peer.peerID, leaves: run.tracker)
+                        return outcome.isSuccess ? ExitCode.success : .failure
+                    }
+                case .denied(let transferID, let peer, .receiving, let reason):
+                    prompt.yield(.gone(transferID, peer.peerID, reason: reason))
+                    if once {
+                        await Self.linger(until: peer.peerID, leaves: run.tracker)
+                        return ExitCode.failure
+                    }
                 default:
                     continue
                 }
@@ -85,9 +92,10 @@ extension ReceiveCommand {
 
     /// Waits until `peerID` is no longer connected, at most `lingerTime`.
     ///
-    /// The sender learns that its transfer is complete from the last file result, which was just sent; closing
-    /// the session at once would race that frame with the goodbye, and a sender that sees the link go first
-    /// reports a failure although every file arrived. The sender hangs up when it is done, which ends the wait.
+    /// The sender learns how its transfer ended from the last frame this side sent (a file result or the denial);
+    /// closing the session at once would race that frame with the goodbye, and a sender that sees the link go
+    /// first reports a lost link although every file arrived. The sender hangs up when it is done, which ends
+    /// the wait.
     static func linger(until peerID: PeerID, leaves tracker: PeerTracker) async {
         let deadline = ContinuousClock.now + lingerTime
         while ContinuousClock.now < deadline, !Task.isCancelled {

@@ -11,8 +11,16 @@ struct OfferPrompt: Sendable {
     /// Files listed in a prompt before "... and N more".
     static let listedFiles = 10
 
-    private enum Input: Sendable {
+    /// What the receive loop tells the prompt.
+    enum Update: Sendable {
+        /// An offer to ask about.
         case offer(IncomingOffer)
+        /// The engine reported an end for this offer (denied, cancelled), and why: stop asking about it.
+        case gone(TransferID, PeerID, reason: String)
+    }
+
+    private enum Input: Sendable {
+        case update(Update)
         case line(String)
         case expired(TransferID, PeerID)
         case inputEnded
@@ -21,17 +29,17 @@ struct OfferPrompt: Sendable {
     /// Where the prompt is shown (stderr, through the reporter so that bars stay below).
     let show: @Sendable ([String]) -> Void
 
-    /// Asks about each offer from `offers`, reading answers from `lines`, until `offers` ends or the task is
+    /// Asks about each offer from `updates`, reading answers from `lines`, until `updates` ends or the task is
     /// cancelled; `respond` delivers each answer to the engine.
     func run(
-        offers: AsyncStream<IncomingOffer>, lines: AsyncStream<String>,
+        updates: AsyncStream<Update>, lines: AsyncStream<String>,
         respond: @escaping @Sendable (IncomingOffer, Bool) async -> Void
     ) async {
         let (inputs, continuation) = AsyncStream.makeStream(of: Input.self)
         let forwarders = [
             Task {
-                for await offer in offers {
-                    continuation.yield(.offer(offer))
+                for await update in updates {
+                    continuation.yield(.update(update))
                 }
                 continuation.finish()
             },
@@ -64,7 +72,13 @@ struct OfferPrompt: Sendable {
         }
         for await input in inputs {
             switch input {
-            case .offer(let offer):
+            case .update(.gone(let transferID, let peerID, let reason)):
+                waiting.removeAll { $0.transferID == transferID && $0.peer.peerID == peerID }
+                if let offer = current, offer.transferID == transferID, offer.peer.peerID == peerID {
+                    show(["the offer of \(Self.sender(offer)) ended: \(TerminalText.escape(reason))"])
+                    next()
+                }
+            case .update(.offer(let offer)):
                 guard inputOpen else {
                     show(["nobody can answer (end of input): denying the offer of \(Self.sender(offer))"])
                     await respond(offer, false)
