@@ -306,6 +306,9 @@ extension TransferEngine {
         if transfer.phase == .asking {
             asks.removeValue(forKey: key)?.resume(returning: false)
             incoming[key] = nil
+            // The application may be showing the offer: tell it that it is gone.
+            let why = detail.isEmpty ? reason.map { "\($0)" } ?? "withdrawn" : detail
+            emit(.denied(transferID: key.transferID, peer: transfer.peer, direction: .receiving, reason: why))
             if tellPeer, let reason {
                 await send(.cancel(TransferCancel(transferID: key.transferID, reason: reason, detail: "")), to: key.peer)
             }

@@ -219,7 +219,11 @@ extension TransferEngine {
     }
 
     /// Ends the transfer with one peer: `cancel` says whether (and why) the peer is told.
-    func failPeer(_ id: TransferID, _ peerID: PeerID, _ failure: String, cancel reason: CancelReason?) async {
+    /// Ends the transfer with one peer. `cancel` says whether (and why) the peer is told; `detail` is what it is
+    /// told beyond the reason (by default the failure text).
+    func failPeer(
+        _ id: TransferID, _ peerID: PeerID, _ failure: String, cancel reason: CancelReason?, detail: String? = nil
+    ) async {
         // A transfer that already ran to its end (every result in, or denied) is not failed by a later event,
         // such as the receiver closing its link right after its last result.
         guard var peer = operations[id]?.peers[peerID], peer.machine.phase != .finished else { return }
@@ -227,7 +231,8 @@ extension TransferEngine {
         peer.machine.stop()
         operations[id]?.peers[peerID] = peer
         if let reason {
-            await send(.cancel(TransferCancel(transferID: id, reason: reason, detail: Self.detail(failure))), to: peerID)
+            let cancel = TransferCancel(transferID: id, reason: reason, detail: Self.detail(detail ?? failure))
+            await send(.cancel(cancel), to: peerID)
         }
         wake(id, peerID)
     }
@@ -238,7 +243,7 @@ extension TransferEngine {
         let text = detail.isEmpty ? "\(reason)" : detail
         for peerID in operation.peers.keys {
             if let peer = operations[id]?.peers[peerID], peer.machine.phase != .finished {
-                await failPeer(id, peerID, text, cancel: reason)
+                await failPeer(id, peerID, text, cancel: reason, detail: detail)
             }
         }
     }
