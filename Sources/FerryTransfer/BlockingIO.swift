@@ -14,6 +14,11 @@ struct BlockingIO: Sendable {
         queue = DispatchQueue(label: label, qos: .userInitiated)
     }
 
+    /// Queues `body` without waiting for it.
+    func submit(_ body: @escaping @Sendable () -> Void) {
+        queue.async(execute: body)
+    }
+
     /// Runs `body` on the queue, after everything given to the queue before it.
     func run<T: Sendable, Failure: Error>(_ body: @escaping @Sendable () throws(Failure) -> T) async throws(Failure) -> T {
         let result: Result<T, Failure> = await withCheckedContinuation { continuation in

@@ -19,6 +19,10 @@ public actor TransferEngine {
     let clock = ContinuousClock()
     /// Where the receiving side's blocking work runs (staged writes, syncs, renames), in order.
     let io = BlockingIO(label: "ferry.receive-directory")
+    /// Writes finished on `io`, in the order they were queued; one task carries out what waited for each.
+    let completions: AsyncStream<WriteCompletion>.Continuation
+    private let completionStream: AsyncStream<WriteCompletion>
+    var completionLoop: Task<Void, Never>?
     var operations: [TransferID: OutgoingOperation] = [:]
     var incoming: [IncomingKey: IncomingTransfer] = [:]
     var asks: [IncomingKey: CheckedContinuation<Bool, Never>] = [:]
@@ -37,6 +41,7 @@ public actor TransferEngine {
         self.session = session
         self.configuration = configuration
         (events, eventSink) = AsyncStream.makeStream(of: TransferEvent.self)
+        (completionStream, completions) = AsyncStream.makeStream(of: WriteCompletion.self)
         if let path = configuration.receiveDirectory {
             do throws(SystemError) {
                 receiveDirectory = try ReceiveDirectory(path: path)
@@ -70,6 +75,13 @@ public actor TransferEngine {
             let removed = directory.removeStale(olderThan: configuration.staleAfter)
             if removed > 0 { log(1, "removed \(removed) stale staged files from \(directory.path)") }
         }
+        let finished = completionStream
+        completionLoop = Task { [weak self] in
+            for await completion in finished {
+                guard let self else { return }
+                await self.completed(completion)
+            }
+        }
         let stream = session.transferEvents
         loop = Task { [weak self] in
             for await event in stream {
@@ -92,6 +104,7 @@ public actor TransferEngine {
         for ask in asks.values { ask.resume(returning: false) }
         asks.removeAll()
         loop?.cancel()
+        completions.finish()
         eventSink.finish()
     }
 
@@ -176,4 +189,12 @@ public actor TransferEngine {
 struct IncomingKey: Hashable, Sendable {
     var peer: PeerID
     var transferID: TransferID
+}
+
+/// A write of the receiving side finished (or failed) on the I/O queue, with the actions that waited for it.
+struct WriteCompletion: Sendable {
+    var key: IncomingKey
+    var file: Int
+    var actions: [IncomingTransferMachine.Action]
+    var failure: SystemError?
 }

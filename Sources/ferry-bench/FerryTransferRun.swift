@@ -66,8 +66,11 @@ struct FerryTransferRun {
             }
             started.append((process, port))
         }
-        let target =
-            broadcast ? ["--all", "--wait", "10"] : ["--to", "\(receivers[0].host):\(started[0].port)"]
+        // Every receiver by address: one broadcast transfer when there are several, without depending on how fast
+        // discovery answers (`--all` takes the peers it found until a quiet second passes).
+        let target = zip(receivers, started).flatMap { receiver, started in
+            ["--to", "\(receiver.host):\(started.port)"]
+        }
         let clock = ContinuousClock()
         let start = clock.now
         let sender = try scope.start(

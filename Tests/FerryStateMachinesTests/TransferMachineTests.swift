@@ -95,6 +95,15 @@ private func drain(_ machine: inout OutgoingTransferMachine) -> [OutgoingTransfe
         }
     }
 
+    @Test func anAckAfterTheFilesResultIsLateNotAnError() throws {
+        var machine = OutgoingTransferMachine(sizes: [UInt64(2 * kib64)], chunkSize: kib64, window: 2 * kib64)
+        _ = try machine.replyReceived(reply([(true, 0)]))
+        _ = drain(&machine)
+        try machine.resultReceived(FileResult(transferID: id, fileIndex: 0, status: .writeFailed, detail: "x"))
+        #expect(try machine.ackReceived(ack(0, 0)) == .late)
+        #expect(machine.nextStep() == .finished)
+    }
+
     @Test func aDeniedOfferFinishes() throws {
         var machine = OutgoingTransferMachine(sizes: [1], chunkSize: kib64, window: kib64)
         let denied = OfferReply(

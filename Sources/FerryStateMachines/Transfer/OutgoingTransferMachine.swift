@@ -23,6 +23,8 @@ public struct OutgoingTransferMachine: Sendable {
         case stored(file: Int, bytes: Int)
         /// The chunk arrived corrupt: the file goes back to `offset` (already reflected in `nextStep`).
         case resend(file: Int, offset: UInt64)
+        /// The file already has its result (the receiver ended it early): an acknowledgement still in flight.
+        case late
     }
 
     private struct FileState {
@@ -126,6 +128,7 @@ public struct OutgoingTransferMachine: Sendable {
 
     public mutating func ackReceived(_ ack: ChunkAck) throws(TransferProtocolError) -> AckOutcome {
         let file = Int(ack.fileIndex)
+        if file >= 0, file < files.count, files[file].result != nil { return .late }
         guard let position = inFlight.firstIndex(where: { $0.file == file && $0.offset == ack.offset }) else {
             throw TransferProtocolError("an acknowledgement for a chunk not in flight (file \(file), offset \(ack.offset))")
         }

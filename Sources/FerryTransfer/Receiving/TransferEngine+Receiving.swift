@@ -53,11 +53,12 @@ extension TransferEngine {
             log(1, "corrupt chunk from \(transfer.peer.displayName): file \(file), offset \(chunk.offset)")
             let actions = machine.chunkCorrupt(file: file)
             incoming[key]?.machine = machine
-            await perform(actions, key)
+            enqueue(actions, key)
             return
         }
+        let handle: RegularFile
         do {
-            try await store(raw, file: file, at: chunk.offset, key)
+            handle = try await stagedHandle(file, key)
         } catch {
             await writeFailed(error, file: file, key)
             return
@@ -71,34 +72,63 @@ extension TransferEngine {
         transfer.currentFile = file
         incoming[key] = transfer
         reportIncomingProgress(key)
-        await perform(actions, key)
-    }
-
-    /// Writes verified bytes to the file's staged copy (opened on first use) and hashes them, on the I/O queue.
-    private func store(_ raw: ArraySlice<UInt8>, file: Int, at offset: UInt64, _ key: IncomingKey) async throws(SystemError) {
-        guard let directory = receiveDirectory, let entry = incoming[key]?.files[file] else { return }
-        let handle: RegularFile
-        if let staged = entry.staged {
-            handle = staged
-        } else {
-            let stagedKey = entry.key
-            let resumeOffset = entry.resumeOffset
-            handle = try await io.run { () throws(SystemError) -> RegularFile in
-                let (handle, existing) = try directory.stagedFile(key: stagedKey)
-                if existing != resumeOffset { try handle.truncate(to: resumeOffset) }
-                return handle
-            }
-            guard incoming[key] != nil else {
-                handle.close()
-                return
-            }
-            incoming[key]?.files[file].staged = handle
-        }
-        let hasher = entry.hasher
-        try await io.run { () throws(SystemError) in
+        // The write and the hash run on the I/O queue while this actor checks the next chunk; the acknowledgement
+        // waits for the write, so the sender's window still bounds the bytes in flight.
+        let hasher = transfer.files[file].hasher
+        let offset = chunk.offset
+        enqueue(actions, key, file: file) { () throws(SystemError) in
             try handle.write(raw, at: offset)
             raw.withUnsafeBytes { hasher?.update($0) }
         }
+    }
+
+    /// Queues `actions` behind every write queued before them (and after `write`, if given), so that frames go out in
+    /// the order the machine decided them, each after the bytes it reports are written.
+    func enqueue(
+        _ actions: [IncomingTransferMachine.Action], _ key: IncomingKey, file: Int = 0,
+        write: (@Sendable () throws(SystemError) -> Void)? = nil
+    ) {
+        let completions = self.completions
+        io.submit {
+            var failure: SystemError?
+            do throws(SystemError) {
+                try write?()
+            } catch {
+                failure = error
+            }
+            completions.yield(WriteCompletion(key: key, file: file, actions: actions, failure: failure))
+        }
+    }
+
+    /// A queued write (or just a turn) is done: carry out the actions that waited for it.
+    func completed(_ completion: WriteCompletion) async {
+        guard incoming[completion.key] != nil else { return }
+        if let failure = completion.failure {
+            await writeFailed(failure, file: completion.file, completion.key)
+            return
+        }
+        await perform(completion.actions, completion.key)
+    }
+
+    /// The staged file of `file`, opened (and trimmed to the resume offset) on first use.
+    private func stagedHandle(_ file: Int, _ key: IncomingKey) async throws(SystemError) -> RegularFile {
+        guard let directory = receiveDirectory, let entry = incoming[key]?.files[file] else {
+            throw SystemError(call: "open staged file", errno: .badFileDescriptor)
+        }
+        if let staged = entry.staged { return staged }
+        let stagedKey = entry.key
+        let resumeOffset = entry.resumeOffset
+        let handle = try await io.run { () throws(SystemError) -> RegularFile in
+            let (handle, existing) = try directory.stagedFile(key: stagedKey)
+            if existing != resumeOffset { try handle.truncate(to: resumeOffset) }
+            return handle
+        }
+        guard incoming[key] != nil else {
+            handle.close()
+            throw SystemError(call: "open staged file", errno: .badFileDescriptor)
+        }
+        incoming[key]?.files[file].staged = handle
+        return handle
     }
 
     func fileEndReceived(_ end: FileEnd, from peerID: PeerID) async {
@@ -112,7 +142,7 @@ extension TransferEngine {
             let actions = try machine.fileEndArrived(file: Int(end.fileIndex), digest: end.sha256)
             transfer.machine = machine
             incoming[key] = transfer
-            await perform(actions, key)
+            enqueue(actions, key)
         } catch {
             await violation(by: peerID, error.description)
         }

@@ -182,6 +182,8 @@ extension TransferEngine {
                 peer.fileBytesDone[file] += UInt64(bytes)
                 operations[id]?.peers[peerID] = peer
                 reportProgress(id, peerID, file: file)
+            case .late:
+                break
             case .resend(let file, let offset):
                 log(1, "\(peer.info.displayName) received a corrupt chunk (file \(file), offset \(offset)): re-sending")
                 operations[id]?.peers[peerID] = peer
