@@ -15,8 +15,10 @@ public enum TransferLinkEvent: Sendable {
 extension Session {
     /// Sends one transfer frame to a connected peer that announced the `transfers` capability, as `blocks`
     /// (header and payload may be separate arrays, so one payload can be shared by several peers without a
-    /// copy). Waits while the link's writer holds more than its high-water mark.
-    public func sendTransferFrame(_ blocks: [[UInt8]], to peerID: PeerID) async throws {
+    /// copy). Waits while the link's writer holds more than its high-water mark. Returns true when bytes were
+    /// still queued for the link before this frame (the link, not the sender, is the bottleneck).
+    @discardableResult
+    public func sendTransferFrame(_ blocks: [[UInt8]], to peerID: PeerID) async throws -> Bool {
         guard !isClosed else { throw SessionError.sessionClosed }
         guard let peer = peers[peerID] else { throw SessionError.unknownPeer(peerID) }
         guard let id = peer.connectedLink, var link = links[id] else {
@@ -24,20 +26,16 @@ extension Session {
         }
         link.machine.noteSent(now: clock.now)
         links[id] = link
+        let backlogged = link.writer.queuedBytes > 0
         for block in blocks { link.writer.enqueue(block) }
         if link.writer.queuedBytes >= link.writer.highWater { try await link.writer.waitForRoom() }
+        return backlogged
     }
 
     /// The capabilities a connected peer announced in its hello; nil when it is not connected.
     public func capabilities(of peerID: PeerID) -> Capabilities? {
         guard let id = peers[peerID]?.connectedLink, let hello = links[id]?.machine.peerHello else { return nil }
         return hello.capabilities
-    }
-
-    /// Bytes queued for a connected peer and not yet handed to its socket (0 when not connected).
-    public func queuedBytes(for peerID: PeerID) -> Int {
-        guard let id = peers[peerID]?.connectedLink, let link = links[id] else { return 0 }
-        return link.writer.queuedBytes
     }
 
     /// A transfer frame arrived on a connected link: handed up, or a protocol error when nothing takes transfers

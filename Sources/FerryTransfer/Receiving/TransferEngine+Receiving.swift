@@ -58,7 +58,7 @@ extension TransferEngine {
         }
         let handle: RegularFile
         do {
-            handle = try await stagedHandle(file, key)
+            handle = try stagedHandle(file, key)
         } catch {
             await writeFailed(error, file: file, key)
             return
@@ -110,22 +110,21 @@ extension TransferEngine {
         await perform(completion.actions, completion.key)
     }
 
-    /// The staged file of `file`, opened (and trimmed to the resume offset) on first use.
-    private func stagedHandle(_ file: Int, _ key: IncomingKey) async throws(SystemError) -> RegularFile {
+    /// The staged file of `file`, opened (and trimmed to the resume offset) on first use. Opened here rather than
+    /// on the I/O queue: an `openat` is quick, and waiting for the queue would wait for every write queued before.
+    private func stagedHandle(_ file: Int, _ key: IncomingKey) throws(SystemError) -> RegularFile {
         guard let directory = receiveDirectory, let entry = incoming[key]?.files[file] else {
             throw SystemError(call: "open staged file", errno: .badFileDescriptor)
         }
         if let staged = entry.staged { return staged }
-        let stagedKey = entry.key
-        let resumeOffset = entry.resumeOffset
-        let handle = try await io.run { () throws(SystemError) -> RegularFile in
-            let (handle, existing) = try directory.stagedFile(key: stagedKey)
-            if existing != resumeOffset { try handle.truncate(to: resumeOffset) }
-            return handle
-        }
-        guard incoming[key] != nil else {
-            handle.close()
-            throw SystemError(call: "open staged file", errno: .badFileDescriptor)
+        let (handle, existing) = try directory.stagedFile(key: entry.key)
+        if existing != entry.resumeOffset {
+            do throws(SystemError) {
+                try handle.truncate(to: entry.resumeOffset)
+            } catch {
+                handle.close()
+                throw error
+            }
         }
         incoming[key]?.files[file].staged = handle
         return handle
@@ -227,22 +226,36 @@ extension TransferEngine {
             transfer.files[file].staged = nil
             incoming[key]?.files[file].staged = nil
         }
-        for file in batch {
-            let entry = transfer.files[file]
+        let requests = batch.map { file in
             let offered = transfer.offer.files[file]
-            if let syncError {
-                await fileFailed(file, status: .writeFailed, detail: "\(syncError)", key, removeStaged: false)
-                continue
-            }
-            do {
-                let name = try await io.run { () throws(SystemError) -> String in
-                    try directory.publish(
-                        key: entry.key, components: entry.components, permissions: offered.permissions,
-                        modificationTime: (offered.modificationTime.seconds, offered.modificationTime.nanoseconds))
+            return (
+                file, transfer.files[file].key, transfer.files[file].components, offered.permissions,
+                (offered.modificationTime.seconds, offered.modificationTime.nanoseconds)
+            )
+        }
+        // One trip to the queue renames the whole batch into place.
+        let results: [(Int, Result<String, SystemError>)] =
+            syncError != nil
+            ? []
+            : await io.run { () -> [(Int, Result<String, SystemError>)] in
+                requests.map { file, stagedKey, components, permissions, time in
+                    let result = Result { () throws(SystemError) -> String in
+                        try directory.publish(
+                            key: stagedKey, components: components, permissions: permissions, modificationTime: time)
+                    }
+                    return (file, result)
                 }
-                await fileSucceeded(file, publishedName: name, key)
-            } catch {
-                await fileFailed(file, status: .writeFailed, detail: "\(error)", key, removeStaged: false)
+            }
+        if let syncError {
+            for file in batch {
+                await fileFailed(file, status: .writeFailed, detail: "\(syncError)", key, removeStaged: false)
+            }
+            return
+        }
+        for (file, result) in results {
+            switch result {
+            case .success(let name): await fileSucceeded(file, publishedName: name, key)
+            case .failure(let error): await fileFailed(file, status: .writeFailed, detail: "\(error)", key, removeStaged: false)
             }
         }
     }

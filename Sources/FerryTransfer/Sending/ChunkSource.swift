@@ -46,6 +46,8 @@ actor ChunkSource {
         var hasher: SHA256Hasher?
         var hashedUpTo: UInt64 = 0
         var digest: [UInt8]?
+        /// The file changed (or could not be read) when its digest was finished.
+        var failure: Failure?
     }
 
     private var files: [FileEntry]
@@ -88,9 +90,12 @@ actor ChunkSource {
         let algorithm = policy.algorithm(forChunk: Int(offset / UInt64(chunkSize)), linkBound: linkBound)
         let name = files[index].source.path
         let chunkSize = self.chunkSize
+        let offered = files[index].status
+        // The chunk that completes the first pass also finishes the digest, saving a trip to the queue per file.
+        let completesHash = hash != nil && offset + UInt64(length) == offered.size
         files[index].users += 1
         defer { release(index) }
-        let prepared = try await io.run { () throws(Failure) -> Prepared in
+        let (prepared, digest) = try await io.run { () throws(Failure) -> (Prepared, Result<[UInt8], Failure>?) in
             if let hash { try Self.hash(handle, hash.from..<offset, into: hash.hasher, name: name, chunkSize: chunkSize) }
             let raw = try Self.read(handle, offset: offset, count: length, name: name)
             if let hash { raw.withUnsafeBytes { hash.hasher.update($0) } }
@@ -100,7 +105,15 @@ actor ChunkSource {
                 prepared.data = compressed
                 prepared.codec = algorithm == .zstd ? .zstd : .zlib
             }
-            return prepared
+            guard completesHash, let hash else { return (prepared, nil) }
+            return (prepared, Result { () throws(Failure) -> [UInt8] in try Self.finish(hash.hasher, handle, offered, name) })
+        }
+        if let digest {
+            files[index].hasher = nil
+            switch digest {
+            case .success(let bytes): files[index].digest = bytes
+            case .failure(let failure): files[index].failure = failure
+            }
         }
         if algorithm != nil {
             policy.record(rawLength: length, compressedLength: prepared.codec == .none ? nil : prepared.data.count)
@@ -113,6 +126,7 @@ actor ChunkSource {
 
     /// The SHA-256 of a whole file, after checking that it still has the size and time it was offered with.
     func digest(of index: Int) async throws(Failure) -> [UInt8] {
+        if let failure = files[index].failure { throw failure }
         if let digest = files[index].digest { return digest }
         let handle = try openIfNeeded(index)
         let size = files[index].offered.size
@@ -125,12 +139,7 @@ actor ChunkSource {
         defer { release(index) }
         let digest = try await io.run { () throws(Failure) -> [UInt8] in
             try Self.hash(handle, hash.from..<size, into: hash.hasher, name: name, chunkSize: chunkSize)
-            let now: FerrySystem.FileStatus
-            do { now = try handle.status() } catch { throw .readFailed(file: name, reason: "\(error)") }
-            guard now.size == offered.size, now.modificationTime == offered.modificationTime else {
-                throw .changed(file: name)
-            }
-            return hash.hasher.finalize()
+            return try Self.finish(hash.hasher, handle, offered, name)
         }
         files[index].digest = digest
         files[index].hasher = nil
@@ -177,6 +186,18 @@ actor ChunkSource {
         } catch {
             throw .readFailed(file: name, reason: "\(error)")
         }
+    }
+
+    /// The digest, once the file is checked to have the size and time it was offered with.
+    private static func finish(
+        _ hasher: SHA256Hasher, _ handle: RegularFile, _ offered: FerrySystem.FileStatus, _ name: String
+    ) throws(Failure) -> [UInt8] {
+        let now: FerrySystem.FileStatus
+        do { now = try handle.status() } catch { throw .readFailed(file: name, reason: "\(error)") }
+        guard now.size == offered.size, now.modificationTime == offered.modificationTime else {
+            throw .changed(file: name)
+        }
+        return hasher.finalize()
     }
 
     private static func hash(

@@ -94,16 +94,16 @@ extension TransferEngine {
                 let header = Chunk.frameHeader(
                     transferID: id, fileIndex: UInt32(file), offset: offset, rawLength: UInt32(prepared.rawLength),
                     codec: prepared.codec, crc32: prepared.crc32, dataLength: prepared.data.count)
-                let queuedBefore = await session.queuedBytes(for: peerID)
+                let backlogged: Bool
                 do {
-                    try await session.sendTransferFrame([header, prepared.data], to: peerID)
+                    backlogged = try await session.sendTransferFrame([header, prepared.data], to: peerID)
                 } catch {
                     await failPeer(id, peerID, "the link failed (\(error))", cancel: nil)
                     continue
                 }
                 operations[id]?.peers[peerID]?.wireBytes += UInt64(prepared.data.count)
                 operations[id]?.peers[peerID]?.chunkBytes += UInt64(prepared.rawLength)
-                if queuedBefore > 0 { operations[id]?.peers[peerID]?.linkBound = true }
+                if backlogged { operations[id]?.peers[peerID]?.linkBound = true }
             case .sendFileEnd(let file):
                 peer.machine.fileEndSent(file: file)
                 operations[id]?.peers[peerID] = peer
