@@ -28,9 +28,13 @@ struct IncomingTransfer: Sendable {
     var filesSucceeded = 0
     var filesFailed = 0
     var currentFile = 0
+    /// Counted once at acceptance and as files end, so no event has to scan every file.
+    var acceptedCount = 0
+    var totalBytes: UInt64 = 0
+    var endedCount = 0
 
-    var acceptedCount: Int { files.filter(\.accepted).count }
-    var totalBytes: UInt64 { files.reduce(0) { $0 + ($1.accepted ? $1.size : 0) } }
+    /// Accepted files neither ended nor waiting in the publish batch: when none is left, the batch goes.
+    var outstanding: Int { acceptedCount - endedCount - pending.count }
 }
 
 /// One offered file on the receiving side.

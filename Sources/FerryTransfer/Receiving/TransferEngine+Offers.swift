@@ -133,6 +133,8 @@ extension TransferEngine {
         for index in transfer.files.indices where transfer.files[index].hasher == nil {
             transfer.files[index].hasher = SHA256Hasher()
         }
+        transfer.acceptedCount = transfer.files.filter(\.accepted).count
+        transfer.totalBytes = transfer.files.reduce(0) { $0 + ($1.accepted ? $1.size : 0) }
         transfer.codecs = transfer.offer.codecs.intersection(Self.localCodecs)
         transfer.phase = .receiving
         transfer.machine = IncomingTransferMachine(

@@ -8,32 +8,52 @@ extension TransferEngine {
     static let publishBatchFiles = 64
     static let publishBatchBytes: UInt64 = 64 << 20
 
+    /// Runs `body` on an incoming transfer's record in place (taken out of the table meanwhile, so its per-file
+    /// arrays are not copied on every mutation).
+    @discardableResult
+    func withIncoming<T>(_ key: IncomingKey, _ body: (inout IncomingTransfer) throws -> T) rethrows -> T? {
+        guard var transfer = incoming.removeValue(forKey: key) else { return nil }
+        defer { incoming[key] = transfer }
+        return try body(&transfer)
+    }
+
     func chunkReceived(_ chunk: Chunk, from peerID: PeerID) async {
         let key = IncomingKey(peer: peerID, transferID: chunk.transferID)
-        guard var transfer = incoming[key], transfer.phase == .receiving, var machine = transfer.machine else {
+        let file = Int(chunk.fileIndex)
+        let arrival = withIncoming(key) { transfer -> Result<(IncomingTransferMachine.ChunkVerdict, CodecSet), TransferProtocolError>? in
+            guard transfer.phase == .receiving else { return nil }
+            do throws(TransferProtocolError) {
+                guard
+                    let verdict = try transfer.machine?.chunkArrived(
+                        file: file, offset: chunk.offset, rawLength: Int(chunk.rawLength))
+                else { return nil }
+                return .success((verdict, transfer.codecs))
+            } catch {
+                return .failure(error)
+            }
+        } ?? nil
+        let codecs: CodecSet
+        switch arrival {
+        case nil:
             // Chunks still in flight when the transfer ended here (cancelled, failed) are dropped. Anything else is
             // data for an offer not (yet) accepted: never written or decompressed, and the link is closed.
             if endedIncoming.contains(key) { return }
             await violation(by: peerID, "a chunk for a transfer that was not accepted")
             return
-        }
-        let file = Int(chunk.fileIndex)
-        let verdict: IncomingTransferMachine.ChunkVerdict
-        do {
-            verdict = try machine.chunkArrived(file: file, offset: chunk.offset, rawLength: Int(chunk.rawLength))
-        } catch {
+        case .failure(let error):
             await violation(by: peerID, error.description)
             return
+        case .success((.discard, _)):
+            return
+        case .success((.process, let agreed)):
+            codecs = agreed
         }
-        transfer.machine = machine
-        incoming[key] = transfer
-        guard verdict == .process else { return }
         let raw: ArraySlice<UInt8>
         var corrupt = false
         switch chunk.codec {
         case .none:
             raw = chunk.data
-        case .zlib where transfer.codecs.contains(.zlib), .zstd where transfer.codecs.contains(.zstd):
+        case .zlib where codecs.contains(.zlib), .zstd where codecs.contains(.zstd):
             do {
                 raw = try ChunkInflater.inflate(
                     chunk.data, algorithm: chunk.codec == .zstd ? .zstd : .zlib, rawLength: Int(chunk.rawLength)
@@ -50,10 +70,10 @@ extension TransferEngine {
             corrupt = raw.withUnsafeBytes { CRC32.update(0, $0) } != chunk.crc32
         }
         if corrupt {
-            log(1, "corrupt chunk from \(transfer.peer.displayName): file \(file), offset \(chunk.offset)")
-            let actions = machine.chunkCorrupt(file: file)
-            incoming[key]?.machine = machine
-            enqueue(actions, key)
+            log(1, "corrupt chunk from peer \(peerID): file \(file), offset \(chunk.offset)")
+            if let actions = withIncoming(key, { $0.machine?.chunkCorrupt(file: file) }) ?? nil {
+                enqueue(actions, key)
+            }
             return
         }
         let handle: RegularFile
@@ -63,18 +83,19 @@ extension TransferEngine {
             await writeFailed(error, file: file, key)
             return
         }
-        guard var transfer = incoming[key], var machine = transfer.machine else { return }
-        let actions = machine.chunkStored(file: file, rawLength: raw.count)
-        transfer.machine = machine
-        transfer.bytesDone += UInt64(raw.count)
-        transfer.wireBytes += UInt64(chunk.data.count)
-        transfer.files[file].stored += UInt64(raw.count)
-        transfer.currentFile = file
-        incoming[key] = transfer
+        guard
+            let (actions, hasher) = withIncoming(key, { transfer -> ([IncomingTransferMachine.Action], SHA256Hasher?)? in
+                guard let actions = transfer.machine?.chunkStored(file: file, rawLength: raw.count) else { return nil }
+                transfer.bytesDone += UInt64(raw.count)
+                transfer.wireBytes += UInt64(chunk.data.count)
+                transfer.files[file].stored += UInt64(raw.count)
+                transfer.currentFile = file
+                return (actions, transfer.files[file].hasher)
+            }) ?? nil
+        else { return }
         reportIncomingProgress(key)
         // The write and the hash run on the I/O queue while this actor checks the next chunk; the acknowledgement
         // waits for the write, so the sender's window still bounds the bytes in flight.
-        let hasher = transfer.files[file].hasher
         let offset = chunk.offset
         enqueue(actions, key, file: file) { () throws(SystemError) in
             try handle.write(raw, at: offset)
@@ -132,18 +153,25 @@ extension TransferEngine {
 
     func fileEndReceived(_ end: FileEnd, from peerID: PeerID) async {
         let key = IncomingKey(peer: peerID, transferID: end.transferID)
-        guard var transfer = incoming[key], transfer.phase == .receiving, var machine = transfer.machine else {
+        typealias Outcome = Result<[IncomingTransferMachine.Action], TransferProtocolError>
+        let outcome: Outcome? = withIncoming(key) { transfer -> Outcome? in
+            guard transfer.phase == .receiving else { return nil }
+            do throws(TransferProtocolError) {
+                guard let actions = try transfer.machine?.fileEndArrived(file: Int(end.fileIndex), digest: end.sha256)
+                else { return nil }
+                return .success(actions)
+            } catch {
+                return .failure(error)
+            }
+        } ?? nil
+        switch outcome {
+        case .success(let actions):
+            enqueue(actions, key)
+        case .failure(let error):
+            await violation(by: peerID, error.description)
+        case nil:
             if endedIncoming.contains(key) { return }
             await violation(by: peerID, "the end of a file of a transfer that was not accepted")
-            return
-        }
-        do {
-            let actions = try machine.fileEndArrived(file: Int(end.fileIndex), digest: end.sha256)
-            transfer.machine = machine
-            incoming[key] = transfer
-            enqueue(actions, key)
-        } catch {
-            await violation(by: peerID, error.description)
         }
     }
 
@@ -191,88 +219,83 @@ extension TransferEngine {
                 key, removeStaged: true)
             return
         }
-        guard var transfer = incoming[key] else { return }
-        transfer.pending.append(file)
-        transfer.pendingBytes += transfer.files[file].size
-        incoming[key] = transfer
-        let outstanding = transfer.files.indices.filter {
-            transfer.files[$0].accepted && !transfer.files[$0].ended && !transfer.pending.contains($0)
+        let due = withIncoming(key) { transfer -> Bool in
+            transfer.pending.append(file)
+            transfer.pendingBytes += transfer.files[file].size
+            return transfer.pending.count >= Self.publishBatchFiles || transfer.pendingBytes >= Self.publishBatchBytes
+                || transfer.outstanding == 0
         }
-        if transfer.pending.count >= Self.publishBatchFiles || transfer.pendingBytes >= Self.publishBatchBytes
-            || outstanding.isEmpty
-        {
-            await publishPending(key)
-        }
+        if due == true { await publishPending(key) }
     }
 
     /// Syncs and renames into place every verified file waiting, then reports each to the sender.
     func publishPending(_ key: IncomingKey) async {
-        guard var transfer = incoming[key], let directory = receiveDirectory, !transfer.pending.isEmpty else { return }
-        let batch = transfer.pending
-        transfer.pending = []
-        transfer.pendingBytes = 0
-        incoming[key] = transfer
-        var syncError: SystemError?
-        let handles = batch.compactMap { transfer.files[$0].staged }
-        do {
-            try await io.run { () throws(SystemError) in try directory.syncBeforePublish(handles) }
-        } catch {
-            syncError = error
-        }
-        // Closed before the rename: closing a written descriptor after it would show the file to a watcher a
-        // second time (IN_CLOSE_WRITE in DIR).
-        for file in batch {
-            transfer.files[file].staged?.close()
-            transfer.files[file].staged = nil
-            incoming[key]?.files[file].staged = nil
-        }
-        let requests = batch.map { file in
-            let offered = transfer.offer.files[file]
-            return (
-                file, transfer.files[file].key, transfer.files[file].components, offered.permissions,
-                (offered.modificationTime.seconds, offered.modificationTime.nanoseconds)
-            )
-        }
-        // One trip to the queue renames the whole batch into place.
-        let results: [(Int, Result<String, SystemError>)] =
-            syncError != nil
-            ? []
-            : await io.run { () -> [(Int, Result<String, SystemError>)] in
-                requests.map { file, stagedKey, components, permissions, time in
-                    let result = Result { () throws(SystemError) -> String in
-                        try directory.publish(
-                            key: stagedKey, components: components, permissions: permissions, modificationTime: time)
-                    }
-                    return (file, result)
+        guard let directory = receiveDirectory else { return }
+        typealias Request = (
+            file: Int, key: String, components: [String], permissions: UInt16, time: (Int64, UInt32),
+            handle: RegularFile?
+        )
+        let requests: [Request] = withIncoming(key) { transfer in
+            let batch = transfer.pending
+            transfer.pending = []
+            transfer.pendingBytes = 0
+            return batch.map { file in
+                let offered = transfer.offer.files[file]
+                let handle = transfer.files[file].staged
+                transfer.files[file].staged = nil
+                return (
+                    file, transfer.files[file].key, transfer.files[file].components, offered.permissions,
+                    (offered.modificationTime.seconds, offered.modificationTime.nanoseconds), handle
+                )
+            }
+        } ?? []
+        guard !requests.isEmpty else { return }
+        // One trip to the queue syncs the batch and renames it into place. Each staged file is closed before its
+        // rename: closing a written descriptor after it would show the file to a watcher a second time
+        // (IN_CLOSE_WRITE in DIR).
+        let results = await io.run { () -> [(Int, Result<String, SystemError>)] in
+            let handles = requests.compactMap(\.handle)
+            do throws(SystemError) {
+                try directory.syncBeforePublish(handles)
+            } catch {
+                handles.forEach { $0.close() }
+                return requests.map { ($0.file, .failure(error)) }
+            }
+            handles.forEach { $0.close() }
+            return requests.map { request in
+                let result = Result { () throws(SystemError) -> String in
+                    try directory.publish(
+                        key: request.key, components: request.components, permissions: request.permissions,
+                        modificationTime: request.time)
                 }
+                return (request.file, result)
             }
-        if let syncError {
-            for file in batch {
-                await fileFailed(file, status: .writeFailed, detail: "\(syncError)", key, removeStaged: false)
-            }
-            return
         }
         for (file, result) in results {
             switch result {
-            case .success(let name): await fileSucceeded(file, publishedName: name, key)
-            case .failure(let error): await fileFailed(file, status: .writeFailed, detail: "\(error)", key, removeStaged: false)
+            case .success(let name):
+                await fileSucceeded(file, publishedName: name, key)
+            case .failure(let error):
+                await fileFailed(file, status: .writeFailed, detail: "\(error)", key, removeStaged: false)
             }
         }
     }
 
     private func fileSucceeded(_ file: Int, publishedName: String, _ key: IncomingKey) async {
-        guard var transfer = incoming[key] else { return }
-        transfer.machine?.fileEnded(file)
-        transfer.files[file].ended = true
-        transfer.filesSucceeded += 1
-        incoming[key] = transfer
-        log(2, "published \(publishedName) from \(transfer.peer.displayName)")
-        emit(
-            .fileFinished(
-                FileOutcome(
+        guard
+            let outcome = withIncoming(key, { transfer -> FileOutcome in
+                transfer.machine?.fileEnded(file)
+                transfer.files[file].ended = true
+                transfer.endedCount += 1
+                transfer.filesSucceeded += 1
+                return FileOutcome(
                     transferID: key.transferID, peer: transfer.peer, direction: .receiving, fileIndex: file,
                     fileName: transfer.offer.files[file].path, size: transfer.files[file].size,
-                    publishedName: publishedName, failure: nil, resumedBytes: transfer.files[file].resumeOffset)))
+                    publishedName: publishedName, failure: nil, resumedBytes: transfer.files[file].resumeOffset)
+            })
+        else { return }
+        log(2, "published \(publishedName) from \(outcome.peer.displayName)")
+        emit(.fileFinished(outcome))
         let result = FileResult(
             transferID: key.transferID, fileIndex: UInt32(file), status: .published, detail: Self.detail(publishedName))
         await send(.fileResult(result), to: key.peer)
@@ -280,30 +303,31 @@ extension TransferEngine {
     }
 
     func fileFailed(_ file: Int, status: FerryWire.FileStatus, detail: String, _ key: IncomingKey, removeStaged: Bool) async {
-        guard var transfer = incoming[key], !transfer.files[file].ended else { return }
-        transfer.machine?.fileEnded(file)
-        transfer.files[file].ended = true
-        transfer.files[file].staged?.close()
-        transfer.files[file].staged = nil
-        transfer.files[file].hasher = nil
-        transfer.filesFailed += 1
-        transfer.pending.removeAll { $0 == file }
-        incoming[key] = transfer
-        if removeStaged { receiveDirectory?.removeStaged(key: transfer.files[file].key) }
-        emit(
-            .fileFinished(
-                FileOutcome(
+        guard
+            let (outcome, stagedKey, outstanding) = withIncoming(key, { transfer -> (FileOutcome, String, Int)? in
+                guard !transfer.files[file].ended else { return nil }
+                transfer.machine?.fileEnded(file)
+                transfer.files[file].ended = true
+                transfer.endedCount += 1
+                transfer.files[file].staged?.close()
+                transfer.files[file].staged = nil
+                transfer.files[file].hasher = nil
+                transfer.filesFailed += 1
+                transfer.pending.removeAll { $0 == file }
+                let outcome = FileOutcome(
                     transferID: key.transferID, peer: transfer.peer, direction: .receiving, fileIndex: file,
                     fileName: transfer.offer.files[file].path, size: transfer.files[file].size, publishedName: nil,
-                    failure: "\(status): \(detail)", resumedBytes: transfer.files[file].resumeOffset)))
+                    failure: "\(status): \(detail)", resumedBytes: transfer.files[file].resumeOffset)
+                return (outcome, transfer.files[file].key, transfer.outstanding)
+            }) ?? nil
+        else { return }
+        if removeStaged { receiveDirectory?.removeStaged(key: stagedKey) }
+        emit(.fileFinished(outcome))
         let result = FileResult(
             transferID: key.transferID, fileIndex: UInt32(file), status: status, detail: Self.detail(detail))
         await send(.fileResult(result), to: key.peer)
         // The last outstanding file failing may leave verified files waiting for their batch.
-        let outstanding = transfer.files.indices.filter {
-            transfer.files[$0].accepted && !transfer.files[$0].ended && !transfer.pending.contains($0)
-        }
-        if outstanding.isEmpty { await publishPending(key) }
+        if outstanding == 0 { await publishPending(key) }
         await finishIfDone(key)
     }
 
@@ -368,22 +392,21 @@ extension TransferEngine {
     }
 
     func reportIncomingProgress(_ key: IncomingKey) {
-        guard var transfer = incoming[key] else { return }
-        let done = transfer.bytesDone + transfer.resumedBytes
-        let due = transfer.meter.record(bytes: done, now: clock.now)
-        incoming[key] = transfer
-        guard due else { return }
-        let file = transfer.currentFile
-        let total = transfer.totalBytes
-        emit(
-            .progress(
-                TransferProgress(
-                    transferID: key.transferID, peer: transfer.peer, direction: .receiving, fileIndex: file,
-                    fileName: transfer.offer.files[file].path,
-                    fileBytesDone: transfer.files[file].resumeOffset + transfer.files[file].stored,
-                    fileSize: transfer.files[file].size, bytesDone: done, totalBytes: total,
-                    filesDone: transfer.filesSucceeded + transfer.filesFailed, fileCount: transfer.acceptedCount,
-                    rate: transfer.meter.rate, secondsLeft: transfer.meter.secondsLeft(remaining: total - min(done, total)))))
+        let now = clock.now
+        let progress = withIncoming(key) { transfer -> TransferProgress? in
+            let done = transfer.bytesDone + transfer.resumedBytes
+            guard transfer.meter.record(bytes: done, now: now) else { return nil }
+            let file = transfer.currentFile
+            let total = transfer.totalBytes
+            return TransferProgress(
+                transferID: key.transferID, peer: transfer.peer, direction: .receiving, fileIndex: file,
+                fileName: transfer.offer.files[file].path,
+                fileBytesDone: transfer.files[file].resumeOffset + transfer.files[file].stored,
+                fileSize: transfer.files[file].size, bytesDone: done, totalBytes: total,
+                filesDone: transfer.filesSucceeded + transfer.filesFailed, fileCount: transfer.acceptedCount,
+                rate: transfer.meter.rate, secondsLeft: transfer.meter.secondsLeft(remaining: total - min(done, total)))
+        } ?? nil
+        if let progress { emit(.progress(progress)) }
     }
 
     /// Transfers that ended here recently, whose frames still in flight are dropped instead of closing the link.

@@ -23,6 +23,9 @@ struct OutgoingPeer: Sendable {
     var started: ContinuousClock.Instant
     var bytesDone: UInt64 = 0
     var resumedBytes: UInt64 = 0
+    /// Bytes and number of the files the receiver accepted.
+    var acceptedBytes: UInt64 = 0
+    var acceptedFiles = 0
     var fileBytesDone: [UInt64]
     var wireBytes: UInt64 = 0
     var chunkBytes: UInt64 = 0

@@ -65,28 +65,39 @@ extension TransferEngine {
 
     static var localCodecs: CodecSet { [.zlib, .zstd] }
 
+    /// Runs `body` on the peer's record in place. The record is taken out of the table while `body` runs, so its
+    /// arrays (one entry per file) are never copied on a mutation: with thousands of files a copy per chunk or
+    /// acknowledgement would make a transfer quadratic.
+    @discardableResult
+    func withPeer<T>(_ id: TransferID, _ peerID: PeerID, _ body: (inout OutgoingPeer) throws -> T) rethrows -> T? {
+        guard var peer = operations[id]?.peers.removeValue(forKey: peerID) else { return nil }
+        defer { operations[id]?.peers[peerID] = peer }
+        return try body(&peer)
+    }
+
     /// The loop of one peer: asks the machine what to do, does it, until the transfer with that peer is over.
     func pump(_ id: TransferID, _ peerID: PeerID) async -> TransferOutcome? {
         while true {
-            guard let operation = operations[id], var peer = operation.peers[peerID] else { return nil }
-            let step = peer.machine.nextStep()
+            guard let source = operations[id]?.source, let step = withPeer(id, peerID, { $0.machine.nextStep() })
+            else { return nil }
             switch step {
             case .finished:
                 return finishPeer(id, peerID)
             case .wait:
-                if peer.machine.phase == .sending { peer.linkBound = true }
-                operations[id]?.peers[peerID] = peer
+                withPeer(id, peerID) { peer in
+                    if peer.machine.phase == .sending { peer.linkBound = true }
+                }
                 await waitForNews(id, peerID)
             case .sendChunk(let file, let offset, let length):
-                peer.machine.chunkSent(file: file, offset: offset, length: length)
-                let linkBound = peer.linkBound
-                peer.linkBound = false
-                peer.currentFile = file
-                operations[id]?.peers[peerID] = peer
+                let linkBound = withPeer(id, peerID) { peer in
+                    peer.machine.chunkSent(file: file, offset: offset, length: length)
+                    defer { peer.linkBound = false }
+                    peer.currentFile = file
+                    return peer.linkBound
+                } ?? false
                 let prepared: ChunkSource.Prepared
                 do {
-                    prepared = try await operation.source.chunk(
-                        file: file, offset: offset, length: length, linkBound: linkBound)
+                    prepared = try await source.chunk(file: file, offset: offset, length: length, linkBound: linkBound)
                 } catch {
                     await cancelOperation(id, reason: .readFailed, detail: error.description)
                     continue
@@ -101,15 +112,16 @@ extension TransferEngine {
                     await failPeer(id, peerID, "the link failed (\(error))", cancel: nil)
                     continue
                 }
-                operations[id]?.peers[peerID]?.wireBytes += UInt64(prepared.data.count)
-                operations[id]?.peers[peerID]?.chunkBytes += UInt64(prepared.rawLength)
-                if backlogged { operations[id]?.peers[peerID]?.linkBound = true }
+                withPeer(id, peerID) { peer in
+                    peer.wireBytes += UInt64(prepared.data.count)
+                    peer.chunkBytes += UInt64(prepared.rawLength)
+                    if backlogged { peer.linkBound = true }
+                }
             case .sendFileEnd(let file):
-                peer.machine.fileEndSent(file: file)
-                operations[id]?.peers[peerID] = peer
+                withPeer(id, peerID) { $0.machine.fileEndSent(file: file) }
                 let digest: [UInt8]
                 do {
-                    digest = try await operation.source.digest(of: file)
+                    digest = try await source.digest(of: file)
                 } catch {
                     await cancelOperation(id, reason: .readFailed, detail: error.description)
                     continue
@@ -140,33 +152,36 @@ extension TransferEngine {
 
     func replyReceived(_ reply: OfferReply, from peerID: PeerID) async {
         let id = reply.transferID
-        guard var peer = operations[id]?.peers[peerID], let operation = operations[id] else {
+        guard let files = operations[id]?.offer.files else {
             await violation(by: peerID, "a reply to an offer that was not made")
             return
         }
-        do {
-            let accepted = try peer.machine.replyReceived(reply)
-            if accepted {
-                peer.codecs = reply.codecs.intersection(Self.localCodecs)
-                let decisions = reply.files
-                peer.resumedBytes = decisions.reduce(0) { $0 + ($1.accepted ? $1.resumeOffset : 0) }
-                for (index, decision) in decisions.enumerated() where decision.accepted {
-                    peer.fileBytesDone[index] = decision.resumeOffset
+        let outcome: Result<TransferEvent, TransferProtocolError>? = withPeer(id, peerID) { peer in
+            do throws(TransferProtocolError) {
+                guard try peer.machine.replyReceived(reply) else {
+                    let reason = reply.detail.isEmpty ? "\(reply.reason)" : "\(reply.reason): \(reply.detail)"
+                    peer.deniedReason = reason
+                    return .success(.denied(transferID: id, peer: peer.info, direction: .sending, reason: reason))
                 }
-                operations[id]?.peers[peerID] = peer
-                emit(
-                    .started(
-                        transferID: id, peer: peer.info, direction: .sending, files: operation.offer.files,
-                        accepted: decisions.map(\.accepted), resumeOffsets: decisions.map(\.resumeOffset)))
-            } else {
-                let reason = reply.detail.isEmpty ? "\(reply.reason)" : "\(reply.reason): \(reply.detail)"
-                peer.deniedReason = reason
-                operations[id]?.peers[peerID] = peer
-                emit(.denied(transferID: id, peer: peer.info, direction: .sending, reason: reason))
+            } catch {
+                return .failure(error)
             }
-        } catch {
-            operations[id]?.peers[peerID] = peer
-            await violation(by: peerID, error.description)
+            peer.codecs = reply.codecs.intersection(Self.localCodecs)
+            for (index, decision) in reply.files.enumerated() where decision.accepted {
+                peer.fileBytesDone[index] = decision.resumeOffset
+                peer.resumedBytes += decision.resumeOffset
+                peer.acceptedBytes += files[index].size
+                peer.acceptedFiles += 1
+            }
+            return .success(
+                .started(
+                    transferID: id, peer: peer.info, direction: .sending, files: files,
+                    accepted: reply.files.map(\.accepted), resumeOffsets: reply.files.map(\.resumeOffset)))
+        }
+        switch outcome {
+        case .success(let event): emit(event)
+        case .failure(let error): await violation(by: peerID, error.description)
+        case nil: await violation(by: peerID, "a reply to an offer that was not made to it")
         }
         wake(id, peerID)
     }
@@ -174,53 +189,64 @@ extension TransferEngine {
     func ackReceived(_ ack: ChunkAck, from peerID: PeerID) async {
         let id = ack.transferID
         // Acks still in flight when the transfer with this peer ended here (cancelled, failed) are harmless.
-        guard var peer = operations[id]?.peers[peerID] else { return }
-        do {
-            switch try peer.machine.ackReceived(ack) {
-            case .stored(let file, let bytes):
-                peer.bytesDone += UInt64(bytes)
-                peer.fileBytesDone[file] += UInt64(bytes)
-                operations[id]?.peers[peerID] = peer
-                reportProgress(id, peerID, file: file)
-            case .late:
-                break
-            case .resend(let file, let offset):
-                log(1, "\(peer.info.displayName) received a corrupt chunk (file \(file), offset \(offset)): re-sending")
-                operations[id]?.peers[peerID] = peer
+        let outcome = withPeer(id, peerID) { peer -> Result<OutgoingTransferMachine.AckOutcome, TransferProtocolError> in
+            do throws(TransferProtocolError) {
+                let outcome = try peer.machine.ackReceived(ack)
+                if case .stored(let file, let bytes) = outcome {
+                    peer.bytesDone += UInt64(bytes)
+                    peer.fileBytesDone[file] += UInt64(bytes)
+                }
+                return .success(outcome)
+            } catch {
+                return .failure(error)
             }
-        } catch {
+        }
+        switch outcome {
+        case .success(.stored(let file, _)):
+            reportProgress(id, peerID, file: file)
+        case .success(.resend(let file, let offset)):
+            log(1, "peer \(peerID) received a corrupt chunk (file \(file), offset \(offset)): sending it again")
+        case .failure(let error):
             await violation(by: peerID, error.description)
             return
+        case .success(.late), nil:
+            break
         }
         wake(id, peerID)
     }
 
     func resultReceived(_ result: FileResult, from peerID: PeerID) async {
         let id = result.transferID
-        guard var peer = operations[id]?.peers[peerID], let operation = operations[id] else { return }
-        do {
-            try peer.machine.resultReceived(result)
-        } catch {
-            await violation(by: peerID, error.description)
-            return
-        }
+        guard let files = operations[id]?.offer.files else { return }
         let file = Int(result.fileIndex)
-        let offered = operation.offer.files[file]
         let published = result.status == .published
-        if published { peer.filesSucceeded += 1 } else { peer.filesFailed += 1 }
-        operations[id]?.peers[peerID] = peer
-        let resumed = peer.machine.isAccepted(file) ? min(peer.fileBytesDone[file], offered.size) : 0
-        emit(
-            .fileFinished(
+        let outcome = withPeer(id, peerID) { peer -> Result<FileOutcome, TransferProtocolError> in
+            do throws(TransferProtocolError) {
+                try peer.machine.resultReceived(result)
+            } catch {
+                return .failure(error)
+            }
+            if published { peer.filesSucceeded += 1 } else { peer.filesFailed += 1 }
+            let offered = files[file]
+            let failure = result.detail.isEmpty ? "\(result.status)" : "\(result.status): \(result.detail)"
+            return .success(
                 FileOutcome(
                     transferID: id, peer: peer.info, direction: .sending, fileIndex: file, fileName: offered.path,
                     size: offered.size, publishedName: published ? result.detail : nil,
-                    failure: published ? nil : (result.detail.isEmpty ? "\(result.status)" : "\(result.status): \(result.detail)"),
-                    resumedBytes: published ? 0 : resumed)))
+                    failure: published ? nil : failure,
+                    resumedBytes: published ? 0 : min(peer.fileBytesDone[file], offered.size)))
+        }
+        switch outcome {
+        case .success(let fileOutcome): emit(.fileFinished(fileOutcome))
+        case .failure(let error):
+            await violation(by: peerID, error.description)
+            return
+        case nil:
+            return
+        }
         wake(id, peerID)
     }
 
-    /// Ends the transfer with one peer: `cancel` says whether (and why) the peer is told.
     /// Ends the transfer with one peer. `cancel` says whether (and why) the peer is told; `detail` is what it is
     /// told beyond the reason (by default the failure text).
     func failPeer(
@@ -228,10 +254,13 @@ extension TransferEngine {
     ) async {
         // A transfer that already ran to its end (every result in, or denied) is not failed by a later event,
         // such as the receiver closing its link right after its last result.
-        guard var peer = operations[id]?.peers[peerID], peer.machine.phase != .finished else { return }
-        peer.failure = peer.failure ?? failure
-        peer.machine.stop()
-        operations[id]?.peers[peerID] = peer
+        let failed = withPeer(id, peerID) { peer -> Bool in
+            guard peer.machine.phase != .finished else { return false }
+            peer.failure = peer.failure ?? failure
+            peer.machine.stop()
+            return true
+        }
+        guard failed == true else { return }
         if let reason {
             let cancel = TransferCancel(transferID: id, reason: reason, detail: Self.detail(detail ?? failure))
             await send(.cancel(cancel), to: peerID)
@@ -241,52 +270,42 @@ extension TransferEngine {
 
     /// Cancels a whole send: every peer still in it is told why.
     func cancelOperation(_ id: TransferID, reason: CancelReason, detail: String) async {
-        guard let operation = operations[id] else { return }
+        guard let peers = operations[id]?.peers.keys else { return }
         let text = detail.isEmpty ? "\(reason)" : detail
-        for peerID in operation.peers.keys {
-            if let peer = operations[id]?.peers[peerID], peer.machine.phase != .finished {
-                await failPeer(id, peerID, text, cancel: reason, detail: detail)
-            }
+        for peerID in peers {
+            await failPeer(id, peerID, text, cancel: reason, detail: detail)
         }
     }
 
     func reportProgress(_ id: TransferID, _ peerID: PeerID, file: Int) {
-        guard var peer = operations[id]?.peers[peerID], let operation = operations[id] else { return }
-        let total = Self.acceptedBytes(operation.offer.files, peer.machine)
-        let done = peer.bytesDone + peer.resumedBytes
-        guard peer.meter.record(bytes: done, now: clock.now) else {
-            operations[id]?.peers[peerID] = peer
-            return
-        }
-        operations[id]?.peers[peerID] = peer
-        let offered = operation.offer.files[file]
-        emit(
-            .progress(
-                TransferProgress(
+        let now = clock.now
+        guard let offered = operations[id]?.offer.files[file],
+            let progress = withPeer(id, peerID, { peer -> TransferProgress? in
+                let done = peer.bytesDone + peer.resumedBytes
+                guard peer.meter.record(bytes: done, now: now) else { return nil }
+                let total = peer.acceptedBytes
+                return TransferProgress(
                     transferID: id, peer: peer.info, direction: .sending, fileIndex: file, fileName: offered.path,
                     fileBytesDone: peer.fileBytesDone[file], fileSize: offered.size, bytesDone: done,
                     totalBytes: total, filesDone: peer.filesSucceeded + peer.filesFailed,
-                    fileCount: (0..<peer.machine.fileCount).filter { peer.machine.isAccepted($0) }.count,
-                    rate: peer.meter.rate, secondsLeft: peer.meter.secondsLeft(remaining: total - min(done, total)))))
-    }
-
-    static func acceptedBytes(_ files: [OfferedFile], _ machine: OutgoingTransferMachine) -> UInt64 {
-        files.indices.reduce(0) { $0 + (machine.isAccepted($1) ? files[$1].size : 0) }
+                    fileCount: peer.acceptedFiles, rate: peer.meter.rate,
+                    secondsLeft: peer.meter.secondsLeft(remaining: total - min(done, total)))
+            }) ?? nil
+        else { return }
+        emit(.progress(progress))
     }
 
     /// The peer's transfer is over: its outcome, reported once.
     func finishPeer(_ id: TransferID, _ peerID: PeerID) -> TransferOutcome? {
-        guard let operation = operations[id], let peer = operation.peers[peerID] else { return nil }
-        operations[id]?.peers[peerID] = nil
-        let accepted = (0..<peer.machine.fileCount).filter { peer.machine.isAccepted($0) }.count
-        let skipped = peer.deniedReason != nil ? peer.machine.fileCount : peer.machine.fileCount - accepted
-        let unfinished = (0..<peer.machine.fileCount).filter {
-            peer.machine.isAccepted($0) && peer.machine.result(of: $0) == nil
-        }.count
+        guard let peer = operations[id]?.peers.removeValue(forKey: peerID) else { return nil }
+        let count = peer.machine.fileCount
+        let skipped = peer.deniedReason != nil ? count : count - peer.acceptedFiles
+        let unfinished = (0..<count).filter { peer.machine.isAccepted($0) && peer.machine.result(of: $0) == nil }.count
         let outcome = TransferOutcome(
             transferID: id, peer: peer.info, direction: .sending, filesSucceeded: peer.filesSucceeded,
             filesFailed: peer.filesFailed + unfinished, filesSkipped: skipped, bytes: peer.bytesDone,
-            wireBytes: peer.wireBytes, chunkBytes: peer.chunkBytes, resumedBytes: peer.resumedBytes, duration: clock.now - peer.started,
+            wireBytes: peer.wireBytes, chunkBytes: peer.chunkBytes, resumedBytes: peer.resumedBytes,
+            duration: clock.now - peer.started,
             failure: peer.failure ?? peer.deniedReason.map { "the offer was denied (\($0))" })
         emit(.finished(outcome))
         log(1, "transfer \(id) to \(peer.info.displayName) finished: \(outcome.failure ?? "ok")")
