@@ -56,6 +56,9 @@ actor ChunkSource {
     private var cache: [Key: Prepared] = [:]
     private var cacheOrder: [Key] = []
     private var cacheBytes = 0
+    /// The CRC-32 of every raw chunk prepared (4 bytes a chunk): a chunk read again for a peer that fell behind the
+    /// cache is not checksummed again while its file keeps the time and size it was offered with.
+    private var rawChecksums: [Key: UInt32] = [:]
     private let cacheLimit: Int
     private let chunkSize: Int
     private let io = BlockingIO(label: "ferry.chunk-source")
@@ -63,7 +66,7 @@ actor ChunkSource {
     private(set) var preparedRawBytes: UInt64 = 0
     private(set) var preparedWireBytes: UInt64 = 0
 
-    init(files: [PreparedFile], chunkSize: Int, policy: CompressionPolicy, cacheLimit: Int = 32 << 20) {
+    init(files: [PreparedFile], chunkSize: Int, policy: CompressionPolicy, cacheLimit: Int) {
         self.files = files.map { file in
             FileEntry(
                 source: file.source, offered: file.offered, alreadyCompressed: file.alreadyCompressed,
@@ -93,13 +96,21 @@ actor ChunkSource {
         let offered = files[index].status
         // The chunk that completes the first pass also finishes the digest, saving a trip to the queue per file.
         let completesHash = hash != nil && offset + UInt64(length) == offered.size
+        let knownChecksum = algorithm == nil ? rawChecksums[key] : nil
         files[index].users += 1
         defer { release(index) }
         let (prepared, digest) = try await io.run { () throws(Failure) -> (Prepared, Result<[UInt8], Failure>?) in
             if let hash { try Self.hash(handle, hash.from..<offset, into: hash.hasher, name: name, chunkSize: chunkSize) }
             let raw = try Self.read(handle, offset: offset, count: length, name: name)
             if let hash { raw.withUnsafeBytes { hash.hasher.update($0) } }
-            let crc = raw.withUnsafeBytes { CRC32.update(0, $0) }
+            let crc: UInt32
+            if let knownChecksum, (try? handle.status()).map({
+                $0.size == offered.size && $0.modificationTime == offered.modificationTime
+            }) == true {
+                crc = knownChecksum
+            } else {
+                crc = raw.withUnsafeBytes { CRC32.update(0, $0) }
+            }
             var prepared = Prepared(rawLength: length, codec: .none, crc32: crc, data: raw)
             if let algorithm, let compressed = ChunkCompressor.compress(raw[...], algorithm: algorithm) {
                 prepared.data = compressed
@@ -118,6 +129,7 @@ actor ChunkSource {
         if algorithm != nil {
             policy.record(rawLength: length, compressedLength: prepared.codec == .none ? nil : prepared.data.count)
         }
+        if prepared.codec == .none, cacheLimit > 0 { rawChecksums[key] = prepared.crc32 }
         preparedRawBytes += UInt64(length)
         preparedWireBytes += UInt64(prepared.data.count)
         remember(key, prepared)

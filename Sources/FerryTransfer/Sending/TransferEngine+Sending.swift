@@ -25,7 +25,10 @@ extension TransferEngine {
             transferID: TransferID.random(), chunkSize: UInt32(configuration.chunkSize), codecs: codecs,
             files: prepared.map(\.offered))
         let policy = CompressionPolicy(mode: configuration.compression, available: [.zstd, .zlib])
-        let source = ChunkSource(files: prepared, chunkSize: configuration.chunkSize, policy: policy)
+        // One peer uses each chunk once (a resend reads it again); a broadcast shares chunks through the cache.
+        let source = ChunkSource(
+            files: prepared, chunkSize: configuration.chunkSize, policy: policy,
+            cacheLimit: infos.count > 1 ? 24 << 20 : 0)
         let now = clock.now
         var operation = OutgoingOperation(offer: offer, files: prepared, source: source, peers: [:])
         for info in infos {
