@@ -9,7 +9,7 @@ import Testing
 @testable import FerryTransfer
 
 /// The engine in-process: two sessions on one reactor, on loopback, files on disk.
-@Suite(.serialized) struct TransferEngineTests {
+@Suite(.serialized, .timeLimit(.minutes(2))) struct TransferEngineTests {
     static func configuration(_ name: String) -> SessionConfiguration {
         SessionConfiguration(
             sessionID: "unit", displayName: name, mode: .peer,
@@ -110,7 +110,7 @@ import Testing
 }
 
 /// A peer that breaks the transfer protocol, driven frame by frame through a bare session.
-@Suite(.serialized) struct TransferHostilePeerTests {
+@Suite(.serialized, .timeLimit(.minutes(2))) struct TransferHostilePeerTests {
     @Test func aChunkBeforeAnyOfferClosesTheLinkAndWritesNothing() async throws {
         try await TemporaryDirectory.with(prefix: "engine-in") { inbox in
             let reactor = try Reactor()
