@@ -70,6 +70,7 @@ public struct TransferOutcome: Sendable, Equatable {
     /// The raw bytes those chunks carried (before compression), re-sent chunks included.
     public var chunkBytes: UInt64
     public var resumedBytes: UInt64
+    /// From the accepting reply (not the offer) to the end.
     public var duration: Duration
     /// Nil when the transfer ran to its end (individual files may still have failed); else why it stopped.
     public var failure: String?

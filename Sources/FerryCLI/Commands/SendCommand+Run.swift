@@ -28,17 +28,20 @@ extension SendCommand {
             let (peers, failures) = try await connectPeers(run, context: context)
             let started = ContinuousClock.now
             var results = failures
+            var elapsed: Duration?
             if !peers.isEmpty {
                 do {
                     let outcomes = try await run.engine.send(sources, to: peers.map(\.peerID))
                     results = outcomes.map(TransferSummary.PeerResult.init) + failures
+                    // From acceptance: the time a person took to say yes is not transfer time.
+                    elapsed = outcomes.filter { $0.failure == nil }.map(\.duration).max()
                 } catch let error as TransferError {
                     throw CLIError.failure(error.description)
                 }
             }
             return TransferSummary(
                 files: sources.count, bytes: totalBytes,
-                seconds: TransferFormat.seconds(ContinuousClock.now - started), peers: results)
+                seconds: TransferFormat.seconds(elapsed ?? ContinuousClock.now - started), peers: results)
         }
         reporter.board?.clear()
         if json {

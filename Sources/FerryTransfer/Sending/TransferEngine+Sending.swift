@@ -170,6 +170,7 @@ extension TransferEngine {
                 return .failure(error)
             }
             peer.codecs = reply.codecs.intersection(Self.localCodecs)
+            peer.started = clock.now  // the time a person took to accept is not transfer time
             for (index, decision) in reply.files.enumerated() where decision.accepted {
                 peer.fileBytesDone[index] = decision.resumeOffset
                 peer.resumedBytes += decision.resumeOffset
