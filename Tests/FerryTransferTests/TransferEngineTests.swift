@@ -111,26 +111,35 @@ import Testing
 
 /// A peer that breaks the transfer protocol, driven frame by frame through a bare session.
 @Suite(.serialized, .timeLimit(.minutes(2))) struct TransferHostilePeerTests {
+    /// Runs `body` with "mallory", a session without an engine, connected to a receiving engine on `inbox`.
+    static func withMallory(
+        inbox: String, _ body: (_ mallory: Session, _ receiver: PeerID) async throws -> Void
+    ) async throws {
+        let reactor = try Reactor()
+        defer { reactor.shutdown() }
+        try await Session.run(configuration: TransferEngineTests.configuration("bob"), reactor: reactor) { bob in
+            try await Session.run(configuration: TransferEngineTests.configuration("mallory"), reactor: reactor) {
+                mallory in
+                let receiving = TransferConfiguration(receiveDirectory: inbox, offerPolicy: .all)
+                try await TransferEngine.run(session: bob, configuration: receiving) { _ in
+                    let info = try await mallory.connect(
+                        toAddress: .ipv4(.loopback, port: await bob.listenPort), timeout: .seconds(30))
+                    try await body(mallory, info.peerID)
+                }
+            }
+        }
+    }
+
     @Test func aChunkBeforeAnyOfferClosesTheLinkAndWritesNothing() async throws {
         try await TemporaryDirectory.with(prefix: "engine-in") { inbox in
-            let reactor = try Reactor()
-            defer { reactor.shutdown() }
-            try await Session.run(configuration: TransferEngineTests.configuration("bob"), reactor: reactor) { bob in
-                try await Session.run(configuration: TransferEngineTests.configuration("mallory"), reactor: reactor) {
-                    mallory in
-                    let receiving = TransferConfiguration(receiveDirectory: inbox.path, offerPolicy: .all)
-                    try await TransferEngine.run(session: bob, configuration: receiving) { _ in
-                        let info = try await mallory.connect(
-                            toAddress: .ipv4(.loopback, port: await bob.listenPort), timeout: .seconds(30))
-                        let data: [UInt8] = Array("../../etc/passwd".utf8)
-                        let header = Chunk.frameHeader(
-                            transferID: TransferID.random(), fileIndex: 0, offset: 0, rawLength: UInt32(data.count),
-                            codec: .none, crc32: CRC32.checksum(data), dataLength: data.count)
-                        try await mallory.sendTransferFrame([header, data], to: info.peerID)
-                        for await event in mallory.transferEvents {
-                            if case .peerDisconnected(let peer, _) = event, peer == info.peerID { break }
-                        }
-                    }
+            try await Self.withMallory(inbox: inbox.path) { mallory, bob in
+                let data: [UInt8] = Array("../../etc/passwd".utf8)
+                let header = Chunk.frameHeader(
+                    transferID: TransferID.random(), fileIndex: 0, offset: 0, rawLength: UInt32(data.count),
+                    codec: .none, crc32: CRC32.checksum(data), dataLength: data.count)
+                try await mallory.sendTransferFrame([header, data], to: bob)
+                for await event in mallory.transferEvents {
+                    if case .peerDisconnected(let peer, _) = event, peer == bob { break }
                 }
             }
             let entries = try FileManager.default.contentsOfDirectory(atPath: inbox.path)
@@ -142,37 +151,26 @@ import Testing
 
     @Test func anOfferWithAnEscapingNameIsDeniedAndNothingIsWritten() async throws {
         try await TemporaryDirectory.with(prefix: "engine-in") { inbox in
-            let reactor = try Reactor()
-            defer { reactor.shutdown() }
-            try await Session.run(configuration: TransferEngineTests.configuration("bob"), reactor: reactor) { bob in
-                try await Session.run(configuration: TransferEngineTests.configuration("mallory"), reactor: reactor) {
-                    mallory in
-                    let receiving = TransferConfiguration(receiveDirectory: inbox.path, offerPolicy: .all)
-                    try await TransferEngine.run(session: bob, configuration: receiving) { _ in
-                        let info = try await mallory.connect(
-                            toAddress: .ipv4(.loopback, port: await bob.listenPort), timeout: .seconds(30))
-                        for name in ["../escape.txt", "/etc/cron.d/x", "a/../../b", "ok/\u{202E}gpj.exe"] {
-                            let offer = Offer(
-                                transferID: TransferID.random(), chunkSize: UInt32(Limits.defaultChunkSize),
-                                codecs: [.zlib],
-                                files: [
-                                    OfferedFile(
-                                        path: name, size: 4, permissions: 0o644,
-                                        modificationTime: FileTime(seconds: 0, nanoseconds: 0), mediaType: "",
-                                        pixelWidth: 0, pixelHeight: 0)
-                                ])
-                            try await mallory.sendTransferFrame([TransferMessage.offer(offer).frame.encoded()], to: info.peerID)
-                            var reply: OfferReply?
-                            for await event in mallory.transferEvents {
-                                if case .frame(let frame, _) = event, case .offerReply(let answer)? = try? TransferMessage(frame: frame) {
-                                    reply = answer
-                                    break
-                                }
-                            }
-                            #expect(reply?.accepted == false, "\(name)")
-                            #expect(reply?.reason == .invalidOffer, "\(name)")
+            try await Self.withMallory(inbox: inbox.path) { mallory, bob in
+                for name in ["../escape.txt", "/etc/cron.d/x", "a/../../b", "ok/\u{202E}gpj.exe"] {
+                    let offer = Offer(
+                        transferID: TransferID.random(), chunkSize: UInt32(Limits.defaultChunkSize), codecs: [.zlib],
+                        files: [
+                            OfferedFile(
+                                path: name, size: 4, permissions: 0o644,
+                                modificationTime: FileTime(seconds: 0, nanoseconds: 0), mediaType: "", pixelWidth: 0,
+                                pixelHeight: 0)
+                        ])
+                    try await mallory.sendTransferFrame([TransferMessage.offer(offer).frame.encoded()], to: bob)
+                    var reply: OfferReply?
+                    for await event in mallory.transferEvents {
+                        if case .frame(let frame, _) = event, case .offerReply(let answer)? = try? TransferMessage(frame: frame) {
+                            reply = answer
+                            break
                         }
                     }
+                    #expect(reply?.accepted == false, "\(name)")
+                    #expect(reply?.reason == .invalidOffer, "\(name)")
                 }
             }
             let entries = try FileManager.default.contentsOfDirectory(atPath: inbox.path)
