@@ -176,3 +176,20 @@ private func drain(_ machine: inout OutgoingTransferMachine) -> [OutgoingTransfe
         #expect(try machine.chunkArrived(file: 0, offset: UInt64(kib64), rawLength: kib64) == .process)
     }
 }
+
+@Suite struct ResumePlanTests {
+    @Test(arguments: [
+        // staged, size, chunk -> offset
+        (UInt64(0), UInt64(100), UInt64(64), UInt64(0)),
+        (63, 100, 64, 0),  // part of the first chunk: nothing verified
+        (64, 100, 64, 64),
+        (99, 100, 64, 64),  // a torn last chunk
+        (100, 100, 64, 100),  // everything staged: only the digest is left to check
+        (101, 100, 64, 0),  // longer than the file: not this file's data
+        (0, 0, 64, 0),
+        (3 << 20 + 5, 8 << 20, 1 << 20, 3 << 20),
+    ])
+    func offset(_ staged: UInt64, _ size: UInt64, _ chunk: UInt64, _ expected: UInt64) {
+        #expect(ResumePlan.offset(stagedLength: staged, size: size, chunkSize: chunk) == expected)
+    }
+}

@@ -108,7 +108,7 @@ extension TransferEngine {
         for index in transfer.files.indices {
             let size = transfer.files[index].size
             let staged = directory.stagedLength(key: transfer.files[index].key) ?? 0
-            let resume = staged >= size ? (staged == size ? size : 0) : staged / chunk * chunk
+            let resume = ResumePlan.offset(stagedLength: staged, size: size, chunkSize: chunk)
             transfer.files[index].accepted = true
             transfer.files[index].resumeOffset = resume
             needed += size - resume
