@@ -178,9 +178,9 @@ private func drain(_ machine: inout OutgoingTransferMachine) -> [OutgoingTransfe
 }
 
 @Suite struct ResumePlanTests {
-    @Test(arguments: [
-        // staged, size, chunk -> offset
-        (UInt64(0), UInt64(100), UInt64(64), UInt64(0)),
+    /// staged length, file size, chunk size -> resume offset
+    static let cases: [(UInt64, UInt64, UInt64, UInt64)] = [
+        (0, 100, 64, 0),
         (63, 100, 64, 0),  // part of the first chunk: nothing verified
         (64, 100, 64, 64),
         (99, 100, 64, 64),  // a torn last chunk
@@ -188,8 +188,11 @@ private func drain(_ machine: inout OutgoingTransferMachine) -> [OutgoingTransfe
         (101, 100, 64, 0),  // longer than the file: not this file's data
         (0, 0, 64, 0),
         (3 << 20 + 5, 8 << 20, 1 << 20, 3 << 20),
-    ])
-    func offset(_ staged: UInt64, _ size: UInt64, _ chunk: UInt64, _ expected: UInt64) {
-        #expect(ResumePlan.offset(stagedLength: staged, size: size, chunkSize: chunk) == expected)
+    ]
+
+    @Test func offsets() {
+        for (staged, size, chunk, expected) in Self.cases {
+            #expect(ResumePlan.offset(stagedLength: staged, size: size, chunkSize: chunk) == expected, "\(staged)")
+        }
     }
 }
