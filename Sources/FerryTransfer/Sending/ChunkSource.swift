@@ -86,17 +86,23 @@ actor ChunkSource {
         if let cached = cache[key] { return cached }
         let handle = try openIfNeeded(index)
         let hash = claimHash(index, through: offset + UInt64(length))
-        if policyFile != index {
-            policyFile = index
-            policy.fileStarted(alreadyCompressed: files[index].alreadyCompressed)
+        // A chunk read again for a peer that fell behind goes as it went the first time when that was raw: no
+        // second compression attempt, no second checksum.
+        let knownChecksum = rawChecksums[key]
+        var choice: CompressionAlgorithm?
+        if knownChecksum == nil {
+            if policyFile != index {
+                policyFile = index
+                policy.fileStarted(alreadyCompressed: files[index].alreadyCompressed)
+            }
+            choice = policy.algorithm(forChunk: Int(offset / UInt64(chunkSize)), linkBound: linkBound)
         }
-        let algorithm = policy.algorithm(forChunk: Int(offset / UInt64(chunkSize)), linkBound: linkBound)
+        let algorithm = choice
         let name = files[index].source.path
         let chunkSize = self.chunkSize
         let offered = files[index].status
         // The chunk that completes the first pass also finishes the digest, saving a trip to the queue per file.
         let completesHash = hash != nil && offset + UInt64(length) == offered.size
-        let knownChecksum = algorithm == nil ? rawChecksums[key] : nil
         files[index].users += 1
         defer { release(index) }
         let (prepared, digest) = try await io.run { () throws(Failure) -> (Prepared, Result<[UInt8], Failure>?) in
