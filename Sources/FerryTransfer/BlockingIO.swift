@@ -19,9 +19,12 @@ struct BlockingIO: Sendable {
         queue.async(execute: body)
     }
 
-    /// Runs `body` on the queue, after everything given to the queue before it.
-    func run<T: Sendable, Failure: Error>(_ body: @escaping @Sendable () throws(Failure) -> T) async throws(Failure) -> T {
-        let result: Result<T, Failure> = await withCheckedContinuation { continuation in
+    /// Runs `body` on the queue, after everything given to the queue before it. The work is queued before the
+    /// caller's actor is left (`isolation`), so two calls from one actor reach the queue in the order made.
+    func run<T: Sendable, Failure: Error>(
+        isolation: isolated (any Actor)? = #isolation, _ body: @escaping @Sendable () throws(Failure) -> T
+    ) async throws(Failure) -> T {
+        let result: Result<T, Failure> = await withCheckedContinuation(isolation: isolation) { continuation in
             queue.async {
                 continuation.resume(returning: Result { () throws(Failure) -> T in try body() })
             }

@@ -19,6 +19,8 @@ public actor TransferEngine {
     let clock = ContinuousClock()
     /// Where the receiving side's blocking work runs (staged writes, syncs, renames), in order.
     let io = BlockingIO(label: "ferry.receive-directory")
+    /// Where verified files are synced and renamed into place, beside the writes of the files after them.
+    let publishing = BlockingIO(label: "ferry.publish")
     /// Writes finished on `io`, in the order they were queued; one task carries out what waited for each.
     let completions: AsyncStream<WriteCompletion>.Continuation
     private let completionStream: AsyncStream<WriteCompletion>
@@ -195,6 +197,8 @@ struct IncomingKey: Hashable, Sendable {
 struct WriteCompletion: Sendable {
     var key: IncomingKey
     var file: Int
+    /// Raw bytes the write carried (0 for a turn without a write).
+    var bytes: Int
     var actions: [IncomingTransferMachine.Action]
     var failure: SystemError?
 }

@@ -178,4 +178,26 @@ import Testing
             #expect(!FileManager.default.fileExists(atPath: inbox.path + "/../escape.txt"))
         }
     }
+
+    @Test func sizesThatOverflowWhenAddedAreDeniedNotATrap() async throws {
+        try await TemporaryDirectory.with(prefix: "engine-in") { inbox in
+            try await Self.withMallory(inbox: inbox.path) { mallory, bob in
+                let huge = OfferedFile(
+                    path: "a", size: 1 << 63, permissions: 0o644, modificationTime: FileTime(seconds: 0, nanoseconds: 0),
+                    mediaType: "", pixelWidth: 0, pixelHeight: 0)
+                var other = huge
+                other.path = "b"
+                let offer = Offer(
+                    transferID: TransferID.random(), chunkSize: UInt32(Limits.defaultChunkSize), codecs: [.zlib],
+                    files: [huge, other])
+                try await mallory.sendTransferFrame([TransferMessage.offer(offer).frame.encoded()], to: bob)
+                for await event in mallory.transferEvents {
+                    if case .frame(let frame, _) = event, case .offerReply(let reply)? = try? TransferMessage(frame: frame) {
+                        #expect(!reply.accepted && reply.reason == .invalidOffer)
+                        break
+                    }
+                }
+            }
+        }
+    }
 }

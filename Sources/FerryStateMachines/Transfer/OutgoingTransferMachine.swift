@@ -128,6 +128,8 @@ public struct OutgoingTransferMachine: Sendable {
 
     public mutating func ackReceived(_ ack: ChunkAck) throws(TransferProtocolError) -> AckOutcome {
         let file = Int(ack.fileIndex)
+        // Stopped here (cancelled, failed) or the file already ended: acknowledgements still in flight.
+        if phase == .finished { return .late }
         if file >= 0, file < files.count, files[file].result != nil { return .late }
         guard let position = inFlight.firstIndex(where: { $0.file == file && $0.offset == ack.offset }) else {
             throw TransferProtocolError("an acknowledgement for a chunk not in flight (file \(file), offset \(ack.offset))")

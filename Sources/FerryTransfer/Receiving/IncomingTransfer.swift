@@ -32,6 +32,10 @@ struct IncomingTransfer: Sendable {
     var acceptedCount = 0
     var totalBytes: UInt64 = 0
     var endedCount = 0
+    /// Cancelled or failing here: no frame of it goes out any more, and its chunks are dropped.
+    var isEnding = false
+    /// Raw bytes handed to the I/O queue and not yet written: bounded, whatever the sender does with its window.
+    var queuedBytes = 0
 
     /// Accepted files neither ended nor waiting in the publish batch: when none is left, the batch goes.
     var outstanding: Int { acceptedCount - endedCount - pending.count }

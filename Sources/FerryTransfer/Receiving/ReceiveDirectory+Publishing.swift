@@ -14,8 +14,13 @@ extension ReceiveDirectory {
     /// relative to the directory ("photos/beach (1).jpg").
     /// - Throws: `SystemError`: EINVAL for an invalid key or name, ENOTDIR or ELOOP for a symlink on the way or a
     ///   file where a directory is needed, EEXIST when every variant is taken; the staged file stays in place.
+    ///
+    /// `staged`, when given, is the staged file already open: permissions and time are set through it and it is
+    /// closed before the rename (closing a written descriptor after the rename would show the file to a watcher a
+    /// second time). Without it the staged file is opened by its key.
     public func publish(
-        key: String, components: [String], permissions: UInt16, modificationTime: (Int64, UInt32)
+        key: String, components: [String], permissions: UInt16, modificationTime: (Int64, UInt32),
+        staged open: RegularFile? = nil
     ) throws(SystemError) -> String {
         try checkKey(key)
         let joined = components.joined(separator: "/")
@@ -33,7 +38,12 @@ extension ReceiveDirectory {
             opened.append(directory)
         }
 
-        let staged = try staging.openFile(key, writable: true)
+        let staged: RegularFile
+        if let open {
+            staged = open
+        } else {
+            staged = try staging.openFile(key, writable: true)
+        }
         defer { staged.close() }
         try staged.setPermissions(permissions & 0o755)
         try staged.setModificationTime(seconds: modificationTime.0, nanoseconds: modificationTime.1)

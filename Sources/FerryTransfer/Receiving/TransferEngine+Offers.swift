@@ -38,6 +38,15 @@ extension TransferEngine {
                         key: ResumeKey.make(sender: info.deviceID, file: file, chunkSize: offer.chunkSize)))
             }
         }
+        var total: UInt64 = 0
+        for file in offer.files {
+            let (sum, overflow) = total.addingReportingOverflow(file.size)
+            guard !overflow else {
+                await deny(offer, to: peerID, .invalidOffer, "the file sizes add up to more than 2^64 bytes")
+                return
+            }
+            total = sum
+        }
         let transfer = IncomingTransfer(
             offer: offer, peer: info, phase: .asking, machine: nil, files: files,
             meter: ProgressMeter(interval: configuration.progressInterval), started: clock.now)
@@ -54,7 +63,7 @@ extension TransferEngine {
                 .offerReceived(
                     IncomingOffer(
                         transferID: offer.transferID, peer: info, files: offer.files,
-                        totalBytes: offer.files.reduce(0) { $0 + $1.size }, deadline: deadline)))
+                        totalBytes: total, deadline: deadline)))
             Task { await self.waitForAnswer(key, deadline: deadline) }
         }
     }
@@ -102,16 +111,44 @@ extension TransferEngine {
 
     /// Accepts every file of an offer, resuming from staged data where there is some, if the space is there.
     func acceptOffer(_ key: IncomingKey) async {
-        guard var transfer = incoming[key], let directory = receiveDirectory else { return }
-        let chunk = UInt64(transfer.offer.chunkSize)
+        guard let offered = incoming[key], let directory = receiveDirectory else { return }
+        // Two live transfers writing one staged file would corrupt each other's data: the second waits its turn.
+        let keys = Set(offered.files.map(\.key))
+        let busy = incoming.contains { other in
+            other.key != key && other.value.phase == .receiving
+                && other.value.files.contains { !$0.ended && keys.contains($0.key) }
+        }
+        if busy {
+            incoming[key] = nil
+            await deny(offered.offer, to: key.peer, .busy, "the same files are being received from this sender now")
+            return
+        }
+        let chunk = UInt64(offered.offer.chunkSize)
+        let plans: [(key: String, resume: UInt64)] = offered.files.map { file in
+            let staged = directory.stagedLength(key: file.key) ?? 0
+            return (file.key, ResumePlan.offset(stagedLength: staged, size: file.size, chunkSize: chunk))
+        }
+        // The staged prefixes are read back and hashed on the I/O queue (gigabytes, for a large resumed file), so
+        // that the final digest covers the whole file; one that cannot be read starts over.
+        let hashers = await io.run { () -> [SHA256Hasher?] in
+            plans.map { plan in
+                guard plan.resume > 0 else { return nil }
+                guard let hasher = try? Self.hashStagedPrefix(key: plan.key, length: plan.resume, directory: directory)
+                else {
+                    directory.removeStaged(key: plan.key)
+                    return nil
+                }
+                return hasher
+            }
+        }
+        guard var transfer = incoming[key], transfer.phase == .asking else { return }
         var needed: UInt64 = 0
         for index in transfer.files.indices {
-            let size = transfer.files[index].size
-            let staged = directory.stagedLength(key: transfer.files[index].key) ?? 0
-            let resume = ResumePlan.offset(stagedLength: staged, size: size, chunkSize: chunk)
             transfer.files[index].accepted = true
-            transfer.files[index].resumeOffset = resume
-            needed += size - resume
+            transfer.files[index].resumeOffset = hashers[index] == nil ? 0 : plans[index].resume
+            transfer.files[index].hasher = hashers[index] ?? SHA256Hasher()
+            transfer.resumedBytes += transfer.files[index].resumeOffset
+            needed += transfer.files[index].size - transfer.files[index].resumeOffset  // sizes were summed at the offer
         }
         if let available = directory.availableBytes(), needed > available {
             incoming[key] = nil
@@ -119,19 +156,6 @@ extension TransferEngine {
                 transfer.offer, to: key.peer, .insufficientSpace,
                 "the files need \(needed) bytes and \(directory.path) has \(available) free")
             return
-        }
-        for index in transfer.files.indices where transfer.files[index].resumeOffset > 0 {
-            do {
-                transfer.files[index].hasher = try hashStagedPrefix(
-                    key: transfer.files[index].key, length: transfer.files[index].resumeOffset, directory: directory)
-                transfer.resumedBytes += transfer.files[index].resumeOffset
-            } catch {
-                directory.removeStaged(key: transfer.files[index].key)
-                transfer.files[index].resumeOffset = 0
-            }
-        }
-        for index in transfer.files.indices where transfer.files[index].hasher == nil {
-            transfer.files[index].hasher = SHA256Hasher()
         }
         transfer.acceptedCount = transfer.files.filter(\.accepted).count
         transfer.totalBytes = transfer.files.reduce(0) { $0 + ($1.accepted ? $1.size : 0) }
@@ -155,7 +179,7 @@ extension TransferEngine {
     }
 
     /// Hashes the bytes already staged for a file, so the final digest covers the whole file.
-    private func hashStagedPrefix(key: String, length: UInt64, directory: ReceiveDirectory) throws -> SHA256Hasher {
+    private static func hashStagedPrefix(key: String, length: UInt64, directory: ReceiveDirectory) throws -> SHA256Hasher {
         let (file, existing) = try directory.stagedFile(key: key)
         defer { file.close() }
         guard existing >= length else { throw TransferError.receiveDirectory("staged data shrank") }

@@ -4,6 +4,10 @@ import FerrySystem
 import FerryWire
 
 extension TransferEngine {
+    /// A sender keeps at most its window unacknowledged (8 MiB in ferry); past this many raw bytes waiting to be
+    /// written, it is not keeping to any window.
+    static let maxQueuedBytes = 64 << 20
+
     /// Publish a batch once this many verified files wait (or this many bytes), or when nothing else is coming.
     static let publishBatchFiles = 64
     static let publishBatchBytes: UInt64 = 64 << 20
@@ -22,6 +26,7 @@ extension TransferEngine {
         let file = Int(chunk.fileIndex)
         let arrival = withIncoming(key) { transfer -> Result<(IncomingTransferMachine.ChunkVerdict, CodecSet), TransferProtocolError>? in
             guard transfer.phase == .receiving else { return nil }
+            if transfer.isEnding { return .success((.discard, [])) }
             do throws(TransferProtocolError) {
                 guard
                     let verdict = try transfer.machine?.chunkArrived(
@@ -83,6 +88,14 @@ extension TransferEngine {
             await writeFailed(error, file: file, key)
             return
         }
+        let overrun = withIncoming(key) { transfer -> Bool in
+            transfer.queuedBytes += raw.count
+            return transfer.queuedBytes > Self.maxQueuedBytes
+        }
+        if overrun == true {
+            await violation(by: peerID, "the sender ignores flow control (more than 64 MiB unacknowledged)")
+            return
+        }
         guard
             let (actions, hasher) = withIncoming(key, { transfer -> ([IncomingTransferMachine.Action], SHA256Hasher?)? in
                 guard let actions = transfer.machine?.chunkStored(file: file, rawLength: raw.count) else { return nil }
@@ -97,7 +110,7 @@ extension TransferEngine {
         // The write and the hash run on the I/O queue while this actor checks the next chunk; the acknowledgement
         // waits for the write, so the sender's window still bounds the bytes in flight.
         let offset = chunk.offset
-        enqueue(actions, key, file: file) { () throws(SystemError) in
+        enqueue(actions, key, file: file, bytes: raw.count) { () throws(SystemError) in
             try handle.write(raw, at: offset)
             raw.withUnsafeBytes { hasher?.update($0) }
         }
@@ -106,7 +119,7 @@ extension TransferEngine {
     /// Queues `actions` behind every write queued before them (and after `write`, if given), so that frames go out in
     /// the order the machine decided them, each after the bytes it reports are written.
     func enqueue(
-        _ actions: [IncomingTransferMachine.Action], _ key: IncomingKey, file: Int = 0,
+        _ actions: [IncomingTransferMachine.Action], _ key: IncomingKey, file: Int = 0, bytes: Int = 0,
         write: (@Sendable () throws(SystemError) -> Void)? = nil
     ) {
         let completions = self.completions
@@ -117,13 +130,17 @@ extension TransferEngine {
             } catch {
                 failure = error
             }
-            completions.yield(WriteCompletion(key: key, file: file, actions: actions, failure: failure))
+            completions.yield(WriteCompletion(key: key, file: file, bytes: bytes, actions: actions, failure: failure))
         }
     }
 
     /// A queued write (or just a turn) is done: carry out the actions that waited for it.
     func completed(_ completion: WriteCompletion) async {
-        guard incoming[completion.key] != nil else { return }
+        let ending = withIncoming(completion.key) { transfer -> Bool in
+            transfer.queuedBytes -= completion.bytes
+            return transfer.isEnding
+        }
+        guard ending == false else { return }  // gone, or ending: nothing more goes out for it
         if let failure = completion.failure {
             await writeFailed(failure, file: completion.file, completion.key)
             return
@@ -139,6 +156,11 @@ extension TransferEngine {
         }
         if let staged = entry.staged { return staged }
         let (handle, existing) = try directory.stagedFile(key: entry.key)
+        if existing < entry.resumeOffset {
+            // The verified prefix hashed at acceptance is gone (removed meanwhile): never extend it with zeros.
+            handle.close()
+            throw SystemError(call: "open the staged data of \(entry.components.joined(separator: "/")) (it vanished)", errno: .noSuchFileOrDirectory)
+        }
         if existing != entry.resumeOffset {
             do throws(SystemError) {
                 try handle.truncate(to: entry.resumeOffset)
@@ -198,6 +220,11 @@ extension TransferEngine {
             do throws(SystemError) {
                 let handle = try await io.run { () throws(SystemError) -> RegularFile in
                     let (handle, existing) = try directory.stagedFile(key: stagedKey)
+                    if existing < size {
+                        // Resumed at its end, but the staged data is gone: never publish zeros in its place.
+                        handle.close()
+                        throw SystemError(call: "open the staged data (it vanished)", errno: .noSuchFileOrDirectory)
+                    }
                     if existing != size { try handle.truncate(to: size) }
                     return handle
                 }
@@ -250,10 +277,10 @@ extension TransferEngine {
             }
         } ?? []
         guard !requests.isEmpty else { return }
-        // One trip to the queue syncs the batch and renames it into place. Each staged file is closed before its
-        // rename: closing a written descriptor after it would show the file to a watcher a second time
-        // (IN_CLOSE_WRITE in DIR).
-        let results = await io.run { () -> [(Int, Result<String, SystemError>)] in
+        // One trip to the publishing queue syncs the batch and renames it into place, while the I/O queue goes on
+        // writing the chunks of the next files. Every byte of these files is written already: a file is verified
+        // only after its last write completed.
+        let results = await publishing.run { () -> [(Int, Result<String, SystemError>)] in
             let handles = requests.compactMap(\.handle)
             do throws(SystemError) {
                 try directory.syncBeforePublish(handles)
@@ -261,12 +288,11 @@ extension TransferEngine {
                 handles.forEach { $0.close() }
                 return requests.map { ($0.file, .failure(error)) }
             }
-            handles.forEach { $0.close() }
             return requests.map { request in
                 let result = Result { () throws(SystemError) -> String in
                     try directory.publish(
                         key: request.key, components: request.components, permissions: request.permissions,
-                        modificationTime: request.time)
+                        modificationTime: request.time, staged: request.handle)
                 }
                 return (request.file, result)
             }
@@ -369,7 +395,9 @@ extension TransferEngine {
 
     /// Ends an incoming transfer early. Verified files are still published; staged data stays for a resume.
     func cancelIncoming(_ key: IncomingKey, reason: CancelReason?, detail: String, tellPeer: Bool) async {
-        guard let transfer = incoming[key] else { return }
+        guard let transfer = incoming[key], !transfer.isEnding else { return }
+        // From here on no acknowledgement goes out and arriving chunks are dropped, through the awaits below.
+        incoming[key]?.isEnding = true
         if transfer.phase == .asking {
             asks.removeValue(forKey: key)?.resume(returning: false)
             incoming[key] = nil
@@ -381,7 +409,7 @@ extension TransferEngine {
             }
             return
         }
-        // Verified files are complete: they are published even now (their results reach the sender if it is there).
+        // Verified files are complete: they are published even now (their results go before the cancel).
         await publishPending(key)
         if tellPeer, let reason {
             let cancel = TransferCancel(transferID: key.transferID, reason: reason, detail: Self.detail(detail))

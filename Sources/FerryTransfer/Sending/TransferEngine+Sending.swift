@@ -11,7 +11,8 @@ extension TransferEngine {
         guard !isStopped else { throw TransferError.cancelled }
         let prepared = try files.map { file throws(TransferError) in try PreparedFile.prepare(file) }
         var infos: [PeerInfo] = []
-        for peerID in peers {
+        var seen = Set<PeerID>()
+        for peerID in peers where seen.insert(peerID).inserted {
             guard let info = await session.peer(peerID), info.state == .connected else {
                 throw TransferError.notConnected(await session.displayName(for: peerID) ?? "\(peerID)")
             }
@@ -41,6 +42,7 @@ extension TransferEngine {
                 fileBytesDone: Array(repeating: 0, count: prepared.count))
         }
         let id = offer.transferID
+        guard !isStopped else { throw TransferError.cancelled }  // stopped while the peers were looked up
         operations[id] = operation
         log(1, "offering \(prepared.count) files to \(infos.map(\.displayName).joined(separator: ", ")) (\(id))")
         for info in infos where !(await send(.offer(offer), to: info.peerID)) {
@@ -105,18 +107,24 @@ extension TransferEngine {
                     await cancelOperation(id, reason: .readFailed, detail: error.description)
                     continue
                 }
+                guard isSending(id, peerID) else { continue }  // stopped while the chunk was prepared
+                let data = Self.sendable(prepared, codecs: withPeer(id, peerID) { $0.codecs } ?? [])
                 let header = Chunk.frameHeader(
                     transferID: id, fileIndex: UInt32(file), offset: offset, rawLength: UInt32(prepared.rawLength),
-                    codec: prepared.codec, crc32: prepared.crc32, dataLength: prepared.data.count)
+                    codec: data.codec, crc32: prepared.crc32, dataLength: data.bytes.count)
                 let backlogged: Bool
                 do {
-                    backlogged = try await session.sendTransferFrame([header, prepared.data], to: peerID)
+                    backlogged = try await session.sendTransferFrame([header, data.bytes], to: peerID)
+                } catch is CancellationError {
+                    // The user cancelled while the link was backlogged: the receiver is still told.
+                    await failPeer(id, peerID, "\(CancelReason.cancelledByUser)", cancel: .cancelledByUser, detail: "")
+                    continue
                 } catch {
                     await failPeer(id, peerID, "the link failed (\(error))", cancel: nil)
                     continue
                 }
                 withPeer(id, peerID) { peer in
-                    peer.wireBytes += UInt64(prepared.data.count)
+                    peer.wireBytes += UInt64(data.bytes.count)
                     peer.chunkBytes += UInt64(prepared.rawLength)
                     if backlogged { peer.linkBound = true }
                 }
@@ -129,12 +137,30 @@ extension TransferEngine {
                     await cancelOperation(id, reason: .readFailed, detail: error.description)
                     continue
                 }
+                guard isSending(id, peerID) else { continue }
                 let end = FileEnd(transferID: id, fileIndex: UInt32(file), sha256: digest)
                 if !(await send(.fileEnd(end), to: peerID)) {
                     await failPeer(id, peerID, "the link failed", cancel: nil)
                 }
             }
         }
+    }
+
+    /// The transfer with this peer still runs (not stopped while the pump was waiting on something else).
+    func isSending(_ id: TransferID, _ peerID: PeerID) -> Bool {
+        withPeer(id, peerID) { $0.machine.phase == .sending } ?? false
+    }
+
+    /// A prepared chunk as this peer may receive it: in its codec when the peer agreed to that codec, else raw
+    /// (inflated back; only a peer that refused a codec ferry offers gets this).
+    static func sendable(_ prepared: ChunkSource.Prepared, codecs: CodecSet) -> (codec: Codec, bytes: [UInt8]) {
+        guard prepared.codec != .none, !codecs.contains(codec: prepared.codec) else {
+            return (prepared.codec, prepared.data)
+        }
+        let algorithm: CompressionAlgorithm = prepared.codec == .zstd ? .zstd : .zlib
+        guard let raw = try? ChunkInflater.inflate(prepared.data[...], algorithm: algorithm, rawLength: prepared.rawLength)
+        else { return (prepared.codec, prepared.data) }
+        return (.none, raw)
     }
 
     func waitForNews(_ id: TransferID, _ peerID: PeerID) async {
@@ -159,7 +185,9 @@ extension TransferEngine {
             await violation(by: peerID, "a reply to an offer that was not made")
             return
         }
-        let outcome: Result<TransferEvent, TransferProtocolError>? = withPeer(id, peerID) { peer in
+        let outcome: Result<TransferEvent, TransferProtocolError>?? = withPeer(id, peerID) { peer in
+            // A reply that crossed this side's cancel is not an error: the transfer is over here.
+            if peer.failure != nil { return nil }
             do throws(TransferProtocolError) {
                 guard try peer.machine.replyReceived(reply) else {
                     let reason = reply.detail.isEmpty ? "\(reply.reason)" : "\(reply.reason): \(reply.detail)"
@@ -183,9 +211,10 @@ extension TransferEngine {
                     accepted: reply.files.map(\.accepted), resumeOffsets: reply.files.map(\.resumeOffset)))
         }
         switch outcome {
-        case .success(let event): emit(event)
-        case .failure(let error): await violation(by: peerID, error.description)
-        case nil: await violation(by: peerID, "a reply to an offer that was not made to it")
+        case .success(let event)??: emit(event)
+        case .failure(let error)??: await violation(by: peerID, error.description)
+        case .some(.none): return
+        case .none: await violation(by: peerID, "a reply to an offer that was not made to it")
         }
         wake(id, peerID)
     }
@@ -224,7 +253,8 @@ extension TransferEngine {
         guard let files = operations[id]?.offer.files else { return }
         let file = Int(result.fileIndex)
         let published = result.status == .published
-        let outcome = withPeer(id, peerID) { peer -> Result<FileOutcome, TransferProtocolError> in
+        let outcome = withPeer(id, peerID) { peer -> Result<FileOutcome, TransferProtocolError>? in
+            if peer.failure != nil { return nil }  // crossed this side's cancel
             do throws(TransferProtocolError) {
                 try peer.machine.resultReceived(result)
             } catch {
@@ -241,11 +271,11 @@ extension TransferEngine {
                     resumedBytes: published ? 0 : min(peer.fileBytesDone[file], offered.size)))
         }
         switch outcome {
-        case .success(let fileOutcome): emit(.fileFinished(fileOutcome))
-        case .failure(let error):
+        case .success(let fileOutcome)??: emit(.fileFinished(fileOutcome))
+        case .failure(let error)??:
             await violation(by: peerID, error.description)
             return
-        case nil:
+        case .some(.none), .none:
             return
         }
         wake(id, peerID)
