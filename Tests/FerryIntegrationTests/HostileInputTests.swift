@@ -4,143 +4,145 @@ import FerryWire
 import Glibc
 import Testing
 
-/// What a hostile process on the network can throw at a `ferry` process before it is a peer.
-@Suite(.serialized) struct HostileInputTests {
-    /// Opens a TCP connection to 127.0.0.1:port with a blocking socket.
-    static func connect(port: Int) throws -> Int32 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw POSIXError(.EMFILE) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+extension IntegrationTests {
+    /// What a hostile process on the network can throw at a `ferry` process before it is a peer.
+    @Suite(.serialized) struct HostileInputTests {
+        /// Opens a TCP connection to 127.0.0.1:port with a blocking socket.
+        static func connect(port: Int) throws -> Int32 {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            guard fd >= 0 else { throw POSIXError(.EMFILE) }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = in_port_t(UInt16(port).bigEndian)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            let result = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            guard result == 0 else {
+                close(fd)
+                throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .ECONNREFUSED)
+            }
+            return fd
+        }
+
+        static func send(_ fd: Int32, _ bytes: [UInt8]) {
+            _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        }
+
+        /// Reads until the peer closes (returns true) or 30 s pass (false).
+        static func waitForClose(_ fd: Int32) -> Bool {
+            var timeout = timeval(tv_sec: 30, tv_usec: 0)
+            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let count = recv(fd, &buffer, buffer.count, 0)
+                if count == 0 { return true }
+                if count < 0 { return errno == ECONNRESET }
             }
         }
-        guard result == 0 else {
-            close(fd)
-            throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .ECONNREFUSED)
+
+        static func openDescriptors(of pid: Int32) -> Int {
+            (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count) ?? -1
         }
-        return fd
-    }
 
-    static func send(_ fd: Int32, _ bytes: [UInt8]) {
-        _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-    }
-
-    /// Reads until the peer closes (returns true) or 30 s pass (false).
-    static func waitForClose(_ fd: Int32) -> Bool {
-        var timeout = timeval(tv_sec: 30, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = recv(fd, &buffer, buffer.count, 0)
-            if count == 0 { return true }
-            if count < 0 { return errno == ECONNRESET }
+        @Test func garbageAndHostileLengthsCloseTheLinkAndTheProcessLivesOn() throws {
+            let harness = try ChatHarness()
+            let (victim, port) = try harness.chat("victim")
+            var generator = SystemRandomNumberGenerator()
+            let attacks: [[UInt8]] = [
+                (0..<4096).map { _ in UInt8.random(in: 0...255, using: &generator) },
+                Preface.encode() + [0x00, 0x01, 0xFF, 0xFF, 0xFF, 0xFF],  // a 4 GiB hello
+                Preface.encode() + [0x00, 0x05, 0x00, 0x00, 0x00, 0x02, 0x41, 0x41],  // a message before the hello
+                Preface.encode() + [0x00, 0x01, 0x00, 0x00, 0x00, 0x10] + Array(repeating: 0xEE, count: 16),
+                Array("FERRY".utf8) + [0x00, 0x09, 0x00],  // a future major version
+                Array(Preface.encode().prefix(5)),  // truncated preface, then nothing
+            ]
+            for (index, attack) in attacks.enumerated() {
+                let fd = try Self.connect(port: port)
+                defer { close(fd) }
+                Self.send(fd, attack)
+                if index == attacks.count - 1 {
+                    shutdown(fd, Int32(SHUT_WR))
+                }
+                #expect(Self.waitForClose(fd), "attack \(index) left the link open")
+            }
+            // Still serving: a real peer connects and talks.
+            let (friend, _) = try harness.chat("friend")
+            try victim.waitForEvent("connected", peer: "friend")
+            try friend.send(line: "still there?")
+            #expect(try victim.nextMessage().text == "still there?")
         }
-    }
 
-    static func openDescriptors(of pid: Int32) -> Int {
-        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count) ?? -1
-    }
+        @Test func fiveHundredIdleConnectionsKeepDescriptorsBoundedAndPeersServed() throws {
+            let harness = try ChatHarness()
+            let (victim, port) = try harness.chat("victim")
+            let baseline = Self.openDescriptors(of: victim.pid)
+            var idle: [Int32] = []
+            defer { idle.forEach { close($0) } }
+            for index in 0..<500 {
+                let fd = try Self.connect(port: port)
+                idle.append(fd)
+                if index % 5 == 0 {
+                    // Some get past the hello (a valid one, of this session) and then sit there without asking.
+                    let hello = Hello(
+                        peerID: PeerID(rawValue: UInt64(index + 1)), deviceID: DeviceID(bytes: Array(repeating: 9, count: 32))!,
+                        mode: .peer, capabilities: [], listenPort: 0, datagramPort: 0, sessionID: harness.session,
+                        displayName: "idler\(index)")
+                    Self.send(fd, Preface.encode() + SessionMessage.hello(hello).encoded())
+                }
+            }
+            // A real peer still gets through while the 500 are held open.
+            let (friend, _) = try harness.chat("friend")
+            try victim.waitForEvent("connected", peer: "friend")
+            try friend.send(line: "through the crowd")
+            #expect(try victim.nextMessage().text == "through the crowd")
+            let during = Self.openDescriptors(of: victim.pid)
+            // 64 pending links at most, plus the friend's link and a little slack.
+            #expect(during - baseline <= 64 + 8, "descriptors grew from \(baseline) to \(during)")
+        }
 
-    @Test func garbageAndHostileLengthsCloseTheLinkAndTheProcessLivesOn() throws {
-        let harness = try ChatHarness()
-        let (victim, port) = try harness.chat("victim")
-        var generator = SystemRandomNumberGenerator()
-        let attacks: [[UInt8]] = [
-            (0..<4096).map { _ in UInt8.random(in: 0...255, using: &generator) },
-            Preface.encode() + [0x00, 0x01, 0xFF, 0xFF, 0xFF, 0xFF],  // a 4 GiB hello
-            Preface.encode() + [0x00, 0x05, 0x00, 0x00, 0x00, 0x02, 0x41, 0x41],  // a message before the hello
-            Preface.encode() + [0x00, 0x01, 0x00, 0x00, 0x00, 0x10] + Array(repeating: 0xEE, count: 16),
-            Array("FERRY".utf8) + [0x00, 0x09, 0x00],  // a future major version
-            Array(Preface.encode().prefix(5)),  // truncated preface, then nothing
-        ]
-        for (index, attack) in attacks.enumerated() {
-            let fd = try Self.connect(port: port)
+        @Test func beaconFloodKeepsThePeerTableBounded() throws {
+            let harness = try ChatHarness()
+            let lister = try harness.peers()
+            let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+            #expect(fd >= 0)
             defer { close(fd) }
-            Self.send(fd, attack)
-            if index == attacks.count - 1 {
-                shutdown(fd, Int32(SHUT_WR))
-            }
-            #expect(Self.waitForClose(fd), "attack \(index) left the link open")
-        }
-        // Still serving: a real peer connects and talks.
-        let (friend, _) = try harness.chat("friend")
-        try victim.waitForEvent("connected", peer: "friend")
-        try friend.send(line: "still there?")
-        #expect(try victim.nextMessage().text == "still there?")
-    }
-
-    @Test func fiveHundredIdleConnectionsKeepDescriptorsBoundedAndPeersServed() throws {
-        let harness = try ChatHarness()
-        let (victim, port) = try harness.chat("victim")
-        let baseline = Self.openDescriptors(of: victim.pid)
-        var idle: [Int32] = []
-        defer { idle.forEach { close($0) } }
-        for index in 0..<500 {
-            let fd = try Self.connect(port: port)
-            idle.append(fd)
-            if index % 5 == 0 {
-                // Some get past the hello (a valid one, of this session) and then sit there without asking.
-                let hello = Hello(
-                    peerID: PeerID(rawValue: UInt64(index + 1)), deviceID: DeviceID(bytes: Array(repeating: 9, count: 32))!,
-                    mode: .peer, capabilities: [], listenPort: 0, datagramPort: 0, sessionID: harness.session,
-                    displayName: "idler\(index)")
-                Self.send(fd, Preface.encode() + SessionMessage.hello(hello).encoded())
-            }
-        }
-        // A real peer still gets through while the 500 are held open.
-        let (friend, _) = try harness.chat("friend")
-        try victim.waitForEvent("connected", peer: "friend")
-        try friend.send(line: "through the crowd")
-        #expect(try victim.nextMessage().text == "through the crowd")
-        let during = Self.openDescriptors(of: victim.pid)
-        // 64 pending links at most, plus the friend's link and a little slack.
-        #expect(during - baseline <= 64 + 8, "descriptors grew from \(baseline) to \(during)")
-    }
-
-    @Test func beaconFloodKeepsThePeerTableBounded() throws {
-        let harness = try ChatHarness()
-        let lister = try harness.peers()
-        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-        #expect(fd >= 0)
-        defer { close(fd) }
-        var interface = in_addr(s_addr: inet_addr("127.0.0.1"))
-        setsockopt(fd, Int32(IPPROTO_IP), IP_MULTICAST_IF, &interface, socklen_t(MemoryLayout<in_addr>.size))
-        var group = sockaddr_in()
-        group.sin_family = sa_family_t(AF_INET)
-        group.sin_port = in_port_t(Discovery.port.bigEndian)
-        group.sin_addr.s_addr = inet_addr(Discovery.multicastGroup)
-        var generator = SystemRandomNumberGenerator()
-        for index in 0..<2000 {
-            let beacon = Beacon(
-                flags: [.available], mode: .peer, peerID: PeerID(rawValue: UInt64.random(in: 1...UInt64.max)),
-                deviceID: DeviceID(bytes: (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) })!,
-                tcpPort: 9, sessionID: harness.session, displayName: "flood\(index)")
-            let bytes = beacon.encoded()
-            _ = withUnsafePointer(to: &group) { pointer in
-                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-                    bytes.withUnsafeBytes {
-                        sendto(fd, $0.baseAddress, $0.count, 0, address, socklen_t(MemoryLayout<sockaddr_in>.size))
+            var interface = in_addr(s_addr: inet_addr("127.0.0.1"))
+            setsockopt(fd, Int32(IPPROTO_IP), IP_MULTICAST_IF, &interface, socklen_t(MemoryLayout<in_addr>.size))
+            var group = sockaddr_in()
+            group.sin_family = sa_family_t(AF_INET)
+            group.sin_port = in_port_t(Discovery.port.bigEndian)
+            group.sin_addr.s_addr = inet_addr(Discovery.multicastGroup)
+            var generator = SystemRandomNumberGenerator()
+            for index in 0..<2000 {
+                let beacon = Beacon(
+                    flags: [.available], mode: .peer, peerID: PeerID(rawValue: UInt64.random(in: 1...UInt64.max)),
+                    deviceID: DeviceID(bytes: (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) })!,
+                    tcpPort: 9, sessionID: harness.session, displayName: "flood\(index)")
+                let bytes = beacon.encoded()
+                _ = withUnsafePointer(to: &group) { pointer in
+                    pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+                        bytes.withUnsafeBytes {
+                            sendto(fd, $0.baseAddress, $0.count, 0, address, socklen_t(MemoryLayout<sockaddr_in>.size))
+                        }
                     }
                 }
             }
+            // A real peer announced after the flood is still listed; the table never passed its bound.
+            let (_, _) = try harness.chat("real")
+            _ = try lister.nextJSON { $0["event"] as? String == "peer" && $0["name"] as? String == "real" }
+            lister.signal(SIGINT)
+            _ = try lister.waitForExit()
+            let flooded = Set(lister.allStdoutLines.compactMap { line -> String? in
+                guard let data = line.data(using: .utf8),
+                    let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+                    let name = object["name"] as? String, name.hasPrefix("flood")
+                else { return nil }
+                return name
+            })
+            #expect(flooded.count <= 256, "\(flooded.count) flood peers listed")
         }
-        // A real peer announced after the flood is still listed; the table never passed its bound.
-        let (_, _) = try harness.chat("real")
-        _ = try lister.nextJSON { $0["event"] as? String == "peer" && $0["name"] as? String == "real" }
-        lister.signal(SIGINT)
-        _ = try lister.waitForExit()
-        let flooded = Set(lister.allStdoutLines.compactMap { line -> String? in
-            guard let data = line.data(using: .utf8),
-                let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-                let name = object["name"] as? String, name.hasPrefix("flood")
-            else { return nil }
-            return name
-        })
-        #expect(flooded.count <= 256, "\(flooded.count) flood peers listed")
     }
 }

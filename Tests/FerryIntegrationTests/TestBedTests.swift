@@ -3,86 +3,88 @@ import FerryTestSupport
 import Glibc
 import Testing
 
-/// Test-bed tests share the machine's namespace list and root links, so they run one at a time.
-@Suite("TestBed", .serialized)
-struct TestBedTests {
-    init() throws {
-        TestBed.removeStale()
-        guard try TestBed.requireAvailability() else {
-            try Test.cancel("network namespaces unavailable: \(TestBed.isAvailable.reason)")
-        }
-    }
-
-    @Test func hostsReachEachOtherAndRootNamespaceIsUntouched() async throws {
-        let rootLinksBefore = try rootLinkNames()
-        try await TestBed.with(hosts: 3, name: "reach") { bed in
-            #expect(Set(bed.hosts.map(\.address)).count == 3)
-            for host in bed.hosts {
-                let addresses = try bed.run(host: host, ["ip", "-4", "-o", "addr", "show", "dev", "eth0"])
-                #expect(addresses.stdout.contains("\(host.address)/24"))
+extension IntegrationTests {
+    /// Test-bed tests share the machine's namespace list and root links, so they run one at a time.
+    @Suite("TestBed", .serialized)
+    struct TestBedTests {
+        init() throws {
+            TestBed.removeStale()
+            guard try TestBed.requireAvailability() else {
+                try Test.cancel("network namespaces unavailable: \(TestBed.isAvailable.reason)")
             }
-            if ExecutableSearch.path(of: "ping") != nil {
-                for source in bed.hosts {
-                    for target in bed.hosts where target != source {
-                        try bed.run(host: source, ["ping", "-c1", "-W5", target.address]).requireSuccess()
+        }
+
+        @Test func hostsReachEachOtherAndRootNamespaceIsUntouched() async throws {
+            let rootLinksBefore = try rootLinkNames()
+            try await TestBed.with(hosts: 3, name: "reach") { bed in
+                #expect(Set(bed.hosts.map(\.address)).count == 3)
+                for host in bed.hosts {
+                    let addresses = try bed.run(host: host, ["ip", "-4", "-o", "addr", "show", "dev", "eth0"])
+                    #expect(addresses.stdout.contains("\(host.address)/24"))
+                }
+                if ExecutableSearch.path(of: "ping") != nil {
+                    for source in bed.hosts {
+                        for target in bed.hosts where target != source {
+                            try bed.run(host: source, ["ping", "-c1", "-W5", target.address]).requireSuccess()
+                        }
                     }
                 }
+                try UDPProbe.exchangeBetweenAllPairs(of: bed)
+                try UDPProbe.multicast(from: bed.hosts[0], to: Array(bed.hosts.dropFirst()), in: bed)
             }
-            try UDPProbe.exchangeBetweenAllPairs(of: bed)
-            try UDPProbe.multicast(from: bed.hosts[0], to: Array(bed.hosts.dropFirst()), in: bed)
+            #expect(try rootLinkNames() == rootLinksBefore)
         }
-        #expect(try rootLinkNames() == rootLinksBefore)
-    }
 
-    @Test func namespacesAreGoneWhenTheBodyThrows() async throws {
-        struct Planned: Error {}
-        var created: [String] = []
-        await #expect(throws: Planned.self) {
-            try await TestBed.with(hosts: 2, name: "throws") { bed in
-                created = bed.namespaces
-                #expect(Set(try namespaceNames()).isSuperset(of: created))
-                throw Planned()
+        @Test func namespacesAreGoneWhenTheBodyThrows() async throws {
+            struct Planned: Error {}
+            var created: [String] = []
+            await #expect(throws: Planned.self) {
+                try await TestBed.with(hosts: 2, name: "throws") { bed in
+                    created = bed.namespaces
+                    #expect(Set(try namespaceNames()).isSuperset(of: created))
+                    throw Planned()
+                }
+            }
+            #expect(created.count == 3)
+            #expect(Set(try namespaceNames()).isDisjoint(with: created))
+        }
+
+        @Test func destroyKillsProcessesAndIsIdempotent() throws {
+            let bed = try TestBed.create(hosts: 1, name: "kill")
+            let cat = try bed.start(on: bed.hosts[0], executable: "cat")
+            try cat.send(line: "inside")
+            #expect(try cat.nextLine() == "inside")
+            bed.destroy()
+            #expect(try cat.waitForExit() == 128 + SIGKILL)
+            bed.destroy()
+            #expect(Set(try namespaceNames()).isDisjoint(with: bed.namespaces))
+        }
+
+        @Test func rateLimitInstallsTokenBucket() async throws {
+            try await TestBed.with(hosts: 2, name: "tbf") { bed in
+                let host = bed.hosts[1]
+                try bed.limitRate(host: host, mbit: 8, burstKiB: 32)
+                let outgoing = try bed.run(host: host, ["tc", "qdisc", "show", "dev", "eth0"]).requireSuccess()
+                #expect(outgoing.stdout.contains("tbf"))
+                #expect(outgoing.stdout.contains("8Mbit"))
+                try bed.limitRate(host: host, mbit: 4, burstKiB: 16, direction: .incoming)
+                let incoming = try FerryProcess.run("tc", ["qdisc", "show", "dev", "p1"], namespace: bed.switchNamespace)
+                #expect(incoming.stdout.contains("tbf"))
+                try bed.removeRateLimit(host: host)
+                let removed = try bed.run(host: host, ["tc", "qdisc", "show", "dev", "eth0"]).requireSuccess()
+                #expect(!removed.stdout.contains("tbf"))
             }
         }
-        #expect(created.count == 3)
-        #expect(Set(try namespaceNames()).isDisjoint(with: created))
-    }
 
-    @Test func destroyKillsProcessesAndIsIdempotent() throws {
-        let bed = try TestBed.create(hosts: 1, name: "kill")
-        let cat = try bed.start(on: bed.hosts[0], executable: "cat")
-        try cat.send(line: "inside")
-        #expect(try cat.nextLine() == "inside")
-        bed.destroy()
-        #expect(try cat.waitForExit() == 128 + SIGKILL)
-        bed.destroy()
-        #expect(Set(try namespaceNames()).isDisjoint(with: bed.namespaces))
-    }
-
-    @Test func rateLimitInstallsTokenBucket() async throws {
-        try await TestBed.with(hosts: 2, name: "tbf") { bed in
-            let host = bed.hosts[1]
-            try bed.limitRate(host: host, mbit: 8, burstKiB: 32)
-            let outgoing = try bed.run(host: host, ["tc", "qdisc", "show", "dev", "eth0"]).requireSuccess()
-            #expect(outgoing.stdout.contains("tbf"))
-            #expect(outgoing.stdout.contains("8Mbit"))
-            try bed.limitRate(host: host, mbit: 4, burstKiB: 16, direction: .incoming)
-            let incoming = try FerryProcess.run("tc", ["qdisc", "show", "dev", "p1"], namespace: bed.switchNamespace)
-            #expect(incoming.stdout.contains("tbf"))
-            try bed.removeRateLimit(host: host)
-            let removed = try bed.run(host: host, ["tc", "qdisc", "show", "dev", "eth0"]).requireSuccess()
-            #expect(!removed.stdout.contains("tbf"))
+        @Test func removeStaleDeletesNamespacesOfDeadRuns() throws {
+            let exited = try FerryProcess(executable: "/bin/true")
+            _ = try exited.waitForExit()
+            let stale = "ferry-\(exited.pid)-1-stale-h0"
+            try FerryProcess.run("ip", ["netns", "add", stale]).requireSuccess()
+            defer { _ = try? FerryProcess.run("ip", ["netns", "delete", stale]) }
+            TestBed.removeStale()
+            #expect(!(try namespaceNames()).contains(stale))
         }
-    }
-
-    @Test func removeStaleDeletesNamespacesOfDeadRuns() throws {
-        let exited = try FerryProcess(executable: "/bin/true")
-        _ = try exited.waitForExit()
-        let stale = "ferry-\(exited.pid)-1-stale-h0"
-        try FerryProcess.run("ip", ["netns", "add", stale]).requireSuccess()
-        defer { _ = try? FerryProcess.run("ip", ["netns", "delete", stale]) }
-        TestBed.removeStale()
-        #expect(!(try namespaceNames()).contains(stale))
     }
 }
 

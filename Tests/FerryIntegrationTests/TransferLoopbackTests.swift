@@ -2,168 +2,170 @@ import Foundation
 import FerryTestSupport
 import Testing
 
-/// `ferry send` and `ferry receive` as separate processes on loopback: what a user does, checked by content.
-@Suite(.serialized) struct TransferLoopbackTests {
-    @Test func aSingleFileArrivesVerified() throws {
-        let harness = try TransferHarness()
-        let file = try harness.files.random("data.bin", size: 3 << 20 + 12_345)
-        let (receiver, port) = try harness.receiver()
-        let (status, summary, _) = try harness.send([file.path], to: [port])
-        #expect(status == 0, "\(receiver.capturedOutput())")
-        #expect(try receiver.waitForExit(timeout: .seconds(60)) == 0)
-        #expect(try TransferHarness.visibleFiles(in: harness.inbox.path) == ["data.bin": 3 << 20 + 12_345])
-        #expect(try TransferHarness.sha256(harness.inbox.path + "/data.bin") == TransferHarness.sha256(file.path))
-        #expect(summary?["files"] as? Int == 1)
-    }
-
-    @Test func anImageKeepsItsBytesAndAnEmptyFileArrivesToo() throws {
-        let harness = try TransferHarness()
-        let image = try harness.files.jpeg("photo.jpg", width: 640, height: 480)
-        let empty = try harness.files.write("empty.txt", bytes: [])
-        let (receiver, port) = try harness.receiver()
-        let started = try harness.sender([image.path, empty.path], to: [port])
-        let offer = try receiver.nextJSON { $0["event"] as? String == "started" }
-        #expect(try started.waitForExit(timeout: .seconds(60)) == 0)
-        #expect(try receiver.waitForExit(timeout: .seconds(60)) == 0)
-        let files = try TransferHarness.visibleFiles(in: harness.inbox.path)
-        #expect(files["empty.txt"] == 0)
-        #expect(try TransferHarness.sha256(harness.inbox.path + "/photo.jpg") == TransferHarness.sha256(image.path))
-        let offered = offer["files"] as? [[String: Any]] ?? []
-        let photo = offered.first { $0["name"] as? String == "photo.jpg" }
-        #expect(photo?["pixelWidth"] as? Int == 640 && photo?["pixelHeight"] as? Int == 480, "\(offer)")
-    }
-
-    @Test func manySmallFilesAndADirectoryTreeKeepTheirLayout() throws {
-        let harness = try TransferHarness()
-        var layout: [String: Int] = [:]
-        for index in 0..<200 { layout["album/\(index % 7)/file-\(index).txt"] = 100 + index * 37 }
-        _ = try harness.files.tree(root: "album", files: layout.mapKeys { String($0.dropFirst("album/".count)) })
-        let (receiver, port) = try harness.receiver()
-        let (status, _, _) = try harness.send([harness.source.path + "/album"], to: [port])
-        #expect(status == 0, "\(receiver.capturedOutput())")
-        #expect(try receiver.waitForExit(timeout: .seconds(60)) == 0)
-        #expect(try TransferHarness.visibleFiles(in: harness.inbox.path) == layout, "\(receiver.capturedOutput())")
-    }
-
-    @Test func aTakenNameGetsANumberedVariant() throws {
-        let harness = try TransferHarness()
-        let file = try harness.files.text("notes.txt", size: 5000)
-        try Data("mine".utf8).write(to: URL(fileURLWithPath: harness.inbox.path + "/notes.txt"))
-        let (receiver, port) = try harness.receiver()
-        #expect(try harness.send([file.path], to: [port]).status == 0)
-        #expect(try receiver.waitForExit(timeout: .seconds(60)) == 0)
-        let files = try TransferHarness.visibleFiles(in: harness.inbox.path)
-        #expect(files == ["notes.txt": 4, "notes (1).txt": 5000])
-    }
-
-    @Test func aDeniedOfferWritesNothingAndTheSenderSaysSo() throws {
-        let harness = try TransferHarness()
-        let file = try harness.files.random("x.bin", size: 1000)
-        // `ask` without a terminal denies.
-        let (receiver, port) = try harness.receiver(accept: "ask", once: false)
-        let sender = try harness.sender([file.path], to: [port], ["--compress", "none"])
-        #expect(try sender.waitForExit(timeout: .seconds(60)) == 1)
-        let text = sender.allStderrLines.joined(separator: "\n") + sender.allStdoutLines.joined(separator: "\n")
-        #expect(text.contains("denied"), "\(sender.capturedOutput())")
-        #expect(try TransferHarness.visibleFiles(in: harness.inbox.path).isEmpty)
-        _ = try receiver.terminate()
-    }
-
-    @Test func aMissingFileIsOneClearLine() throws {
-        let harness = try TransferHarness()
-        let sender = try harness.sender([harness.source.path + "/nope.jpg"], to: [9])
-        #expect(try sender.waitForExit(timeout: .seconds(30)) == 1)
-        let errors = sender.allStderrLines.joined(separator: "\n")
-        #expect(errors.contains("nope.jpg") && errors.contains("no such file"), "\(errors)")
-    }
-
-    @Test func flippedBitsAreDetectedAndTheChunkIsSentAgain() throws {
-        let harness = try TransferHarness()
-        let file = try harness.files.random("flip.bin", size: 6 << 20)
-        let (receiver, port) = try harness.receiver()
-        // Offsets well inside the data of the third and fifth 1 MiB chunks (headers are 43 bytes every ~1 MiB).
-        let proxy = try FaultProxy(
-            targetPort: UInt16(port), mode: .flipBits(atOffsets: [3 << 20 + 500_000, 5 << 20 + 100_000]))
-        defer { proxy.close() }
-        let (status, _, _) = try harness.send([file.path], to: [Int(proxy.port)], ["--compress", "none"])
-        #expect(status == 0, "\(receiver.capturedOutput())")
-        #expect(try receiver.waitForExit(timeout: .seconds(60)) == 0)
-        #expect(try TransferHarness.sha256(harness.inbox.path + "/flip.bin") == TransferHarness.sha256(file.path))
-        #expect(receiver.allStdoutLines.contains { $0.contains("corrupt") } || true)
-    }
-
-    @Test func aDroppedLinkResumesFromTheVerifiedData() throws {
-        let harness = try TransferHarness()
-        let size = 24 << 20
-        let file = try harness.files.random("big.bin", size: size)
-        let (receiver, port) = try harness.receiver(once: false)
-        let proxy = try FaultProxy(targetPort: UInt16(port), mode: .truncate(afterBytes: 10 << 20, direction: .clientToServer))
-        defer { proxy.close() }
-        let first = try harness.send([file.path], to: [Int(proxy.port)], ["--compress", "none"])
-        #expect(first.status == 1)
-        #expect(try TransferHarness.visibleFiles(in: harness.inbox.path).isEmpty, "nothing partial is published")
-        let second = try harness.send([file.path], to: [port], ["--compress", "none"])
-        #expect(second.status == 0, "\(receiver.capturedOutput())")
-        let resumed = second.finished?["resumedBytes"] as? Int ?? 0
-        #expect(resumed >= 1 << 20, "\(second.summary ?? [:])")
-        #expect(try TransferHarness.sha256(harness.inbox.path + "/big.bin") == TransferHarness.sha256(file.path))
-        _ = try receiver.terminate()
-    }
-
-    @Test func aReceiverKilledMidFileResumesWhenSentAgain() throws {
-        let harness = try TransferHarness()
-        let file = try harness.files.random("kill.bin", size: 32 << 20)
-        let (receiver, port) = try harness.receiver(once: false)
-        // The proxy slows the stream down, so the receiver is still mid-file when the test reads its progress.
-        let proxy = try FaultProxy(targetPort: UInt16(port), mode: .delay(.milliseconds(20)))
-        defer { proxy.close() }
-        let sender = try harness.sender([file.path], to: [Int(proxy.port)], ["--compress", "none"])
-        _ = try receiver.nextJSON(timeout: .seconds(120)) { object in
-            object["event"] as? String == "progress" && (object["bytes"] as? Int ?? 0) >= 2 << 20
+extension IntegrationTests {
+    /// `ferry send` and `ferry receive` as separate processes on loopback: what a user does, checked by content.
+    @Suite(.serialized) struct TransferLoopbackTests {
+        @Test func aSingleFileArrivesVerified() throws {
+            let harness = try TransferHarness()
+            let file = try harness.files.random("data.bin", size: 3 << 20 + 12_345)
+            let (receiver, port) = try harness.receiver()
+            let (status, summary, _) = try harness.send([file.path], to: [port])
+            #expect(status == 0, "\(receiver.capturedOutput())")
+            #expect(try receiver.waitForExit(timeout: .seconds(60)) == 0)
+            #expect(try TransferHarness.visibleFiles(in: harness.inbox.path) == ["data.bin": 3 << 20 + 12_345])
+            #expect(try TransferHarness.sha256(harness.inbox.path + "/data.bin") == TransferHarness.sha256(file.path))
+            #expect(summary?["files"] as? Int == 1)
         }
-        proxy.mode = .stall  // nothing more gets through, so the kill lands mid-file whatever the machine's speed
-        receiver.kill()
-        _ = try receiver.waitForExit()
-        proxy.mode = .blackHole
-        _ = try sender.terminate()
-        #expect(try TransferHarness.visibleFiles(in: harness.inbox.path).isEmpty)
-        let (again, newPort) = try harness.receiver()
-        let second = try harness.send([file.path], to: [newPort], ["--compress", "none"])
-        #expect(second.status == 0, "\(again.capturedOutput())")
-        let resumed = second.finished?["resumedBytes"] as? Int ?? 0
-        #expect(resumed >= 1 << 20, "\(second.summary ?? [:])")
-        #expect(try TransferHarness.sha256(harness.inbox.path + "/kill.bin") == TransferHarness.sha256(file.path))
-    }
 
-    @Test func aFullDiskPublishesNothingAndSaysSo() throws {
-        guard try TmpfsMount.requireAvailability() else {
-            print("skipped: \(TmpfsMount.availabilityReason)")
-            return
+        @Test func anImageKeepsItsBytesAndAnEmptyFileArrivesToo() throws {
+            let harness = try TransferHarness()
+            let image = try harness.files.jpeg("photo.jpg", width: 640, height: 480)
+            let empty = try harness.files.write("empty.txt", bytes: [])
+            let (receiver, port) = try harness.receiver()
+            let started = try harness.sender([image.path, empty.path], to: [port])
+            let offer = try receiver.nextJSON { $0["event"] as? String == "started" }
+            #expect(try started.waitForExit(timeout: .seconds(60)) == 0)
+            #expect(try receiver.waitForExit(timeout: .seconds(60)) == 0)
+            let files = try TransferHarness.visibleFiles(in: harness.inbox.path)
+            #expect(files["empty.txt"] == 0)
+            #expect(try TransferHarness.sha256(harness.inbox.path + "/photo.jpg") == TransferHarness.sha256(image.path))
+            let offered = offer["files"] as? [[String: Any]] ?? []
+            let photo = offered.first { $0["name"] as? String == "photo.jpg" }
+            #expect(photo?["pixelWidth"] as? Int == 640 && photo?["pixelHeight"] as? Int == 480, "\(offer)")
         }
-        let harness = try TransferHarness()
-        let disk = try TmpfsMount(size: 8 << 20)
-        defer { disk.unmount() }
-        let huge = try harness.files.random("huge.bin", size: 16 << 20)
-        let file = try harness.files.random("six.bin", size: 6 << 20, seed: 2)
-        let (receiver, port) = try harness.receiver(into: disk.path, once: false)
-        // What cannot fit at all is refused at the offer...
-        let denied = try harness.send([huge.path], to: [port], ["--compress", "none"])
-        #expect(denied.status == 1)
-        #expect("\(denied.summary ?? [:])".contains("space"), "\(denied.summary ?? [:])")
-        // ...and a disk that fills up during a transfer ends it, with nothing partial published.
-        let proxy = try FaultProxy(targetPort: UInt16(port), mode: .delay(.milliseconds(20)))
-        defer { proxy.close() }
-        let sender = try harness.sender([file.path], to: [Int(proxy.port)], ["--compress", "none"])
-        _ = try receiver.nextJSON { $0["event"] as? String == "started" }
-        proxy.mode = .stall
-        try? Data(count: 5 << 20).write(to: URL(fileURLWithPath: disk.path + "/.filler"))
-        proxy.mode = .pass
-        #expect(try sender.waitForExit(timeout: .seconds(120)) == 1)
-        let text = sender.allStdoutLines.joined(separator: "\n") + sender.allStderrLines.joined(separator: "\n")
-        #expect(text.contains("full"), "\(sender.capturedOutput())")
-        let visible = try TransferHarness.visibleFiles(in: disk.path).filter { $0.key != ".filler" }
-        #expect(visible.isEmpty, "\(visible)")
-        _ = try receiver.terminate()
+
+        @Test func manySmallFilesAndADirectoryTreeKeepTheirLayout() throws {
+            let harness = try TransferHarness()
+            var layout: [String: Int] = [:]
+            for index in 0..<200 { layout["album/\(index % 7)/file-\(index).txt"] = 100 + index * 37 }
+            _ = try harness.files.tree(root: "album", files: layout.mapKeys { String($0.dropFirst("album/".count)) })
+            let (receiver, port) = try harness.receiver()
+            let (status, _, _) = try harness.send([harness.source.path + "/album"], to: [port])
+            #expect(status == 0, "\(receiver.capturedOutput())")
+            #expect(try receiver.waitForExit(timeout: .seconds(60)) == 0)
+            #expect(try TransferHarness.visibleFiles(in: harness.inbox.path) == layout, "\(receiver.capturedOutput())")
+        }
+
+        @Test func aTakenNameGetsANumberedVariant() throws {
+            let harness = try TransferHarness()
+            let file = try harness.files.text("notes.txt", size: 5000)
+            try Data("mine".utf8).write(to: URL(fileURLWithPath: harness.inbox.path + "/notes.txt"))
+            let (receiver, port) = try harness.receiver()
+            #expect(try harness.send([file.path], to: [port]).status == 0)
+            #expect(try receiver.waitForExit(timeout: .seconds(60)) == 0)
+            let files = try TransferHarness.visibleFiles(in: harness.inbox.path)
+            #expect(files == ["notes.txt": 4, "notes (1).txt": 5000])
+        }
+
+        @Test func aDeniedOfferWritesNothingAndTheSenderSaysSo() throws {
+            let harness = try TransferHarness()
+            let file = try harness.files.random("x.bin", size: 1000)
+            // `ask` without a terminal denies.
+            let (receiver, port) = try harness.receiver(accept: "ask", once: false)
+            let sender = try harness.sender([file.path], to: [port], ["--compress", "none"])
+            #expect(try sender.waitForExit(timeout: .seconds(60)) == 1)
+            let text = sender.allStderrLines.joined(separator: "\n") + sender.allStdoutLines.joined(separator: "\n")
+            #expect(text.contains("denied"), "\(sender.capturedOutput())")
+            #expect(try TransferHarness.visibleFiles(in: harness.inbox.path).isEmpty)
+            _ = try receiver.terminate()
+        }
+
+        @Test func aMissingFileIsOneClearLine() throws {
+            let harness = try TransferHarness()
+            let sender = try harness.sender([harness.source.path + "/nope.jpg"], to: [9])
+            #expect(try sender.waitForExit(timeout: .seconds(30)) == 1)
+            let errors = sender.allStderrLines.joined(separator: "\n")
+            #expect(errors.contains("nope.jpg") && errors.contains("no such file"), "\(errors)")
+        }
+
+        @Test func flippedBitsAreDetectedAndTheChunkIsSentAgain() throws {
+            let harness = try TransferHarness()
+            let file = try harness.files.random("flip.bin", size: 6 << 20)
+            let (receiver, port) = try harness.receiver()
+            // Offsets well inside the data of the third and fifth 1 MiB chunks (headers are 43 bytes every ~1 MiB).
+            let proxy = try FaultProxy(
+                targetPort: UInt16(port), mode: .flipBits(atOffsets: [3 << 20 + 500_000, 5 << 20 + 100_000]))
+            defer { proxy.close() }
+            let (status, _, _) = try harness.send([file.path], to: [Int(proxy.port)], ["--compress", "none"])
+            #expect(status == 0, "\(receiver.capturedOutput())")
+            #expect(try receiver.waitForExit(timeout: .seconds(60)) == 0)
+            #expect(try TransferHarness.sha256(harness.inbox.path + "/flip.bin") == TransferHarness.sha256(file.path))
+            #expect(receiver.allStdoutLines.contains { $0.contains("corrupt") } || true)
+        }
+
+        @Test func aDroppedLinkResumesFromTheVerifiedData() throws {
+            let harness = try TransferHarness()
+            let size = 24 << 20
+            let file = try harness.files.random("big.bin", size: size)
+            let (receiver, port) = try harness.receiver(once: false)
+            let proxy = try FaultProxy(targetPort: UInt16(port), mode: .truncate(afterBytes: 10 << 20, direction: .clientToServer))
+            defer { proxy.close() }
+            let first = try harness.send([file.path], to: [Int(proxy.port)], ["--compress", "none"])
+            #expect(first.status == 1)
+            #expect(try TransferHarness.visibleFiles(in: harness.inbox.path).isEmpty, "nothing partial is published")
+            let second = try harness.send([file.path], to: [port], ["--compress", "none"])
+            #expect(second.status == 0, "\(receiver.capturedOutput())")
+            let resumed = second.finished?["resumedBytes"] as? Int ?? 0
+            #expect(resumed >= 1 << 20, "\(second.summary ?? [:])")
+            #expect(try TransferHarness.sha256(harness.inbox.path + "/big.bin") == TransferHarness.sha256(file.path))
+            _ = try receiver.terminate()
+        }
+
+        @Test func aReceiverKilledMidFileResumesWhenSentAgain() throws {
+            let harness = try TransferHarness()
+            let file = try harness.files.random("kill.bin", size: 32 << 20)
+            let (receiver, port) = try harness.receiver(once: false)
+            // The proxy slows the stream down, so the receiver is still mid-file when the test reads its progress.
+            let proxy = try FaultProxy(targetPort: UInt16(port), mode: .delay(.milliseconds(20)))
+            defer { proxy.close() }
+            let sender = try harness.sender([file.path], to: [Int(proxy.port)], ["--compress", "none"])
+            _ = try receiver.nextJSON(timeout: .seconds(120)) { object in
+                object["event"] as? String == "progress" && (object["bytes"] as? Int ?? 0) >= 2 << 20
+            }
+            proxy.mode = .stall  // nothing more gets through, so the kill lands mid-file whatever the machine's speed
+            receiver.kill()
+            _ = try receiver.waitForExit()
+            proxy.mode = .blackHole
+            _ = try sender.terminate()
+            #expect(try TransferHarness.visibleFiles(in: harness.inbox.path).isEmpty)
+            let (again, newPort) = try harness.receiver()
+            let second = try harness.send([file.path], to: [newPort], ["--compress", "none"])
+            #expect(second.status == 0, "\(again.capturedOutput())")
+            let resumed = second.finished?["resumedBytes"] as? Int ?? 0
+            #expect(resumed >= 1 << 20, "\(second.summary ?? [:])")
+            #expect(try TransferHarness.sha256(harness.inbox.path + "/kill.bin") == TransferHarness.sha256(file.path))
+        }
+
+        @Test func aFullDiskPublishesNothingAndSaysSo() throws {
+            guard try TmpfsMount.requireAvailability() else {
+                print("skipped: \(TmpfsMount.availabilityReason)")
+                return
+            }
+            let harness = try TransferHarness()
+            let disk = try TmpfsMount(size: 8 << 20)
+            defer { disk.unmount() }
+            let huge = try harness.files.random("huge.bin", size: 16 << 20)
+            let file = try harness.files.random("six.bin", size: 6 << 20, seed: 2)
+            let (receiver, port) = try harness.receiver(into: disk.path, once: false)
+            // What cannot fit at all is refused at the offer...
+            let denied = try harness.send([huge.path], to: [port], ["--compress", "none"])
+            #expect(denied.status == 1)
+            #expect("\(denied.summary ?? [:])".contains("space"), "\(denied.summary ?? [:])")
+            // ...and a disk that fills up during a transfer ends it, with nothing partial published.
+            let proxy = try FaultProxy(targetPort: UInt16(port), mode: .delay(.milliseconds(20)))
+            defer { proxy.close() }
+            let sender = try harness.sender([file.path], to: [Int(proxy.port)], ["--compress", "none"])
+            _ = try receiver.nextJSON { $0["event"] as? String == "started" }
+            proxy.mode = .stall
+            try? Data(count: 5 << 20).write(to: URL(fileURLWithPath: disk.path + "/.filler"))
+            proxy.mode = .pass
+            #expect(try sender.waitForExit(timeout: .seconds(120)) == 1)
+            let text = sender.allStdoutLines.joined(separator: "\n") + sender.allStderrLines.joined(separator: "\n")
+            #expect(text.contains("full"), "\(sender.capturedOutput())")
+            let visible = try TransferHarness.visibleFiles(in: disk.path).filter { $0.key != ".filler" }
+            #expect(visible.isEmpty, "\(visible)")
+            _ = try receiver.terminate()
+        }
     }
 }
 
