@@ -1,7 +1,6 @@
 import FerryStateMachines
 import FerrySystem
 import Foundation
-import Synchronization
 
 /// The directory received files appear in, and its hidden staging folder `.ferry-staging` (mode 0700) on the
 /// same file system. Watchers of the directory only ever see complete, verified files appear, each exactly once.
@@ -52,21 +51,17 @@ public final class ReceiveDirectory: Sendable {
         try? staging.removeFile(key)
     }
 
-    /// Makes staged files durable before publishing a batch: one `fdatasync` per file, several at once.
+    /// Makes staged files durable before publishing a batch: one file -> `fdatasync`; several -> `syncfs` once.
     ///
-    /// Not `syncfs`: it flushes every dirty page of the file system, other programs' included, and measured 160 ms
-    /// for a batch of 64 small files behind 300 MB of unrelated dirty data, against 9-16 ms for their own
-    /// `fdatasync`s (which the file system's journal commits together when they run at once).
+    /// On ext4 (data=ordered) each `fdatasync` of a new file commits the journal, which waits for the dirty data of
+    /// every file in the transaction anyway; one `syncfs` for a batch measured faster than a batch of
+    /// `fdatasync`s (1000 files of 4-64 KiB: 110-128 MiB/s against 51-74 MiB/s).
     public func syncBeforePublish(_ files: [RegularFile]) throws(SystemError) {
-        let failures = Mutex<[SystemError]>([])
-        DispatchQueue.concurrentPerform(iterations: files.count) { index in
-            do throws(SystemError) {
-                try files[index].sync(dataOnly: true)
-            } catch {
-                failures.withLock { $0.append(error) }
-            }
+        switch files.count {
+        case 0: return
+        case 1: try files[0].sync(dataOnly: true)
+        default: try staging.syncFileSystem()
         }
-        if let failure = failures.withLock({ $0.first }) { throw failure }
     }
 
     /// Removes staged files (named by a key) not modified for `age`, left by transfers that never resumed;
