@@ -62,9 +62,6 @@ actor ChunkSource {
     private let cacheLimit: Int
     private let chunkSize: Int
     private let io = BlockingIO(label: "ferry.chunk-source")
-    /// Raw and wire bytes of every chunk prepared, for the compression ratio.
-    private(set) var preparedRawBytes: UInt64 = 0
-    private(set) var preparedWireBytes: UInt64 = 0
 
     init(files: [PreparedFile], chunkSize: Int, policy: CompressionPolicy, cacheLimit: Int) {
         self.files = files.map { file in
@@ -136,8 +133,6 @@ actor ChunkSource {
             policy.record(rawLength: length, compressedLength: prepared.codec == .none ? nil : prepared.data.count)
         }
         if prepared.codec == .none, cacheLimit > 0 { rawChecksums[key] = prepared.crc32 }
-        preparedRawBytes += UInt64(length)
-        preparedWireBytes += UInt64(prepared.data.count)
         remember(key, prepared)
         return prepared
     }

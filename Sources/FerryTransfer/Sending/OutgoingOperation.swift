@@ -33,5 +33,4 @@ struct OutgoingPeer: Sendable {
     var filesFailed = 0
     /// The window or the socket held the pump back since the last chunk: the link is the bottleneck.
     var linkBound = false
-    var currentFile = 0
 }

@@ -97,7 +97,6 @@ extension TransferEngine {
                 let linkBound = withPeer(id, peerID) { peer in
                     peer.machine.chunkSent(file: file, offset: offset, length: length)
                     defer { peer.linkBound = false }
-                    peer.currentFile = file
                     return peer.linkBound
                 } ?? false
                 let prepared: ChunkSource.Prepared
