@@ -23,9 +23,8 @@ import Testing
         #expect(try PeerTarget.parse("Zoë's laptop") == .name("Zoë's laptop"))
         #expect(try PeerTarget.parse("ABCD-EFGH") == .name("ABCD-EFGH"))
         #expect(try PeerTarget.parse("0123456789abcdef") == .name("0123456789abcdef"))
-        // Not HOST:PORT (no port, port 0, or a host that is neither an IP nor a host name): a name.
+        // Not HOST:PORT (no port, or a host that is neither an IP nor a host name): a name.
         #expect(try PeerTarget.parse("192.168.1.20") == .name("192.168.1.20"))
-        #expect(try PeerTarget.parse("10.0.0.1:0") == .name("10.0.0.1:0"))
         #expect(try PeerTarget.parse("Zoë:1") == .name("Zoë:1"))
     }
 
@@ -40,6 +39,18 @@ import Testing
         #expect(text == "[::1]:41971")
         #expect(address.port == 41971)
         #expect(address.hostDescription == "::1")
+    }
+
+    @Test func anAddressWithAnInvalidPortIsAUsageError() {
+        #expect(
+            throws: CLIError.usage(
+                "--to: '10.0.0.1:0' has no valid port; give a port from 1 to 65535 (e.g. 10.0.0.1:41971)")
+        ) { try PeerTarget.parse("10.0.0.1:0") }
+        #expect(throws: CLIError.self) { try PeerTarget.parse("127.0.0.1:99999") }
+        #expect(
+            throws: CLIError.usage(
+                "--to: '[::1]:70000' has no valid port; give a port from 1 to 65535 (e.g. [::1]:41971)")
+        ) { try PeerTarget.parse("[::1]:70000") }
     }
 
     @Test func hostNamesAreRefused() {

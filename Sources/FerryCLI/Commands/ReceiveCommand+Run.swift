@@ -6,8 +6,11 @@ import Foundation
 extension ReceiveCommand {
     /// Prepares the directory, advertises, and receives until Ctrl-C (or the first transfer with `--once`).
     public func run(context: CommandContext) async throws -> ExitCode {
+        // A directory named with --into is created if missing, but not its parents (a typo in a parent would
+        // otherwise make a new tree somewhere unexpected); the default download directory is created whole.
         let directory = try Self.prepareDirectory(
-            into.map { Self.absolute($0) } ?? DownloadDirectory.resolve(environment: context.environment))
+            into.map { Self.absolute($0) } ?? DownloadDirectory.resolve(environment: context.environment),
+            createParents: into == nil)
         let asking = accept == .ask && context.isStdinTerminal
         let policy: OfferPolicy = accept == .all ? .all : (asking ? .ask : .none)
         let setup = try SessionSetup(
@@ -111,15 +114,21 @@ extension ReceiveCommand {
     }
 
     /// Creates the directory if missing and checks that it is a writable directory; returns its path.
-    static func prepareDirectory(_ path: String) throws -> String {
+    static func prepareDirectory(_ path: String, createParents: Bool = true) throws -> String {
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
             guard isDirectory.boolValue else {
                 throw CLIError.failure("cannot receive into \(path): it is not a directory")
             }
         } else {
+            let parent = URL(fileURLWithPath: path).deletingLastPathComponent().path
+            if !createParents, !FileManager.default.fileExists(atPath: parent) {
+                throw CLIError.failure(
+                    "cannot receive into \(path): \(parent) does not exist; create it first, or choose another "
+                        + "directory with --into")
+            }
             do {
-                try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+                try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: createParents)
             } catch {
                 throw CLIError.failure(
                     "cannot create the directory \(path) to receive into: \(Self.reason(error)); choose another "

@@ -1,3 +1,4 @@
+import Foundation
 import FerrySystem
 import FerryWire
 
@@ -23,6 +24,16 @@ public enum PeerTarget: Sendable, Hashable, CustomStringConvertible {
             throw .usage("--\(option): the peer name must not be empty")
         }
         guard let (host, _) = GlobalOptions.splitHostPort(text) else {
+            // An IP address with a port that is not one (0, 99999, 80x) is a typo, not a display name.
+            if let colon = text.lastIndex(of: ":") {
+                let host = String(text[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+                if IPv4Address(host) != nil || IPv6Address(host) != nil {
+                    let example = host.contains(":") ? "[\(host)]" : host
+                    throw .usage(
+                        "--\(option): '\(TerminalText.escape(text))' has no valid port; give a port from 1 to 65535 "
+                            + "(e.g. \(example):\(GlobalOptions.defaultPort))")
+                }
+            }
             return .name(text)
         }
         let bareHost = host.split(separator: "%", maxSplits: 1).first.map(String.init) ?? host
