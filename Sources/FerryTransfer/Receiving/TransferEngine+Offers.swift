@@ -154,7 +154,7 @@ extension TransferEngine {
             incoming[key] = nil
             await deny(
                 transfer.offer, to: key.peer, .insufficientSpace,
-                "the files need \(needed) bytes and \(directory.path) has \(available) free")
+                "the files need \(Self.mebibytes(needed)) and \(directory.path) has \(Self.mebibytes(available)) free")
             return
         }
         transfer.acceptedCount = transfer.files.filter(\.accepted).count
@@ -206,5 +206,12 @@ extension TransferEngine {
             length += size
         }
         return result
+    }
+
+    /// "11.0 MiB": sizes in messages for people.
+    static func mebibytes(_ bytes: UInt64) -> String {
+        let value = Double(bytes) / 1_048_576
+        let tenths = (value * 10).rounded() / 10
+        return "\(tenths) MiB"
     }
 }
