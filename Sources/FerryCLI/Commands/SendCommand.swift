@@ -21,22 +21,14 @@ public struct SendCommand: ParsableCommand, Equatable {
             Exit status: 0 when every file reached every peer, 1 otherwise, 130 when interrupted.
             """,
         arguments: [ArgumentDefinition("file", help: "A file or directory to send.", isRepeating: true)],
-        options: [
-            .repeating("to", valueName: "peer", help: "Send to this peer. Repeatable."),
-            .flag("all", help: "Send to every receiving peer found."),
+        options: OptionDefinition.peers(help: "Send to this peer. Repeatable.") + [
             .option(
                 "wait",
                 valueName: "seconds",
                 help: "How long to look for the peers before giving up.",
                 default: defaultWait.shortDescription
             ),
-            .option(
-                "compress",
-                valueName: "mode",
-                help: "Compress where it pays (auto), always try zlib or zstd, or never (none).",
-                default: CompressionMode.auto.rawValue,
-                values: CompressionMode.allCases.map(\.rawValue)
-            ),
+            .compress,
             .flag("json", help: "Print one JSON object per line for every event instead of text."),
         ]
     )
@@ -73,10 +65,10 @@ public struct SendCommand: ParsableCommand, Equatable {
     public init(parsing values: ParsedValues) throws {
         self.init(
             files: values.arguments,
-            targets: try values.all("to").map { text throws(CLIError) in try PeerTarget.parse(text) },
+            targets: try values.peerTargets(),
             all: values.isSet("all"),
             wait: try values.seconds("wait") ?? Self.defaultWait,
-            compression: try values.choice("compress", as: "compression mode") ?? .auto,
+            compression: try values.compression(),
             json: values.isSet("json"),
             global: try GlobalOptions(parsing: values)
         )

@@ -19,16 +19,8 @@ public struct WatchCommand: ParsableCommand, Equatable {
             every receiving peer that appears gets the files that appear after it. Runs until Ctrl-C.
             """,
         arguments: [ArgumentDefinition("dir", help: "The directory to watch.")],
-        options: [
-            .repeating("to", valueName: "peer", help: "Send to this peer (as for 'ferry send'). Repeatable."),
-            .flag("all", help: "Send to every receiving peer found."),
-            .option(
-                "compress",
-                valueName: "mode",
-                help: "Compress where it pays (auto), always try zlib or zstd, or never (none).",
-                default: CompressionMode.auto.rawValue,
-                values: CompressionMode.allCases.map(\.rawValue)
-            ),
+        options: OptionDefinition.peers(help: "Send to this peer (as for 'ferry send'). Repeatable.") + [
+            .compress,
             .flag("json", help: "Print one JSON object per line for every event instead of text."),
         ]
     )
@@ -55,9 +47,9 @@ public struct WatchCommand: ParsableCommand, Equatable {
     public init(parsing values: ParsedValues) throws {
         self.init(
             directory: values.arguments.first ?? "",
-            targets: try values.all("to").map { text throws(CLIError) in try PeerTarget.parse(text) },
+            targets: try values.peerTargets(),
             all: values.isSet("all"),
-            compression: try values.choice("compress", as: "compression mode") ?? .auto,
+            compression: try values.compression(),
             json: values.isSet("json"),
             global: try GlobalOptions(parsing: values)
         )
