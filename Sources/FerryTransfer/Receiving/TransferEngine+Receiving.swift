@@ -88,24 +88,22 @@ extension TransferEngine {
             await writeFailed(error, file: file, key)
             return
         }
-        let overrun = withIncoming(key) { transfer -> Bool in
+        typealias Stored = (actions: [IncomingTransferMachine.Action], hasher: SHA256Hasher?)
+        let stored = withIncoming(key) { transfer -> Stored?? in
+            guard transfer.queuedBytes + raw.count <= Self.maxQueuedBytes else { return .some(nil) }
+            guard let actions = transfer.machine?.chunkStored(file: file, rawLength: raw.count) else { return nil }
             transfer.queuedBytes += raw.count
-            return transfer.queuedBytes > Self.maxQueuedBytes
-        }
-        if overrun == true {
+            transfer.bytesDone += UInt64(raw.count)
+            transfer.wireBytes += UInt64(chunk.data.count)
+            transfer.files[file].stored += UInt64(raw.count)
+            transfer.currentFile = file
+            return (actions, transfer.files[file].hasher)
+        } ?? nil
+        guard let stored else { return }
+        guard let (actions, hasher) = stored else {
             await violation(by: peerID, "the sender ignores flow control (more than 64 MiB unacknowledged)")
             return
         }
-        guard
-            let (actions, hasher) = withIncoming(key, { transfer -> ([IncomingTransferMachine.Action], SHA256Hasher?)? in
-                guard let actions = transfer.machine?.chunkStored(file: file, rawLength: raw.count) else { return nil }
-                transfer.bytesDone += UInt64(raw.count)
-                transfer.wireBytes += UInt64(chunk.data.count)
-                transfer.files[file].stored += UInt64(raw.count)
-                transfer.currentFile = file
-                return (actions, transfer.files[file].hasher)
-            }) ?? nil
-        else { return }
         reportIncomingProgress(key)
         // The write and the hash run on the I/O queue while this actor checks the next chunk; the acknowledgement
         // waits for the write, so the sender's window still bounds the bytes in flight.

@@ -106,8 +106,10 @@ extension TransferEngine {
                     await cancelOperation(id, reason: .readFailed, detail: error.description)
                     continue
                 }
-                guard isSending(id, peerID) else { continue }  // stopped while the chunk was prepared
-                let data = Self.sendable(prepared, codecs: withPeer(id, peerID) { $0.codecs } ?? [])
+                // Stopped while the chunk was prepared: nothing more goes out.
+                guard let codecs = withPeer(id, peerID, { $0.machine.phase == .sending ? $0.codecs : nil }) ?? nil
+                else { continue }
+                let data = Self.sendable(prepared, codecs: codecs)
                 let header = Chunk.frameHeader(
                     transferID: id, fileIndex: UInt32(file), offset: offset, rawLength: UInt32(prepared.rawLength),
                     codec: data.codec, crc32: prepared.crc32, dataLength: data.bytes.count)
