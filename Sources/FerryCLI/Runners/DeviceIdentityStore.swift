@@ -9,12 +9,7 @@ struct DeviceIdentityStore {
     let directory: URL
 
     init(environment: [String: String]) {
-        if let config = environment["XDG_CONFIG_HOME"], config.hasPrefix("/") {
-            directory = URL(fileURLWithPath: config).appendingPathComponent("ferry")
-        } else {
-            let home = environment["HOME"] ?? NSHomeDirectory()
-            directory = URL(fileURLWithPath: home).appendingPathComponent(".config/ferry")
-        }
+        directory = ConfigDirectory.url(environment: environment)
     }
 
     var file: URL { directory.appendingPathComponent("device-id") }
