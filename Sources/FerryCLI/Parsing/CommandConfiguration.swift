@@ -13,18 +13,27 @@ public struct CommandConfiguration: Sendable {
     public var arguments: [ArgumentDefinition]
     /// The command's own options, in help order; the global options and `--help` are added by the parser.
     public var options: [OptionDefinition]
+    /// Commands under this one (`ferry trust add`); a command with subcommands is a group and never runs itself.
+    public var subcommands: [any ParsableCommand.Type]
 
     public init(
         commandName: String,
         abstract: String,
         discussion: String = "",
         arguments: [ArgumentDefinition] = [],
-        options: [OptionDefinition] = []
+        options: [OptionDefinition] = [],
+        subcommands: [any ParsableCommand.Type] = []
     ) {
         self.commandName = commandName
         self.abstract = abstract
         self.discussion = discussion
         self.arguments = arguments
         self.options = options
+        self.subcommands = subcommands
+    }
+
+    /// The subcommand called `name`, if there is one.
+    public func subcommand(named name: String) -> (any ParsableCommand.Type)? {
+        subcommands.first { $0.configuration.commandName == name }
     }
 }

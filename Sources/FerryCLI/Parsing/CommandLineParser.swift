@@ -1,8 +1,9 @@
 /// Turns the words of a command line into what to do: show help, show the version, or run a parsed command.
 ///
-/// The grammar is `ferry [<global options>] <subcommand> [<options and arguments>]`: global options may come
-/// before or after the subcommand (values from both places are merged, later ones winning), `ferry help
-/// [<subcommand>]` and `-h`/`--help` anywhere show help, `--version` before the subcommand shows the version.
+/// The grammar is `ferry [<global options>] <subcommand> [<options and arguments>]`, where a group's subcommand
+/// names another word (`ferry trust add ID`): global options may come before or after any subcommand word (values
+/// from every place are merged, later ones winning), `ferry help [<subcommand>...]` and `-h`/`--help` anywhere show
+/// help, `--version` before the subcommand shows the version.
 /// Parsing, `GlobalOptions.validate()` and the command's `validate()` all run here; nothing runs the command.
 struct CommandLineParser {
     /// What the command line asks for.
@@ -35,17 +36,18 @@ struct CommandLineParser {
             if rootScan.values.isSet("version") {
                 return .version
             }
-            throw Failure(error: .usage("Missing subcommand; choose one of: \(subcommandList)"), command: nil)
+            throw Failure(
+                error: .usage("Missing subcommand; choose one of: \(list(root.subcommands))"), command: nil)
         }
         if let error = rootScan.error, !rootScan.values.isSet("help") {
             throw Failure(error: error, command: nil)
         }
         let name = words[subcommandIndex]
         if name == "help" && !rootScan.optionsEnded {
-            return try helpInvocation(topic: words[(subcommandIndex + 1)...].first { !$0.hasPrefix("-") })
+            return try helpInvocation(topics: words[(subcommandIndex + 1)...].filter { !$0.hasPrefix("-") })
         }
-        guard let command = root.subcommand(named: name) else {
-            throw Failure(error: unknownSubcommand(name), command: nil)
+        guard var command = root.subcommand(named: name) else {
+            throw Failure(error: unknownSubcommand(name, among: root.subcommands), command: nil)
         }
         if rootScan.values.isSet("help") {
             return .help(command)
@@ -57,6 +59,37 @@ struct CommandLineParser {
         if rootScan.optionsEnded {
             rest.insert("--", at: 0)
         }
+        var values = rootScan.values
+        // Groups (`ferry trust`): their options come before the next subcommand word, as the root's do.
+        while !command.configuration.subcommands.isEmpty {
+            let group = command
+            let groupScan = ArgumentScanner(options: group.configuration.options + GlobalOptions.definitions + [.help])
+                .scan(rest, stopAtPositional: true)
+            guard let index = groupScan.subcommandIndex else {
+                if groupScan.values.isSet("help") {
+                    return .help(group)
+                }
+                let choices = list(group.configuration.subcommands)
+                let error = groupScan.error ?? .usage("Missing subcommand; choose one of: \(choices)")
+                throw Failure(error: error, command: group)
+            }
+            if let error = groupScan.error, !groupScan.values.isSet("help") {
+                throw Failure(error: error, command: group)
+            }
+            guard let subcommand = group.configuration.subcommand(named: rest[index]) else {
+                throw Failure(
+                    error: unknownSubcommand(rest[index], among: group.configuration.subcommands), command: group)
+            }
+            if groupScan.values.isSet("help") {
+                return .help(subcommand)
+            }
+            values.merge(groupScan.values)
+            rest = Array(rest[(index + 1)...])
+            if groupScan.optionsEnded {
+                rest.insert("--", at: 0)
+            }
+            command = subcommand
+        }
         let scan = ArgumentScanner(options: command.configuration.options + GlobalOptions.definitions + [.help])
             .scan(rest)
         if scan.values.isSet("help") {
@@ -67,7 +100,6 @@ struct CommandLineParser {
                 throw error
             }
             try Self.checkArity(scan.values.arguments, against: command.configuration.arguments)
-            var values = rootScan.values
             values.merge(scan.values)
             let parsed = try command.init(parsing: values)
             try parsed.global.validate()
@@ -80,27 +112,38 @@ struct CommandLineParser {
         }
     }
 
-    private var subcommandList: String {
-        root.subcommands.map { $0.configuration.commandName }.joined(separator: ", ")
+    private func list(_ commands: [any ParsableCommand.Type]) -> String {
+        commands.map { $0.configuration.commandName }.joined(separator: ", ")
     }
 
-    private func helpInvocation(topic: String?) throws(Failure) -> Invocation {
-        guard let topic else {
+    /// `ferry help [<subcommand> [<subcommand>]]`: the first words that are not options name the command.
+    private func helpInvocation(topics: [String]) throws(Failure) -> Invocation {
+        guard let first = topics.first else {
             return .rootHelp
         }
-        guard let command = root.subcommand(named: topic) else {
-            throw Failure(error: unknownSubcommand(topic), command: nil)
+        guard var command = root.subcommand(named: first) else {
+            throw Failure(error: unknownSubcommand(first, among: root.subcommands), command: nil)
+        }
+        for topic in topics.dropFirst() {
+            guard !command.configuration.subcommands.isEmpty else {
+                break
+            }
+            guard let subcommand = command.configuration.subcommand(named: topic) else {
+                throw Failure(
+                    error: unknownSubcommand(topic, among: command.configuration.subcommands), command: command)
+            }
+            command = subcommand
         }
         return .help(command)
     }
 
-    private func unknownSubcommand(_ name: String) -> CLIError {
-        let names = root.subcommands.map { $0.configuration.commandName }
+    private func unknownSubcommand(_ name: String, among commands: [any ParsableCommand.Type]) -> CLIError {
+        let names = commands.map { $0.configuration.commandName }
         var message = "Unknown subcommand '\(TerminalText.escape(name))'"
         if let suggestion = EditDistance.closest(to: name, in: names) {
             message += ". Did you mean '\(suggestion)'?"
         } else {
-            message += "; choose one of: \(subcommandList)"
+            message += "; choose one of: \(list(commands))"
         }
         return .usage(message)
     }

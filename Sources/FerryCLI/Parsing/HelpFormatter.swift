@@ -23,10 +23,14 @@ struct HelpFormatter {
         "\(root.commandName) <subcommand>"
     }
 
-    /// `ferry peers [--timeout <seconds>] [--json] [<global options>]`, as a list of items to wrap.
+    /// `ferry peers [--timeout <seconds>] [--json] [<global options>]`, as a list of items to wrap; a group's is
+    /// `ferry trust <subcommand>`.
     func usageItems(for command: any ParsableCommand.Type) -> [String] {
         let configuration = command.configuration
-        var items = ["\(root.commandName) \(configuration.commandName)"]
+        var items = [commandLine(for: command)]
+        if !configuration.subcommands.isEmpty {
+            return items + ["<subcommand>"]
+        }
         for option in configuration.options {
             switch option.kind {
             case .flag, .value:
@@ -40,14 +44,37 @@ struct HelpFormatter {
         return items
     }
 
+    /// The words that run `command`: `ferry peers`, `ferry trust add`.
+    func commandLine(for command: any ParsableCommand.Type) -> String {
+        ([root.commandName] + subcommandPath(for: command)).joined(separator: " ")
+    }
+
+    /// The subcommand words of `command`: `["trust", "add"]`.
+    func subcommandPath(for command: any ParsableCommand.Type) -> [String] {
+        Self.path(to: command, in: root.subcommands) ?? [command.configuration.commandName]
+    }
+
+    /// The subcommand names from `commands` down to `command`, or `nil` when it is not among them.
+    static func path(to command: any ParsableCommand.Type, in commands: [any ParsableCommand.Type]) -> [String]? {
+        for candidate in commands {
+            let name = candidate.configuration.commandName
+            if ObjectIdentifier(candidate) == ObjectIdentifier(command) {
+                return [name]
+            }
+            if let below = path(to: command, in: candidate.configuration.subcommands) {
+                return [name] + below
+            }
+        }
+        return nil
+    }
+
     /// The usage line of an error message for `command` (or the root when `nil`), with its "See ..." hint.
     func errorUsage(for command: (any ParsableCommand.Type)?) -> String {
         guard let command else {
             return "Usage: \(rootUsage)\n  See '\(root.commandName) --help' for more information.\n"
         }
         let usage = TextWrapper.wrap(items: usageItems(for: command), prefix: "Usage: ", indent: 7)
-        let name = "\(root.commandName) \(command.configuration.commandName)"
-        return "\(usage)\n  See '\(name) --help' for more information.\n"
+        return "\(usage)\n  See '\(commandLine(for: command)) --help' for more information.\n"
     }
 
     /// The help of the root command: overview, usage, options, subcommands.
@@ -62,7 +89,8 @@ struct HelpFormatter {
             + sections.joined(separator: "\n")
     }
 
-    /// The help of one subcommand: overview, usage, arguments, its options, the global options.
+    /// The help of one subcommand: overview, usage, arguments, its options, the global options it does not
+    /// redefine; for a group, its subcommands instead of arguments and global options.
     func help(for command: any ParsableCommand.Type) -> String {
         let configuration = command.configuration
         var sections: [String] = []
@@ -70,7 +98,17 @@ struct HelpFormatter {
             sections.append(section("ARGUMENTS", configuration.arguments.map { ("<\($0.name)>", $0.help) }))
         }
         sections.append(section("OPTIONS", (configuration.options + [OptionDefinition.help]).map(element)))
-        sections.append(section("GLOBAL OPTIONS", GlobalOptions.definitions.map(element)))
+        if configuration.subcommands.isEmpty {
+            let globals = GlobalOptions.definitions.filter { global in
+                !configuration.options.contains { $0.name == global.name }
+            }
+            sections.append(section("GLOBAL OPTIONS", globals.map(element)))
+        } else {
+            let subcommands = configuration.subcommands.map { $0.configuration }
+            sections.append(section("SUBCOMMANDS", subcommands.map { ($0.commandName, $0.abstract) }))
+            let path = subcommandPath(for: command).joined(separator: " ")
+            sections.append("  See '\(root.commandName) help \(path) <subcommand>' for detailed help.\n")
+        }
         return overview(abstract: configuration.abstract, discussion: configuration.discussion)
             + TextWrapper.wrap(items: usageItems(for: command), prefix: "USAGE: ", indent: 7) + "\n\n"
             + sections.joined(separator: "\n")
