@@ -1,0 +1,204 @@
+import FerryWire
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The peers this install trusts, pinned by device ID in `$XDG_CONFIG_HOME/ferry/trusted-peers`.
+///
+/// The file is the user's decision about whom to trust, so it is never lost quietly: each change rewrites it whole
+/// into a temporary file (mode 0600, in the 0700 config directory) that is renamed over it, under an exclusive
+/// `flock(2)` on `trusted-peers.lock`, so two ferry processes pinning at once both get their entry in; readers
+/// need no lock since a rename is atomic. A file that does not parse is an error naming the file, never an empty
+/// list that the next change would write back. Names are unique (case-insensitively): pinning a name that belongs
+/// to another ID fails, which is what stops a new key from silently taking over a trusted name.
+public struct TrustStore: Sendable {
+    /// The config directory holding the file.
+    public let directory: URL
+
+    /// The store of the config directory `environment` selects (`ConfigDirectory`).
+    public init(environment: [String: String]) {
+        self.init(directory: ConfigDirectory.url(environment: environment))
+    }
+
+    init(directory: URL) {
+        self.directory = directory
+    }
+
+    /// `trusted-peers`: one JSON object per line (`TrustedPeer`).
+    public var file: URL { directory.appendingPathComponent("trusted-peers") }
+
+    var lockFile: URL { directory.appendingPathComponent("trusted-peers.lock") }
+
+    /// Every pinned peer, in the order they were first pinned; empty when the file does not exist yet.
+    public func load() throws -> [TrustedPeer] {
+        let data: Data
+        do {
+            data = try Data(contentsOf: file)
+        } catch let error as CocoaError where error.code == .fileReadNoSuchFile {
+            return []
+        } catch {
+            throw CLIError.failure("could not read \(file.path): \(error.localizedDescription)")
+        }
+        return try Self.decode(data, file: file)
+    }
+
+    /// The pinned peer with `id`, if any.
+    public func entry(for id: DeviceID) throws -> TrustedPeer? {
+        try load().first { $0.deviceID == id }
+    }
+
+    /// The pinned peer called `name` (compared as `sameName` does), if any.
+    public func entry(named name: String) throws -> TrustedPeer? {
+        try load().first { Self.sameName($0.name, name) }
+    }
+
+    /// The pinned peers whose ID begins with `prefix` (grouped base32 or hex, case-insensitive, '-' ignored).
+    public func entries(matching prefix: String) throws -> [TrustedPeer] {
+        try load().filter { $0.deviceID.hasPrefix(prefix) }
+    }
+
+    /// Pins `id` under `name` (empty for none), or renames it when it is pinned already; returns the entry as it
+    /// was before, `nil` when `id` is new. Throws when another ID is pinned under `name`.
+    @discardableResult
+    public func pin(_ id: DeviceID, name: String, now: Date = Date()) throws -> TrustedPeer? {
+        guard name.utf8.count <= GlobalOptions.maximumNameBytes else {
+            throw CLIError.failure("a peer's name must be at most \(GlobalOptions.maximumNameBytes) UTF-8 bytes")
+        }
+        return try update { peers in
+            if !name.isEmpty, let other = peers.first(where: { Self.sameName($0.name, name) && $0.deviceID != id }) {
+                throw CLIError.failure(
+                    "'\(TerminalText.escape(name))' is pinned to \(other.deviceID); remove it first with"
+                        + " 'ferry trust remove \(other.deviceID.shortDescription)'")
+            }
+            if let index = peers.firstIndex(where: { $0.deviceID == id }) {
+                let previous = peers[index]
+                peers[index].name = name
+                return previous
+            }
+            peers.append(TrustedPeer(deviceID: id, name: name, added: TrustedPeer.wholeSeconds(now)))
+            return nil
+        }
+    }
+
+    /// Unpins `id`; returns the entry removed, `nil` when `id` was not pinned (the file is then left alone).
+    @discardableResult
+    public func remove(_ id: DeviceID) throws -> TrustedPeer? {
+        try update { peers in
+            guard let index = peers.firstIndex(where: { $0.deviceID == id }) else {
+                return nil
+            }
+            return peers.remove(at: index)
+        }
+    }
+
+    /// Whether two names are the same for pinning: equal ignoring case (and, as Swift compares strings, Unicode
+    /// normalisation), so that `Alice` cannot be pinned beside `alice` to another key.
+    public static func sameName(_ a: String, _ b: String) -> Bool {
+        a.lowercased() == b.lowercased()
+    }
+
+    /// Runs `body` on the current entries under the lock and writes them back when it changed them.
+    private func update<T>(_ body: (inout [TrustedPeer]) throws -> T) throws -> T {
+        try ConfigDirectory.create(directory)
+        let lock = open(lockFile.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard lock >= 0 else {
+            throw CLIError.failure("could not open \(lockFile.path): \(Self.lastError())")
+        }
+        defer { close(lock) }
+        while flock(lock, LOCK_EX) != 0 {
+            guard errno == EINTR else {
+                throw CLIError.failure("could not lock \(lockFile.path): \(Self.lastError())")
+            }
+        }
+        let before = try load()
+        var peers = before
+        let result = try body(&peers)
+        if peers != before {
+            try write(peers)
+        }
+        return result
+    }
+
+    /// Replaces the file by `peers`: temporary file, fsync, rename, fsync of the directory.
+    private func write(_ peers: [TrustedPeer]) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        var data = Data()
+        for peer in peers {
+            data.append(try encoder.encode(peer))
+            data.append(UInt8(ascii: "\n"))
+        }
+        let temporary = directory.appendingPathComponent(
+            ".trusted-peers.\(getpid()).\(String(UInt64.random(in: 0...UInt64.max), radix: 16))")
+        let fd = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            throw CLIError.failure("could not create \(temporary.path): \(Self.lastError())")
+        }
+        var published = false
+        defer {
+            if !published {
+                unlink(temporary.path)
+            }
+        }
+        let written = fchmod(fd, 0o600) == 0 && Self.writeAll(data, to: fd) && fsync(fd) == 0
+        let reason = Self.lastError()
+        close(fd)
+        guard written else {
+            throw CLIError.failure("could not write \(temporary.path): \(reason)")
+        }
+        guard rename(temporary.path, file.path) == 0 else {
+            throw CLIError.failure("could not replace \(file.path): \(Self.lastError())")
+        }
+        published = true
+        let directoryFD = open(directory.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if directoryFD >= 0 {
+            _ = fsync(directoryFD)
+            close(directoryFD)
+        }
+    }
+
+    private static func writeAll(_ data: Data, to fd: Int32) -> Bool {
+        data.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let count = Glibc.write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    return false
+                }
+                offset += count
+            }
+            return true
+        }
+    }
+
+    /// Parses the file's lines; any line that is not an entry, or a second entry for one ID, is damage.
+    static func decode(_ data: Data, file: URL) throws -> [TrustedPeer] {
+        let decoder = JSONDecoder()
+        var peers: [TrustedPeer] = []
+        for (index, line) in data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).enumerated()
+        where !line.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\r") || $0 == UInt8(ascii: "\t") })
+        {
+            guard let peer = try? decoder.decode(TrustedPeer.self, from: Data(line)) else {
+                throw damaged(file, line: index + 1, "not a trusted peer entry")
+            }
+            guard !peers.contains(where: { $0.deviceID == peer.deviceID }) else {
+                throw damaged(file, line: index + 1, "a second entry for \(peer.deviceID.shortDescription)")
+            }
+            peers.append(peer)
+        }
+        return peers
+    }
+
+    private static func damaged(_ file: URL, line: Int, _ problem: String) -> CLIError {
+        .failure(
+            "\(file.path) is damaged (line \(line): \(problem)); repair the line, or remove the file to forget"
+                + " every trusted peer and pin them again with 'ferry trust add'")
+    }
+
+    private static func lastError() -> String {
+        String(cString: strerror(errno))
+    }
+}

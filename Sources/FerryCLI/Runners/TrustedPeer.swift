@@ -1,0 +1,57 @@
+import FerryWire
+import Foundation
+
+/// A peer whose device ID this install has pinned: links from it need no question, and a peer that shows another
+/// key under its name is refused.
+///
+/// One line of the trusted-peers file, as JSON with sorted keys:
+///
+///     {"added":"2026-11-30T06:31:43Z","deviceID":"<64 lowercase hex digits>","name":"alice-laptop"}
+///
+/// The ID is stored in hex (exact, what tools compare) and shown grouped base32 (what people compare); `added`
+/// is ISO 8601 in UTC, whole seconds. `name` is what the user or the pairing prompt called the peer, possibly
+/// empty; it is text a peer may have chosen, so escape it (`TerminalText`) before printing.
+public struct TrustedPeer: Codable, Equatable, Sendable {
+    public var deviceID: DeviceID
+    public var name: String
+    public var added: Date
+
+    public init(deviceID: DeviceID, name: String, added: Date) {
+        self.deviceID = deviceID
+        self.name = name
+        self.added = added
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case deviceID
+        case name
+        case added
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let hex = try container.decode(String.self, forKey: .deviceID)
+        guard hex.utf8.count == DeviceID.length * 2, let id = DeviceID(string: hex) else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .deviceID, in: container, debugDescription: "not 64 hex digits")
+        }
+        let addedText = try container.decode(String.self, forKey: .added)
+        guard let added = try? Date(addedText, strategy: .iso8601) else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .added, in: container, debugDescription: "not an ISO 8601 date")
+        }
+        self.init(deviceID: id, name: try container.decode(String.self, forKey: .name), added: added)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(deviceID.hex, forKey: .deviceID)
+        try container.encode(name, forKey: .name)
+        try container.encode(added.formatted(.iso8601), forKey: .added)
+    }
+
+    /// `date` without its fraction of a second, so that an entry reads back equal to what was written.
+    static func wholeSeconds(_ date: Date) -> Date {
+        Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.down))
+    }
+}
