@@ -20,7 +20,10 @@ public enum FerryCommand {
             Global options (--session, --name, --port, --peer, --interface, -v) may come before or after the \
             subcommand; 'ferry help <subcommand>' lists them.
             """,
-        subcommands: [PeersCommand.self, SendCommand.self, ReceiveCommand.self, WatchCommand.self, ChatCommand.self]
+        subcommands: [
+            PeersCommand.self, SendCommand.self, ReceiveCommand.self, WatchCommand.self, ChatCommand.self,
+            IdCommand.self, TrustCommand.self,
+        ]
     )
 
     /// Parses `arguments` (as `CommandLine.arguments`: the executable's name first), runs the command, and

@@ -1,0 +1,52 @@
+extension TrustCommand {
+    /// `ferry trust list`: the pinned peers, oldest first, as a table or as JSON lines.
+    public struct List: ParsableCommand, Equatable {
+        public static let configuration = CommandConfiguration(
+            commandName: "list",
+            abstract: "List the trusted peers.",
+            options: [
+                .flag("json", help: "Print one JSON object per line instead of text.")
+            ]
+        )
+
+        /// Whether to print JSON lines instead of text.
+        public var json: Bool
+        public var global: GlobalOptions
+
+        public init(json: Bool = false, global: GlobalOptions = .init()) {
+            self.json = json
+            self.global = global
+        }
+
+        public init(parsing values: ParsedValues) throws {
+            self.init(json: values.isSet("json"), global: try GlobalOptions(parsing: values))
+        }
+
+        /// Prints one line per pinned peer; with none, a hint on stderr (text) or nothing (JSON).
+        public func run(context: CommandContext) async throws -> ExitCode {
+            let peers = try TrustStore(environment: context.environment).load()
+            if json {
+                for peer in peers {
+                    context.stdout.writeLine(TrustCommand.json(peer).text)
+                }
+                return .success
+            }
+            guard !peers.isEmpty else {
+                context.stderr.writeLine("No trusted peers; pin one with 'ferry trust add <id> --name <name>'.")
+                return .success
+            }
+            let names = peers.map { $0.name.isEmpty ? "-" : TerminalText.escape($0.name) }
+            let width = max("NAME".count, names.map(\.count).max() ?? 0)
+            func pad(_ text: String) -> String {
+                text + String(repeating: " ", count: width - text.count)
+            }
+            var text = "\(pad("NAME"))  ADDED       DEVICE ID\n"
+            for (peer, name) in zip(peers, names) {
+                let day = peer.added.formatted(.iso8601.year().month().day())
+                text += "\(pad(name))  \(day)  \(peer.deviceID)\n"
+            }
+            context.stdout.write(text)
+            return .success
+        }
+    }
+}

@@ -1,0 +1,57 @@
+import FerryWire
+
+/// `ferry trust`: the peers this install trusts, pinned by device ID (`list`, `add`, `remove`).
+///
+/// A group: it only selects one of its subcommands, which are nested types in `TrustCommand+List.swift`,
+/// `+Add.swift` and `+Remove.swift`. Pinning is what lets `ferry receive --accept trusted` run unattended, and what
+/// refuses a peer that shows up under a trusted name with another key, so the commands show the whole device ID and
+/// never let a name move silently to another one.
+public struct TrustCommand: ParsableCommand, Equatable {
+    public static let configuration = CommandConfiguration(
+        commandName: "trust",
+        abstract: "List, pin and unpin the peers this install trusts.",
+        discussion: """
+            A trusted peer is pinned by its device ID (what 'ferry id' prints on its machine). Pinned peers are \
+            accepted by 'ferry receive --accept trusted'; a peer that presents another key under a pinned name is \
+            refused. The list is kept in $XDG_CONFIG_HOME/ferry/trusted-peers (else ~/.config/ferry).
+            """,
+        subcommands: [List.self, Add.self, Remove.self]
+    )
+
+    public var global: GlobalOptions
+
+    public init(global: GlobalOptions = .init()) {
+        self.global = global
+    }
+
+    public init(parsing values: ParsedValues) throws {
+        self.init(global: try GlobalOptions(parsing: values))
+    }
+
+    /// Never reached: the parser asks for a subcommand of a group.
+    public func run(context: CommandContext) async throws -> ExitCode {
+        throw CLIError.usage("Missing subcommand; choose one of: list, add, remove")
+    }
+
+    /// `alice-laptop (AAAQ-EAYE-...)`, or the ID alone for a peer pinned without a name; the name escaped.
+    static func label(_ peer: TrustedPeer) -> String {
+        peer.name.isEmpty ? "\(peer.deviceID)" : "'\(TerminalText.escape(peer.name))' (\(peer.deviceID))"
+    }
+
+    /// The peer as `--json` shows it: `{"deviceID":..., "hex":..., "name":..., "added":...}`.
+    static func json(_ peer: TrustedPeer) -> JSONLine {
+        [
+            "deviceID": .string(peer.deviceID.description),
+            "hex": .string(peer.deviceID.hex),
+            "name": .string(peer.name),
+            "added": .string(peer.added.formatted(.iso8601)),
+        ]
+    }
+
+    /// The usage error for text that is not a device ID.
+    static func invalidID(_ text: String) -> CLIError {
+        .usage(
+            "'\(TerminalText.escape(text))' is not a valid device ID; give the grouped form 'ferry id' prints"
+                + " (13 groups of 4) or 64 hex digits")
+    }
+}
