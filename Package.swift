@@ -13,6 +13,7 @@ let package = Package(
         .executable(name: "ferry-bench", targets: ["ferry-bench"]),
         .library(name: "FerrySession", targets: ["FerrySession"]),
         .library(name: "FerryTransfer", targets: ["FerryTransfer"]),
+        .library(name: "FerryProtocol", targets: ["FerryWire", "FerryStateMachines"]),
     ],
     targets: [
         // C libraries from Debian.
@@ -40,7 +41,9 @@ let package = Package(
         .target(name: "FerryStateMachines", dependencies: ["FerryWire"]),
         // 3. Drivers: syscalls and the epoll reactor; the session.
         .target(name: "FerrySystem", dependencies: ["CFerryLinux"]),
-        .target(name: "FerrySession", dependencies: ["FerryWire", "FerryStateMachines", "FerrySystem"]),
+        .target(name: "FerrySecurity", dependencies: ["COpenSSL", "FerryWire", "FerryStateMachines", "FerrySystem"]),
+        .target(
+            name: "FerrySession", dependencies: ["FerryWire", "FerryStateMachines", "FerrySystem", "FerrySecurity"]),
         .target(
             name: "FerryTransfer",
             dependencies: ["FerryWire", "FerryStateMachines", "FerrySystem", "FerrySession"]),
@@ -56,6 +59,7 @@ let package = Package(
         .testTarget(name: "FerryWireTests", dependencies: ["FerryWire"]),
         .testTarget(name: "FerryStateMachinesTests", dependencies: ["FerryStateMachines"]),
         .testTarget(name: "FerrySystemTests", dependencies: ["FerrySystem"]),
+        .testTarget(name: "FerrySecurityTests", dependencies: ["FerrySecurity", "FerryTestSupport"]),
         .testTarget(name: "FerrySessionTests", dependencies: ["FerrySession", "FerryTestSupport"]),
         .testTarget(name: "FerryTransferTests", dependencies: ["FerryTransfer", "FerryTestSupport"]),
         .testTarget(name: "FerryCLITests", dependencies: ["FerryCLI"]),

@@ -1,0 +1,204 @@
+import FerrySystem
+import FerryWire
+import Synchronization
+
+/// A ferry link's transport: the 8-byte preface in the clear, then TLS 1.3 with both sides' certificates, then
+/// every byte of the session protocol inside TLS.
+///
+/// Wraps any `ByteStream` (a `TCPConnection` in ferry). The first `read` runs the handshake: it sends our preface,
+/// checks the peer's (a stranger or another major version is refused before any TLS byte), then drives OpenSSL
+/// until both sides are authenticated. Writes wait for the handshake, so the session can queue its hello at once.
+/// Afterwards `peerDeviceID` is the SHA-256 of the peer's certificate, which the session compares with what the
+/// peer announced.
+///
+/// Bounds before authentication: the preface is read 8 bytes at most, handshake input 16 KiB per read, and OpenSSL
+/// refuses a certificate list above `TLSContext.maxCertificateListBytes`; the session's handshake deadline closes a
+/// peer that stalls.
+///
+/// One reader and one writer at a time (the session has exactly one of each per link): a record encrypted by one
+/// `write` is sent before the next `write` encrypts.
+public final class TLSStream: ByteStream {
+    /// Which side of the TLS handshake this is: the link's initiator is the client.
+    public enum Role: Sendable {
+        case client
+        case server
+    }
+
+    /// Who the handshake authenticated.
+    public struct Peer: Equatable, Sendable {
+        /// SHA-256 of the certificate the peer presented.
+        public var deviceID: DeviceID
+        /// From the peer's preface.
+        public var version: ProtocolVersion
+        /// The negotiated cipher suite.
+        public var cipher: String
+    }
+
+    private enum HandshakeState {
+        case notStarted
+        case running
+        case done(Peer)
+        case failed(SecurityError)
+    }
+
+    private let transport: any ByteStream
+    private let role: Role
+    private let engine: Mutex<TLSEngine>
+    private let handshakeState = Mutex<(state: HandshakeState, waiters: [CheckedContinuation<Peer, any Error>])>(
+        (.notStarted, []))
+
+    public init(over transport: any ByteStream, context: TLSContext, role: Role) throws(SecurityError) {
+        self.transport = transport
+        self.role = role
+        self.engine = Mutex(try TLSEngine(context: context, isClient: role == .client))
+    }
+
+    public var localAddress: SocketAddress { transport.localAddress }
+    public var remoteAddress: SocketAddress { transport.remoteAddress }
+
+    /// The authenticated peer; nil until the handshake finished.
+    public var peer: Peer? {
+        handshakeState.withLock { entry in
+            if case .done(let peer) = entry.state { return peer }
+            return nil
+        }
+    }
+
+    /// Runs the handshake (once; later calls wait for the first) and returns the authenticated peer.
+    @discardableResult
+    public func handshake() async throws -> Peer {
+        let shouldRun = handshakeState.withLock { entry -> Bool in
+            guard case .notStarted = entry.state else { return false }
+            entry.state = .running
+            return true
+        }
+        if shouldRun {
+            do {
+                let peer = try await runHandshake()
+                finishHandshake(.done(peer))
+                return peer
+            } catch {
+                let failure = (error as? SecurityError) ?? .closedDuringHandshake
+                finishHandshake(.failed(failure))
+                transport.close()
+                throw failure
+            }
+        }
+        return try await withCheckedThrowingContinuation { continuation in
+            let settled = handshakeState.withLock { entry -> Result<Peer, SecurityError>? in
+                switch entry.state {
+                case .done(let peer): return .success(peer)
+                case .failed(let error): return .failure(error)
+                case .notStarted, .running:
+                    entry.waiters.append(continuation)
+                    return nil
+                }
+            }
+            if let settled { continuation.resume(with: settled) }
+        }
+    }
+
+    public func read(maxBytes: Int) async throws -> [UInt8] {
+        precondition(maxBytes > 0, "read(maxBytes:) needs a positive maxBytes")
+        try await handshake()
+        while true {
+            let (bytes, step) = engine.withLock { $0.read(maxBytes: maxBytes) }
+            if !bytes.isEmpty { return bytes }
+            switch step {
+            case .done, .needInput:
+                let input = try await transport.read(maxBytes: 256 << 10)
+                if input.isEmpty { return [] }
+                engine.withLock { $0.feed(input) }
+            case .closed:
+                return []
+            case .failed(let reason):
+                throw SecurityError.connectionFailed(reason)
+            }
+        }
+    }
+
+    public func write(_ bytes: [UInt8]) async throws {
+        try await handshake()
+        let records = try engine.withLock { engine throws(SecurityError) in try engine.write(bytes) }
+        try await transport.write(records)
+    }
+
+    public func close() {
+        transport.close()
+        finishHandshake(.failed(.closedDuringHandshake))
+    }
+
+    /// RFC 8446 exporter bytes bound to this link: both ends get the same bytes, a man in the middle (who holds two
+    /// different TLS sessions) gets different ones. Nil before the handshake.
+    public func exportKeyingMaterial(label: String, context: [UInt8], length: Int) -> [UInt8]? {
+        guard peer != nil else { return nil }
+        return engine.withLock { $0.exportKeyingMaterial(label: label, context: context, length: length) }
+    }
+
+    private func runHandshake() async throws -> Peer {
+        try await transport.write(Preface.encode())
+        var preface: [UInt8] = []
+        var version: ProtocolVersion?
+        while version == nil {
+            let bytes = try await transport.read(maxBytes: Preface.length - preface.count)
+            guard !bytes.isEmpty else { throw SecurityError.closedDuringHandshake }
+            preface += bytes
+            do {
+                version = try Preface.decode(preface[...])
+            } catch {
+                throw SecurityError.badPreface(error.description)
+            }
+        }
+        while true {
+            let (step, records) = engine.withLock { engine in
+                let step = engine.handshake()
+                return (step, engine.drain())
+            }
+            if !records.isEmpty {
+                do {
+                    try await transport.write(records)
+                } catch {
+                    if case .failed(let reason) = step { throw SecurityError.handshakeFailed(reason) }
+                    throw error
+                }
+            }
+            switch step {
+            case .done:
+                guard let certificate = engine.withLock({ $0.peerCertificate() }) else {
+                    throw SecurityError.handshakeFailed("the peer presented no certificate")
+                }
+                let cipher = engine.withLock { $0.cipherName() }
+                return Peer(
+                    deviceID: DeviceIdentity.deviceID(ofCertificate: certificate), version: version ?? .current,
+                    cipher: cipher)
+            case .needInput:
+                let input = try await transport.read(maxBytes: 16 << 10)
+                guard !input.isEmpty else { throw SecurityError.closedDuringHandshake }
+                engine.withLock { $0.feed(input) }
+            case .closed:
+                throw SecurityError.closedDuringHandshake
+            case .failed(let reason):
+                throw SecurityError.handshakeFailed(reason)
+            }
+        }
+    }
+
+    private func finishHandshake(_ outcome: HandshakeState) {
+        let waiters = handshakeState.withLock { entry -> [CheckedContinuation<Peer, any Error>] in
+            switch entry.state {
+            case .done, .failed: return []  // the first outcome stands
+            case .notStarted, .running: break
+            }
+            entry.state = outcome
+            defer { entry.waiters = [] }
+            return entry.waiters
+        }
+        for waiter in waiters {
+            switch outcome {
+            case .done(let peer): waiter.resume(returning: peer)
+            case .failed(let error): waiter.resume(throwing: error)
+            case .notStarted, .running: break
+            }
+        }
+    }
+}

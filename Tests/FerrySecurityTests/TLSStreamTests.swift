@@ -1,0 +1,152 @@
+@testable import FerrySecurity
+import FerrySystem
+import FerryWire
+import Testing
+
+/// Two TLS streams over a real loopback TCP connection.
+struct TLSPair {
+    let client: TLSStream
+    let server: TLSStream
+    let clientIdentity: DeviceIdentity
+    let serverIdentity: DeviceIdentity
+    let clientTCP: TCPConnection
+    let serverTCP: TCPConnection
+
+    func close() {
+        client.close()
+        server.close()
+    }
+}
+
+func withTLSPair<T: Sendable>(
+    clientIdentity: DeviceIdentity? = nil, serverIdentity: DeviceIdentity? = nil,
+    _ body: (TLSPair, Reactor) async throws -> T
+) async throws -> T {
+    let reactor = try Reactor()
+    defer { reactor.shutdown() }
+    let listener = try reactor.listenTCP(on: .ipv4(.loopback, port: 0))
+    defer { listener.close() }
+    let clientIdentity = try clientIdentity ?? DeviceIdentity.generate()
+    let serverIdentity = try serverIdentity ?? DeviceIdentity.generate()
+    async let accepted = listener.accept()
+    let clientTCP = try await reactor.connectTCP(to: listener.localAddress, timeout: .seconds(60))
+    let serverTCP = try await accepted
+    let pair = TLSPair(
+        client: try TLSStream(over: clientTCP, context: TLSContext(identity: clientIdentity), role: .client),
+        server: try TLSStream(over: serverTCP, context: TLSContext(identity: serverIdentity), role: .server),
+        clientIdentity: clientIdentity, serverIdentity: serverIdentity, clientTCP: clientTCP, serverTCP: serverTCP)
+    defer { pair.close() }
+    return try await body(pair, reactor)
+}
+
+@Suite("TLS stream", .timeLimit(.minutes(2)))
+struct TLSStreamTests {
+    @Test func bothSidesLearnTheOthersDeviceIDAndTLS13() async throws {
+        try await withTLSPair { pair, _ in
+            async let serverPeer = pair.server.handshake()
+            let clientPeer = try await pair.client.handshake()
+            let serverSaw = try await serverPeer
+            #expect(clientPeer.deviceID == pair.serverIdentity.deviceID)
+            #expect(serverSaw.deviceID == pair.clientIdentity.deviceID)
+            #expect(clientPeer.version == .current)
+            #expect(clientPeer.cipher.hasPrefix("TLS_"))
+        }
+    }
+
+    @Test func bytesFlowBothWaysInOrder() async throws {
+        try await withTLSPair { pair, _ in
+            let payload = (0..<(3 << 20) + 17).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 9) }
+            let echo = Task {
+                var total = 0
+                while total < payload.count {
+                    let bytes = try await pair.server.read(maxBytes: 100_000)
+                    if bytes.isEmpty { break }
+                    total += bytes.count
+                    try await pair.server.write(bytes)
+                }
+            }
+            let writer = Task {
+                var offset = 0
+                var size = 1
+                while offset < payload.count {
+                    let end = min(payload.count, offset + size)
+                    try await pair.client.write(Array(payload[offset..<end]))
+                    offset = end
+                    size = size >= 1 << 20 ? 1 : size * 5
+                }
+            }
+            var received: [UInt8] = []
+            while received.count < payload.count {
+                let bytes = try await pair.client.read(maxBytes: 256 << 10)
+                if bytes.isEmpty { break }
+                received += bytes
+            }
+            try await writer.value
+            try await echo.value
+            #expect(received == payload)
+        }
+    }
+
+    @Test func bothEndsExportTheSameKeyingMaterial() async throws {
+        try await withTLSPair { pair, _ in
+            #expect(pair.client.exportKeyingMaterial(label: "EXPORTER-test", context: [1], length: 32) == nil)
+            async let serverPeer = pair.server.handshake()
+            try await pair.client.handshake()
+            _ = try await serverPeer
+            let client = pair.client.exportKeyingMaterial(label: "EXPORTER-test", context: [1, 2], length: 32)
+            let server = pair.server.exportKeyingMaterial(label: "EXPORTER-test", context: [1, 2], length: 32)
+            #expect(client != nil)
+            #expect(client == server)
+            let otherLabel = pair.server.exportKeyingMaterial(label: "EXPORTER-other", context: [1, 2], length: 32)
+            #expect(otherLabel != client)
+        }
+    }
+
+    @Test func aPeerThatIsNotFerryIsRefusedAtThePreface() async throws {
+        try await withTLSPair { pair, _ in
+            try await pair.clientTCP.write(Array("GET / HTTP/1.1\r\n\r\n".utf8))
+            await #expect(throws: SecurityError.self) { try await pair.server.handshake() }
+            do {
+                _ = try await pair.server.read(maxBytes: 10)
+                Issue.record("read after a failed handshake returned")
+            } catch let error as SecurityError {
+                guard case .badPreface = error else { Issue.record("unexpected \(error)"); return }
+            }
+        }
+    }
+
+    @Test func anotherMajorVersionIsRefusedAtThePreface() async throws {
+        try await withTLSPair { pair, _ in
+            try await pair.clientTCP.write([0x46, 0x45, 0x52, 0x52, 0x59, 0x00, 9, 0])
+            do {
+                try await pair.server.handshake()
+                Issue.record("a future major version was accepted")
+            } catch let error as SecurityError {
+                #expect(error.description.contains("not a ferry peer"))
+            }
+        }
+    }
+
+    @Test func cleartextFramesAfterThePrefaceFailTheHandshake() async throws {
+        try await withTLSPair { pair, _ in
+            var bytes = Preface.encode()
+            bytes += [0x00, 0x01, 0x00, 0x00, 0x00, 0x10] + [UInt8](repeating: 0x41, count: 16)
+            try await pair.clientTCP.write(bytes)
+            do {
+                try await pair.server.handshake()
+                Issue.record("a cleartext hello passed as TLS")
+            } catch let error as SecurityError {
+                guard case .handshakeFailed = error else { Issue.record("unexpected \(error)"); return }
+            }
+        }
+    }
+
+    @Test func writesWaitForTheHandshakeAndFailWhenItFails() async throws {
+        try await withTLSPair { pair, _ in
+            let early = Task { try await pair.server.write([1, 2, 3]) }
+            try await pair.clientTCP.write(Array("nonsense".utf8))
+            await #expect(throws: SecurityError.self) { try await pair.server.handshake() }
+            await #expect(throws: (any Error).self) { try await early.value }
+        }
+    }
+}
