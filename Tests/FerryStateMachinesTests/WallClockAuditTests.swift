@@ -1,0 +1,73 @@
+import Foundation
+import Testing
+
+/// Correctness never depends on wall-clock time: no source file reads the wall clock, except the few uses on the
+/// allow-list below, each with the reason it is harmless.
+///
+/// Why: the wall clock jumps (NTP, a user setting the date, a laptop resuming). A timeout, a deadline, a rate or
+/// an ordering measured with it can fire at once, never, or go backwards. ferry measures time with
+/// `ContinuousClock` (CLOCK_BOOTTIME) or CLOCK_MONOTONIC, passed in as a clock where it matters. This test reads
+/// every file under `Sources/` and fails when a wall-clock API appears outside the allow-list, so a new use has to
+/// be argued for here.
+@Suite struct WallClockAuditTests {
+    /// Spellings that read the wall clock (Swift, Foundation, Dispatch, C and OpenSSL).
+    static let wallClockAPIs = [
+        "Date()", "Date.now", "Date(timeIntervalSinceNow", "timeIntervalSinceNow", "CFAbsoluteTimeGetCurrent",
+        "DispatchWallTime", "wallDeadline", "gettimeofday", "CLOCK_REALTIME", "time(nil)", "time(NULL)",
+        "time(0)", "ftime(", "X509_gmtime_adj", "X509_time_adj", "X509_cmp_current_time",
+    ]
+
+    /// One allowed use: the file (relative to `Sources/`), the API, and why it cannot break correctness.
+    struct Allowed {
+        var file: String
+        var api: String
+        var why: String
+    }
+
+    static let allowed = [
+        Allowed(
+            file: "FerryTransfer/Receiving/ReceiveDirectory.swift", api: "Date()",
+            why: "removeStale compares staged files' modification times (themselves wall-clock file timestamps) with "
+                + "now, to delete leftovers a week old; a wrong clock removes a leftover early or late, never touches "
+                + "a transfer in progress (a live transfer's staged file is open and rewritten)"),
+    ]
+
+    static var sourcesDirectory: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Sources")
+    }
+
+    /// Every use of a wall-clock API in `Sources/`, as "file: api", comments skipped.
+    static func uses() throws -> [String] {
+        let root = sourcesDirectory.standardizedFileURL.path
+        guard let walker = FileManager.default.enumerator(atPath: root) else { return [] }
+        var found: [String] = []
+        for case let relative as String in walker
+        where [".swift", ".c", ".h"].contains(where: { relative.hasSuffix($0) }) {
+            let text = try String(contentsOfFile: root + "/" + relative, encoding: .utf8)
+            for line in text.split(separator: "\n") {
+                let code = line.drop { $0 == " " }
+                if code.hasPrefix("//") || code.hasPrefix("*") || code.hasPrefix("/*") { continue }
+                for api in wallClockAPIs where code.contains(api) {
+                    found.append("\(relative): \(api)")
+                }
+            }
+        }
+        return found
+    }
+
+    @Test func noWallClockOutsideTheAllowList() throws {
+        let found = try Self.uses()
+        let unexplained = found.filter { use in
+            !Self.allowed.contains { use == "\($0.file): \($0.api)" }
+        }
+        #expect(unexplained.isEmpty, "wall-clock API outside the allow-list (use ContinuousClock): \(unexplained)")
+    }
+
+    @Test func theAuditSeesTheSourcesAndEveryAllowedUseStillExists() throws {
+        let found = try Self.uses()
+        for entry in Self.allowed {
+            #expect(found.contains("\(entry.file): \(entry.api)"), "stale allow-list entry \(entry.file)")
+        }
+    }
+}
