@@ -32,6 +32,11 @@ public actor TransferEngine {
     var endedOrder: [IncomingKey] = []
     var loop: Task<Void, Never>?
     var isStopped = false
+    /// Compressed chunks handed to the inflater, and the largest output length asked of it. Two integers on the
+    /// actor, kept so that tests can prove that data for an offer not accepted is never decompressed and that
+    /// inflation never asks for more than a chunk.
+    var inflatedChunks = 0
+    var largestInflatedLength = 0
 
     init(session: Session, configuration: TransferConfiguration) throws(TransferError) {
         guard session.configuration.transfersEnabled else {

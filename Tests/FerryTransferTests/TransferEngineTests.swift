@@ -115,16 +115,25 @@ import Testing
     static func withMallory(
         inbox: String, _ body: (_ mallory: Session, _ receiver: PeerID) async throws -> Void
     ) async throws {
+        try await withMallory(inbox: inbox, policy: .all) { mallory, bob, _ in try await body(mallory, bob) }
+    }
+
+    /// Runs `body` with "mallory" connected to a receiving engine on `inbox` that answers offers by `policy`; the
+    /// engine is handed over too, so that a test can read what it did.
+    static func withMallory(
+        inbox: String, policy: OfferPolicy,
+        _ body: (_ mallory: Session, _ receiver: PeerID, _ engine: TransferEngine) async throws -> Void
+    ) async throws {
         let reactor = try Reactor()
         defer { reactor.shutdown() }
         try await Session.run(configuration: TransferEngineTests.configuration("bob"), reactor: reactor) { bob in
             try await Session.run(configuration: TransferEngineTests.configuration("mallory"), reactor: reactor) {
                 mallory in
-                let receiving = TransferConfiguration(receiveDirectory: inbox, offerPolicy: .all)
-                try await TransferEngine.run(session: bob, configuration: receiving) { _ in
+                let receiving = TransferConfiguration(receiveDirectory: inbox, offerPolicy: policy)
+                try await TransferEngine.run(session: bob, configuration: receiving) { engine in
                     let info = try await mallory.connect(
                         toAddress: .ipv4(.loopback, port: await bob.listenPort), timeout: .seconds(30))
-                    try await body(mallory, info.peerID)
+                    try await body(mallory, info.peerID, engine)
                 }
             }
         }

@@ -59,6 +59,10 @@ extension TransferEngine {
         case .none:
             raw = chunk.data
         case .zlib where codecs.contains(.zlib), .zstd where codecs.contains(.zstd):
+            // Only a chunk the machine expects gets here: its raw length is the offer's chunk size or the file's
+            // remainder, and the inflater allocates exactly that, never more.
+            inflatedChunks += 1
+            largestInflatedLength = max(largestInflatedLength, Int(chunk.rawLength))
             do {
                 raw = try ChunkInflater.inflate(
                     chunk.data, algorithm: chunk.codec == .zstd ? .zstd : .zlib, rawLength: Int(chunk.rawLength)

@@ -1,0 +1,83 @@
+import FerrySession
+import FerryWire
+import Testing
+
+/// Mallory's side of a transfer, frame by frame: what a hostile (or just unusual) sender can put on the wire, with
+/// no engine of its own to keep it honest.
+struct HostileSender {
+    let session: Session
+    let receiver: PeerID
+    let transferID = TransferID.random()
+
+    /// An offer of `files` (name and size) in chunks of `chunkSize`, zlib allowed.
+    func offer(_ files: [(String, UInt64)], chunkSize: Int = Limits.minChunkSize) -> Offer {
+        Offer(
+            transferID: transferID, chunkSize: UInt32(chunkSize), codecs: [.zlib],
+            files: files.map { OfferedFile(path: $0.0, size: $0.1, modificationTime: FileTime(seconds: 0, nanoseconds: 0)) })
+    }
+
+    func send(_ message: TransferMessage) async throws {
+        try await session.sendTransferFrame([message.frame.encoded()], to: receiver)
+    }
+
+    /// A chunk of `raw` at `offset`, sent raw, or as `data` in `codec` when given (a bomb, a lie).
+    func sendChunk(file: UInt32, offset: UInt64, raw: [UInt8], codec: Codec = .none, data: [UInt8]? = nil)
+        async throws
+    {
+        let payload = data ?? raw
+        let header = Chunk.frameHeader(
+            transferID: transferID, fileIndex: file, offset: offset, rawLength: UInt32(raw.count), codec: codec,
+            crc32: CRC32.checksum(raw), dataLength: payload.count)
+        try await session.sendTransferFrame([header, payload], to: receiver)
+    }
+
+    func sendEnd(file: UInt32, of bytes: [UInt8]) async throws {
+        let hasher = SHA256Hasher()
+        hasher.update(bytes)
+        try await send(.fileEnd(FileEnd(transferID: transferID, fileIndex: file, sha256: hasher.finalize())))
+    }
+
+    /// The next transfer message from the receiver, or nil once the link is closed.
+    func next() async -> TransferMessage? {
+        for await event in session.transferEvents {
+            switch event {
+            case .frame(let frame, let peer) where peer == receiver:
+                if let message = try? TransferMessage(frame: frame) { return message }
+            case .peerDisconnected(let peer, _) where peer == receiver:
+                return nil
+            default:
+                continue
+            }
+        }
+        return nil
+    }
+
+    /// Skips messages until `match` returns a value; nil if the link closed first.
+    func waitFor<T>(_ match: (TransferMessage) -> T?) async -> T? {
+        while let message = await next() {
+            if let value = match(message) { return value }
+        }
+        return nil
+    }
+
+    /// Waits for the receiver's reply to the offer.
+    func reply() async -> OfferReply? {
+        await waitFor { if case .offerReply(let reply) = $0 { reply } else { nil } }
+    }
+
+    /// Waits for an acknowledgement of a chunk of `file`.
+    func ack() async -> ChunkAck? {
+        await waitFor { if case .chunkAck(let ack) = $0 { ack } else { nil } }
+    }
+
+    /// Waits for the result of a file.
+    func result() async -> FileResult? {
+        await waitFor { if case .fileResult(let result) = $0 { result } else { nil } }
+    }
+
+    /// Waits until the receiver closed the link; false if the stream ended some other way.
+    func linkClosed() async -> Bool {
+        while await next() != nil {}
+        return true
+    }
+}
