@@ -28,6 +28,8 @@ import Testing
           watch                   Send every new file that appears in a directory to
                                   peers.
           chat                    Chat line by line with every peer of the session.
+          id                      Show this install's device ID and display name.
+          trust                   List, pin and unpin the peers this install trusts.
 
           See 'ferry help <subcommand>' for detailed help.
         """

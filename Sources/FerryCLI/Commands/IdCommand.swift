@@ -6,7 +6,7 @@
 public struct IdCommand: ParsableCommand, Equatable {
     public static let configuration = CommandConfiguration(
         commandName: "id",
-        abstract: "Show this install's device ID, display name and config directory.",
+        abstract: "Show this install's device ID and display name.",
         discussion: """
             The device ID identifies this install to its peers; another machine pins it with 'ferry trust add \
             <id>'. It is created on first use and kept in the config directory ($XDG_CONFIG_HOME/ferry, else \

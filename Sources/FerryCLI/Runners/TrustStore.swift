@@ -179,8 +179,7 @@ public struct TrustStore: Sendable {
         let decoder = JSONDecoder()
         var peers: [TrustedPeer] = []
         for (index, line) in data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).enumerated()
-        where !line.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\r") || $0 == UInt8(ascii: "\t") })
-        {
+        where !line.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\r") || $0 == UInt8(ascii: "\t") }) {
             guard let peer = try? decoder.decode(TrustedPeer.self, from: Data(line)) else {
                 throw damaged(file, line: index + 1, "not a trusted peer entry")
             }

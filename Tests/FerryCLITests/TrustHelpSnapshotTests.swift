@@ -1,0 +1,172 @@
+import Testing
+
+@testable import FerryCLI
+
+/// Pins the help and usage errors of `ferry id` and `ferry trust ...`, a group with subcommands of its own.
+@Suite struct TrustHelpSnapshotTests {
+    static let idHelp = """
+        OVERVIEW: Show this install's device ID and display name.
+
+        The device ID identifies this install to its peers; another machine pins it with
+        'ferry trust add <id>'. It is created on first use and kept in the config
+        directory ($XDG_CONFIG_HOME/ferry, else ~/.config/ferry).
+
+        USAGE: ferry id [--json] [<global options>]
+
+        OPTIONS:
+          --json                  Print one JSON object instead of text.
+          -h, --help              Show help information.
+        """ + "\n\n" + HelpSnapshotTests.globalOptionsHelp
+
+    static let trustHelp = """
+        OVERVIEW: List, pin and unpin the peers this install trusts.
+
+        A trusted peer is pinned by its device ID (what 'ferry id' prints on its
+        machine). Pinned peers are accepted by 'ferry receive --accept trusted'; a peer
+        that presents another key under a pinned name is refused. The list is kept in
+        $XDG_CONFIG_HOME/ferry/trusted-peers (else ~/.config/ferry).
+
+        USAGE: ferry trust <subcommand>
+
+        OPTIONS:
+          -h, --help              Show help information.
+
+        SUBCOMMANDS:
+          list                    List the trusted peers.
+          add                     Pin a peer's device ID as trusted.
+          remove                  Unpin a trusted peer.
+
+          See 'ferry help trust <subcommand>' for detailed help.
+        """
+
+    /// `--name` of `trust add` names the peer, so the global `--name` is not listed again.
+    static let trustAddHelp = """
+        OVERVIEW: Pin a peer's device ID as trusted.
+
+        Adding an ID that is pinned already changes its name. A name belongs to one ID
+        only: to give it to another one, remove the old one first.
+
+        USAGE: ferry trust add [--name <name>] <id> [<global options>]
+
+        ARGUMENTS:
+          <id>                    The peer's device ID, as 'ferry id' prints it or in 64
+                                  hex digits.
+
+        OPTIONS:
+          --name <name>           The name to know the peer by. (default: none)
+          -h, --help              Show help information.
+        """ + "\n\n"
+        + HelpSnapshotTests.globalOptionsHelp.replacingOccurrences(
+            of: """
+                  --name <name>           Display name shown to other peers. (default: the host
+                                          name)
+
+                """,
+            with: "")
+
+    static let trustUsage = """
+        Usage: ferry trust <subcommand>
+          See 'ferry trust --help' for more information.
+        """
+
+    static let trustAddUsage = """
+        Usage: ferry trust add [--name <name>] <id> [<global options>]
+          See 'ferry trust add --help' for more information.
+        """
+
+    static let trustRemoveUsage = """
+        Usage: ferry trust remove <id> [<global options>]
+          See 'ferry trust remove --help' for more information.
+        """
+
+    @Test(arguments: [["id", "--help"], ["help", "id"], ["id", "--json", "-h"]])
+    func idHelp(arguments: [String]) async {
+        #expect(await FerryRun.run(arguments) == .printed(Self.idHelp))
+    }
+
+    @Test(arguments: [["trust", "--help"], ["help", "trust"], ["trust", "-h"], ["--help", "trust"]])
+    func trustHelp(arguments: [String]) async {
+        #expect(await FerryRun.run(arguments) == .printed(Self.trustHelp))
+    }
+
+    @Test(arguments: [
+        ["trust", "add", "--help"], ["help", "trust", "add"], ["trust", "--help", "add"], ["trust", "add", "x", "-h"],
+        ["-v", "trust", "add", "--bogus", "--help"],
+    ])
+    func trustAddHelp(arguments: [String]) async {
+        #expect(await FerryRun.run(arguments) == .printed(Self.trustAddHelp))
+    }
+
+    @Test func helpFitsInEightyColumns() async {
+        for arguments in [
+            ["help", "id"], ["help", "trust"], ["help", "trust", "list"], ["help", "trust", "add"],
+            ["help", "trust", "remove"],
+        ] {
+            let run = await FerryRun.run(arguments)
+            #expect(run.code == .success)
+            for line in run.stdout.split(separator: "\n") {
+                #expect(line.count <= 80, "\(arguments): \(line)")
+                #expect(!line.hasSuffix(" "), "\(arguments): trailing space in \(line)")
+            }
+        }
+    }
+
+    @Test func groupUsageErrors() async {
+        #expect(
+            await FerryRun.run(["trust"])
+                == .usageError("Error: Missing subcommand; choose one of: list, add, remove\n" + Self.trustUsage))
+        #expect(
+            await FerryRun.run(["trust", "lst"])
+                == .usageError("Error: Unknown subcommand 'lst'. Did you mean 'list'?\n" + Self.trustUsage))
+        #expect(
+            await FerryRun.run(["trust", "show"])
+                == .usageError(
+                    "Error: Unknown subcommand 'show'; choose one of: list, add, remove\n" + Self.trustUsage))
+        #expect(
+            await FerryRun.run(["help", "trust", "ad"])
+                == .usageError("Error: Unknown subcommand 'ad'. Did you mean 'add'?\n" + Self.trustUsage))
+        #expect(
+            await FerryRun.run(["trust", "--jsn", "list"])
+                == .usageError("Error: Unknown option '--jsn'\n" + Self.trustUsage))
+    }
+
+    @Test func badIDIsAUsageError() async {
+        let message =
+            "Error: 'ABCD-EFGH' is not a valid device ID; give the grouped form 'ferry id' prints (13 groups of 4)"
+            + " or 64 hex digits\n"
+        #expect(await FerryRun.run(["trust", "add", "ABCD-EFGH"]) == .usageError(message + Self.trustAddUsage))
+        #expect(
+            await FerryRun.run(["trust", "add", String(repeating: "g", count: 64)])
+                == .usageError(
+                    "Error: '\(String(repeating: "g", count: 64))' is not a valid device ID; give the grouped form"
+                        + " 'ferry id' prints (13 groups of 4) or 64 hex digits\n" + Self.trustAddUsage))
+        #expect(
+            await FerryRun.run(["trust", "add"])
+                == .usageError("Error: Missing expected argument '<id>'\n" + Self.trustAddUsage))
+        #expect(
+            await FerryRun.run(["trust", "remove", "ABCD-EFG"])
+                == .usageError(
+                    "Error: 'ABCD-EFG' is not a device ID nor the first 8 or more characters of one\n"
+                        + Self.trustRemoveUsage))
+        #expect(
+            await FerryRun.run(["trust", "remove", "\u{1B}[31mABCDEFGH"])
+                == .usageError(
+                    "Error: '\\u{1B}[31mABCDEFGH' is not a device ID nor the first 8 or more characters of one\n"
+                        + Self.trustRemoveUsage))
+    }
+
+    @Test func badNameIsAUsageError() async {
+        let id = String(repeating: "ab", count: 32)
+        #expect(
+            await FerryRun.run(["trust", "add", id, "--name", "ev\u{1B}il"])
+                == .usageError(
+                    "Error: --name: a display name must not contain control characters\n" + Self.trustAddUsage))
+        #expect(
+            await FerryRun.run(["trust", "add", id, "--name", String(repeating: "n", count: 65)])
+                == .usageError(
+                    "Error: --name: a display name must be 1 to 64 UTF-8 bytes (got 65)\n" + Self.trustAddUsage))
+        #expect(
+            await FerryRun.run(["trust", "add", id, "extra"])
+                == .usageError("Error: Unexpected argument 'extra'\n" + Self.trustAddUsage))
+    }
+}
