@@ -22,9 +22,9 @@ import Testing
         OVERVIEW: List, pin and unpin the peers this install trusts.
 
         A trusted peer is pinned by its device ID (what 'ferry id' prints on its
-        machine). Pinned peers are accepted by 'ferry receive --accept trusted'; a peer
-        that presents another key under a pinned name is refused. The list is kept in
-        $XDG_CONFIG_HOME/ferry/trusted-peers (else ~/.config/ferry).
+        machine), under a name that belongs to it alone: giving the name to another ID
+        takes a 'remove' first, so a new key never takes over a trusted name silently.
+        The list is kept in $XDG_CONFIG_HOME/ferry/trusted-peers (else ~/.config/ferry).
 
         USAGE: ferry trust <subcommand>
 

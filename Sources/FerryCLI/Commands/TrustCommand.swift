@@ -11,9 +11,10 @@ public struct TrustCommand: ParsableCommand, Equatable {
         commandName: "trust",
         abstract: "List, pin and unpin the peers this install trusts.",
         discussion: """
-            A trusted peer is pinned by its device ID (what 'ferry id' prints on its machine). Pinned peers are \
-            accepted by 'ferry receive --accept trusted'; a peer that presents another key under a pinned name is \
-            refused. The list is kept in $XDG_CONFIG_HOME/ferry/trusted-peers (else ~/.config/ferry).
+            A trusted peer is pinned by its device ID (what 'ferry id' prints on its machine), under a name that \
+            belongs to it alone: giving the name to another ID takes a 'remove' first, so a new key never takes \
+            over a trusted name silently. The list is kept in $XDG_CONFIG_HOME/ferry/trusted-peers (else \
+            ~/.config/ferry).
             """,
         subcommands: [List.self, Add.self, Remove.self]
     )
