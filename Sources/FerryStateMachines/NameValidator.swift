@@ -13,6 +13,8 @@
 ///    U+200F, U+202A-U+202E, U+2066-U+2069 (`.bidiControl`);
 /// 4. no component equal to the staging folder's name `.ferry-staging` (`.reserved`).
 /// Backslashes, spaces, leading dots and every other Unicode character are valid on Linux and accepted.
+/// The receiver passes the name in the form it will publish it in (NFC: `ReceiveDirectory.publishedForm`), so the
+/// lengths checked are the lengths written.
 public enum NameValidator {
     /// The receive directory's hidden staging folder; no received path may name it.
     public static let reservedName = ".ferry-staging"

@@ -16,6 +16,19 @@ struct HostileSender {
             files: files.map { OfferedFile(path: $0.0, size: $0.1, modificationTime: FileTime(seconds: 0, nanoseconds: 0)) })
     }
 
+    /// An offer of one file whose path is `path`, encoded by hand (big-endian, as PROTOCOL.md lays it out), so that
+    /// it can break rules our own encoder refuses to (a path over 4096 bytes, bytes that are not UTF-8).
+    func sendRawOffer(path: [UInt8], size: UInt64 = 4) async throws {
+        func be<T: FixedWidthInteger>(_ value: T) -> [UInt8] {
+            (0..<T.bitWidth / 8).reversed().map { UInt8(truncatingIfNeeded: value >> ($0 * 8)) }
+        }
+        var payload = transferID.bytes + be(UInt32(Limits.minChunkSize)) + [CodecSet.zlib.rawValue] + be(UInt32(1))
+        payload += be(UInt16(truncatingIfNeeded: path.count)) + path + be(size) + be(UInt16(0o644))
+        payload += be(UInt64(0)) + be(UInt32(0)) + [0] + be(UInt32(0)) + be(UInt32(0))
+        let header = be(FrameKind.offer.rawValue) + be(UInt32(payload.count))
+        try await session.sendTransferFrame([header, payload], to: receiver)
+    }
+
     func send(_ message: TransferMessage) async throws {
         try await session.sendTransferFrame([message.frame.encoded()], to: receiver)
     }

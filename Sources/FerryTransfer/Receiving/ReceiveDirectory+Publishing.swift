@@ -5,13 +5,14 @@ extension ReceiveDirectory {
     /// Highest number tried for a taken name: "name (9999).ext".
     static let maximumVariant = 9999
 
-    /// Publishes a staged file under `components` (already validated by `NameValidator`; checked again here):
-    /// creates the intermediate directories (each opened without following symlinks: a symlink planted in the
-    /// directory is refused with an error, never followed), applies `permissions & 0o755` (the sender's permission bits, never setuid, setgid or sticky, and never writable by
-    /// group or others, whatever the peer asks) and the modification
-    /// time to the staged file, then renames it into place with RENAME_NOREPLACE. A taken name becomes
-    /// "name (1).ext", "name (2).ext", ... up to 9999 (see `numberedName`). Returns the published path,
-    /// relative to the directory ("photos/beach (1).jpg").
+    /// Publishes a staged file under `components` (already validated by `NameValidator`; checked again here, in
+    /// NFC: see `publishedForm`): creates the intermediate directories (each opened without following symlinks: a
+    /// symlink planted in the directory is refused with an error, never followed), applies `permissions & 0o755`
+    /// (the sender's permission bits, never setuid, setgid or sticky, and never writable by group or others,
+    /// whatever the peer asks) and the modification time to the staged file, then renames it into place with
+    /// RENAME_NOREPLACE. A taken name (or one whose NFD spelling is there) becomes "name (1).ext", "name (2).ext",
+    /// ... up to 9999 (see `numberedName`). Returns the published path, relative to the directory
+    /// ("photos/beach (1).jpg").
     /// - Throws: `SystemError`: EINVAL for an invalid key or name, ENOTDIR or ELOOP for a symlink on the way or a
     ///   file where a directory is needed, EEXIST when every variant is taken; the staged file stays in place.
     ///
@@ -23,6 +24,7 @@ extension ReceiveDirectory {
         staged open: RegularFile? = nil
     ) throws(SystemError) -> String {
         try checkKey(key)
+        let components = components.map(Self.publishedForm)
         let joined = components.joined(separator: "/")
         guard let fileName = components.last, case .success(let checked) = NameValidator.components(of: joined),
             checked == components
@@ -32,10 +34,13 @@ extension ReceiveDirectory {
         }
         var directory = root
         var opened: [DirectoryHandle] = []
+        var prefix = ""
         defer { for handle in opened { handle.close() } }
         for component in components.dropLast() {
-            directory = try directory.subdirectory(component, create: true)
+            let spelling = Self.existingSpelling(of: component, in: directory)
+            directory = try directory.subdirectory(spelling, create: true)
             opened.append(directory)
+            prefix += spelling + "/"
         }
 
         let staged: RegularFile
@@ -49,9 +54,9 @@ extension ReceiveDirectory {
         try staged.setModificationTime(seconds: modificationTime.0, nanoseconds: modificationTime.1)
         staged.close()
 
-        let prefix = components.dropLast().map { $0 + "/" }.joined()
         for variant in 0...Self.maximumVariant {
             let candidate = variant == 0 ? fileName : Self.numberedName(fileName, variant)
+            if Self.twinExists(of: candidate, in: directory) { continue }  // looks the same: taken
             do {
                 try staging.rename(key, to: directory, as: candidate, replace: false)
                 return prefix + candidate

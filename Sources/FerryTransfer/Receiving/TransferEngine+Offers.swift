@@ -22,7 +22,8 @@ extension TransferEngine {
         var files: [IncomingFile] = []
         var seen = Set<String>()
         for (index, file) in offer.files.enumerated() {
-            switch NameValidator.components(of: file.path) {
+            // Validated in the form it will be published in (NFC), so that its length is checked as written.
+            switch NameValidator.components(of: ReceiveDirectory.publishedForm(file.path)) {
             case .failure(let error):
                 await deny(offer, to: peerID, .invalidOffer, "file \(index + 1): \(error)")
                 return
