@@ -48,19 +48,22 @@ let package = Package(
             name: "FerryTransfer",
             dependencies: ["FerryWire", "FerryStateMachines", "FerrySystem", "FerrySession"]),
         // 4. CLI.
-        .target(name: "FerryCLI", dependencies: ["FerryTransfer", "FerrySession", "FerryStateMachines", "FerrySystem", "FerryWire"]),
+        .target(
+            name: "FerryCLI",
+            dependencies: ["FerryTransfer", "FerrySession", "FerrySecurity", "FerryStateMachines", "FerrySystem", "FerryWire"]),
         .executableTarget(name: "ferry", dependencies: ["FerryCLI"]),
         .executableTarget(
-            name: "ferry-bench", dependencies: ["FerryTransfer", "FerrySession", "FerrySystem", "FerryTestSupport"]),
+            name: "ferry-bench",
+            dependencies: ["FerryTransfer", "FerrySession", "FerrySecurity", "FerrySystem", "FerryTestSupport"]),
 
         // Test support: processes, network-namespace test bed, fault proxy.
-        .target(name: "FerryTestSupport", dependencies: ["FerrySystem"]),
+        .target(name: "FerryTestSupport", dependencies: ["FerrySystem", "FerrySecurity"]),
 
         .testTarget(name: "FerryWireTests", dependencies: ["FerryWire"]),
         .testTarget(name: "FerryStateMachinesTests", dependencies: ["FerryStateMachines"]),
         .testTarget(name: "FerrySystemTests", dependencies: ["FerrySystem"]),
         .testTarget(name: "FerrySecurityTests", dependencies: ["FerrySecurity", "FerryTestSupport"]),
-        .testTarget(name: "FerrySessionTests", dependencies: ["FerrySession", "FerryTestSupport"]),
+        .testTarget(name: "FerrySessionTests", dependencies: ["FerrySession", "FerrySecurity", "FerryTestSupport"]),
         .testTarget(name: "FerryTransferTests", dependencies: ["FerryTransfer", "FerryTestSupport"]),
         .testTarget(name: "FerryCLITests", dependencies: ["FerryCLI"]),
         .testTarget(name: "FerryIntegrationTests", dependencies: ["FerryTestSupport", "FerrySystem", "FerryWire"]),

@@ -1,3 +1,4 @@
+import FerrySecurity
 import FerryStateMachines
 import FerrySystem
 import FerryWire
@@ -6,7 +7,8 @@ import FerryWire
 struct LinkRecord: Sendable {
     let id: LinkID
     var machine: LinkStateMachine
-    let stream: any ByteStream
+    /// The TLS stream over the link's TCP connection.
+    let stream: TLSStream
     let writer: LinkWriter
     let remoteAddress: SocketAddress
     /// The peer at the other end, once its hello arrived.
@@ -25,6 +27,6 @@ struct LinkRecord: Sendable {
 
     /// Not yet past the hello: what the pre-authentication caps count.
     var isUnauthenticated: Bool {
-        machine.state == .awaitingPreface || machine.state == .awaitingHello
+        machine.state == .awaitingHello
     }
 }

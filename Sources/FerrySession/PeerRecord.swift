@@ -1,3 +1,5 @@
+import FerrySecurity
+import FerryStateMachines
 import FerrySystem
 import FerryWire
 
@@ -32,6 +34,12 @@ struct PeerRecord: Sendable {
     var pendingRequest: LinkID?
     /// The state last reported in an event, to report changes only.
     var reportedState: PeerState?
+    /// The 6-digit code of its latest authenticated link (see `PairingCode`).
+    var pairingCode: String?
+    /// Whether its device ID is pinned.
+    var isTrusted = false
+    /// Keys, next sequence number and replay window of its datagrams, while connected.
+    var datagrams: DatagramChannel?
 
     var state: PeerState {
         switch connection {
@@ -44,11 +52,21 @@ struct PeerRecord: Sendable {
     var info: PeerInfo {
         PeerInfo(
             peerID: peerID, deviceID: deviceID, displayName: displayName, mode: mode, address: address,
-            isDiscovered: isDiscovered, isAcceptingConnections: isAcceptingConnections, state: state)
+            isDiscovered: isDiscovered, isAcceptingConnections: isAcceptingConnections, state: state,
+            pairingCode: pairingCode, isTrusted: isTrusted)
     }
 
     var connectedLink: LinkID? {
         if case .connected(let id) = connection { return id }
         return nil
     }
+}
+
+/// One connected peer's datagram keys: sealing ours, opening theirs, and the numbers already taken.
+struct DatagramChannel: Sendable {
+    let send: DatagramCipher
+    let receive: DatagramCipher
+    /// The sequence number of our next datagram to this peer (the AEAD nonce: never repeated on a link).
+    var nextSequence: UInt64 = 1
+    var window = ReplayWindow()
 }

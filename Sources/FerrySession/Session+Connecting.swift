@@ -1,3 +1,4 @@
+import FerrySecurity
 import FerryStateMachines
 import FerrySystem
 import FerryWire
@@ -67,7 +68,16 @@ extension Session {
             let remaining = max(timeout - (clock.now - started), .milliseconds(1))
             role = .initiator(.connect(timeout: remaining))
         }
-        let id = adopt(stream, role: role, expectedPeer: expectedPeer)
+        let secure: TLSStream
+        do {
+            secure = try TLSStream(over: stream, context: tlsContext, role: .client)
+        } catch {
+            stream.close()
+            let failure = SessionError.connectFailed(peer: name, underlying: "\(error)")
+            if let expectedPeer { connectionAbandoned(expectedPeer, reason: failure) }
+            throw failure
+        }
+        let id = adopt(secure, role: role, expectedPeer: expectedPeer)
         if let expectedPeer, var peer = peers[expectedPeer], peer.connectedLink == nil {
             peer.connection = .connecting(id)
             peers[expectedPeer] = peer

@@ -1,4 +1,5 @@
 import Glibc
+import FerrySecurity
 import FerryStateMachines
 import FerrySystem
 import FerryWire
@@ -75,7 +76,15 @@ extension Session {
             readerTasks.removeValue(forKey: oldest.id)?.cancel()
             if let peerID = oldest.peerID { forgetIfTransient(peerID) }
         }
-        let id = adopt(connection, role: .acceptor, expectedPeer: nil)
+        let stream: TLSStream
+        do {
+            stream = try TLSStream(over: connection, context: tlsContext, role: .server)
+        } catch {
+            log("\(connection.remoteAddress): \(error)")
+            connection.close()
+            return
+        }
+        let id = adopt(stream, role: .acceptor, expectedPeer: nil)
         log("\(id) accepted from \(connection.remoteAddress)", level: 2)
     }
 
@@ -86,8 +95,9 @@ extension Session {
             sessionID: configuration.sessionID, displayName: configuration.displayName)
     }
 
-    /// Takes a fresh stream into the session: state machine, writer, reader.
-    func adopt(_ stream: any ByteStream, role: LinkStateMachine.Role, expectedPeer: PeerID?) -> LinkID {
+    /// Takes a fresh stream into the session: state machine, writer, reader. The reader's first read runs the
+    /// stream's TLS handshake; the machine's hello waits in the writer until it is done.
+    func adopt(_ stream: TLSStream, role: LinkStateMachine.Role, expectedPeer: PeerID?) -> LinkID {
         nextLinkID += 1
         let id = LinkID(rawValue: nextLinkID)
         let now = clock.now
@@ -106,7 +116,15 @@ extension Session {
         readerTasks[id] = Task { [weak self] in
             while true {
                 let bytes: [UInt8]
-                do { bytes = try await stream.read(maxBytes: 256 << 10) } catch { bytes = [] }
+                do {
+                    bytes = try await stream.read(maxBytes: 256 << 10)
+                } catch let error as SecurityError {
+                    await self?.linkSecurityFailed(id, error)
+                    await self?.readerFinished(id)
+                    return
+                } catch {
+                    bytes = []
+                }
                 guard let self else { return }
                 let more = await self.linkReceived(id, bytes)
                 if !more {
@@ -117,6 +135,14 @@ extension Session {
         }
         update(id) { machine, now in machine.start(now: now) }
         return id
+    }
+
+    /// The link's TLS stream refused the peer or failed.
+    func linkSecurityFailed(_ id: LinkID, _ error: SecurityError) {
+        guard let link = links[id] else { return }
+        statistics.linksUnauthenticated += 1
+        log("\(id) \(link.remoteAddress): \(error)")
+        update(id) { machine, _ in machine.securityFailed(error.description) }
     }
 
     /// Bytes arrived on a link (empty: the stream ended). Returns whether to keep reading.
@@ -167,6 +193,7 @@ extension Session {
 
     func helloReceived(_ hello: Hello, on id: LinkID) {
         guard var link = links[id] else { return }
+        guard let authenticated = authenticate(hello, on: id) else { return }
         if let expected = link.expectedPeer, expected != hello.peerID {
             link.peerID = nil
             links[id] = link
@@ -183,6 +210,8 @@ extension Session {
         peer.deviceID = hello.deviceID
         peer.displayName = hello.displayName
         peer.mode = hello.mode
+        peer.pairingCode = authenticated.pairingCode
+        peer.isTrusted = trustedDevices[hello.deviceID] != nil
         if peer.address == nil {
             if link.isAcceptor {
                 if hello.listenPort != 0 { peer.address = link.remoteAddress.withPort(hello.listenPort) }
@@ -223,7 +252,8 @@ extension Session {
         return Admission.decide(
             mode: configuration.mode, serverState: serverStateValue,
             alreadyConnected: peers[peerID]?.connectedLink != nil, connectedCount: connectedCount,
-            maxPeers: configuration.maxPeers, policy: policy)
+            maxPeers: configuration.maxPeers, policy: policy,
+            peerIsTrusted: peers[peerID].map { trustedDevices[$0.deviceID] != nil } ?? false)
     }
 
     func linkConnected(_ id: LinkID) {
@@ -246,6 +276,9 @@ extension Session {
         peer.pendingRequest = nil
         if let hello = link.machine.peerHello, hello.datagramPort != 0 {
             peer.datagramAddress = link.remoteAddress.withPort(hello.datagramPort)
+        }
+        if let ciphers = DatagramCipher.pair(for: link.stream, isInitiator: !link.isAcceptor) {
+            peer.datagrams = DatagramChannel(send: ciphers.send, receive: ciphers.receive)
         }
         peers[peerID] = peer
         reportState(of: peerID)
@@ -278,6 +311,7 @@ extension Session {
         case .connected(id):
             peer.connection = .none
             peer.datagramAddress = nil
+            peer.datagrams = nil
             peer.reportedState = .disconnected
             peers[peerID] = peer
             emit(.peerStateChanged(peer.info.with(state: .disconnected), .disconnected, reason: error))
@@ -300,6 +334,7 @@ extension Session {
         case .deniedLocally(let deny) where deny.reason == .sessionMismatch:
             return .connectFailed(peer: peer, underlying: "it belongs to another session")
         case .protocolError(let detail): return .protocolViolation(peer: peer, detail: detail)
+        case .securityFailure(let detail): return .authenticationFailed(peer: peer, detail: detail)
         case .timedOut(.connectionRequest): return .connectTimedOut(peer: peer, after: .zero)
         default: return .disconnected(peer: peer, reason: reason.text)
         }

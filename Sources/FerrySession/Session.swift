@@ -1,3 +1,4 @@
+import FerrySecurity
 import FerryStateMachines
 import FerrySystem
 import FerryWire
@@ -21,6 +22,9 @@ public actor Session {
     let eventSink: AsyncStream<SessionEvent>.Continuation
     let transferSink: AsyncStream<TransferLinkEvent>.Continuation
     let reactor: Reactor
+    let tlsContext: TLSContext
+    /// Pinned peers, from the configuration and `trust(_:name:)`.
+    var trustedDevices: [DeviceID: String]
     let clock = ContinuousClock()
     var listener: TCPListener?
     var datagramSocket: UDPSocket?
@@ -39,7 +43,6 @@ public actor Session {
     var manualFailuresReported: Set<SocketAddress> = []
     var serverStateValue: ServerState
     var isClosed = false
-    var datagramSequence: UInt32 = 0
     let sessionTag: UInt32
     /// Counters for diagnostics and tests.
     public internal(set) var statistics = SessionStatistics()
@@ -50,6 +53,12 @@ public actor Session {
         try Self.validate(configuration)
         self.configuration = configuration
         self.reactor = reactor
+        do {
+            self.tlsContext = try TLSContext(identity: configuration.identity)
+        } catch {
+            throw .invalidConfiguration("could not set up TLS: \(error)")
+        }
+        self.trustedDevices = configuration.trustedDevices
         self.localPeerID = PeerID(rawValue: UInt64.random(in: 1...UInt64.max))
         (events, eventSink) = AsyncStream.makeStream(of: SessionEvent.self)
         (transferEvents, transferSink) = AsyncStream.makeStream(of: TransferLinkEvent.self)
@@ -208,6 +217,13 @@ public actor Session {
 public struct SessionStatistics: Equatable, Sendable {
     public var linksAccepted = 0
     public var linksEvicted = 0
+    /// Links closed because the peer could not be authenticated (bad preface, TLS failure, wrong certificate).
+    public var linksUnauthenticated = 0
+    /// Datagrams dropped before authentication: malformed, another session, an unknown or unconnected sender.
     public var datagramsDropped = 0
+    /// Datagrams whose seal did not open: forged, changed, or sealed for another link.
+    public var datagramsForged = 0
+    /// Authentic datagrams received a second time (or too late to tell).
+    public var datagramsReplayed = 0
     public var beaconsRejected = 0
 }

@@ -1,3 +1,4 @@
+import FerrySecurity
 import FerryStateMachines
 import FerrySystem
 import FerryWire
@@ -10,8 +11,11 @@ public struct SessionConfiguration: Sendable {
     /// The name other peers show for this one.
     public var displayName: String
     public var mode: PeerMode
-    /// This install's identity.
-    public var deviceID: DeviceID
+    /// This install's key and certificate: every link's TLS presents it.
+    public var identity: DeviceIdentity
+    /// Pinned peers (device ID -> the name they were pinned under): `AcceptPolicy.trusted` accepts these, and a
+    /// peer that shows a pinned name with another device ID is refused (`SessionError.pinnedKeyChanged`).
+    public var trustedDevices: [DeviceID: String]
     /// TCP port to accept links on: nil for the default port, falling back to any free port when it is taken;
     /// 0 for any free port; another value for exactly that port (an error when taken).
     public var listenPort: UInt16?
@@ -37,7 +41,8 @@ public struct SessionConfiguration: Sendable {
     public var log: (@Sendable (_ level: Int, _ message: String) -> Void)?
 
     public init(
-        sessionID: String = "ferry", displayName: String, mode: PeerMode = .peer, deviceID: DeviceID,
+        sessionID: String = "ferry", displayName: String, mode: PeerMode = .peer, identity: DeviceIdentity,
+        trustedDevices: [DeviceID: String] = [:],
         listenPort: UInt16? = nil, interfaces: [String]? = nil, discoveryEnabled: Bool = true,
         acceptPolicy: AcceptPolicy = .ask, maxPeers: Int = 16, disconnectTimeout: Duration = .seconds(10),
         announceInterval: Duration = .seconds(2), maxPendingLinks: Int = 64, transfersEnabled: Bool = false
@@ -46,7 +51,8 @@ public struct SessionConfiguration: Sendable {
         self.sessionID = sessionID
         self.displayName = displayName
         self.mode = mode
-        self.deviceID = deviceID
+        self.identity = identity
+        self.trustedDevices = trustedDevices
         self.listenPort = listenPort
         self.interfaces = interfaces
         self.discoveryEnabled = discoveryEnabled
@@ -56,6 +62,9 @@ public struct SessionConfiguration: Sendable {
         self.announceInterval = announceInterval
         self.maxPendingLinks = maxPendingLinks
     }
+
+    /// This install's device ID: the SHA-256 of its certificate.
+    public var deviceID: DeviceID { identity.deviceID }
 }
 
 /// How a message travels, as GameKit's `GKSendDataMode`.

@@ -19,6 +19,11 @@ public enum SessionError: Error, Equatable, Sendable, CustomStringConvertible {
     case portInUse(UInt16)
     case discoveryUnavailable(String)
     case sessionClosed
+    /// The peer could not be authenticated: a bad preface, a failed TLS handshake, a certificate that does not
+    /// match the device ID it announced.
+    case authenticationFailed(peer: String, detail: String)
+    /// A peer showed the name of a pinned peer with another key: someone may be impersonating it.
+    case pinnedKeyChanged(name: String, pinned: DeviceID, presented: DeviceID)
 
     public var description: String {
         switch self {
@@ -54,6 +59,13 @@ public enum SessionError: Error, Equatable, Sendable, CustomStringConvertible {
             return "discovery is unavailable (\(text)); peers can still be reached with --peer HOST:PORT"
         case .sessionClosed:
             return "the session is closed"
+        case .authenticationFailed(let peer, let detail):
+            return "could not authenticate peer \(peer): \(detail)"
+        case .pinnedKeyChanged(let name, let pinned, let presented):
+            return "WARNING: a peer named \(name) presents the key \(presented.shortDescription), but you trusted \(name)"
+                + " with the key \(pinned.shortDescription). Someone may be impersonating it; the link was refused."
+                + " If \(name) really has a new identity (reinstalled), check with its owner, then run"
+                + " `ferry trust remove \(pinned.shortDescription)` and pair again."
         }
     }
 }
@@ -88,6 +100,7 @@ extension LinkStateMachine.CloseReason {
         case .timedOut(.liveness): return "no sign of life within the disconnect timeout"
         case .timedOut(let which): return "timed out (\(which))"
         case .protocolError(let detail): return "protocol error: \(detail)"
+        case .securityFailure(let detail): return "not authenticated: \(detail)"
         case .streamEnded: return "the link was lost"
         case .probeFinished: return "probe finished"
         }

@@ -27,6 +27,28 @@ public struct PeerInfo: Equatable, Sendable {
     /// Whether it announces that it takes connections.
     public var isAcceptingConnections: Bool
     public var state: PeerState
+    /// The 6-digit code both people can compare on first contact, from the latest authenticated link (nil
+    /// before one): equal codes on both screens mean nobody sits in the middle.
+    public var pairingCode: String?
+    /// Whether its device ID is pinned (trusted).
+    public var isTrusted: Bool
+
+    public init(
+        peerID: PeerID, deviceID: DeviceID, displayName: String, mode: PeerMode, address: SocketAddress?,
+        isDiscovered: Bool, isAcceptingConnections: Bool, state: PeerState, pairingCode: String? = nil,
+        isTrusted: Bool = false
+    ) {
+        self.peerID = peerID
+        self.deviceID = deviceID
+        self.displayName = displayName
+        self.mode = mode
+        self.address = address
+        self.isDiscovered = isDiscovered
+        self.isAcceptingConnections = isAcceptingConnections
+        self.state = state
+        self.pairingCode = pairingCode
+        self.isTrusted = isTrusted
+    }
 }
 
 /// Everything a session reports, in order, on its `events` stream.

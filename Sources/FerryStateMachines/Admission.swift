@@ -18,6 +18,8 @@ public enum AcceptPolicy: String, Equatable, Sendable, CaseIterable {
     case all
     /// Deny every request.
     case none
+    /// Accept peers whose device ID is pinned in the trust store; deny every other one without asking.
+    case trusted
 }
 
 /// The decision on one connection request: a pure function of the session's situation.
@@ -30,7 +32,7 @@ public enum Admission: Equatable, Sendable {
     /// says so, a duplicate is refused before the limit is counted, and the limit before the policy.
     public static func decide(
         mode: PeerMode, serverState: ServerState, alreadyConnected: Bool, connectedCount: Int, maxPeers: Int,
-        policy: AcceptPolicy
+        policy: AcceptPolicy, peerIsTrusted: Bool = false
     ) -> Admission {
         if mode == .client {
             return .deny(Deny(reason: .notAccepting, detail: "this peer is a client and does not take connections"))
@@ -48,6 +50,8 @@ public enum Admission: Equatable, Sendable {
         case .all: return .accept
         case .ask: return .ask
         case .none: return .deny(Deny(reason: .deniedByUser))
+        case .trusted:
+            return peerIsTrusted ? .accept : .deny(Deny(reason: .deniedByUser, detail: "only trusted peers are accepted"))
         }
     }
 }

@@ -1,10 +1,12 @@
 import FerryWire
 
-/// The life of one reliable link, from the preface to the goodbye.
+/// The life of one reliable link, from the hello to the goodbye.
 ///
 /// Pure value: the driver feeds it received bytes, user decisions and clock ticks, and carries out the actions
-/// it returns in order (`.send` bytes on the link, report events, `.close` the link). Both sides send the
-/// preface and their hello as soon as the link opens; the initiator then sends a connection request (or, when it
+/// it returns in order (`.send` bytes on the link, report events, `.close` the link). The transport below it
+/// exchanges the preface and runs the TLS handshake; the machine sees only the bytes inside TLS (its handshake
+/// deadline still covers the transport's handshake, as the machine starts when the TCP link opens). Both sides
+/// send their hello as soon as the link opens (the transport holds it until TLS is up); the initiator then sends a connection request (or, when it
 /// only probes a manual address, a goodbye); the acceptor surfaces the request and answers accept or deny.
 /// See docs/state-machines/link.md for the diagram.
 public struct LinkStateMachine: Sendable {
@@ -24,7 +26,7 @@ public struct LinkStateMachine: Sendable {
 
     /// Which deadline passed.
     public enum Timeout: Equatable, Sendable {
-        /// No preface and hello within the handshake time.
+        /// No TLS handshake and hello within the handshake time.
         case handshake
         /// The peer did not answer our connection request in time.
         case connectionRequest
@@ -49,6 +51,9 @@ public struct LinkStateMachine: Sendable {
         case timedOut(Timeout)
         /// The peer broke the protocol; the text names how.
         case protocolError(String)
+        /// The transport could not authenticate the peer (bad preface, failed TLS handshake, a certificate
+        /// that does not match the announced device ID) or the TLS connection failed; the text names how.
+        case securityFailure(String)
         /// The byte stream ended without a goodbye (peer killed, link lost).
         case streamEnded
         /// A probe learned the peer's hello and ended the link on purpose.
@@ -98,7 +103,7 @@ public struct LinkStateMachine: Sendable {
 
     /// Where the link is in its life.
     public enum State: Equatable, Sendable {
-        case awaitingPreface
+        /// The hello (sent through the transport's TLS handshake) has not arrived yet.
         case awaitingHello
         /// Initiator: our request is out, waiting for accept or deny.
         case requesting
@@ -112,11 +117,9 @@ public struct LinkStateMachine: Sendable {
 
     public let role: Role
     public let configuration: Configuration
-    public private(set) var state: State = .awaitingPreface
+    public private(set) var state: State = .awaitingHello
     /// The peer's hello, once received.
     public private(set) var peerHello: Hello?
-    /// The peer's protocol version, from its preface.
-    public private(set) var peerVersion: ProtocolVersion?
 
     private var decoder = FrameDecoder(maximumPayloadLength: Limits.maxHelloPayload)
     private var deadline: ContinuousClock.Instant
@@ -132,12 +135,10 @@ public struct LinkStateMachine: Sendable {
         self.lastSent = now
     }
 
-    /// The link is open: send our preface and hello.
+    /// The link is open: send our hello.
     public mutating func start(now: ContinuousClock.Instant) -> [Action] {
         lastSent = now
-        var bytes = Preface.encode()
-        SessionMessage.hello(configuration.localHello).frame.encode(into: &bytes)
-        return [.send(bytes)]
+        return [.send(SessionMessage.hello(configuration.localHello).encoded())]
     }
 
     /// Bytes arrived on the link.
@@ -146,15 +147,6 @@ public struct LinkStateMachine: Sendable {
         lastReceived = now
         var actions: [Action] = []
         decoder.append(bytes)
-        if state == .awaitingPreface {
-            do {
-                guard let version = try decoder.nextPreface() else { return [] }
-                peerVersion = version
-                state = .awaitingHello
-            } catch {
-                return close(.protocolError(error.description), into: &actions)
-            }
-        }
         while state != .closed {
             let frame: Frame?
             do {
@@ -179,6 +171,24 @@ public struct LinkStateMachine: Sendable {
         guard state != .closed else { return [] }
         var actions: [Action] = []
         return close(.streamEnded, into: &actions)
+    }
+
+    /// The transport refused the peer or its TLS connection failed (nothing more can be sent on it).
+    public mutating func securityFailed(_ detail: String) -> [Action] {
+        guard state != .closed else { return [] }
+        var actions: [Action] = []
+        return close(.securityFailure(detail), into: &actions)
+    }
+
+    /// The driver refuses the authenticated peer (its certificate does not match what it announced, or a
+    /// pinned name presents another key): a goodbye naming why, then close.
+    public mutating func refuse(_ detail: String, now: ContinuousClock.Instant) -> [Action] {
+        guard state != .closed else { return [] }
+        lastSent = now
+        var actions: [Action] = [
+            .send(SessionMessage.goodbye(Goodbye(reason: .disconnected, detail: detail)).encoded())
+        ]
+        return close(.securityFailure(detail), into: &actions)
     }
 
     /// Acceptor: the user or policy accepted the peer's request.
@@ -233,7 +243,7 @@ public struct LinkStateMachine: Sendable {
                 actions.append(.send(SessionMessage.heartbeat(Heartbeat(sequence: heartbeatSequence)).encoded()))
             }
             return actions
-        case .awaitingPreface, .awaitingHello:
+        case .awaitingHello:
             guard now >= deadline else { return [] }
             return close(.timedOut(.handshake), into: &actions)
         case .requesting:
@@ -281,8 +291,8 @@ public struct LinkStateMachine: Sendable {
             actions.append(.messageReceived(payload))
         case (.connected, .transfer(let frame)):
             actions.append(.transferFrameReceived(frame))
-        case (.awaitingPreface, _), (.closed, _):
-            return  // unreachable: frames are decoded only after the preface and while open
+        case (.closed, _):
+            return  // unreachable: frames are decoded only while open
         case (let state, let message):
             _ = close(.protocolError("unexpected \(message.kindName) while \(state)"), into: &actions)
         }

@@ -1,3 +1,4 @@
+import FerrySecurity
 import FerrySession
 import FerryStateMachines
 import FerrySystem
@@ -18,10 +19,10 @@ struct SessionBenchmark {
         print("ferry-bench session: \(roundTrips) round trips, \(messages) messages of 1 KiB, loopback")
         let raw = try await rawTCP(reactor: reactor)
         let sessionID = "bench-\(UInt32.random(in: 0...UInt32.max))"
-        let device = DeviceID(bytes: Array(repeating: 7, count: 32))!
+        let identities = ["bench-a": try DeviceIdentity.generate(), "bench-b": try DeviceIdentity.generate()]
         func configuration(_ name: String) -> SessionConfiguration {
             SessionConfiguration(
-                sessionID: sessionID, displayName: name, mode: .peer, deviceID: device, listenPort: 0,
+                sessionID: sessionID, displayName: name, mode: .peer, identity: identities[name]!, listenPort: 0,
                 interfaces: ["lo"], acceptPolicy: .all)
         }
         try await Session.run(configuration: configuration("bench-a"), reactor: reactor) { a in

@@ -20,7 +20,11 @@ final class ChatHarness: Sendable {
         config.remove()
     }
 
-    var environment: [String: String] { ["XDG_CONFIG_HOME": config.path] }
+    /// Each named process is its own install: its own config directory, so its own key and device ID (two
+    /// processes of one name share it, as a restarted ferry does).
+    func environment(_ name: String) -> [String: String] {
+        ["XDG_CONFIG_HOME": config.path + "/" + name.filter { $0.isLetter || $0.isNumber || $0 == "-" }]
+    }
 
     /// Runs `body` on a fresh test bed of `hosts` network namespaces with a harness whose processes are stopped
     /// before the bed is torn down. Where namespaces cannot be made (not root), prints why and returns.
@@ -47,9 +51,9 @@ final class ChatHarness: Sendable {
         arguments += extra
         let process: FerryProcess
         if let bed, let host {
-            process = registry.register(try bed.startFerry(on: host, arguments, environment: environment))
+            process = registry.register(try bed.startFerry(on: host, arguments, environment: environment(name)))
         } else {
-            process = try registry.startFerry(arguments, environment: environment)
+            process = try registry.startFerry(arguments, environment: environment(name))
         }
         let ready = try process.nextJSON { $0["event"] as? String == "ready" }
         return (process, ready["port"] as? Int ?? 0)
@@ -59,7 +63,7 @@ final class ChatHarness: Sendable {
     func peers(_ extra: [String] = [], session: String? = nil) throws -> FerryProcess {
         try registry.startFerry(
             ["peers", "--json", "--timeout", "0", "--session", session ?? self.session, "--interface", "lo"] + extra,
-            environment: environment)
+            environment: environment("peers"))
     }
 }
 

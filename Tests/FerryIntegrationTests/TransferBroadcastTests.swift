@@ -37,7 +37,7 @@ extension IntegrationTests {
             let sender = try harness.chat.registry.startFerry(
                 ["send", "--json", file.path, "--all", "--wait", "20", "--session", harness.session, "--interface", "lo",
                  "--name", "outbox"],
-                environment: harness.chat.environment)
+                environment: harness.chat.environment("outbox"))
             let status = try sender.waitForExit(timeout: .seconds(120))
             #expect(status == 0, "\(sender.capturedOutput())")
             let summary = sender.allStdoutLines.compactMap(TransferHarness.json).last { $0["event"] as? String == "summary" }

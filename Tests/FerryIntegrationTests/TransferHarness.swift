@@ -35,7 +35,7 @@ final class TransferHarness: Sendable {
             "--name", name, "--port", "0", "--interface", "lo",
         ]
         if once { arguments.append("--once") }
-        let process = try chat.registry.startFerry(arguments + extra, environment: chat.environment)
+        let process = try chat.registry.startFerry(arguments + extra, environment: chat.environment(name))
         let listening = try process.nextJSON { $0["event"] as? String == "listening" }
         return (process, listening["port"] as? Int ?? 0)
     }
@@ -46,7 +46,7 @@ final class TransferHarness: Sendable {
         return try chat.registry.startFerry(
             ["send", "--json"] + paths + targets + ["--session", session, "--name", "outbox", "--interface", "lo"]
                 + extra,
-            environment: chat.environment)
+            environment: chat.environment("outbox"))
     }
 
     /// Runs a sender to its end; returns its exit status and its summary line (if it printed one).

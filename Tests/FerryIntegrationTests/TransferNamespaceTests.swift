@@ -23,7 +23,7 @@ extension IntegrationTests {
                             on: bed.hosts[index + 1],
                             ["receive", "--json", "--into", inbox.path, "--accept", "all", "--once", "--session",
                              harness.session, "--name", name, "--port", "0"],
-                            environment: harness.environment))
+                            environment: harness.environment(name)))
                     _ = try process.nextJSON { $0["event"] as? String == "listening" }
                     receivers.append(process)
                 }
@@ -33,7 +33,7 @@ extension IntegrationTests {
                         on: bed.hosts[0],
                         ["send", "--json", photo.path, data.path, source.path + "/album", "--to", "north", "--to", "south",
                          "--wait", "30", "--session", harness.session, "--name", "west"],
-                        environment: harness.environment))
+                        environment: harness.environment("west")))
                 #expect(try sender.waitForExit(timeout: .seconds(120)) == 0, "\(sender.capturedOutput())")
                 let expected = try TransferHarness.sha256(data.path)
                 for (index, receiver) in receivers.enumerated() {

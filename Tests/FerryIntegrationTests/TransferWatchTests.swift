@@ -14,7 +14,7 @@ extension IntegrationTests {
             let watcher = try harness.chat.registry.startFerry(
                 ["watch", watched.path, "--to", "127.0.0.1:\(port)", "--json", "--session", harness.session,
                  "--interface", "lo", "--name", "camera"],
-                environment: harness.chat.environment)
+                environment: harness.chat.environment("camera"))
             _ = try watcher.nextJSON { $0["event"] as? String == "watching" }
             // Written elsewhere, then moved in (how cameras and browsers finish a file), and written in place.
             let first = try harness.files.random("first.jpg", size: 200_000, seed: 7)

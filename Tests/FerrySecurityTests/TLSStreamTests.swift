@@ -150,3 +150,74 @@ struct TLSStreamTests {
         }
     }
 }
+
+@Suite("Pairing code and datagram keys", .timeLimit(.minutes(2)))
+struct LinkSecretsTests {
+    @Test func bothEndsDeriveTheSameSixDigitCode() async throws {
+        try await withTLSPair { pair, _ in
+            async let serverPeer = pair.server.handshake()
+            try await pair.client.handshake()
+            _ = try await serverPeer
+            let client = PairingCode.derive(
+                from: pair.client, local: pair.clientIdentity.deviceID, peer: pair.serverIdentity.deviceID)
+            let server = PairingCode.derive(
+                from: pair.server, local: pair.serverIdentity.deviceID, peer: pair.clientIdentity.deviceID)
+            #expect(client != nil)
+            #expect(client == server)
+            #expect(client?.count == 6)
+            #expect(client?.allSatisfy(\.isNumber) == true)
+        }
+    }
+
+    @Test func codesOfTwoTLSSessionsDiffer() async throws {
+        // What a man in the middle faces: each side's code comes from its own TLS session.
+        let alice = try DeviceIdentity.generate()
+        let bob = try DeviceIdentity.generate()
+        var codes = Set<String>()
+        for _ in 0..<3 {
+            try await withTLSPair(clientIdentity: alice, serverIdentity: bob) { pair, _ in
+                async let serverPeer = pair.server.handshake()
+                try await pair.client.handshake()
+                _ = try await serverPeer
+                codes.insert(PairingCode.derive(from: pair.client, local: alice.deviceID, peer: bob.deviceID) ?? "")
+            }
+        }
+        #expect(codes.count >= 2)  // 3 equal codes out of a million: the exporter is not bound to the session
+    }
+
+    @Test func codeDigitsAndReadableForm() {
+        #expect(PairingCode.code(from: [0, 0, 0, 0, 0, 0, 0, 7]) == "000007")
+        #expect(PairingCode.code(from: [0, 0, 0, 0, 0, 0x0F, 0x42, 0x40]) == "000000")
+        #expect(PairingCode.readable("012345") == "012 345")
+    }
+
+    @Test func datagramsSealedOnOneEndOpenOnTheOtherAndNothingElse() async throws {
+        try await withTLSPair { pair, _ in
+            async let serverPeer = pair.server.handshake()
+            try await pair.client.handshake()
+            _ = try await serverPeer
+            let initiator = try #require(DatagramCipher.pair(for: pair.client, isInitiator: true))
+            let acceptor = try #require(DatagramCipher.pair(for: pair.server, isInitiator: false))
+            let header = Datagram.header(sessionTag: 1, sender: PeerID(rawValue: 9), sequence: 1)
+            let sealed = try #require(initiator.send.seal(Array("ping".utf8), header: header, sequence: 1))
+            #expect(sealed.count == 4 + Datagram.tagLength)
+            #expect(acceptor.receive.open(sealed[...], header: header[...], sequence: 1) == Array("ping".utf8))
+            // The wrong direction's key, another sequence number, a changed header or byte: refused.
+            #expect(acceptor.send.open(sealed[...], header: header[...], sequence: 1) == nil)
+            #expect(acceptor.receive.open(sealed[...], header: header[...], sequence: 2) == nil)
+            var otherHeader = header
+            otherHeader[3] = 1
+            #expect(acceptor.receive.open(sealed[...], header: otherHeader[...], sequence: 1) == nil)
+            for index in sealed.indices {
+                var flipped = sealed
+                flipped[index] ^= 0x01
+                #expect(acceptor.receive.open(flipped[...], header: header[...], sequence: 1) == nil)
+            }
+            let empty = try #require(acceptor.send.seal([], header: header, sequence: 1))
+            #expect(initiator.receive.open(empty[...], header: header[...], sequence: 1) == [])
+            let largest = [UInt8](repeating: 0xAB, count: Limits.maxDatagramPayload)
+            let sealedLargest = try #require(acceptor.send.seal(largest, header: header, sequence: 5))
+            #expect(initiator.receive.open(sealedLargest[...], header: header[...], sequence: 5) == largest)
+        }
+    }
+}

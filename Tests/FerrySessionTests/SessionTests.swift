@@ -1,5 +1,7 @@
+import FerrySecurity
 import FerryStateMachines
 import FerrySystem
+import FerryTestSupport
 import FerryWire
 import Testing
 
@@ -37,7 +39,7 @@ final class EventReader: @unchecked Sendable {
     ) -> SessionConfiguration {
         SessionConfiguration(
             sessionID: "unit", displayName: name, mode: mode,
-            deviceID: DeviceID(bytes: Array(repeating: UInt8(name.utf8.count), count: 32))!, listenPort: 0,
+            identity: TestIdentity.named(name), listenPort: 0,
             discoveryEnabled: false, acceptPolicy: policy, maxPeers: maxPeers)
     }
 
@@ -192,28 +194,24 @@ final class EventReader: @unchecked Sendable {
         let listener = try reactor.listenTCP(on: .ipv4(.loopback, port: 0))
         defer { listener.close() }
         let fake = Task {
-            let link = try await listener.accept()
+            let tcp = try await listener.accept()
+            let identity = TestIdentity.named("stuck")
+            let link = try TLSStream(over: tcp, context: TLSContext(identity: identity), role: .server)
             defer { link.close() }
             let hello = Hello(
-                peerID: PeerID(rawValue: 42), deviceID: DeviceID(bytes: Array(repeating: 4, count: 32))!, mode: .peer,
+                peerID: PeerID(rawValue: 42), deviceID: identity.deviceID, mode: .peer,
                 capabilities: [], listenPort: 0, datagramPort: 0, sessionID: "unit", displayName: "stuck")
-            // Read the preface and hello, answer with ours and an accept (the request follows our hello), then go
+            // Read the hello (inside TLS), answer with ours and an accept (the request follows our hello), then go
             // deaf.
-            var received: [UInt8] = []
             var decoder = FrameDecoder(maximumPayloadLength: Limits.maxHelloPayload)
             var frames = 0
             while frames < 1 {
                 let bytes = try await link.read(maxBytes: 4096)
                 if bytes.isEmpty { return }
-                received += bytes
-                if received.count >= Preface.length {
-                    decoder = FrameDecoder(maximumPayloadLength: Limits.maxHelloPayload)
-                    decoder.append(Array(received.dropFirst(Preface.length)))
-                    frames = 0
-                    while case .some(.some) = try? decoder.nextFrame() { frames += 1 }
-                }
+                decoder.append(bytes)
+                while case .some(.some) = try? decoder.nextFrame() { frames += 1 }
             }
-            try await link.write(Preface.encode() + SessionMessage.hello(hello).encoded() + SessionMessage.accept.encoded())
+            try await link.write(SessionMessage.hello(hello).encoded() + SessionMessage.accept.encoded())
             var sequence: UInt64 = 0
             while !Task.isCancelled {
                 sequence += 1

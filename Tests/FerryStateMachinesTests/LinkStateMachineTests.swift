@@ -157,7 +157,7 @@ extension Hello {
         #expect(pair.acceptorEvents.last == .close(.goodbye(Goodbye(reason: .timedOut))))
     }
 
-    @Test func handshakeTimesOutWithoutAPreface() {
+    @Test func handshakeTimesOutWithoutAHello() {
         let now = ContinuousClock.now
         var machine = LinkStateMachine(
             role: .acceptor, configuration: .init(localHello: .fixture(peer: 2, session: "s")), now: now)
@@ -188,7 +188,28 @@ extension Hello {
         #expect(closes == [.close(.timedOut(.liveness))])
     }
 
-    @Test func badMagicIsAProtocolError() {
+    @Test func aFailedTransportClosesWithASecurityFailureAndSendsNothing() {
+        let now = ContinuousClock.now
+        var machine = LinkStateMachine(
+            role: .acceptor, configuration: .init(localHello: .fixture(peer: 2, session: "s")), now: now)
+        _ = machine.start(now: now)
+        #expect(machine.securityFailed("the TLS handshake failed") == [.close(.securityFailure("the TLS handshake failed"))])
+        #expect(machine.state == .closed)
+        #expect(machine.securityFailed("again") == [])
+    }
+
+    @Test func refusingAnAuthenticatedPeerSaysGoodbyeWithTheReason() {
+        var pair = LinkPair()
+        pair.pump()
+        let actions = pair.acceptor.refuse("certificate mismatch", now: pair.now)
+        #expect(actions == [
+            .send(SessionMessage.goodbye(Goodbye(reason: .disconnected, detail: "certificate mismatch")).encoded()),
+            .close(.securityFailure("certificate mismatch")),
+        ])
+        #expect(pair.acceptor.state == .closed)
+    }
+
+    @Test func garbageInsteadOfAFrameIsAProtocolError() {
         let now = ContinuousClock.now
         var machine = LinkStateMachine(
             role: .acceptor, configuration: .init(localHello: .fixture(peer: 2, session: "s")), now: now)
@@ -204,8 +225,8 @@ extension Hello {
         let now = ContinuousClock.now
         var machine = LinkStateMachine(
             role: .acceptor, configuration: .init(localHello: .fixture(peer: 2, session: "s")), now: now)
-        // Preface, then a hello header announcing 4 GiB - 1: refused before any payload arrives.
-        let bytes = Preface.encode() + [0x00, 0x01, 0xFF, 0xFF, 0xFF, 0xFF]
+        // A hello header announcing 4 GiB - 1: refused before any payload arrives.
+        let bytes: [UInt8] = [0x00, 0x01, 0xFF, 0xFF, 0xFF, 0xFF]
         let actions = machine.bytesReceived(bytes, now: now)
         guard case .close(.protocolError(let text)) = actions.last else {
             Issue.record("expected a protocol error, got \(actions)")
@@ -218,7 +239,7 @@ extension Hello {
         let now = ContinuousClock.now
         var machine = LinkStateMachine(
             role: .acceptor, configuration: .init(localHello: .fixture(peer: 2, session: "s")), now: now)
-        let actions = machine.bytesReceived(Preface.encode() + SessionMessage.message([1, 2]).encoded(), now: now)
+        let actions = machine.bytesReceived(SessionMessage.message([1, 2]).encoded(), now: now)
         guard case .close(.protocolError) = actions.last else {
             Issue.record("expected a protocol error, got \(actions)")
             return

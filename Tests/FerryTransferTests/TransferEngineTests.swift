@@ -13,7 +13,7 @@ import Testing
     static func configuration(_ name: String) -> SessionConfiguration {
         SessionConfiguration(
             sessionID: "unit", displayName: name, mode: .peer,
-            deviceID: DeviceID(bytes: Array(repeating: UInt8(name.utf8.count), count: 32))!, listenPort: 0,
+            identity: TestIdentity.named(name), listenPort: 0,
             discoveryEnabled: false, acceptPolicy: .all, transfersEnabled: true)
     }
 

@@ -12,9 +12,11 @@ struct SessionSetup {
         global: GlobalOptions, context: CommandContext, mode: PeerMode, acceptPolicy: AcceptPolicy,
         maxPeers: Int = 16, disconnectTimeout: Duration = .seconds(10), transfersEnabled: Bool = false
     ) throws {
-        let deviceID = try DeviceIdentityStore(environment: context.environment).load()
+        let identity = try DeviceIdentityStore(environment: context.environment).loadIdentity()
+        let trusted = try TrustStore(environment: context.environment).load()
         configuration = SessionConfiguration(
-            sessionID: global.session, displayName: global.displayName, mode: mode, deviceID: deviceID,
+            sessionID: global.session, displayName: global.displayName, mode: mode, identity: identity,
+            trustedDevices: Dictionary(trusted.map { ($0.deviceID, $0.name) }, uniquingKeysWith: { first, _ in first }),
             listenPort: global.port, interfaces: global.interfaces.isEmpty ? nil : global.interfaces,
             acceptPolicy: acceptPolicy, maxPeers: maxPeers, disconnectTimeout: disconnectTimeout,
             transfersEnabled: transfersEnabled)

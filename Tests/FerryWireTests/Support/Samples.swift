@@ -25,7 +25,8 @@ enum Samples {
     static let message = Array("hello, ferry".utf8)
 
     static let datagram = Datagram(
-        sessionTag: Datagram.sessionTag(for: sessionID), sender: peerID, sequence: 7, payload: Array("ping".utf8))
+        sessionTag: Datagram.sessionTag(for: sessionID), sender: peerID, sequence: 7,
+        sealed: Array("ping".utf8) + Array(0..<16))
 
     static let beacon = Beacon(
         flags: .available, mode: .peer, peerID: peerID, deviceID: deviceID, tcpPort: 41971, sessionID: sessionID,

@@ -1,0 +1,92 @@
+import FerrySecurity
+import FerryStateMachines
+import FerryWire
+
+extension Session {
+    /// What the TLS handshake and the checks after it established about a link's peer.
+    struct Authentication {
+        /// The 6-digit code of this link, nil if the exporter failed (it does not after a handshake).
+        var pairingCode: String?
+    }
+
+    /// Checks a peer's hello against the certificate its link presented, against what discovery announced and
+    /// against the pinned peers; refuses the link (and returns nil) when any differs.
+    ///
+    /// The device ID is the SHA-256 of the certificate, so a peer cannot claim another device's ID without its
+    /// private key. The checks, in order: the hello's device ID is the certificate's; the peer we meant to reach
+    /// (or the one discovery announced under this peer ID) has that device ID; no pinned peer of the same name has
+    /// another one (a changed key is refused loudly and never re-paired silently).
+    func authenticate(_ hello: Hello, on id: LinkID) -> Authentication? {
+        guard let link = links[id] else { return nil }
+        guard let certified = link.stream.peer?.deviceID else {
+            refuse(id, detail: "no authenticated certificate")
+            return nil
+        }
+        guard hello.deviceID == certified else {
+            refuse(
+                id,
+                detail: "its hello names device \(hello.deviceID.shortDescription) but its certificate is"
+                    + " \(certified.shortDescription)")
+            return nil
+        }
+        if let announced = peers[link.expectedPeer ?? hello.peerID],
+            link.expectedPeer != nil || announced.isDiscovered || announced.isManual,
+            announced.deviceID != certified
+        {
+            refuse(
+                id,
+                detail: "discovery announced device \(announced.deviceID.shortDescription) but the peer presents"
+                    + " \(certified.shortDescription)")
+            return nil
+        }
+        if trustedDevices[certified] == nil,
+            let pinned = trustedDevices.first(where: { Self.sameName($0.value, hello.displayName) })
+        {
+            let error = SessionError.pinnedKeyChanged(name: hello.displayName, pinned: pinned.key, presented: certified)
+            log(error.description)
+            emit(.sessionError(error))
+            settleWaiters(of: id, .failure(error))
+            refuse(id, detail: "the name \(pinned.value) is pinned to another key")
+            return nil
+        }
+        return Authentication(
+            pairingCode: PairingCode.derive(from: link.stream, local: configuration.deviceID, peer: certified))
+    }
+
+    /// Pins a peer: `AcceptPolicy.trusted` accepts it, and its name can no longer be shown by another key.
+    public func trust(_ deviceID: DeviceID, name: String) {
+        trustedDevices[deviceID] = name
+        for (peerID, peer) in peers where peer.deviceID == deviceID {
+            peers[peerID]?.isTrusted = true
+        }
+    }
+
+    /// Unpins a peer.
+    public func untrust(_ deviceID: DeviceID) {
+        trustedDevices.removeValue(forKey: deviceID)
+        for (peerID, peer) in peers where peer.deviceID == deviceID {
+            peers[peerID]?.isTrusted = false
+        }
+    }
+
+    /// Ends a link whose peer failed authentication, saying why.
+    func refuse(_ id: LinkID, detail: String) {
+        statistics.linksUnauthenticated += 1
+        if let link = links[id] { log("\(id) \(link.remoteAddress): refused: \(detail)") }
+        let peerName = links[id]?.remoteAddress.description ?? "\(id)"
+        settleWaiters(of: id, .failure(.authenticationFailed(peer: peerName, detail: detail)))
+        update(id) { machine, now in machine.refuse(detail, now: now) }
+    }
+
+    /// Display names compared as people read them: case and surrounding spaces do not count.
+    static func sameName(_ one: String, _ other: String) -> Bool {
+        one.trimmingSpaces.lowercased() == other.trimmingSpaces.lowercased()
+    }
+}
+
+extension String {
+    fileprivate var trimmingSpaces: Substring {
+        let trimmed = drop { $0.isWhitespace }
+        return trimmed.dropLast(trimmed.reversed().prefix { $0.isWhitespace }.count)
+    }
+}
