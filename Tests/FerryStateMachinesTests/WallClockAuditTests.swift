@@ -30,6 +30,16 @@ import Testing
             why: "removeStale compares staged files' modification times (themselves wall-clock file timestamps) with "
                 + "now, to delete leftovers a week old; a wrong clock removes a leftover early or late, never touches "
                 + "a transfer in progress (a live transfer's staged file is open and rewritten)"),
+        Allowed(
+            file: "FerrySecurity/DeviceIdentity.swift", api: "X509_gmtime_adj",
+            why: "the self-signed certificate's notBefore, written once when the identity is created; peers accept "
+                + "any certificate and compare its SHA-256 (ferry_accept_any_certificate), never its dates"),
+        Allowed(
+            file: "FerrySecurity/DeviceIdentity.swift", api: "X509_time_adj",
+            why: "the certificate's notAfter (creation + 100 years), for the same reason never checked by a peer"),
+        Allowed(
+            file: "FerryCLI/Runners/TrustStore.swift", api: "Date()",
+            why: "the date a peer was pinned, stored for `ferry trust list` to show; never compared or waited on"),
     ]
 
     static var sourcesDirectory: URL {
