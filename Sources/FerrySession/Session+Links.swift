@@ -64,17 +64,10 @@ extension Session {
     func incoming(_ connection: TCPConnection) {
         guard !isClosed else { connection.close(); return }
         statistics.linksAccepted += 1
-        // Every link we did not (yet) accept counts: before the hello, and after it while a request is pending.
-        let pending = links.values.filter { $0.isAcceptor && $0.machine.state != .connected }.sorted { $0.id < $1.id }
-        if pending.count >= configuration.maxPendingLinks, let oldest = pending.first {
-            // Oldest first: a legitimate handshake takes milliseconds, an idle flood sits there.
-            statistics.linksEvicted += 1
-            log("\(oldest.id) from \(oldest.remoteAddress): closed unauthenticated, \(pending.count) pending links")
-            links.removeValue(forKey: oldest.id)
-            oldest.writer.finish()
-            oldest.stream.close()
-            readerTasks.removeValue(forKey: oldest.id)?.cancel()
-            if let peerID = oldest.peerID { forgetIfTransient(peerID) }
+        // Before anything is allocated for it: per-address and global caps on links not yet accepted.
+        guard admitConnection(from: connection.remoteAddress) else {
+            connection.close()
+            return
         }
         let stream: TLSStream
         do {
@@ -236,6 +229,10 @@ extension Session {
         case .deny(let deny):
             update(id) { machine, now in machine.deny(deny, now: now) }
         case .ask:
+            if let deny = promptRefusal(for: peer) {
+                update(id) { machine, now in machine.deny(deny, now: now) }
+                return
+            }
             if let previous = peer.pendingRequest, previous != id {
                 update(previous) { machine, now in
                     machine.deny(Deny(reason: .alreadyConnected, detail: "superseded by a newer request"), now: now)

@@ -42,6 +42,8 @@ public actor Session {
     var manualAddresses: [SocketAddress: ContinuousClock.Instant] = [:]
     var manualFailuresReported: Set<SocketAddress> = []
     var serverStateValue: ServerState
+    /// How many connection requests may still become prompts (`AcceptPolicy.ask`); see `Session+Admission`.
+    var requestLimiter: RequestLimiter<DeviceID>
     var isClosed = false
     let sessionTag: UInt32
     /// Counters for diagnostics and tests.
@@ -68,6 +70,9 @@ public actor Session {
                 localPeerID: localPeerID, sessionID: configuration.sessionID,
                 announceInterval: configuration.announceInterval))
         self.serverStateValue = configuration.mode == .client ? .idle : .acceptingConnections
+        self.requestLimiter = RequestLimiter(
+            global: configuration.connectionRequestRate, perRequester: configuration.connectionRequestRatePerPeer,
+            now: ContinuousClock.now)
     }
 
     /// Runs `body` with a started session and closes the session afterwards, whatever happens.
@@ -103,6 +108,9 @@ public actor Session {
             throw .invalidConfiguration("invalid session configuration: \(error)")
         }
         guard configuration.maxPeers >= 1 else { throw .invalidConfiguration("maxPeers must be at least 1") }
+        guard configuration.maxPendingLinks >= 1, configuration.maxPendingLinksPerAddress >= 1 else {
+            throw .invalidConfiguration("maxPendingLinks and maxPendingLinksPerAddress must be at least 1")
+        }
         guard configuration.disconnectTimeout >= .seconds(2) else {
             throw .invalidConfiguration(
                 "the disconnect timeout must be at least 2 seconds (peers send a heartbeat every second)")
@@ -216,7 +224,12 @@ public actor Session {
 /// Counters a session keeps for diagnostics and tests.
 public struct SessionStatistics: Equatable, Sendable {
     public var linksAccepted = 0
+    /// Pending links closed because `maxPendingLinks` were pending (the oldest goes).
     public var linksEvicted = 0
+    /// New links closed at once because their address had `maxPendingLinksPerAddress` pending.
+    public var linksRefusedPerAddress = 0
+    /// Connection requests denied because prompts came too fast (`connectionRequestRate`, or per peer).
+    public var requestsRateLimited = 0
     /// Links closed because the peer could not be authenticated (bad preface, TLS failure, wrong certificate).
     public var linksUnauthenticated = 0
     /// Datagrams dropped before authentication: malformed, another session, an unknown or unconnected sender.

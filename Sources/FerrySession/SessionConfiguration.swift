@@ -31,7 +31,7 @@ public struct SessionConfiguration: Sendable {
     public var disconnectTimeout: Duration
     /// How often discovery re-announces (with jitter); a peer is Unavailable after three missed announcements.
     public var announceInterval: Duration
-    /// Unauthenticated links beyond this many are closed, oldest first.
+    /// Incoming links not (yet) accepted, before or after their hello: beyond this many, the oldest is closed.
     public var maxPendingLinks: Int
     /// Whether a transfer engine runs on this session: the hello announces the `transfers` capability and
     /// transfer frames reach `Session.transferEvents`; without it, a peer that sends one is cut off.
@@ -39,13 +39,23 @@ public struct SessionConfiguration: Sendable {
     /// Where protocol events are logged (links opened and closed with their reasons, evictions, rejected
     /// beacons); level 1 is the interesting events, level 2 adds every beacon. Nil logs nothing.
     public var log: (@Sendable (_ level: Int, _ message: String) -> Void)?
+    /// Incoming links not (yet) accepted from one IP address (an IPv6 /64): a new one beyond this is closed at once,
+    /// so that one host cannot push other hosts' handshakes out of `maxPendingLinks`.
+    public var maxPendingLinksPerAddress: Int
+    /// With `AcceptPolicy.ask`: how many connection requests may reach the application (as
+    /// `SessionEvent.connectionRequested`) from everyone together; beyond it requests are denied without an event.
+    public var connectionRequestRate: RateLimit
+    /// The same for the requests of one device (by its certificate's device ID).
+    public var connectionRequestRatePerPeer: RateLimit
 
     public init(
         sessionID: String = "ferry", displayName: String, mode: PeerMode = .peer, identity: DeviceIdentity,
         trustedDevices: [DeviceID: String] = [:],
         listenPort: UInt16? = nil, interfaces: [String]? = nil, discoveryEnabled: Bool = true,
         acceptPolicy: AcceptPolicy = .ask, maxPeers: Int = 16, disconnectTimeout: Duration = .seconds(10),
-        announceInterval: Duration = .seconds(2), maxPendingLinks: Int = 64, transfersEnabled: Bool = false
+        announceInterval: Duration = .seconds(2), maxPendingLinks: Int = 64, transfersEnabled: Bool = false,
+        maxPendingLinksPerAddress: Int = 8, connectionRequestRate: RateLimit = .perMinute(10),
+        connectionRequestRatePerPeer: RateLimit = .perMinute(3)
     ) {
         self.transfersEnabled = transfersEnabled
         self.sessionID = sessionID
@@ -61,6 +71,9 @@ public struct SessionConfiguration: Sendable {
         self.disconnectTimeout = disconnectTimeout
         self.announceInterval = announceInterval
         self.maxPendingLinks = maxPendingLinks
+        self.maxPendingLinksPerAddress = maxPendingLinksPerAddress
+        self.connectionRequestRate = connectionRequestRate
+        self.connectionRequestRatePerPeer = connectionRequestRatePerPeer
     }
 
     /// This install's device ID: the SHA-256 of its certificate.

@@ -1,0 +1,202 @@
+import FerrySecurity
+import FerryStateMachines
+import FerrySystem
+import FerryTestSupport
+import FerryWire
+import Testing
+
+@testable import FerrySession
+
+/// Promise 4, in-process: what a stranger can make a session hold or show before it is accepted.
+@Suite(.serialized) struct SessionBoundsTests {
+    /// Runs `body` with a session made from `configuration` on a reactor of its own.
+    static func withSession(
+        _ configuration: SessionConfiguration, _ body: (Session, Reactor) async throws -> Void
+    ) async throws {
+        let reactor = try Reactor()
+        defer { reactor.shutdown() }
+        try await Session.run(configuration: configuration, reactor: reactor) { session in
+            try await body(session, reactor)
+        }
+    }
+
+    /// Plain TCP links from `sources` that send nothing; returns once the session adopted each (sent its preface).
+    static func stalledLinks(from sources: [String], to port: UInt16) async throws -> [LoopbackClient] {
+        let clients = try await offThePool { try sources.map { try LoopbackClient(from: $0, to: port) } }
+        for client in clients {
+            let preface = try await offThePool { client.read(upTo: Preface.length) }
+            #expect(preface == Preface.encode(), "the session adopted the link and began its handshake")
+        }
+        return clients
+    }
+
+    static func isRequest(from name: String) -> (SessionEvent) -> Bool {
+        { event in
+            if case .connectionRequested(let peer) = event { return peer.displayName == name }
+            return false
+        }
+    }
+
+    @Test func oneAddressCannotPushOutOtherHostsHandshakes() async throws {
+        var configuration = SessionTests.configuration("bob")
+        configuration.maxPendingLinks = 6
+        configuration.maxPendingLinksPerAddress = 3
+        try await Self.withSession(configuration) { bob, reactor in
+            let port = await bob.listenPort
+            let stalled = try await Self.stalledLinks(
+                from: ["127.0.0.2", "127.0.0.2", "127.0.0.2", "127.0.0.3", "127.0.0.3"], to: port)
+            defer { stalled.forEach { $0.close() } }
+            // A fourth from the same host is closed at once: not a preface, not a TLS byte, nobody else evicted.
+            let refused = try await offThePool { try LoopbackClient(from: "127.0.0.2", to: port) }
+            defer { refused.close() }
+            #expect(try await offThePool { refused.read(upTo: 64) } == [])
+            var statistics = await bob.statistics
+            #expect(statistics.linksRefusedPerAddress == 1)
+            #expect(statistics.linksEvicted == 0)
+            // Another host is served.
+            try await Session.run(configuration: SessionTests.configuration("alice"), reactor: reactor) { alice in
+                let info = try await alice.connect(toAddress: .ipv4(.loopback, port: port))
+                #expect(info.displayName == "bob")
+            }
+            statistics = await bob.statistics
+            #expect(statistics.linksRefusedPerAddress == 1)
+            #expect(statistics.linksEvicted == 0)
+        }
+    }
+
+    @Test func evictedRequestsLeaveNoPeerBehind() async throws {
+        var configuration = SessionTests.configuration("bob", policy: .ask)
+        configuration.maxPendingLinks = 3
+        try await Self.withSession(configuration) { bob, reactor in
+            let events = EventReader(bob)
+            let address = SocketAddress.ipv4(.loopback, port: await bob.listenPort)
+            var strangers: [HostileLink] = []
+            defer { strangers.forEach { $0.close() } }
+            for name in ["stranger1", "stranger2"] {
+                let stranger = try await HostileLink.open(to: address, reactor: reactor)
+                strangers.append(stranger)
+                try await stranger.send(
+                    SessionMessage.hello(stranger.hello(name: name)).encoded()
+                        + SessionMessage.connectionRequest.encoded())
+                _ = try await events.next(where: Self.isRequest(from: name))
+            }
+            #expect(await bob.peers().count == 2)
+            // Three more pending links: the two requests are the oldest and go.
+            let stalled = try await Self.stalledLinks(from: ["127.0.0.4", "127.0.0.4", "127.0.0.4"], to: address.port)
+            defer { stalled.forEach { $0.close() } }
+            #expect(await bob.statistics.linksEvicted == 2)
+            #expect(await bob.peers().isEmpty, "an evicted request must not keep its peer in the table")
+            for stranger in strangers {
+                #expect(await stranger.messagesUntilClosed().closedByPeer)
+            }
+        }
+    }
+
+    @Test func aHelloFloodOfNewDevicesNeverGrowsThePeerTable() async throws {
+        var configuration = SessionTests.configuration("bob", policy: .none)
+        configuration.maxPendingLinks = 4
+        try await Self.withSession(configuration) { bob, reactor in
+            let address = SocketAddress.ipv4(.loopback, port: await bob.listenPort)
+            var idle: [HostileLink] = []
+            defer { idle.forEach { $0.close() } }
+            for index in 0..<40 {
+                let stranger = try await HostileLink.open(to: address, reactor: reactor)
+                let hello = SessionMessage.hello(stranger.hello(name: "flood\(index)")).encoded()
+                if index % 4 == 0 {
+                    // Some say hello and sit there; they are held only while fewer than 4 links are pending.
+                    try await stranger.send(hello)
+                    idle.append(stranger)
+                    continue
+                }
+                try await stranger.send(hello + SessionMessage.connectionRequest.encoded())
+                let (messages, closed) = await stranger.messagesUntilClosed()
+                stranger.close()
+                #expect(closed && messages.contains { if case .deny = $0 { true } else { false } })
+                #expect(await bob.peers().count <= 4, "after stranger \(index)")
+            }
+            #expect(await bob.peers().count <= 4)
+        }
+    }
+
+    @Test func promptsBeyondTheRateAreDeniedWithoutAnEvent() async throws {
+        var configuration = SessionTests.configuration("bob", policy: .ask)
+        configuration.connectionRequestRate = RateLimit(burst: 2, per: .seconds(3600))
+        try await Self.withSession(configuration) { bob, reactor in
+            let events = EventReader(bob)
+            let address = SocketAddress.ipv4(.loopback, port: await bob.listenPort)
+            let configurations = ["first", "second", "third"].map { SessionTests.configuration($0) }
+            try await Session.run(configuration: configurations[0], reactor: reactor) { first in
+                try await Session.run(configuration: configurations[1], reactor: reactor) { second in
+                    try await Session.run(configuration: configurations[2], reactor: reactor) { third in
+                        let firstConnect = Task { try await first.connect(toAddress: address) }
+                        let request = try await events.next(where: Self.isRequest(from: "first"))
+                        let secondConnect = Task { try await second.connect(toAddress: address) }
+                        _ = try await events.next(where: Self.isRequest(from: "second"))
+                        await #expect(
+                            throws: SessionError.denied(
+                                peer: "bob", reason: .notAccepting, detail: "too many requests, try again later")
+                        ) {
+                            try await third.connect(toAddress: address)
+                        }
+                        #expect(await bob.statistics.requestsRateLimited == 1)
+                        // Events are in order: a prompt for the third would have come before first's connection.
+                        guard case .connectionRequested(let who) = request else { return }
+                        try await bob.accept(who.peerID)
+                        let seen = try await events.next { event in
+                            if case .connectionRequested = event { return true }
+                            if case .peerStateChanged(let peer, .connected, _) = event {
+                                return peer.displayName == "first"
+                            }
+                            return false
+                        }
+                        #expect(!Self.isRequest(from: "third")(seen), "no prompt for the third request")
+                        #expect(try await firstConnect.value.displayName == "bob")
+                        secondConnect.cancel()
+                        _ = await secondConnect.result
+                    }
+                }
+            }
+        }
+    }
+
+    @Test func oneNoisyPeerUsesUpOnlyItsOwnPrompts() async throws {
+        var configuration = SessionTests.configuration("bob", policy: .ask)
+        configuration.connectionRequestRatePerPeer = RateLimit(burst: 1, per: .seconds(3600))
+        try await Self.withSession(configuration) { bob, reactor in
+            let events = EventReader(bob)
+            let address = SocketAddress.ipv4(.loopback, port: await bob.listenPort)
+            // The same device (the same identity) asks twice, from two sessions one after the other.
+            for attempt in 0..<2 {
+                try await Session.run(configuration: SessionTests.configuration("noisy"), reactor: reactor) { noisy in
+                    if attempt == 0 {
+                        let connect = Task { try await noisy.connect(toAddress: address) }
+                        let request = try await events.next(where: Self.isRequest(from: "noisy"))
+                        guard case .connectionRequested(let who) = request else { return }
+                        await bob.deny(who.peerID)
+                        _ = await connect.result
+                    } else {
+                        await #expect(
+                            throws: SessionError.denied(
+                                peer: "bob", reason: .notAccepting, detail: "too many requests, try again later")
+                        ) {
+                            try await noisy.connect(toAddress: address)
+                        }
+                    }
+                }
+            }
+            // Someone else is still asked.
+            try await Session.run(configuration: SessionTests.configuration("polite"), reactor: reactor) { polite in
+                let connect = Task { try await polite.connect(toAddress: address) }
+                let request = try await events.next { event in
+                    if case .connectionRequested = event { return true }
+                    return false
+                }
+                #expect(Self.isRequest(from: "polite")(request))
+                guard case .connectionRequested(let who) = request else { return }
+                try await bob.accept(who.peerID)
+                #expect(try await connect.value.displayName == "bob")
+            }
+            #expect(await bob.statistics.requestsRateLimited == 1)
+        }
+    }
+}
