@@ -66,6 +66,8 @@ let package = Package(
         .testTarget(name: "FerrySessionTests", dependencies: ["FerrySession", "FerrySecurity", "FerryTestSupport"]),
         .testTarget(name: "FerryTransferTests", dependencies: ["FerryTransfer", "FerryTestSupport"]),
         .testTarget(name: "FerryCLITests", dependencies: ["FerryCLI"]),
-        .testTarget(name: "FerryIntegrationTests", dependencies: ["FerryTestSupport", "FerrySystem", "FerryWire"]),
+        .testTarget(
+            name: "FerryIntegrationTests",
+            dependencies: ["FerryTestSupport", "FerrySystem", "FerryWire", "FerrySecurity"]),
     ]
 )

@@ -1,26 +1,34 @@
 import Foundation
+import FerrySecurity
 import FerryTestSupport
 import FerryWire
 import Glibc
 import Testing
 
 extension IntegrationTests {
-    /// What a hostile process on the network can throw at a `ferry` process before it is a peer.
+    /// What a hostile process on the network can throw at a `ferry` process before it is a peer: in the clear
+    /// (where only the preface and the TLS handshake listen), and inside TLS with a certificate of its own.
     @Suite(.serialized) struct HostileInputTests {
-        /// Opens a TCP connection to 127.0.0.1:port with a blocking socket.
-        static func connect(port: Int) throws -> Int32 {
+        /// Opens a TCP connection from `source` (any 127.0.0.0/8 address, so that one machine plays many hosts) to
+        /// 127.0.0.1:port with a blocking socket.
+        static func connect(port: Int, from source: String = "127.0.0.1") throws -> Int32 {
             let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
             guard fd >= 0 else { throw POSIXError(.EMFILE) }
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            local.sin_addr.s_addr = inet_addr(source)
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)
             address.sin_port = in_port_t(UInt16(port).bigEndian)
             address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            let result = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-                }
+            let size = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, size) }
             }
-            guard result == 0 else {
+            let result = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, size) }
+            }
+            guard bound == 0, result == 0 else {
                 close(fd)
                 throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .ECONNREFUSED)
             }
@@ -82,14 +90,16 @@ extension IntegrationTests {
             var idle: [Int32] = []
             defer { idle.forEach { close($0) } }
             for index in 0..<500 {
-                let fd = try Self.connect(port: port)
+                // 400 hosts with one connection each (the global cap), and 100 from one host (the per-address cap).
+                let source = index < 400 ? "127.0.\(1 + index / 200).\(1 + index % 200)" : "127.0.9.9"
+                let fd = try Self.connect(port: port, from: source)
                 idle.append(fd)
                 if index % 5 == 0 {
-                    // Some get past the hello (a valid one, of this session) and then sit there without asking.
+                    // Some send a cleartext hello (valid, of this session) after the preface: refused by TLS.
                     let hello = Hello(
-                        peerID: PeerID(rawValue: UInt64(index + 1)), deviceID: DeviceID(bytes: Array(repeating: 9, count: 32))!,
-                        mode: .peer, capabilities: [], listenPort: 0, datagramPort: 0, sessionID: harness.session,
-                        displayName: "idler\(index)")
+                        peerID: PeerID(rawValue: UInt64(index + 1)),
+                        deviceID: DeviceID(bytes: Array(repeating: 9, count: 32))!, mode: .peer, capabilities: [],
+                        listenPort: 0, datagramPort: 0, sessionID: harness.session, displayName: "idler\(index)")
                     Self.send(fd, Preface.encode() + SessionMessage.hello(hello).encoded())
                 }
             }
@@ -99,8 +109,79 @@ extension IntegrationTests {
             try friend.send(line: "through the crowd")
             #expect(try victim.nextMessage().text == "through the crowd")
             let during = Self.openDescriptors(of: victim.pid)
-            // 64 pending links at most, plus the friend's link and a little slack.
+            // 64 pending links at most (of them 8 from 127.0.9.9), plus the friend's link and a little slack.
             #expect(during - baseline <= 64 + 8, "descriptors grew from \(baseline) to \(during)")
+        }
+
+        /// Inside TLS, with a certificate of its own: a 4 GiB hello header, a message before the hello, a hello
+        /// that names another device than its certificate, and a hello over 1 KiB. Each closes the link.
+        @Test func aStrangerWithItsOwnCertificateIsClosedWhateverItSends() async throws {
+            let harness = try ChatHarness()
+            let (victim, port) = try harness.chat("victim")
+            let baseline = Self.openDescriptors(of: victim.pid)
+            let someoneElse = try DeviceIdentity.generate().deviceID
+            let oversized: [UInt8] = [0x00, 0x01, 0x00, 0x00, 0x04, 0x01] + [UInt8](repeating: 0, count: 1025)
+            let attacks: [(name: String, bytes: (StrangerLink) -> [UInt8], goodbyeMentions: String?)] = [
+                ("a 4 GiB hello", { _ in [0x00, 0x01, 0xFF, 0xFF, 0xFF, 0xFF] }, nil),
+                ("a message before the hello", { _ in [0x00, 0x05, 0x00, 0x00, 0x00, 0x02, 0x41, 0x41] }, nil),
+                (
+                    "a hello naming another device",
+                    { $0.hello(session: harness.session, name: "impostor", deviceID: someoneElse) }, "certificate"
+                ),
+                ("a hello of 1025 bytes", { _ in oversized }, nil),
+            ]
+            for attack in attacks {
+                let stranger = try await StrangerLink.open(port: port)
+                defer { stranger.close() }
+                try await stranger.send(attack.bytes(stranger))
+                let (messages, closed) = await stranger.messagesUntilClosed()
+                #expect(closed, "\(attack.name) left the link open")
+                if let mention = attack.goodbyeMentions {
+                    let details = messages.compactMap { message -> String? in
+                        if case .goodbye(let goodbye) = message { return goodbye.detail }
+                        return nil
+                    }
+                    #expect(details.contains { $0.contains(mention) }, "\(attack.name): \(messages)")
+                }
+            }
+            // Still serving, and holding nothing for the strangers.
+            let (friend, _) = try harness.chat("friend")
+            try victim.waitForEvent("connected", peer: "friend")
+            try friend.send(line: "after the strangers")
+            #expect(try victim.nextMessage().text == "after the strangers")
+            let after = Self.openDescriptors(of: victim.pid)
+            #expect(after - baseline <= 8, "descriptors grew from \(baseline) to \(after)")
+        }
+
+        /// Strangers that complete TLS and send a valid hello of this session (each with a new device and peer ID),
+        /// then sit there: from many hosts, and many from one.
+        @Test func aHelloFloodFromStrangersKeepsDescriptorsAndPeersBounded() async throws {
+            let harness = try ChatHarness()
+            let (victim, port) = try harness.chat("victim")
+            let baseline = Self.openDescriptors(of: victim.pid)
+            var strangers: [StrangerLink] = []
+            defer { strangers.forEach { $0.close() } }
+            var refusedAtOnce = 0
+            for index in 0..<120 {
+                let source = index < 90 ? "127.0.3.\(1 + index)" : "127.0.4.1"
+                let stranger: StrangerLink
+                do {
+                    stranger = try await StrangerLink.open(port: port, from: source)
+                } catch {
+                    refusedAtOnce += 1  // its host already has 8 links waiting: closed before the handshake
+                    continue
+                }
+                strangers.append(stranger)
+                try await stranger.send(stranger.hello(session: harness.session, name: "flood\(index)"))
+            }
+            #expect(refusedAtOnce >= 30 - 8, "the one host got more than its 8 pending links")
+            let during = Self.openDescriptors(of: victim.pid)
+            #expect(during - baseline <= 64 + 8, "descriptors grew from \(baseline) to \(during)")
+            // A real peer still gets through while the flood holds what it can.
+            let (friend, _) = try harness.chat("friend")
+            try victim.waitForEvent("connected", peer: "friend")
+            try friend.send(line: "through the strangers")
+            #expect(try victim.nextMessage().text == "through the strangers")
         }
 
         @Test func beaconFloodKeepsThePeerTableBounded() throws {
