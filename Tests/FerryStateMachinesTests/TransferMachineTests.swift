@@ -83,6 +83,23 @@ private func drain(_ machine: inout OutgoingTransferMachine) -> [OutgoingTransfe
         ])
     }
 
+    @Test func aReceiverThatCallsEveryCopyCorruptIsAViolationNotAnEndlessResend() throws {
+        var machine = OutgoingTransferMachine(sizes: [UInt64(kib64 * 2)], chunkSize: kib64, window: 2 * kib64)
+        _ = try machine.replyReceived(reply([(true, 0)]))
+        _ = drain(&machine)
+        // A stored chunk in between starts the count again: three corrupt copies of each chunk are honest.
+        for round in 0..<IncomingTransferMachine.maxCorruptCopies {
+            #expect(try machine.ackReceived(ack(0, 0, .corrupt)) == .resend(file: 0, offset: 0), "\(round)")
+            _ = drain(&machine)
+        }
+        #expect(try machine.ackReceived(ack(0, 0)) == .stored(file: 0, bytes: kib64))
+        for _ in 0..<IncomingTransferMachine.maxCorruptCopies {
+            #expect(try machine.ackReceived(ack(0, UInt64(kib64), .corrupt)) == .resend(file: 0, offset: UInt64(kib64)))
+            _ = drain(&machine)
+        }
+        #expect(throws: TransferProtocolError.self) { try machine.ackReceived(ack(0, UInt64(kib64), .corrupt)) }
+    }
+
     @Test func protocolErrorsAreThrownNotTrapped() throws {
         var machine = OutgoingTransferMachine(sizes: [100], chunkSize: kib64, window: kib64)
         #expect(throws: TransferProtocolError.self) { try machine.ackReceived(ack(0, 0)) }

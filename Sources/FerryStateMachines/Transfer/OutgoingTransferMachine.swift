@@ -33,6 +33,8 @@ public struct OutgoingTransferMachine: Sendable {
         var nextOffset: UInt64 = 0
         var endSent = false
         var result: FileStatus?
+        /// Corrupt acknowledgements since the file's last stored chunk.
+        var corruptAcks = 0
     }
 
     private struct InFlight {
@@ -138,8 +140,17 @@ public struct OutgoingTransferMachine: Sendable {
         case .stored:
             let chunk = inFlight.remove(at: position)
             inFlightBytes -= chunk.length
+            files[file].corruptAcks = 0
             return .stored(file: file, bytes: chunk.length)
         case .corrupt:
+            // An honest receiver fails the file after `maxCorruptCopies` corrupt copies of a chunk; a peer that
+            // keeps asking for the same bytes again is stalling the transfer (and a broadcast) on purpose.
+            files[file].corruptAcks += 1
+            guard files[file].corruptAcks <= IncomingTransferMachine.maxCorruptCopies else {
+                throw TransferProtocolError(
+                    "more than \(IncomingTransferMachine.maxCorruptCopies) corrupt acknowledgements in a row (file "
+                        + "\(file), offset \(ack.offset))")
+            }
             // Go back N: the receiver drops every later chunk of this file until this one comes again.
             inFlight.removeAll { entry in
                 guard entry.file == file, entry.offset >= ack.offset else { return false }
