@@ -18,8 +18,20 @@ extension IntegrationTests {
 
             let (receiver, port) = try harness.receiver(once: false)
             let recorder = try InotifyRecorder(directory: harness.inbox.path)
-            let senders = try [first, second].map { try harness.sender([$0.path], to: [port], ["--compress", "none"]) }
-            for sender in senders {
+            // The first transfer is slowed from its start, then held while the second one is accepted: both are
+            // under way at once whatever the machine's speed.
+            let proxy = try FaultProxy(targetPort: UInt16(port), mode: .delay(.milliseconds(20)))
+            defer { proxy.close() }
+            let options = ["--compress", "none"]
+            let slow = try harness.sender([first.path], to: [Int(proxy.port)], options)
+            _ = try receiver.nextJSON(timeout: .seconds(120), where: { $0["event"] as? String == "started" })
+            proxy.mode = .stall
+            let fast = try harness.sender([second.path], to: [port], options)
+            _ = try receiver.nextJSON(timeout: .seconds(120), where: { $0["event"] as? String == "started" })
+            proxy.mode = .pass
+            let before = receiver.allStdoutLines.compactMap(TransferHarness.json).compactMap { $0["event"] as? String }
+            #expect(!before.contains("file") && !before.contains("finished"), "both under way at once: \(before)")
+            for sender in [slow, fast] {
                 #expect(try sender.waitForExit(timeout: .seconds(240)) == 0, "\(sender.capturedOutput())")
             }
             let events = recorder.stop().filter { !$0.name.hasPrefix(".") }
