@@ -112,6 +112,34 @@ import Testing
         }
     }
 
+    /// The staged file itself is replaced by a symlink to a file outside after its first chunk: the rest is written
+    /// to the file that was opened, and the symlink is never published as the received file.
+    @Test func aStagedFileSwappedForASymlinkIsNeverPublished() async throws {
+        try await Self.withSiblings { inbox, outside in
+            try await TransferHostilePeerTests.withMallory(inbox: inbox, policy: .all) { mallory, bob, _ in
+                let chunk = Limits.minChunkSize
+                let data = Self.bytes(2 * chunk, 3)
+                let sender = HostileSender(session: mallory, receiver: bob)
+                try await sender.send(.offer(sender.offer([("keep.txt", UInt64(data.count))])))
+                #expect(try #require(await sender.reply()).accepted)
+                try await sender.sendChunk(file: 0, offset: 0, raw: Array(data[0..<chunk]))
+                #expect(try #require(await sender.ack()).status == .stored)
+
+                let staging = inbox + "/.ferry-staging"
+                let key = try #require(try FileManager.default.contentsOfDirectory(atPath: staging).first)
+                try FileManager.default.removeItem(atPath: staging + "/" + key)
+                #expect(symlink(outside + "/keep.txt", staging + "/" + key) == 0)
+
+                try await sender.sendChunk(file: 0, offset: UInt64(chunk), raw: Array(data[chunk...]))
+                #expect(try #require(await sender.ack()).status == .stored)
+                try await sender.sendEnd(file: 0, of: data)
+                let result = try #require(await sender.result())
+                #expect(result.status == .writeFailed && result.detail.contains("replaced"), "\(result)")
+            }
+            #expect(try FileManager.default.contentsOfDirectory(atPath: inbox) == [".ferry-staging"])
+        }
+    }
+
     @Test func namesArePublishedInNFCAndAnNFDTwinCountsAsTaken() async throws {
         try await TemporaryDirectory.with { temporary in
             let directory = try ReceiveDirectory(path: temporary.path)

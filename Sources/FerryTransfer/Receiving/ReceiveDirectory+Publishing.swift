@@ -1,5 +1,6 @@
 import FerryStateMachines
 import FerrySystem
+import Glibc
 
 extension ReceiveDirectory {
     /// Highest number tried for a taken name: "name (9999).ext".
@@ -14,7 +15,8 @@ extension ReceiveDirectory {
     /// ... up to 9999 (see `numberedName`). Returns the published path, relative to the directory
     /// ("photos/beach (1).jpg").
     /// - Throws: `SystemError`: EINVAL for an invalid key or name, ENOTDIR or ELOOP for a symlink on the way or a
-    ///   file where a directory is needed, EEXIST when every variant is taken; the staged file stays in place.
+    ///   file where a directory is needed, ESTALE when the staged name no longer holds the file written (it was
+    ///   replaced), EEXIST when every variant is taken; the staged file stays in place.
     ///
     /// `staged`, when given, is the staged file already open: permissions and time are set through it and it is
     /// closed before the rename (closing a written descriptor after the rename would show the file to a watcher a
@@ -52,7 +54,16 @@ extension ReceiveDirectory {
         defer { staged.close() }
         try staged.setPermissions(permissions & 0o755)
         try staged.setModificationTime(seconds: modificationTime.0, nanoseconds: modificationTime.1)
+        let written = try staged.status()
         staged.close()
+        // The rename goes by name: the name must still be the file that was written and verified. A staged file
+        // replaced meanwhile (by a symlink to a file elsewhere, say) is never published in its place.
+        guard let named = try staging.status(of: key), named.kind == .regular, named.device == written.device,
+            named.inode == written.inode
+        else {
+            let call = "publish \(String(reflecting: key)) in \(staging.path) (the staged file was replaced)"
+            throw SystemError(call: call, errno: Errno(rawValue: ESTALE))
+        }
 
         for variant in 0...Self.maximumVariant {
             let candidate = variant == 0 ? fileName : Self.numberedName(fileName, variant)
