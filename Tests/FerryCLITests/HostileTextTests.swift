@@ -25,16 +25,20 @@ import Testing
 
     /// Fails unless `text` is inert: no control or bidi character but the line feeds that end lines (and, with
     /// `board`, the bars' own "ESC [ n F ESC [ J"), and no line that starts with the forged text.
-    static func expectInert(_ text: String, board: Bool = false, _ where_: String, location: SourceLocation = #_sourceLocation) {
+    static func expectInert(
+        _ text: String, board: Bool = false, _ where_: String, location: SourceLocation = #_sourceLocation
+    ) {
         var rest = text
         if board {
             rest = rest.replacingOccurrences(
                 of: "\u{1B}\\[[0-9]+F\u{1B}\\[J", with: "", options: .regularExpression)
         }
         let raw = rest.unicodeScalars.filter { $0 != "\n" && TerminalText.needsEscape($0) }
-        #expect(raw.isEmpty, "\(where_): raw \(raw.map { String($0.value, radix: 16) }) in \(text.debugDescription)",
+        #expect(
+            raw.isEmpty, "\(where_): raw \(raw.map { String($0.value, radix: 16) }) in \(text.debugDescription)",
             sourceLocation: location)
-        #expect(!rest.split(separator: "\n").contains { $0.hasPrefix("FORGED") || $0.hasPrefix("line") },
+        #expect(
+            !rest.split(separator: "\n").contains { $0.hasPrefix("FORGED") || $0.hasPrefix("line") },
             "\(where_): a forged line in \(text.debugDescription)", sourceLocation: location)
         #expect(text.contains("\\u{1B}]0;owned"), "\(where_): the name is shown, escaped", sourceLocation: location)
     }
@@ -84,6 +88,7 @@ import Testing
         for event in Self.events {
             reporter.report(event)
         }
+        reporter.connected(Self.peer)
         reporter.failure("could not reach " + Self.hostile)
         reporter.board?.clear()
         Self.expectInert(stderr.text, board: bars, "text output, bars \(bars)")
@@ -97,9 +102,10 @@ import Testing
         for event in Self.events {
             reporter.report(event)
         }
+        reporter.connected(Self.peer)
         reporter.failure("could not reach " + Self.hostile, peer: Self.peer)
         let lines = stdout.text.split(separator: "\n")
-        #expect(lines.count == Self.events.count + 1)
+        #expect(lines.count == Self.events.count + 2)
         for line in lines {
             #expect(!line.unicodeScalars.contains { TerminalText.needsEscape($0) }, "\(line.debugDescription)")
             // Still valid JSON that gives the peer's exact text back to a program.
@@ -109,9 +115,12 @@ import Testing
     }
 
     @Test func offerPromptAndItsEnd() async {
-        Self.expectInert(OfferPrompt.text(for: Self.events.compactMap {
-            if case .offerReceived(let offer) = $0 { offer } else { nil }
-        }[0]).joined(separator: "\n") + "\n", "offer prompt")
+        Self.expectInert(
+            OfferPrompt.text(
+                for: Self.events.compactMap {
+                    if case .offerReceived(let offer) = $0 { offer } else { nil }
+                }[0]
+            ).joined(separator: "\n") + "\n", "offer prompt")
 
         let shown = Mutex<[String]>([])
         let (updates, feed) = AsyncStream.makeStream(of: OfferPrompt.Update.self)

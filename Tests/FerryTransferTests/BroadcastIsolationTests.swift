@@ -42,7 +42,8 @@ import Testing
                 case .corruptAckStorm:
                     guard chunk.fileIndex == 0, chunk.offset == 0 else { continue }
                     let ack = ChunkAck(
-                        transferID: chunk.transferID, fileIndex: chunk.fileIndex, offset: chunk.offset, status: .corrupt)
+                        transferID: chunk.transferID, fileIndex: chunk.fileIndex, offset: chunk.offset, status: .corrupt
+                    )
                     frame = TransferMessage.chunkAck(ack).frame.encoded()
                 case .garbage:
                     frame = [0x01, 0x03, 0, 0, 0, 3, 0xDE, 0xAD, 0xBE]  // a chunkAck of 3 bytes: too short to decode
@@ -93,8 +94,9 @@ import Testing
                         }
                     }
                 }
-                #expect(try TestFiles.sha256(ofFile: URL(fileURLWithPath: inbox.path + "/fan.bin"))
-                    == TestFiles.sha256(ofFile: url))
+                #expect(
+                    try TestFiles.sha256(ofFile: URL(fileURLWithPath: inbox.path + "/fan.bin"))
+                        == TestFiles.sha256(ofFile: url))
             }
         }
     }

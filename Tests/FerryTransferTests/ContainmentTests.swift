@@ -42,7 +42,9 @@ import Testing
                 // A 240-byte component as sent, 480 in NFC (U+0958 decomposes and does not recompose): too long as it
                 // would be written.
                 let grows = "x/" + String(repeating: "\u{958}", count: 80)
-                let names = [outside + "/keep.txt", "../outside/keep.txt", "a/../../outside/x", "x\u{0}y", long, deep, grows]
+                let names = [
+                    outside + "/keep.txt", "../outside/keep.txt", "a/../../outside/x", "x\u{0}y", long, deep, grows,
+                ]
                 for name in names {
                     let sender = HostileSender(session: mallory, receiver: bob)
                     try await sender.send(.offer(sender.offer([(name, 4)])))
@@ -60,7 +62,8 @@ import Testing
                 #expect(result.status == .writeFailed, "\(result)")
                 // A path over 4096 bytes does not even decode: the link is closed.
                 let raw = HostileSender(session: mallory, receiver: bob)
-                try await raw.sendRawOffer(path: Array("../outside/".utf8) + Array(repeating: UInt8(ascii: "a"), count: 4097))
+                try await raw.sendRawOffer(
+                    path: Array("../outside/".utf8) + Array(repeating: UInt8(ascii: "a"), count: 4097))
                 #expect(await raw.linkClosed())
             }
             let visible = try FileManager.default.contentsOfDirectory(atPath: inbox).sorted()
@@ -91,7 +94,8 @@ import Testing
                 #expect(symlink(outside, inbox + "/.ferry-staging") == 0)
 
                 for offset in stride(from: chunk, to: first.count, by: chunk) {
-                    try await sender.sendChunk(file: 0, offset: UInt64(offset), raw: Array(first[offset..<offset + chunk]))
+                    try await sender.sendChunk(
+                        file: 0, offset: UInt64(offset), raw: Array(first[offset..<offset + chunk]))
                     #expect(try #require(await sender.ack()).status == .stored)
                 }
                 try await sender.sendEnd(file: 0, of: first)
@@ -103,7 +107,9 @@ import Testing
                 try await sender.sendEnd(file: 1, of: second)
                 // Verified files are published in one batch, once none is outstanding.
                 var results: [UInt32: FerryWire.FileStatus] = [:]
-                while results.count < 2, let result = await sender.result() { results[result.fileIndex] = result.status }
+                while results.count < 2, let result = await sender.result() {
+                    results[result.fileIndex] = result.status
+                }
                 #expect(results == [0: .writeFailed, 1: .published], "sub/ is a symlink now; the top is fine")
             }
             // The second file went from the staging folder it was written in to the top of the inbox.
@@ -154,8 +160,10 @@ import Testing
                 file.close()
                 published.append(
                     Array(
-                        try directory.publish(key: key, components: [name], permissions: 0o644, modificationTime: (0, 0))
-                            .utf8))
+                        try directory.publish(
+                            key: key, components: [name], permissions: 0o644, modificationTime: (0, 0)
+                        )
+                        .utf8))
             }
             #expect(published == [Array("caf\u{E9} (1).txt".utf8), Array("caf\u{E9} (2).txt".utf8)])
             let names = try FileManager.default.contentsOfDirectory(atPath: temporary.path).map { Array($0.utf8) }

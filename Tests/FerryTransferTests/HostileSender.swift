@@ -13,7 +13,9 @@ struct HostileSender {
     func offer(_ files: [(String, UInt64)], chunkSize: Int = Limits.minChunkSize) -> Offer {
         Offer(
             transferID: transferID, chunkSize: UInt32(chunkSize), codecs: [.zlib],
-            files: files.map { OfferedFile(path: $0.0, size: $0.1, modificationTime: FileTime(seconds: 0, nanoseconds: 0)) })
+            files: files.map {
+                OfferedFile(path: $0.0, size: $0.1, modificationTime: FileTime(seconds: 0, nanoseconds: 0))
+            })
     }
 
     /// An offer of one file whose path is `path`, encoded by hand (big-endian, as PROTOCOL.md lays it out), so that
