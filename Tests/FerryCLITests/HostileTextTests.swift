@@ -152,4 +152,19 @@ import Testing
         Self.expectInert(PeerFormat.name(Self.peer) + "\n", "peer name")
         Self.expectInert(TransferReporter.text(for: Self.outcome(.receiving, failure: nil)) + "\n", "received line")
     }
+
+    @Test func verboseLogLinesAreEscaped() throws {
+        let config = FileManager.default.temporaryDirectory.appendingPathComponent("ferry-log-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: config) }
+        let stderr = CapturingTextSink()
+        let context = CommandContext(
+            stdout: CapturingTextSink(), stderr: stderr, environment: ["XDG_CONFIG_HOME": config.path])
+        let setup = try SessionSetup(
+            global: GlobalOptions(verbose: 2), context: context, mode: .peer, acceptPolicy: .all)
+        // What the engine logs about a peer that broke the protocol, and a published name.
+        setup.configuration.log?(1, "peer 1234 broke the transfer protocol: " + Self.hostile)
+        setup.configuration.log?(2, "published dir/" + Self.hostile + " from " + Self.hostile)
+        Self.expectInert(stderr.text, "-v log lines")
+        #expect(stderr.text.split(separator: "\n").count == 2)
+    }
 }
