@@ -3,8 +3,9 @@
 
 One directory per target, a handful of small valid (and a few almost valid) inputs each, in the input format the
 target's doc comment describes. Built from the golden frames in Fixtures/wire and a small encoder of the wire
-format (docs/PROTOCOL.md), standard library only; zstd frames are written by hand (raw and RLE blocks) so the
-script needs no zstd module. Deterministic: run it again and `git diff` shows no change.
+format (docs/PROTOCOL.md), standard library only; zstd frames are written by hand (raw and RLE blocks), and
+compressed ones by the `zstd` command when it is installed (Debian package zstd; skipped otherwise).
+Deterministic: run it again and `git diff` shows no change.
 
     python3 Fixtures/fuzz/generate.py
 """
@@ -13,6 +14,8 @@ import hashlib
 import os
 import shutil
 import struct
+import subprocess
+import tempfile
 import zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -54,6 +57,17 @@ def zstd_frame(blocks, content_size):
         header = last | (block_type << 1) | (size << 3)
         out += struct.pack("<I", header)[:3] + payload
     return out
+
+
+def zstd_compressed(data):
+    """A compressed zstd frame with its content size and checksum, from the zstd command, or None without it."""
+    if shutil.which("zstd") is None:
+        return None
+    with tempfile.TemporaryDirectory() as directory:
+        path = os.path.join(directory, "raw")
+        with open(path, "wb") as file:
+            file.write(data)
+        return subprocess.run(["zstd", "-q", "-c", "-3", path], check=True, stdout=subprocess.PIPE).stdout
 
 
 def offer_entry(path, size, media_type="", width=0, height=0):
@@ -149,6 +163,10 @@ def seeds_inflate():
         seeds["zlib-" + name] = bytes([0]) + struct.pack(">I", len(raw))[1:] + raw_deflate(raw)
         seeds["zstd-raw-" + name] = bytes([1]) + struct.pack(">I", len(raw))[1:] + zstd_frame(
             [(0, raw, len(raw))], len(raw))
+    for name, raw in [("text", text), ("zeros", zeros)]:
+        compressed = zstd_compressed(raw)
+        if compressed is not None:
+            seeds["zstd-" + name] = bytes([1]) + struct.pack(">I", len(raw))[1:] + compressed
     seeds["zstd-rle"] = bytes([1]) + struct.pack(">I", 8192)[1:] + zstd_frame(
         [(1, b"a", 4096), (1, b"b", 4096)], 8192)
     seeds["zlib-bomb-declared-short"] = bytes([0]) + struct.pack(">I", 100)[1:] + raw_deflate(bytes(65536))
