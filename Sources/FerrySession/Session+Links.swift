@@ -287,7 +287,11 @@ extension Session {
         guard let link = links.removeValue(forKey: id) else { return }
         log("\(id) \(link.remoteAddress) closed: \(reason.text)")
         link.writer.finish()
-        closingStreams.append((link.stream, clock.now + .seconds(2)))
+        if link.stream.peer == nil {
+            link.stream.close()  // never authenticated: nothing of ours to deliver, free the descriptor now
+        } else {
+            closingStreams.append((link.stream, clock.now + .seconds(2)))
+        }
         let peerName = link.peerID.flatMap { peers[$0]?.displayName } ?? link.remoteAddress.description
         if case .probeFinished = reason, let peerID = link.peerID, var peer = peers[peerID] {
             peer.isManual = true

@@ -13,9 +13,11 @@ extension Session {
     /// against the pinned peers; refuses the link (and returns nil) when any differs.
     ///
     /// The device ID is the SHA-256 of the certificate, so a peer cannot claim another device's ID without its
-    /// private key. The checks, in order: the hello's device ID is the certificate's; the peer we meant to reach
-    /// (or the one discovery announced under this peer ID) has that device ID; no pinned peer of the same name has
-    /// another one (a changed key is refused loudly and never re-paired silently).
+    /// private key. The checks, in order: the hello's device ID is the certificate's; the peer we meant to reach,
+    /// and any peer already known under the hello's peer ID (announced by discovery, reached at a manual address,
+    /// or connected), has that device ID, so a stranger cannot take over another peer's record by copying its peer
+    /// ID from a beacon; no pinned peer of the same name has another one (a changed key is refused loudly and never
+    /// re-paired silently).
     func authenticate(_ hello: Hello, on id: LinkID) -> Authentication? {
         guard let link = links[id] else { return nil }
         guard let certified = link.stream.peer?.deviceID else {
@@ -29,15 +31,14 @@ extension Session {
                     + " \(certified.shortDescription)")
             return nil
         }
-        if let announced = peers[link.expectedPeer ?? hello.peerID],
-            link.expectedPeer != nil || announced.isDiscovered || announced.isManual,
-            announced.deviceID != certified
-        {
-            refuse(
-                id,
-                detail: "discovery announced device \(announced.deviceID.shortDescription) but the peer presents"
-                    + " \(certified.shortDescription)")
-            return nil
+        for known in [link.expectedPeer, hello.peerID].compactMap({ $0 }) {
+            if let announced = peers[known], announced.deviceID != certified {
+                refuse(
+                    id,
+                    detail: "peer \(known) is known as device \(announced.deviceID.shortDescription) but this link"
+                        + " presents \(certified.shortDescription)")
+                return nil
+            }
         }
         if trustedDevices[certified] == nil,
             let pinned = trustedDevices.first(where: { Self.sameName($0.value, hello.displayName) })

@@ -47,9 +47,13 @@ import Testing
         variant, and nothing outside the directory is ever touched. An interrupted
         transfer resumes where it stopped when the sender tries again.
 
-        With --accept ask, each offer shows the sender, the files and their sizes, and
-        waits for y or n; it is denied when nobody answers within a minute, and every
-        offer is denied when stdin is not a terminal.
+        With --accept ask, each offer shows the sender, its device ID and the 6-digit
+        pairing code of the link (ferry send prints the same code unless someone is in
+        between), the files and their sizes, and waits for y, n or a (always: accept,
+        and trust the sender from now on); it is denied when nobody answers within a
+        minute, and every offer is denied when stdin is not a terminal. Offers from
+        trusted peers are accepted without asking. With --accept trusted (for a headless
+        receiver), only trusted peers can connect; see ferry trust.
 
         The first line tells where ferry listens; with --json it is
         {"event":"listening","port":P,"directory":"...","name":"...","peerID":"..."}.
@@ -61,8 +65,9 @@ import Testing
           --into <dir>            Put received files in this directory (created if
                                   missing). (default: XDG_DOWNLOAD_DIR from
                                   ~/.config/user-dirs.dirs, else ~/Downloads)
-          --accept <policy>       Ask before accepting each offer, or accept all.
-                                  (values: ask, all; default: ask)
+          --accept <policy>       Ask before accepting each offer, accept all, or accept
+                                  trusted peers only. (values: ask, all, trusted;
+                                  default: ask)
           --once                  Exit after the first transfer: 0 if every file
                                   arrived, 1 otherwise.
           --json                  Print one JSON object per line for every event instead

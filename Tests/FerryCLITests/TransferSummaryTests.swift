@@ -1,3 +1,4 @@
+import FerrySession
 import FerryWire
 import Testing
 
@@ -87,5 +88,45 @@ import Testing
         #expect(PeerPicker.choice("1", count: 0) == .failure(PickerInputError(message: "'1': no peer is listed yet")))
         #expect(
             PeerPicker.choice("0", count: 3) == .failure(PickerInputError(message: "'0': type numbers from 1 to 3")))
+    }
+}
+
+@Suite("Pairing in prompts and output")
+struct PairingTextTests {
+    static func peer(trusted: Bool, code: String?) -> PeerInfo {
+        PeerInfo(
+            peerID: PeerID(rawValue: 7), deviceID: DeviceID(bytes: Array(repeating: 0, count: 32))!,
+            displayName: "bob\u{1B}[2J", mode: .peer, address: nil, isDiscovered: false, isAcceptingConnections: true,
+            state: .connected, pairingCode: code, isTrusted: trusted)
+    }
+
+    @Test func answersYesNoAlways() {
+        #expect(OfferPrompt.answer(" Y ") == .accept)
+        #expect(OfferPrompt.answer("yes") == .accept)
+        #expect(OfferPrompt.answer("a") == .always)
+        #expect(OfferPrompt.answer("ALWAYS") == .always)
+        for other in ["", "n", "no", "al", "yess", "always!"] {
+            #expect(OfferPrompt.answer(other) == .deny, "\(other)")
+        }
+    }
+
+    @Test func untrustedPeerShowsItsCodeAndOffersAlways() {
+        let lines = OfferPrompt.pairingLines(Self.peer(trusted: false, code: "012345"))
+        #expect(lines == [
+            "From device AAAA-AAAA; pairing code 012 345: the sender shows the same code unless someone is in between.",
+            "Accept? [y]es, [n]o, [a]lways (trust bob\\u{1B}[2J from now on)",
+        ])
+    }
+
+    @Test func trustedPeerSaysSoWithoutACode() {
+        let lines = OfferPrompt.pairingLines(Self.peer(trusted: true, code: "012345"))
+        #expect(lines == ["From bob\\u{1B}[2J, trusted (device AAAA-AAAA, key verified).", "Accept? [y/N]"])
+    }
+
+    @Test func senderPrintsTheSameCode() {
+        #expect(TransferReporter.pairingLine(Self.peer(trusted: false, code: "987654")) ==
+            "bob\\u{1B}[2J (AAAA-AAAA): pairing code 987 654 - the receiver shows the same code unless someone is in between")
+        #expect(TransferReporter.pairingLine(Self.peer(trusted: true, code: "987654")) ==
+            "bob\\u{1B}[2J (AAAA-AAAA): trusted, key verified")
     }
 }

@@ -86,8 +86,8 @@ import Testing
 
     @Test func receiveUsageErrors() async {
         #expect(
-            await FerryRun.run(["receive", "--accept", "trusted"])
-                == Self.receive("--accept: 'trusted' is not a valid policy (ask, all)"))
+            await FerryRun.run(["receive", "--accept", "maybe"])
+                == Self.receive("--accept: 'maybe' is not a valid policy (ask, all, trusted)"))
         #expect(await FerryRun.run(["receive", "--into="]) == Self.receive("--into: the directory must not be empty"))
         #expect(await FerryRun.run(["receive", "--into"]) == Self.receive("Missing value for '--into <dir>'"))
         #expect(await FerryRun.run(["receive", "Inbox"]) == Self.receive("Unexpected argument 'Inbox'"))

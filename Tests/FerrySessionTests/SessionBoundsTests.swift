@@ -160,12 +160,8 @@ import Testing
                         + SessionMessage.connectionRequest.encoded())
                 #expect(await stranger.messagesUntilClosed().closedByPeer)
                 let record = await bob.peer(aliceID)
-                // Known issue: `Session.authenticate` checks a hello's peer ID only against discovered and manual
-                // peers, so the stranger's name and device ID overwrite the connected peer's record.
-                withKnownIssue("a hello may take over a connected transient peer's record") {
-                    #expect(record?.displayName == "alice")
-                    #expect(record?.deviceID == alice.configuration.deviceID)
-                }
+                #expect(record?.displayName == "alice")
+                #expect(record?.deviceID == alice.configuration.deviceID)
             }
         }
     }

@@ -21,7 +21,7 @@ extension PeersCommand {
                                 context.stdout.writeLine(
                                     JSONLine(["event": "error", "message": .string(error.description)]).text)
                             } else {
-                                context.stderr.writeLine("Warning: \(error)")
+                                context.stderr.writeLine("Warning: " + TerminalText.escape(error.description))
                             }
                         }
                         guard case .peerStateChanged(let peer, let state, _) = event else { continue }

@@ -1,4 +1,5 @@
 import FerrySession
+import FerryStateMachines
 import FerryTransfer
 import FerryWire
 import Foundation
@@ -12,9 +13,11 @@ extension ReceiveCommand {
             into.map { Self.absolute($0) } ?? DownloadDirectory.resolve(environment: context.environment),
             createParents: into == nil)
         let asking = accept == .ask && context.isStdinTerminal
-        let policy: OfferPolicy = accept == .all ? .all : (asking ? .ask : .none)
+        let policy: OfferPolicy = accept == .ask ? (asking ? .ask : .none) : .all
         let setup = try SessionSetup(
-            global: global, context: context, mode: .server, acceptPolicy: .all, transfersEnabled: true)
+            global: global, context: context, mode: .server, acceptPolicy: accept == .trusted ? .trusted : .all,
+            transfersEnabled: true)
+        let trustStore = TrustStore(environment: context.environment)
         let reporter = TransferReporter(context: context, json: json)
         let configuration = TransferConfiguration(
             receiveDirectory: directory, offerPolicy: policy, log: setup.configuration.log)
@@ -34,8 +37,19 @@ extension ReceiveCommand {
                 ? Task {
                     await OfferPrompt(show: { reporter.say(lines: $0) }).run(
                         updates: updates, lines: StandardInputLines.stream()
-                    ) { offer, accepted in
-                        await run.engine.respond(to: offer.transferID, from: offer.peer.peerID, accept: accepted)
+                    ) { offer, answer in
+                        if answer == .always {
+                            do {
+                                try trustStore.pin(offer.peer.deviceID, name: offer.peer.displayName)
+                                await run.session.trust(offer.peer.deviceID, name: offer.peer.displayName)
+                            } catch {
+                                reporter.say(
+                                    "could not trust \(TerminalText.escape(offer.peer.displayName)): "
+                                        + TerminalText.escape("\(error)"))
+                            }
+                        }
+                        await run.engine.respond(
+                            to: offer.transferID, from: offer.peer.peerID, accept: answer != .deny)
                     }
                 } : nil
             defer {
@@ -43,8 +57,21 @@ extension ReceiveCommand {
                 prompter?.cancel()
             }
             guard let events = run.events else { return ExitCode.failure }
+            // Prompts are a person's attention: a stranger may not fill the terminal with offers.
+            var prompts = RequestLimiter<DeviceID>(
+                global: Self.promptRate, perRequester: Self.promptRatePerPeer, now: .now)
             for await event in events {
                 switch event {
+                case .offerReceived(let offer) where asking && offer.peer.isTrusted:
+                    reporter.say(
+                        "accepting \(OfferPrompt.text(for: offer)[0].dropLast()) - a trusted peer (key verified)")
+                    await run.engine.respond(to: offer.transferID, from: offer.peer.peerID, accept: true)
+                case .offerReceived(let offer) where asking && prompts.admit(offer.peer.deviceID, now: .now) != nil:
+                    reporter.say(
+                        "denied \(OfferPrompt.text(for: offer)[0].dropLast()) without asking: too many offers"
+                            + " (at most \(Self.promptRatePerPeer.burst) a minute from one peer,"
+                            + " \(Self.promptRate.burst) from all)")
+                    await run.engine.respond(to: offer.transferID, from: offer.peer.peerID, accept: false)
                 case .offerReceived(let offer):
                     prompt.yield(.offer(offer))
                 case .finished(let outcome) where outcome.direction == .receiving:
@@ -89,6 +116,10 @@ extension ReceiveCommand {
                     + "Ctrl-C to stop")
         }
     }
+
+    /// Offers that may become prompts (`--accept ask`), from everyone and from one peer (device ID).
+    static let promptRate = RateLimit.perMinute(10)
+    static let promptRatePerPeer = RateLimit.perMinute(3)
 
     /// How long `--once` waits for the sender to hang up before closing the session itself.
     static let lingerTime = Duration.seconds(2)

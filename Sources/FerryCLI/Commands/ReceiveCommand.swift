@@ -10,6 +10,8 @@ public struct ReceiveCommand: ParsableCommand, Equatable {
         case ask
         /// Accept every offer.
         case all
+        /// Accept offers from trusted (pinned) peers only; refuse every other peer's connection without asking.
+        case trusted
     }
 
     public static let configuration = CommandConfiguration(
@@ -20,8 +22,12 @@ public struct ReceiveCommand: ParsableCommand, Equatable {
             its checksum matches; a name that exists gets a numbered variant, and nothing outside the directory \
             is ever touched. An interrupted transfer resumes where it stopped when the sender tries again.
 
-            With --accept ask, each offer shows the sender, the files and their sizes, and waits for y or n; it is \
-            denied when nobody answers within a minute, and every offer is denied when stdin is not a terminal.
+            With --accept ask, each offer shows the sender, its device ID and the 6-digit pairing code of the link \
+            (ferry send prints the same code unless someone is in between), the files and their sizes, and waits \
+            for y, n or a (always: accept, and trust the sender from now on); it is denied when nobody answers \
+            within a minute, and every offer is denied when stdin is not a terminal. Offers from trusted peers are \
+            accepted without asking. With --accept trusted (for a headless receiver), only trusted peers can \
+            connect; see ferry trust.
 
             The first line tells where ferry listens; with --json it is \
             {"event":"listening","port":P,"directory":"...","name":"...","peerID":"..."}.
@@ -36,7 +42,7 @@ public struct ReceiveCommand: ParsableCommand, Equatable {
             .option(
                 "accept",
                 valueName: "policy",
-                help: "Ask before accepting each offer, or accept all.",
+                help: "Ask before accepting each offer, accept all, or accept trusted peers only.",
                 default: AcceptPolicy.ask.rawValue,
                 values: AcceptPolicy.allCases.map(\.rawValue)
             ),

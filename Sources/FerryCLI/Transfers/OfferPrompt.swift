@@ -1,3 +1,5 @@
+import FerrySecurity
+import FerrySession
 import FerryTransfer
 import FerryWire
 
@@ -10,6 +12,14 @@ import FerryWire
 struct OfferPrompt: Sendable {
     /// Files listed in a prompt before "... and N more".
     static let listedFiles = 10
+
+    /// What the person answered.
+    enum Answer: Equatable, Sendable {
+        case deny
+        case accept
+        /// Accept, and trust the sender from now on (pin its device ID under its name).
+        case always
+    }
 
     /// What the receive loop tells the prompt.
     enum Update: Sendable {
@@ -33,7 +43,7 @@ struct OfferPrompt: Sendable {
     /// cancelled; `respond` delivers each answer to the engine.
     func run(
         updates: AsyncStream<Update>, lines: AsyncStream<String>,
-        respond: @escaping @Sendable (IncomingOffer, Bool) async -> Void
+        respond: @escaping @Sendable (IncomingOffer, Answer) async -> Void
     ) async {
         let (inputs, continuation) = AsyncStream.makeStream(of: Input.self)
         let forwarders = [
@@ -81,7 +91,7 @@ struct OfferPrompt: Sendable {
             case .update(.offer(let offer)):
                 guard inputOpen else {
                     show(["nobody can answer (end of input): denying the offer of \(Self.sender(offer))"])
-                    await respond(offer, false)
+                    await respond(offer, .deny)
                     continue
                 }
                 waiting.append(offer)
@@ -90,9 +100,13 @@ struct OfferPrompt: Sendable {
                 }
             case .line(let line):
                 guard let offer = current else { continue }
-                let accepted = Self.isYes(line)
-                show([accepted ? "accepted" : "denied"])
-                await respond(offer, accepted)
+                let answer = Self.answer(line)
+                switch answer {
+                case .deny: show(["denied"])
+                case .accept: show(["accepted"])
+                case .always: show(["accepted; \(Self.sender(offer)) is trusted from now on (ferry trust list)"])
+                }
+                await respond(offer, answer)
                 next()
             case .expired(let transferID, let peerID):
                 guard let offer = current, offer.transferID == transferID, offer.peer.peerID == peerID else { continue }
@@ -101,7 +115,7 @@ struct OfferPrompt: Sendable {
             case .inputEnded:
                 inputOpen = false
                 for offer in [current].compactMap({ $0 }) + waiting {
-                    await respond(offer, false)
+                    await respond(offer, .deny)
                 }
                 waiting.removeAll()
                 timer?.cancel()
@@ -111,10 +125,18 @@ struct OfferPrompt: Sendable {
         timer?.cancel()
     }
 
+    /// "y"/"yes" accepts, "a"/"always" accepts and trusts, anything else denies; any case, spaces around.
+    static func answer(_ line: String) -> Answer {
+        switch line.trimmingSpaces.lowercased() {
+        case "y", "yes": return .accept
+        case "a", "always": return .always
+        default: return .deny
+        }
+    }
+
     /// "y" or "yes", in any case, with spaces around.
     static func isYes(_ line: String) -> Bool {
-        let answer = line.trimmingSpaces.lowercased()
-        return answer == "y" || answer == "yes"
+        answer(line) == .accept
     }
 
     static func sender(_ offer: IncomingOffer) -> String {
@@ -122,7 +144,29 @@ struct OfferPrompt: Sendable {
     }
 
     static func text(for offer: IncomingOffer) -> [String] {
-        text(sender: offer.peer.displayName, files: offer.files, totalBytes: offer.totalBytes)
+        var lines = text(sender: offer.peer.displayName, files: offer.files, totalBytes: offer.totalBytes)
+        lines.removeLast()
+        lines += pairingLines(offer.peer)
+        return lines
+    }
+
+    /// Who the sender is and how sure we are of it, then the question:
+    ///
+    /// ```
+    /// From device ABCD-EFGH; pairing code 123 456: the sender shows the same code unless someone is in between.
+    /// Accept? [y]es, [n]o, [a]lways (trust alice from now on)
+    /// ```
+    static func pairingLines(_ peer: PeerInfo) -> [String] {
+        let name = TerminalText.escape(peer.displayName)
+        if peer.isTrusted {
+            return ["From \(name), trusted (device \(peer.deviceID.shortDescription), key verified).", "Accept? [y/N]"]
+        }
+        let code = peer.pairingCode.map { "; pairing code \(PairingCode.readable($0))" } ?? ""
+        return [
+            "From device \(peer.deviceID.shortDescription)\(code): the sender shows the same code unless someone is in"
+                + " between.",
+            "Accept? [y]es, [n]o, [a]lways (trust \(name) from now on)",
+        ]
     }
 
     /// The prompt's lines:

@@ -12,6 +12,8 @@ extension TransferReporter {
             var line = header("offer", offer.transferID, offer.peer, direction: .receiving)
             line.append("files", files(offer.files, accepted: nil, resumeOffsets: nil))
             line.append("bytes", int(offer.totalBytes))
+            line.append("code", offer.peer.pairingCode.map { .string($0) } ?? .null)
+            line.append("trusted", .bool(offer.peer.isTrusted))
             let left = TransferFormat.seconds(offer.deadline - .now)
             line.append("answerWithin", .double(max(0, left)))
             return line

@@ -1,3 +1,4 @@
+import FerrySecurity
 import FerrySession
 import FerryTransfer
 import FerryWire
@@ -57,14 +58,28 @@ final class TransferReporter: Sendable {
         }
     }
 
-    /// A connection to a peer is up (sending commands).
+    /// A connection to a peer is up (sending commands): its pairing code, for the person to compare with the
+    /// receiver's screen, unless the peer is trusted (then its key was checked against the pin).
     func connected(_ peer: PeerInfo) {
         if json {
             var line: JSONLine = ["event": "connected"]
             Self.appendPeer(peer, to: &line)
             line.append("address", peer.address.map { .string($0.description) } ?? .null)
+            line.append("code", peer.pairingCode.map { .string($0) } ?? .null)
+            line.append("trusted", .bool(peer.isTrusted))
             emit(line)
+        } else {
+            say(Self.pairingLine(peer))
         }
+    }
+
+    /// "bob: pairing code 123 456 (bob shows the same code unless someone is in between)", or "bob: trusted".
+    static func pairingLine(_ peer: PeerInfo) -> String {
+        let name = TerminalText.escape(peer.displayName)
+        if peer.isTrusted { return "\(name) (\(peer.deviceID.shortDescription)): trusted, key verified" }
+        guard let code = peer.pairingCode else { return "\(name) (\(peer.deviceID.shortDescription)): connected" }
+        return "\(name) (\(peer.deviceID.shortDescription)): pairing code \(PairingCode.readable(code))"
+            + " - the receiver shows the same code unless someone is in between"
     }
 
     /// Reports one engine event.
