@@ -1,0 +1,252 @@
+import FerrySecurity
+import FerryStateMachines
+import FerrySystem
+import FerryTestSupport
+import FerryWire
+import Testing
+
+@testable import FerrySession
+
+/// Issue 4, in-process: sealed datagrams, the hello checked against the certificate and against discovery, pinned
+/// names, `AcceptPolicy.trusted` and pairing codes. Each test fails if its mechanism is taken out.
+@Suite(.serialized) struct SessionSecurityTests {
+    static let alice = TestIdentity.named("alice")
+    static let bob = TestIdentity.named("bob")
+    static let mallory = TestIdentity.named("mallory")
+
+    static func configuration(
+        _ name: String, identity: DeviceIdentity, policy: AcceptPolicy = .all, trusting: [DeviceID: String] = [:]
+    ) -> SessionConfiguration {
+        var configuration = SessionTests.configuration(name, policy: policy)
+        configuration.identity = identity
+        configuration.trustedDevices = trusting
+        return configuration
+    }
+
+    /// Runs `body` with a listening session and the reactor it runs on; both end when `body` returns or throws.
+    static func withSession(
+        _ configuration: SessionConfiguration, _ body: (Session, SocketAddress, Reactor) async throws -> Void
+    ) async throws {
+        let reactor = try Reactor()
+        defer { reactor.shutdown() }
+        try await Session.run(configuration: configuration, reactor: reactor) { session in
+            try await body(session, .ipv4(.loopback, port: await session.listenPort), reactor)
+        }
+    }
+
+    static func isSessionError(_ event: SessionEvent) -> Bool {
+        if case .sessionError = event { return true }
+        return false
+    }
+
+    // MARK: Hello and certificate (PROTOCOL 10.8, check 1)
+
+    @Test(.timeLimit(.minutes(1)))
+    func aHelloClaimingAnotherDeviceThanItsCertificateIsRefused() async throws {
+        try await Self.withSession(Self.configuration("bob", identity: Self.bob)) { bob, address, reactor in
+            let stranger = try await HostileLink.open(to: address, reactor: reactor)
+            defer { stranger.close() }
+            // Alice's device ID is public (beacons, hellos); her private key is not.
+            let claimed = Self.alice.deviceID
+            try await stranger.send(
+                SessionMessage.hello(stranger.hello(name: "alice", deviceID: claimed)).encoded()
+                    + SessionMessage.connectionRequest.encoded())
+            let (messages, closedByPeer) = await stranger.messagesUntilClosed()
+            #expect(closedByPeer)
+            let goodbyes = messages.compactMap { message -> Goodbye? in
+                if case .goodbye(let goodbye) = message { return goodbye }
+                return nil
+            }
+            #expect(goodbyes.count == 1)
+            #expect(goodbyes.first?.reason == .disconnected)
+            #expect(goodbyes.first?.detail.contains("certificate is \(stranger.identity.deviceID.shortDescription)") == true)
+            #expect(!messages.contains(.accept))
+            #expect(await bob.statistics.linksUnauthenticated == 1)
+            #expect(await bob.peers().isEmpty)
+        }
+    }
+
+    // MARK: Discovery against the certificate (PROTOCOL 10.8, check 2)
+
+    @Test(.timeLimit(.minutes(1)))
+    func aPeerDiscoveredWithOneDeviceIDCannotBeAnsweredByAnother() async throws {
+        try await Self.withSession(Self.configuration("bob", identity: Self.bob)) { bob, address, reactor in
+            try await Session.run(
+                configuration: Self.configuration("alice", identity: Self.alice), reactor: reactor
+            ) { alice in
+                // A beacon announced "carol" (Mallory's device ID as hers) at the address where Bob answers.
+                var carol = PeerRecord(
+                    peerID: PeerID(rawValue: .random(in: 1...UInt64.max)), deviceID: Self.mallory.deviceID,
+                    displayName: "carol", mode: .peer)
+                carol.address = address
+                carol.isDiscovered = true
+                carol.isAcceptingConnections = true
+                await alice.rememberDiscovered(carol)
+                do {
+                    try await alice.connect(to: carol.peerID, timeout: .seconds(30))
+                    Issue.record("connected to a peer whose certificate is not the one discovery announced")
+                } catch let SessionError.authenticationFailed(_, detail) {
+                    #expect(detail.contains(Self.bob.deviceID.shortDescription))
+                } catch {
+                    Issue.record("unexpected error \(error)")
+                }
+                #expect(await alice.statistics.linksUnauthenticated == 1)
+                #expect(await alice.peers(withState: .connected).isEmpty)
+                let record = await alice.peer(carol.peerID)
+                #expect(record?.state == .available, "the discovered peer is kept, no longer connecting")
+                #expect(record?.deviceID == Self.mallory.deviceID, "and keeps the device ID discovery announced")
+                #expect(await alice.peer(bob.localPeerID) == nil, "the answering peer is not taken in")
+                // Alice refused on Bob's hello, before her connection request: Bob never connected.
+                #expect(await bob.peers(withState: .connected).isEmpty)
+            }
+        }
+    }
+
+    // MARK: Pinned names (PROTOCOL 10.8, check 3)
+
+    @Test(.timeLimit(.minutes(1)))
+    func aPinnedNameWithAnotherKeyIsRefusedAndTheRealPeerIsTrusted() async throws {
+        let bobConfiguration = Self.configuration("bob", identity: Self.bob, trusting: [Self.alice.deviceID: "alice"])
+        try await Self.withSession(bobConfiguration) { bob, address, reactor in
+            let events = EventReader(bob)
+            try await Session.run(
+                configuration: Self.configuration(" ALICE ", identity: Self.mallory), reactor: reactor
+            ) { impostor in
+                do {
+                    try await impostor.connect(toAddress: address)
+                    Issue.record("an impostor of a pinned name was accepted")
+                } catch {
+                    #expect("\(error)".contains("pinned to another key"), "the goodbye says why: \(error)")
+                }
+                let event = try await events.next(where: Self.isSessionError)
+                guard case .sessionError(let error) = event else { return }
+                #expect(
+                    error
+                        == .pinnedKeyChanged(
+                            name: " ALICE ", pinned: Self.alice.deviceID, presented: Self.mallory.deviceID))
+                #expect(await bob.statistics.linksUnauthenticated == 1)
+                #expect(await bob.peers(withState: .connected).isEmpty)
+            }
+            try await Session.run(configuration: Self.configuration("alice", identity: Self.alice), reactor: reactor) {
+                alice in
+                let bobInfo = try await alice.connect(toAddress: address)
+                #expect(!bobInfo.isTrusted, "alice pinned nobody")
+                #expect(await bob.peer(alice.localPeerID)?.isTrusted == true)
+                await bob.untrust(Self.alice.deviceID)
+                #expect(await bob.peer(alice.localPeerID)?.isTrusted == false)
+                await bob.trust(Self.alice.deviceID, name: "alice")
+                #expect(await bob.peer(alice.localPeerID)?.isTrusted == true)
+                await alice.trust(Self.bob.deviceID, name: "bob")
+                #expect(await alice.peer(bobInfo.peerID)?.isTrusted == true)
+            }
+        }
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func connectingToAPinnedNameThatPresentsAnotherKeyThrowsPinnedKeyChanged() async throws {
+        try await Self.withSession(Self.configuration(" Bob ", identity: Self.mallory)) { impostor, address, reactor in
+            let aliceConfiguration = Self.configuration(
+                "alice", identity: Self.alice, trusting: [Self.bob.deviceID: "bob"])
+            try await Session.run(configuration: aliceConfiguration, reactor: reactor) { alice in
+                let events = EventReader(alice)
+                let expected = SessionError.pinnedKeyChanged(
+                    name: " Bob ", pinned: Self.bob.deviceID, presented: Self.mallory.deviceID)
+                await #expect(throws: expected) {
+                    try await alice.connect(toAddress: address)
+                }
+                let event = try await events.next(where: Self.isSessionError)
+                guard case .sessionError(let error) = event else { return }
+                #expect(error == expected)
+                #expect(await alice.peers(withState: .connected).isEmpty)
+                #expect(await impostor.peers(withState: .connected).isEmpty)
+            }
+        }
+    }
+
+    // MARK: AcceptPolicy.trusted
+
+    @Test(.timeLimit(.minutes(1)))
+    func trustedPolicyAcceptsPinnedPeersSilentlyAndDeniesOthers() async throws {
+        let bobConfiguration = Self.configuration(
+            "bob", identity: Self.bob, policy: .trusted, trusting: [Self.alice.deviceID: "alice"])
+        try await Self.withSession(bobConfiguration) { bob, address, reactor in
+            let events = EventReader(bob)
+            try await Session.run(configuration: Self.configuration("alice", identity: Self.alice), reactor: reactor) {
+                alice in
+                let bobInfo = try await alice.connect(toAddress: address)
+                let first = try await events.next { event in
+                    if case .connectionRequested = event { return true }
+                    if case .peerStateChanged(_, .connected, _) = event { return true }
+                    return false
+                }
+                guard case .peerStateChanged(let peer, _, _) = first else {
+                    Issue.record("a pinned peer was asked about: \(first)")
+                    return
+                }
+                #expect(peer.displayName == "alice" && peer.isTrusted)
+                _ = try await Session.run(
+                    configuration: Self.configuration("mallory", identity: Self.mallory), reactor: reactor
+                ) { mallory in
+                    await #expect(
+                        throws: SessionError.denied(
+                            peer: "bob", reason: .deniedByUser, detail: "only trusted peers are accepted")
+                    ) {
+                        try await mallory.connect(toAddress: address)
+                    }
+                }
+                // Events are in order: a prompt for Mallory would come before Alice's later message.
+                try await alice.send([42], to: [bobInfo.peerID])
+                let next = try await events.next { event in
+                    if case .connectionRequested = event { return true }
+                    if case .dataReceived = event { return true }
+                    return false
+                }
+                guard case .dataReceived(let bytes, _, _) = next else {
+                    Issue.record("an unpinned peer became a prompt: \(next)")
+                    return
+                }
+                #expect(bytes == [42])
+                #expect(await bob.peers(withState: .connected).map(\.displayName) == ["alice"])
+            }
+        }
+    }
+
+    // MARK: Pairing codes
+
+    @Test(.timeLimit(.minutes(1)))
+    func bothEndsShowOnePairingCodeAndANewLinkHasANewOne() async throws {
+        try await Self.withSession(Self.configuration("bob", identity: Self.bob)) { bob, address, reactor in
+            let events = EventReader(bob)
+            try await Session.run(configuration: Self.configuration("alice", identity: Self.alice), reactor: reactor) {
+                alice in
+                var codes: [String] = []
+                for _ in 0..<2 {
+                    let bobInfo = try await alice.connect(toAddress: address)
+                    let code = try #require(bobInfo.pairingCode)
+                    #expect(code.count == 6 && code.allSatisfy { $0.isASCII && $0.isNumber })
+                    #expect(await bob.peer(alice.localPeerID)?.pairingCode == code, "both ends show one code")
+                    codes.append(code)
+                    await alice.disconnect(bobInfo.peerID)
+                    _ = try await events.next { event in
+                        if case .peerStateChanged(_, .disconnected, _) = event { return true }
+                        return false
+                    }
+                }
+                // One chance in a million that two TLS sessions give the same code.
+                #expect(codes[0] != codes[1], "each link (each TLS session) has its own code")
+            }
+        }
+    }
+}
+
+extension Session {
+    /// Test hook: remembers a peer as a discovery beacon would have announced it.
+    func rememberDiscovered(_ peer: PeerRecord) {
+        peers[peer.peerID] = peer
+    }
+
+    /// Test hook: sends this session's datagrams for `peerID` to `address` instead of to the peer.
+    func redirectDatagrams(of peerID: PeerID, to address: SocketAddress) {
+        peers[peerID]?.datagramAddress = address
+    }
+}
