@@ -88,7 +88,65 @@ struct SessionBenchmark {
                 print(row("16 MiB messages, one way", largeRate, "MiB/s", baseline: raw.bulk))
             }
         }
+        try await handshakeTime(configuration: configuration, reactor: reactor)
         try discoveryTime(sessionID: sessionID + "-d", reactor: reactor)
+    }
+
+    /// Connection set-up on loopback, 100 times: `connect(toAddress:)` from the TCP connect through the preface,
+    /// the TLS 1.3 handshake (both certificates), the hellos, the request and the accept; against a TCP connect and
+    /// two round trips on the same reactor (what the set-up would cost without TLS: hellos, request and accept).
+    func handshakeTime(
+        configuration: (String) -> SessionConfiguration, reactor: Reactor
+    ) async throws {
+        let count = 100
+        let clock = ContinuousClock()
+        try await Session.run(configuration: configuration("bench-a"), reactor: reactor) { a in
+            try await Session.run(configuration: configuration("bench-b"), reactor: reactor) { b in
+                let address = SocketAddress.ipv4(.loopback, port: await b.listenPort)
+                var events = a.events.makeAsyncIterator()
+                var samples: [Duration] = []
+                for _ in 0..<count {
+                    let start = clock.now
+                    let peer = try await a.connect(toAddress: address, timeout: .seconds(10))
+                    samples.append(clock.now - start)
+                    await a.disconnect(peer.peerID)
+                    while let event = await events.next() {
+                        if case .peerStateChanged(let info, .disconnected, _) = event, info.peerID == peer.peerID {
+                            break
+                        }
+                    }
+                }
+                var raw: [Duration] = []
+                let listener = try reactor.listenTCP(on: .ipv4(.loopback, port: 0))
+                defer { listener.close() }
+                let server = Task {
+                    while let connection = try? await listener.accept() {
+                        for _ in 0..<2 {
+                            let bytes = (try? await connection.read(maxBytes: 4096)) ?? []
+                            if bytes.isEmpty { break }
+                            try? await connection.write(bytes)
+                        }
+                        connection.close()
+                    }
+                }
+                defer { server.cancel() }
+                for _ in 0..<count {
+                    let start = clock.now
+                    let connection = try await reactor.connectTCP(to: listener.localAddress, timeout: .seconds(5))
+                    for _ in 0..<2 {
+                        try await connection.write([UInt8](repeating: 1, count: 100))
+                        var got = 0
+                        while got < 100 { got += try await connection.read(maxBytes: 4096).count }
+                    }
+                    raw.append(clock.now - start)
+                    connection.close()
+                }
+                let tls = percentiles(samples)
+                let plain = percentiles(raw)
+                print(row("connect with TLS, p50", tls.p50.microseconds, "µs", baseline: plain.p50.microseconds, baselineName: "TCP+2 RTT"))
+                print(row("connect with TLS, p99", tls.p99.microseconds, "µs", baseline: plain.p99.microseconds, baselineName: "TCP+2 RTT"))
+            }
+        }
     }
 
     /// Raw TCP on loopback through the same reactor: the floor for latency and the ceiling for throughput.

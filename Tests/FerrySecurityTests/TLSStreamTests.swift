@@ -221,3 +221,15 @@ struct LinkSecretsTests {
         }
     }
 }
+
+@Suite("TLS configuration", .timeLimit(.minutes(1)))
+struct TLSConfigurationTests {
+    @Test func aes128GCMIsNegotiatedFirst() async throws {
+        try await withTLSPair { pair, _ in
+            async let serverPeer = pair.server.handshake()
+            let client = try await pair.client.handshake()
+            _ = try await serverPeer
+            #expect(client.cipher == "TLS_AES_128_GCM_SHA256")
+        }
+    }
+}
