@@ -13,7 +13,9 @@ extension ReceiveCommand {
             into.map { Self.absolute($0) } ?? DownloadDirectory.resolve(environment: context.environment),
             createParents: into == nil)
         let asking = accept == .ask && context.isStdinTerminal
-        let policy: OfferPolicy = accept == .ask ? (asking ? .ask : .none) : .all
+        // With no one to ask, offers still reach the loop below (and `--json` shows each with its pairing code),
+        // which denies them at once.
+        let policy: OfferPolicy = accept == .ask ? .ask : .all
         let setup = try SessionSetup(
             global: global, context: context, mode: .server, acceptPolicy: accept == .trusted ? .trusted : .all,
             transfersEnabled: true)
@@ -62,13 +64,15 @@ extension ReceiveCommand {
                 global: Self.promptRate, perRequester: Self.promptRatePerPeer, now: .now)
             for await event in events {
                 switch event {
-                case .offerReceived(let offer) where asking && offer.peer.isTrusted:
+                case .offerReceived(let offer) where !asking:
+                    await run.engine.respond(to: offer.transferID, from: offer.peer.peerID, accept: false)
+                case .offerReceived(let offer) where offer.peer.isTrusted:
                     reporter.say(
-                        "accepting \(OfferPrompt.text(for: offer)[0].dropLast()) - a trusted peer (key verified)")
+                        "\(OfferPrompt.text(for: offer)[0].dropLast()): accepted, a trusted peer (key verified)")
                     await run.engine.respond(to: offer.transferID, from: offer.peer.peerID, accept: true)
                 case .offerReceived(let offer) where asking && prompts.admit(offer.peer.deviceID, now: .now) != nil:
                     reporter.say(
-                        "denied \(OfferPrompt.text(for: offer)[0].dropLast()) without asking: too many offers"
+                        "\(OfferPrompt.text(for: offer)[0].dropLast()): denied without asking, too many offers"
                             + " (at most \(Self.promptRatePerPeer.burst) a minute from one peer,"
                             + " \(Self.promptRate.burst) from all)")
                     await run.engine.respond(to: offer.transferID, from: offer.peer.peerID, accept: false)
