@@ -57,7 +57,7 @@ let package = Package(
             dependencies: ["FerryTransfer", "FerrySession", "FerrySecurity", "FerrySystem", "FerryTestSupport"]),
 
         // Test support: processes, network-namespace test bed, fault proxy.
-        .target(name: "FerryTestSupport", dependencies: ["FerrySystem", "FerrySecurity"]),
+        .target(name: "FerryTestSupport", dependencies: ["FerrySystem", "FerrySecurity", "FerryWire"]),
 
         .testTarget(name: "FerryWireTests", dependencies: ["FerryWire"]),
         .testTarget(name: "FerryStateMachinesTests", dependencies: ["FerryStateMachines"]),

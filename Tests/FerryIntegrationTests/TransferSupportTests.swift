@@ -102,6 +102,14 @@ extension IntegrationTests {
 
         // MARK: TestFiles
 
+        @Test func writeKeepsEveryByteOfFilesLargerThanOnePiece() throws {
+            let directory = try TemporaryDirectory(prefix: "ferry-files")
+            defer { directory.remove() }
+            let bytes = TestFiles.randomBytes(count: (3 << 20) + 12_345, seed: 5)
+            let url = try TestFiles(in: directory).write("big.bin", bytes: bytes)
+            #expect(try Array(Data(contentsOf: url)) == bytes)
+        }
+
         @Test func randomFilesAreDeterministicAndPrefixesOfLongerOnes() async throws {
             try await TemporaryDirectory.with { directory in
                 let files = TestFiles(in: directory)

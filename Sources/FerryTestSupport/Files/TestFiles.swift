@@ -53,8 +53,12 @@ public struct TestFiles: Sendable {
     /// Writes `bytes` to `name`, replacing any file there.
     @discardableResult
     public func write(_ name: String, bytes: [UInt8]) throws -> URL {
-        try stream(name, size: bytes.count) { buffer in
-            bytes.withUnsafeBytes { _ = buffer.initializeMemory(as: UInt8.self, from: $0) }
+        var offset = 0
+        return try stream(name, size: bytes.count) { buffer in
+            bytes.withUnsafeBytes { source in
+                buffer.copyMemory(from: UnsafeRawBufferPointer(rebasing: source[offset..<(offset + buffer.count)]))
+            }
+            offset += buffer.count
         }
     }
 
