@@ -34,8 +34,10 @@ import Testing
         }
     }
 
-    static func isSessionError(_ event: SessionEvent) -> Bool {
+    /// A session error, or a peer connected (what a missing check would lead to instead: fail fast).
+    static func isSessionErrorOrConnection(_ event: SessionEvent) -> Bool {
         if case .sessionError = event { return true }
+        if case .peerStateChanged(_, .connected, _) = event { return true }
         return false
     }
 
@@ -118,8 +120,11 @@ import Testing
                 } catch {
                     #expect("\(error)".contains("pinned to another key"), "the goodbye says why: \(error)")
                 }
-                let event = try await events.next(where: Self.isSessionError)
-                guard case .sessionError(let error) = event else { return }
+                let event = try await events.next(where: Self.isSessionErrorOrConnection)
+                guard case .sessionError(let error) = event else {
+                    Issue.record("no warning before \(event)")
+                    return
+                }
                 #expect(
                     error
                         == .pinnedKeyChanged(
@@ -154,8 +159,11 @@ import Testing
                 await #expect(throws: expected) {
                     try await alice.connect(toAddress: address)
                 }
-                let event = try await events.next(where: Self.isSessionError)
-                guard case .sessionError(let error) = event else { return }
+                let event = try await events.next(where: Self.isSessionErrorOrConnection)
+                guard case .sessionError(let error) = event else {
+                    Issue.record("no warning before \(event)")
+                    return
+                }
                 #expect(error == expected)
                 #expect(await alice.peers(withState: .connected).isEmpty)
                 #expect(await impostor.peers(withState: .connected).isEmpty)
@@ -173,16 +181,18 @@ import Testing
             let events = EventReader(bob)
             try await Session.run(configuration: Self.configuration("alice", identity: Self.alice), reactor: reactor) {
                 alice in
-                let bobInfo = try await alice.connect(toAddress: address)
+                async let connected = alice.connect(toAddress: address)
                 let first = try await events.next { event in
                     if case .connectionRequested = event { return true }
                     if case .peerStateChanged(_, .connected, _) = event { return true }
                     return false
                 }
-                guard case .peerStateChanged(let peer, _, _) = first else {
-                    Issue.record("a pinned peer was asked about: \(first)")
-                    return
+                if case .connectionRequested(let peer) = first {
+                    Issue.record("a pinned peer was asked about")
+                    await bob.deny(peer.peerID)
                 }
+                let bobInfo = try await connected
+                guard case .peerStateChanged(let peer, _, _) = first else { return }
                 #expect(peer.displayName == "alice" && peer.isTrusted)
                 _ = try await Session.run(
                     configuration: Self.configuration("mallory", identity: Self.mallory), reactor: reactor
