@@ -108,12 +108,24 @@ extension Session {
             case .announce(let query):
                 announce(query: query)
             case .peerFound(let record), .peerUpdated(let record):
+                // Anyone can send a beacon with any peer ID and device ID: a peer keeps the device ID it was first
+                // known by (an honest peer never changes it: peer IDs are new for each session), and while it has
+                // an authenticated link, the name and mode of its hello. Otherwise a beacon between a stranger's
+                // hello and its request could lend it a pinned device ID (`AcceptPolicy.trusted`).
+                if let known = peers[record.peerID], known.deviceID != record.deviceID {
+                    statistics.beaconsRejected += 1
+                    log(
+                        "beacon for \(record.peerID) rejected: it names device \(record.deviceID.shortDescription),"
+                            + " known as \(known.deviceID.shortDescription)")
+                    continue
+                }
                 var peer = peers[record.peerID] ?? PeerRecord(
                     peerID: record.peerID, deviceID: record.deviceID, displayName: record.displayName,
                     mode: record.mode)
-                peer.deviceID = record.deviceID
-                peer.displayName = record.displayName
-                peer.mode = record.mode
+                if !links.values.contains(where: { $0.peerID == record.peerID }) {
+                    peer.displayName = record.displayName
+                    peer.mode = record.mode
+                }
                 peer.address = record.address
                 peer.isDiscovered = true
                 peer.isAcceptingConnections = record.isAvailable
@@ -129,9 +141,7 @@ extension Session {
                 peer.isAcceptingConnections = false
                 peers[peerID] = peer
                 reportState(of: peerID)
-                if peer.connection == .none, !peer.isManual, peer.pendingRequest == nil {
-                    peers.removeValue(forKey: peerID)
-                }
+                forgetIfTransient(peerID)  // not while a link (an authenticated hello) still names it
             }
         }
     }
