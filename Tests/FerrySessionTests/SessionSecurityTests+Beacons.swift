@@ -19,10 +19,10 @@ extension SessionSecurityTests {
 
     static let beaconSource = SocketAddress.ipv4(IPv4Address(127, 0, 0, 9), port: Discovery.port)
 
-    /// Waits (with an upper bound, never a fixed time) until `session` has processed a hello from `peerID`.
+    /// Polls (with an upper bound) until `session` has authenticated a hello from `peerID` on some link.
     static func waitForHello(from peerID: PeerID, at session: Session, reactor: Reactor) async throws {
         let deadline = ContinuousClock.now + .seconds(30)
-        while await session.peer(peerID) == nil {
+        while await !session.links.values.contains(where: { $0.peerID == peerID }) {
             guard ContinuousClock.now < deadline else { throw SessionError.connectTimedOut(peer: "hello", after: .zero) }
             try await reactor.sleep(until: .now + .milliseconds(5))
         }
@@ -60,11 +60,16 @@ extension SessionSecurityTests {
                 let stranger = try await HostileLink.open(to: address, reactor: reactor, identity: Self.mallory)
                 defer { stranger.close() }
                 let peerID = PeerID(rawValue: .random(in: 1...UInt64.max))
+                if leavingFirst {
+                    // Announced honestly first, so that discovery lists it and a leaving beacon has something to end.
+                    await bob.beaconArrived(
+                        Self.beacon(peerID, device: Self.mallory.deviceID, name: "mallory"), from: Self.beaconSource)
+                }
                 try await stranger.send(
                     SessionMessage.hello(stranger.hello(peerID: peerID.rawValue, name: "mallory")).encoded())
                 try await Self.waitForHello(from: peerID, at: bob, reactor: reactor)
                 if leavingFirst {
-                    // "Leaving" must not drop the record of a peer with a live link (a new beacon would make it anew).
+                    // "Leaving" must not drop the record of a peer with a live link: a new beacon would make it anew.
                     await bob.beaconArrived(
                         Self.beacon(peerID, device: Self.mallory.deviceID, name: "mallory", flags: [.leaving]),
                         from: Self.beaconSource)

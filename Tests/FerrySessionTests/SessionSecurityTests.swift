@@ -76,16 +76,15 @@ import Testing
             try await Session.run(
                 configuration: Self.configuration("alice", identity: Self.alice), reactor: reactor
             ) { alice in
-                // A beacon announced "carol" (Mallory's device ID as hers) at the address where Bob answers.
-                var carol = PeerRecord(
-                    peerID: PeerID(rawValue: .random(in: 1...UInt64.max)), deviceID: Self.mallory.deviceID,
-                    displayName: "carol", mode: .peer)
-                carol.address = address
-                carol.isDiscovered = true
-                carol.isAcceptingConnections = true
-                await alice.rememberDiscovered(carol)
+                // A beacon announces "carol" (Mallory's device ID as hers) at the address where Bob answers.
+                let carolID = PeerID(rawValue: .random(in: 1...UInt64.max))
+                let beacon = Beacon(
+                    flags: [.available], mode: .peer, peerID: carolID, deviceID: Self.mallory.deviceID,
+                    tcpPort: address.port, sessionID: "unit", displayName: "carol")
+                await alice.beaconArrived(beacon.encoded(), from: .ipv4(.loopback, port: Discovery.port))
+                #expect(await alice.peer(carolID)?.address == address)
                 do {
-                    try await alice.connect(to: carol.peerID, timeout: .seconds(30))
+                    try await alice.connect(to: carolID, timeout: .seconds(30))
                     Issue.record("connected to a peer whose certificate is not the one discovery announced")
                 } catch let SessionError.authenticationFailed(_, detail) {
                     #expect(detail.contains(Self.bob.deviceID.shortDescription))
@@ -94,7 +93,7 @@ import Testing
                 }
                 #expect(await alice.statistics.linksUnauthenticated == 1)
                 #expect(await alice.peers(withState: .connected).isEmpty)
-                let record = await alice.peer(carol.peerID)
+                let record = await alice.peer(carolID)
                 #expect(record?.state == .available, "the discovered peer is kept, no longer connecting")
                 #expect(record?.deviceID == Self.mallory.deviceID, "and keeps the device ID discovery announced")
                 #expect(await alice.peer(bob.localPeerID) == nil, "the answering peer is not taken in")
@@ -250,11 +249,6 @@ import Testing
 }
 
 extension Session {
-    /// Test hook: remembers a peer as a discovery beacon would have announced it.
-    func rememberDiscovered(_ peer: PeerRecord) {
-        peers[peer.peerID] = peer
-    }
-
     /// Test hook: sends this session's datagrams for `peerID` to `address` instead of to the peer.
     func redirectDatagrams(of peerID: PeerID, to address: SocketAddress) {
         peers[peerID]?.datagramAddress = address
