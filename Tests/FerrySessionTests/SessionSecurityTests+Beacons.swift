@@ -23,7 +23,9 @@ extension SessionSecurityTests {
     static func waitForHello(from peerID: PeerID, at session: Session, reactor: Reactor) async throws {
         let deadline = ContinuousClock.now + .seconds(30)
         while await !session.links.values.contains(where: { $0.peerID == peerID }) {
-            guard ContinuousClock.now < deadline else { throw SessionError.connectTimedOut(peer: "hello", after: .zero) }
+            guard ContinuousClock.now < deadline else {
+                throw SessionError.connectTimedOut(peer: "hello", after: .zero)
+            }
             try await reactor.sleep(until: .now + .milliseconds(5))
         }
     }

@@ -61,7 +61,9 @@ import Testing
             }
             #expect(goodbyes.count == 1)
             #expect(goodbyes.first?.reason == .disconnected)
-            #expect(goodbyes.first?.detail.contains("certificate is \(stranger.identity.deviceID.shortDescription)") == true)
+            #expect(
+                goodbyes.first?.detail.contains("certificate is \(stranger.identity.deviceID.shortDescription)") == true
+            )
             #expect(!messages.contains(.accept))
             #expect(await bob.statistics.linksUnauthenticated == 1)
             #expect(await bob.peers().isEmpty)
