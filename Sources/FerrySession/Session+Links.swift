@@ -271,7 +271,8 @@ extension Session {
         }
         peer.connection = .connected(id)
         peer.pendingRequest = nil
-        if let hello = link.machine.peerHello, hello.datagramPort != 0 {
+        // Datagrams only when both hellos announce them (PROTOCOL.md 5); ours always does.
+        if let hello = link.machine.peerHello, hello.datagramPort != 0, hello.capabilities.contains(.datagrams) {
             peer.datagramAddress = link.remoteAddress.withPort(hello.datagramPort)
         }
         if let ciphers = DatagramCipher.pair(for: link.stream, isInitiator: !link.isAcceptor) {
