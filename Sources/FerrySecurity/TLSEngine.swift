@@ -68,12 +68,16 @@ struct TLSEngine: ~Copyable, @unchecked Sendable {
     /// Up to `maxBytes` of plaintext: as much as the input already holds (several records), or a step when none.
     func read(maxBytes: Int) -> (bytes: [UInt8], step: Step) {
         var step = Step.done
-        let bytes = [UInt8](unsafeUninitializedCapacity: maxBytes) { buffer, count in
+        // Plaintext is never longer than the ciphertext it comes from: no 256 KiB buffer for a 40-byte record.
+        let available = Int(ferry_BIO_pending(input)) + Int(SSL_pending(ssl))
+        guard available > 0 else { return ([], .needInput) }
+        let capacity = min(maxBytes, available)
+        let bytes = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
             count = 0
-            while count < maxBytes {
+            while count < capacity {
                 ERR_clear_error()
                 var read = 0
-                if SSL_read_ex(ssl, buffer.baseAddress! + count, maxBytes - count, &read) == 1 {
+                if SSL_read_ex(ssl, buffer.baseAddress! + count, capacity - count, &read) == 1 {
                     count += read
                     continue
                 }
@@ -85,7 +89,7 @@ struct TLSEngine: ~Copyable, @unchecked Sendable {
     }
 
     /// Encrypts all of `bytes` and returns the records to send.
-    func write(_ bytes: [UInt8]) throws(SecurityError) -> [UInt8] {
+    func write(_ bytes: ArraySlice<UInt8>) throws(SecurityError) -> [UInt8] {
         guard !bytes.isEmpty else { return drain() }
         ERR_clear_error()
         var written = 0

@@ -67,12 +67,24 @@ public final class TLSStream: ByteStream {
     /// Runs the handshake (once; later calls wait for the first) and returns the authenticated peer.
     @discardableResult
     public func handshake() async throws -> Peer {
-        let shouldRun = handshakeState.withLock { entry -> Bool in
-            guard case .notStarted = entry.state else { return false }
-            entry.state = .running
-            return true
+        enum Next {
+            case run
+            case wait
+            case settled(Result<Peer, SecurityError>)
         }
-        if shouldRun {
+        let next = handshakeState.withLock { entry -> Next in
+            switch entry.state {
+            case .notStarted:
+                entry.state = .running
+                return .run
+            case .running: return .wait
+            case .done(let peer): return .settled(.success(peer))
+            case .failed(let error): return .settled(.failure(error))
+            }
+        }
+        // Every read and write passes here: once settled, no continuation (and no hop to another thread).
+        if case .settled(let result) = next { return try result.get() }
+        if case .run = next {
             do {
                 let peer = try await runHandshake()
                 finishHandshake(.done(peer))
@@ -117,10 +129,19 @@ public final class TLSStream: ByteStream {
         }
     }
 
+    /// Plaintext encrypted and sent at a time: a large write goes out in slices, so the peer decrypts the first
+    /// records while later ones are encrypted, and the output buffer stays small.
+    static let writeSlice = 64 << 10
+
     public func write(_ bytes: [UInt8]) async throws {
         try await handshake()
-        let records = try engine.withLock { engine throws(SecurityError) in try engine.write(bytes) }
-        try await transport.write(records)
+        var offset = 0
+        repeat {
+            let end = min(bytes.count, offset + Self.writeSlice)
+            let records = try engine.withLock { engine throws(SecurityError) in try engine.write(bytes[offset..<end]) }
+            try await transport.write(records)
+            offset = end
+        } while offset < bytes.count
     }
 
     public func close() {
