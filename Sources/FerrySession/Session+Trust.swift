@@ -41,7 +41,7 @@ extension Session {
             }
         }
         if trustedDevices[certified] == nil,
-            let pinned = trustedDevices.first(where: { Self.sameName($0.value, hello.displayName) })
+            let pinned = trustedDevices.first(where: { DisplayNameMatch.same($0.value, hello.displayName) })
         {
             let error = SessionError.pinnedKeyChanged(name: hello.displayName, pinned: pinned.key, presented: certified)
             log(error.description)
@@ -77,17 +77,5 @@ extension Session {
         let peerName = links[id]?.remoteAddress.description ?? "\(id)"
         settleWaiters(of: id, .failure(.authenticationFailed(peer: peerName, detail: detail)))
         update(id) { machine, now in machine.refuse(detail, now: now) }
-    }
-
-    /// Display names compared as people read them: case and surrounding spaces do not count.
-    static func sameName(_ one: String, _ other: String) -> Bool {
-        one.trimmingSpaces.lowercased() == other.trimmingSpaces.lowercased()
-    }
-}
-
-extension String {
-    fileprivate var trimmingSpaces: Substring {
-        let trimmed = drop { $0.isWhitespace }
-        return trimmed.dropLast(trimmed.reversed().prefix { $0.isWhitespace }.count)
     }
 }

@@ -256,3 +256,25 @@ extension Session {
         peers[peerID]?.datagramAddress = address
     }
 }
+
+@Suite("Display names compared as people read them")
+struct DisplayNameMatchTests {
+    @Test(arguments: [
+        ("alice", "alice"), ("alice", " ALICE "), ("alice", "Alice\t"), ("alice", "ａｌｉｃｅ"),
+        ("alice", "al\u{200B}ice"), ("alice", "\u{202E}alice"), ("alice", "ali\u{200D}ce\u{FEFF}"),
+        ("Zoë", "Zoe\u{0308}"), ("ﬁle", "file"),
+    ])
+    func sameName(_ one: String, _ other: String) {
+        #expect(DisplayNameMatch.same(one, other), "\(one.debugDescription) ~ \(other.debugDescription)")
+    }
+
+    @Test(arguments: [("alice", "alicia"), ("alice", "al ice"), ("alice", "bob"), ("alice", "")])
+    func otherNames(_ one: String, _ other: String) {
+        #expect(!DisplayNameMatch.same(one, other), "\(one.debugDescription) ~ \(other.debugDescription)")
+    }
+
+    @Test func cyrillicLookAlikesAreNotCaught() {
+        // Documented in SECURITY.md: confusables of other scripts need Unicode's confusables data.
+        #expect(!DisplayNameMatch.same("alice", "\u{0430}lice"))
+    }
+}

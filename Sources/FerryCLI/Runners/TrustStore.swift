@@ -1,3 +1,4 @@
+import FerrySession
 import FerryWire
 import Foundation
 
@@ -93,10 +94,11 @@ public struct TrustStore: Sendable {
         }
     }
 
-    /// Whether two names are the same for pinning: equal ignoring case (and, as Swift compares strings, Unicode
-    /// normalisation), so that `Alice` cannot be pinned beside `alice` to another key.
+    /// Whether two names are the same for pinning, as the session compares them (`DisplayNameMatch`: compatibility
+    /// normalisation, invisible characters dropped, spaces trimmed, case ignored), so that `Alice` or `ａｌｉｃｅ`
+    /// cannot be pinned beside `alice` to another key.
     public static func sameName(_ a: String, _ b: String) -> Bool {
-        a.lowercased() == b.lowercased()
+        DisplayNameMatch.same(a, b)
     }
 
     /// Runs `body` on the current entries under the lock and writes them back when it changed them.
