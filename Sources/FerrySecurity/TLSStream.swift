@@ -32,6 +32,8 @@ public final class TLSStream: ByteStream {
         public var version: ProtocolVersion
         /// The negotiated cipher suite.
         public var cipher: String
+        /// When the handshake finished (monotonic clock).
+        public var established: ContinuousClock.Instant
     }
 
     private enum HandshakeState {
@@ -191,7 +193,7 @@ public final class TLSStream: ByteStream {
                 let cipher = engine.withLock { $0.cipherName() }
                 return Peer(
                     deviceID: DeviceIdentity.deviceID(ofCertificate: certificate), version: version ?? .current,
-                    cipher: cipher)
+                    cipher: cipher, established: .now)
             case .needInput:
                 let input = try await transport.read(maxBytes: 16 << 10)
                 guard !input.isEmpty else { throw SecurityError.closedDuringHandshake }

@@ -94,9 +94,14 @@ extension Session {
         nextLinkID += 1
         let id = LinkID(rawValue: nextLinkID)
         let now = clock.now
+        // The acceptor commits to its pairing nonce in its hello and reveals it after the initiator sent its own.
+        let pairingNonce = PairingCode.nonce()
+        var hello = localHello()
+        if role == .acceptor { hello.pairingCommitment = SHA256Hasher.digest(pairingNonce) }
         let machine = LinkStateMachine(
             role: role,
-            configuration: .init(localHello: localHello(), disconnectTimeout: configuration.disconnectTimeout),
+            configuration: .init(
+                localHello: hello, disconnectTimeout: configuration.disconnectTimeout, pairingNonce: pairingNonce),
             now: now)
         let writer = LinkWriter(stream: stream)
         links[id] = LinkRecord(
@@ -178,6 +183,8 @@ extension Session {
                 }
             case .transferFrameReceived(let frame):
                 transferFrameReceived(frame, on: id)
+            case .pairingAgreed(let initiatorNonce, let acceptorNonce):
+                pairingAgreed(on: id, initiatorNonce: initiatorNonce, acceptorNonce: acceptorNonce)
             case .close(let reason):
                 linkClosed(id, reason: reason)
             }
@@ -186,7 +193,7 @@ extension Session {
 
     func helloReceived(_ hello: Hello, on id: LinkID) {
         guard var link = links[id] else { return }
-        guard let authenticated = authenticate(hello, on: id) else { return }
+        guard authenticate(hello, on: id) else { return }
         if let expected = link.expectedPeer, expected != hello.peerID {
             link.peerID = nil
             links[id] = link
@@ -203,7 +210,7 @@ extension Session {
         peer.deviceID = hello.deviceID
         peer.displayName = hello.displayName
         peer.mode = hello.mode
-        peer.pairingCode = authenticated.pairingCode
+        peer.pairingCode = nil  // this link's code comes with the pairing nonces (`pairingAgreed`)
         peer.isTrusted = trustedDevices[hello.deviceID] != nil
         if peer.address == nil {
             if link.isAcceptor {
@@ -377,9 +384,12 @@ extension Session {
         let now = clock.now
         for id in links.keys.sorted() {
             update(id) { machine, now in machine.tick(now: now) }
-            // A peer that stops reading while we have bytes for it is as gone as a silent one.
-            if let link = links[id], let stalled = link.writer.stalledDuration(now: now),
-                stalled > configuration.disconnectTimeout
+            // A peer that stops reading while we have bytes for it is as gone as a silent one. Until its TLS
+            // handshake is done the hello waits in the writer by design (the handshake deadline governs then), so a
+            // stall counts from the handshake's end at the earliest.
+            if let link = links[id], let established = link.stream.peer?.established,
+                let queued = link.writer.stalledDuration(now: now),
+                case let stalled = min(queued, now - established), stalled > configuration.disconnectTimeout
             {
                 log("\(id) \(link.remoteAddress): nothing could be written for \(stalled.secondsText)")
                 link.stream.close()

@@ -3,14 +3,8 @@ import FerryStateMachines
 import FerryWire
 
 extension Session {
-    /// What the TLS handshake and the checks after it established about a link's peer.
-    struct Authentication {
-        /// The 6-digit code of this link, nil if the exporter failed (it does not after a handshake).
-        var pairingCode: String?
-    }
-
     /// Checks a peer's hello against the certificate its link presented, against what discovery announced and
-    /// against the pinned peers; refuses the link (and returns nil) when any differs.
+    /// against the pinned peers; refuses the link (and returns false) when any differs.
     ///
     /// The device ID is the SHA-256 of the certificate, so a peer cannot claim another device's ID without its
     /// private key. The checks, in order: the hello's device ID is the certificate's; the peer we meant to reach,
@@ -18,18 +12,18 @@ extension Session {
     /// or connected), has that device ID, so a stranger cannot take over another peer's record by copying its peer
     /// ID from a beacon; no pinned peer of the same name has another one (a changed key is refused loudly and never
     /// re-paired silently).
-    func authenticate(_ hello: Hello, on id: LinkID) -> Authentication? {
-        guard let link = links[id] else { return nil }
+    func authenticate(_ hello: Hello, on id: LinkID) -> Bool {
+        guard let link = links[id] else { return false }
         guard let certified = link.stream.peer?.deviceID else {
             refuse(id, detail: "no authenticated certificate")
-            return nil
+            return false
         }
         guard hello.deviceID == certified else {
             refuse(
                 id,
                 detail: "its hello names device \(hello.deviceID.shortDescription) but its certificate is"
                     + " \(certified.shortDescription)")
-            return nil
+            return false
         }
         for known in [link.expectedPeer, hello.peerID].compactMap({ $0 }) {
             if let announced = peers[known], announced.deviceID != certified {
@@ -37,7 +31,7 @@ extension Session {
                     id,
                     detail: "peer \(known) is known as device \(announced.deviceID.shortDescription) but this link"
                         + " presents \(certified.shortDescription)")
-                return nil
+                return false
             }
         }
         if trustedDevices[certified] == nil,
@@ -48,10 +42,17 @@ extension Session {
             emit(.sessionError(error))
             settleWaiters(of: id, .failure(error))
             refuse(id, detail: "the name \(pinned.value) is pinned to another key")
-            return nil
+            return false
         }
-        return Authentication(
-            pairingCode: PairingCode.derive(from: link.stream, local: configuration.deviceID, peer: certified))
+        return true
+    }
+
+    /// Both pairing nonces are known: the link's pairing code (PROTOCOL.md 7).
+    func pairingAgreed(on id: LinkID, initiatorNonce: [UInt8], acceptorNonce: [UInt8]) {
+        guard let link = links[id], let peerID = link.peerID, let certified = link.stream.peer?.deviceID else { return }
+        peers[peerID]?.pairingCode = PairingCode.derive(
+            from: link.stream, local: configuration.deviceID, peer: certified, initiatorNonce: initiatorNonce,
+            acceptorNonce: acceptorNonce)
     }
 
     /// Pins a peer: `AcceptPolicy.trusted` accepts it, and its name can no longer be shown by another key.

@@ -72,6 +72,9 @@ public struct LinkStateMachine: Sendable {
         case messageReceived([UInt8])
         /// A frame of the transfer protocol arrived on the connected link.
         case transferFrameReceived(Frame)
+        /// Both pairing nonces are known (the acceptor's checked against its commitment): the driver derives the
+        /// pairing code from them and the link's TLS session.
+        case pairingAgreed(initiatorNonce: [UInt8], acceptorNonce: [UInt8])
         /// Close the link. Always the last action; later events return nothing.
         case close(CloseReason)
     }
@@ -86,12 +89,16 @@ public struct LinkStateMachine: Sendable {
         /// Send a heartbeat when nothing was sent for this long. Fixed by the protocol, so that a peer with a
         /// short disconnect timeout is kept alive by a peer with a long one.
         public var heartbeatInterval: Duration
+        /// 32 random bytes for the pairing code (nil: no code). An acceptor's `localHello` must carry their SHA-256
+        /// as its `pairingCommitment`; the nonce itself is revealed only after the initiator sent its own.
+        public var pairingNonce: [UInt8]?
 
         public init(
             localHello: Hello, handshakeTimeout: Duration = .seconds(10), idleTimeout: Duration = .seconds(30),
             decisionTimeout: Duration = .seconds(60), disconnectTimeout: Duration = .seconds(10),
-            heartbeatInterval: Duration = .seconds(1)
+            heartbeatInterval: Duration = .seconds(1), pairingNonce: [UInt8]? = nil
         ) {
+            self.pairingNonce = pairingNonce
             self.localHello = localHello
             self.handshakeTimeout = handshakeTimeout
             self.idleTimeout = idleTimeout
@@ -126,6 +133,10 @@ public struct LinkStateMachine: Sendable {
     private var lastReceived: ContinuousClock.Instant
     private var lastSent: ContinuousClock.Instant
     private var heartbeatSequence: UInt64 = 0
+    /// Acceptor: the initiator's pairing nonce, once its `pairing` frame arrived.
+    private var initiatorNonce: [UInt8]?
+    /// Initiator: whether the acceptor's nonce arrived (it is revealed once).
+    private var pairingRevealed = false
 
     public init(role: Role, configuration: Configuration, now: ContinuousClock.Instant) {
         self.role = role
@@ -283,10 +294,26 @@ public struct LinkStateMachine: Sendable {
             actions.append(.connected)
         case (.requesting, .deny(let deny)):
             _ = close(.denied(deny), into: &actions)
+        case (.awaitingRequest, .pairing(let nonce)) where initiatorNonce == nil && role == .acceptor:
+            initiatorNonce = nonce
         case (.awaitingRequest, .connectionRequest):
             state = .awaitingDecision
             deadline = now + configuration.decisionTimeout
+            if let initiatorNonce, let acceptorNonce = configuration.pairingNonce {
+                lastSent = now
+                actions.append(.send(SessionMessage.pairing(acceptorNonce).encoded()))
+                actions.append(.pairingAgreed(initiatorNonce: initiatorNonce, acceptorNonce: acceptorNonce))
+            }
             actions.append(.connectionRequested)
+        case (.requesting, .pairing(let acceptorNonce)) where !pairingRevealed:
+            pairingRevealed = true
+            guard let initiatorNonce = configuration.pairingNonce, let commitment = peerHello?.pairingCommitment,
+                SHA256Hasher.digest(acceptorNonce) == commitment
+            else {
+                _ = close(.protocolError("its pairing nonce does not match the commitment in its hello"), into: &actions)
+                return
+            }
+            actions.append(.pairingAgreed(initiatorNonce: initiatorNonce, acceptorNonce: acceptorNonce))
         case (.connected, .message(let payload)):
             actions.append(.messageReceived(payload))
         case (.connected, .transfer(let frame)):
@@ -317,7 +344,13 @@ public struct LinkStateMachine: Sendable {
             state = .requesting
             deadline = now + timeout
             lastSent = now
-            actions.append(.send(SessionMessage.connectionRequest.encoded()))
+            // Our pairing nonce goes out only now, after the acceptor committed to its own in its hello.
+            var request: [UInt8] = []
+            if let nonce = configuration.pairingNonce, hello.pairingCommitment != nil {
+                request += SessionMessage.pairing(nonce).encoded()
+            }
+            request += SessionMessage.connectionRequest.encoded()
+            actions.append(.send(request))
         case .initiator(.probe):
             actions.append(.send(SessionMessage.goodbye(Goodbye(reason: .disconnected)).encoded()))
             _ = close(.probeFinished, into: &actions)
@@ -346,6 +379,7 @@ extension SessionMessage {
         case .message: "message"
         case .heartbeat: "heartbeat"
         case .goodbye: "goodbye"
+        case .pairing: "pairing"
         case .transfer(let frame): "transfer frame \(frame.kind)"
         case .ignored(let kind): "frame \(kind)"
         }

@@ -27,13 +27,14 @@ public struct FrameKind: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let message = FrameKind(0x0005)
     public static let heartbeat = FrameKind(0x0006)
     public static let goodbye = FrameKind(0x0007)
+    public static let pairing = FrameKind(0x0008)
 
     /// Kinds reserved for the transfer protocol (`TransferMessage`); the session passes them through whole.
     public static let transferKinds: ClosedRange<UInt16> = 0x0100...0x01FF
 
     /// The kinds a 1.0 session understands.
     public static let sessionKinds: [FrameKind] = [
-        .hello, .connectionRequest, .accept, .deny, .message, .heartbeat, .goodbye,
+        .hello, .connectionRequest, .accept, .deny, .message, .heartbeat, .goodbye, .pairing,
     ]
 
     public var description: String {
@@ -45,6 +46,7 @@ public struct FrameKind: RawRepresentable, Hashable, Sendable, CustomStringConve
         case .message: "message"
         case .heartbeat: "heartbeat"
         case .goodbye: "goodbye"
+        case .pairing: "pairing"
         default: "kind 0x\(Hex.string(UInt64(rawValue), width: 4))"
         }
     }

@@ -158,14 +158,25 @@ struct LinkSecretsTests {
             async let serverPeer = pair.server.handshake()
             try await pair.client.handshake()
             _ = try await serverPeer
+            let (initiatorNonce, acceptorNonce) = (PairingCode.nonce(), PairingCode.nonce())
             let client = PairingCode.derive(
-                from: pair.client, local: pair.clientIdentity.deviceID, peer: pair.serverIdentity.deviceID)
+                from: pair.client, local: pair.clientIdentity.deviceID, peer: pair.serverIdentity.deviceID,
+                initiatorNonce: initiatorNonce, acceptorNonce: acceptorNonce)
             let server = PairingCode.derive(
-                from: pair.server, local: pair.serverIdentity.deviceID, peer: pair.clientIdentity.deviceID)
+                from: pair.server, local: pair.serverIdentity.deviceID, peer: pair.clientIdentity.deviceID,
+                initiatorNonce: initiatorNonce, acceptorNonce: acceptorNonce)
             #expect(client != nil)
             #expect(client == server)
             #expect(client?.count == 6)
             #expect(client?.allSatisfy(\.isNumber) == true)
+            // Either nonce changes the code (one chance in a million to collide per try: three tries).
+            var others = Set<String>()
+            for _ in 0..<3 {
+                others.insert(PairingCode.derive(
+                    from: pair.client, local: pair.clientIdentity.deviceID, peer: pair.serverIdentity.deviceID,
+                    initiatorNonce: initiatorNonce, acceptorNonce: PairingCode.nonce()) ?? "")
+            }
+            #expect(others.count >= 2 || !others.contains(client ?? ""))
         }
     }
 
@@ -174,12 +185,16 @@ struct LinkSecretsTests {
         let alice = try DeviceIdentity.generate()
         let bob = try DeviceIdentity.generate()
         var codes = Set<String>()
+        let nonces = (PairingCode.nonce(), PairingCode.nonce())  // the same nonces: only the TLS session differs
         for _ in 0..<3 {
             try await withTLSPair(clientIdentity: alice, serverIdentity: bob) { pair, _ in
                 async let serverPeer = pair.server.handshake()
                 try await pair.client.handshake()
                 _ = try await serverPeer
-                codes.insert(PairingCode.derive(from: pair.client, local: alice.deviceID, peer: bob.deviceID) ?? "")
+                codes.insert(
+                    PairingCode.derive(
+                        from: pair.client, local: alice.deviceID, peer: bob.deviceID, initiatorNonce: nonces.0,
+                        acceptorNonce: nonces.1) ?? "")
             }
         }
         #expect(codes.count >= 2)  // 3 equal codes out of a million: the exporter is not bound to the session

@@ -286,3 +286,102 @@ extension Hello {
         #expect(pair.acceptorEvents.last == .close(.goodbye(Goodbye(reason: .disconnected))))
     }
 }
+
+/// The pairing nonces (PROTOCOL.md 7): the acceptor commits in its hello, the initiator sends its nonce with its
+/// request, the acceptor reveals; a reveal that does not match the commitment closes the link.
+@Suite("Pairing nonces")
+struct PairingNonceTests {
+    static let initiatorNonce = [UInt8](repeating: 0x11, count: 32)
+    static let acceptorNonce = [UInt8](repeating: 0x22, count: 32)
+
+    static func machines(
+        commitment: [UInt8]? = SHA256Hasher.digest(acceptorNonce), now: ContinuousClock.Instant
+    ) -> (initiator: LinkStateMachine, acceptor: LinkStateMachine) {
+        var acceptorHello = Hello.fixture(peer: 2, session: "s")
+        acceptorHello.pairingCommitment = commitment
+        let initiator = LinkStateMachine(
+            role: .initiator(.connect(timeout: .seconds(5))),
+            configuration: .init(localHello: .fixture(peer: 1, session: "s"), pairingNonce: initiatorNonce), now: now)
+        let acceptor = LinkStateMachine(
+            role: .acceptor, configuration: .init(localHello: acceptorHello, pairingNonce: acceptorNonce), now: now)
+        return (initiator, acceptor)
+    }
+
+    /// Runs the handshake by hand: hellos both ways, the initiator's request, the acceptor's answer to it.
+    static func exchange(
+        _ initiator: inout LinkStateMachine, _ acceptor: inout LinkStateMachine, now: ContinuousClock.Instant,
+        tamper: ([UInt8]) -> [UInt8] = { $0 }
+    ) -> (initiator: [LinkStateMachine.Action], acceptor: [LinkStateMachine.Action]) {
+        let initiatorHello = initiator.start(now: now)
+        let acceptorHello = acceptor.start(now: now)
+        var toAcceptor: [UInt8] = []
+        var toInitiator: [UInt8] = []
+        for case .send(let bytes) in initiatorHello { toAcceptor += bytes }
+        for case .send(let bytes) in acceptorHello { toInitiator += bytes }
+        var initiatorActions = initiator.bytesReceived(toInitiator, now: now)
+        for case .send(let bytes) in initiatorActions { toAcceptor += bytes }
+        let acceptorActions = acceptor.bytesReceived(toAcceptor, now: now)
+        var answer: [UInt8] = []
+        for case .send(let bytes) in acceptorActions { answer += bytes }
+        initiatorActions += initiator.bytesReceived(tamper(answer), now: now)
+        return (initiatorActions.filter { if case .send = $0 { false } else { true } },
+                acceptorActions.filter { if case .send = $0 { false } else { true } })
+    }
+
+    @Test func bothSidesAgreeOnBothNoncesBeforeTheDecision() {
+        let now = ContinuousClock.now
+        var (initiator, acceptor) = Self.machines(now: now)
+        let (initiatorEvents, acceptorEvents) = Self.exchange(&initiator, &acceptor, now: now)
+        let agreed = LinkStateMachine.Action.pairingAgreed(
+            initiatorNonce: Self.initiatorNonce, acceptorNonce: Self.acceptorNonce)
+        #expect(acceptorEvents.dropFirst() == [agreed, .connectionRequested])  // after helloReceived
+        #expect(initiatorEvents.last == agreed)
+        #expect(initiator.state == .requesting)
+    }
+
+    @Test func aRevealThatDoesNotMatchTheCommitmentClosesTheLink() {
+        let now = ContinuousClock.now
+        var (initiator, acceptor) = Self.machines(
+            commitment: SHA256Hasher.digest([UInt8](repeating: 0x33, count: 32)), now: now)
+        let (initiatorEvents, _) = Self.exchange(&initiator, &acceptor, now: now)
+        guard case .close(.protocolError(let text)) = initiatorEvents.last else {
+            Issue.record("expected a protocol error, got \(initiatorEvents)")
+            return
+        }
+        #expect(text.contains("commitment"))
+        #expect(!initiatorEvents.contains { if case .pairingAgreed = $0 { true } else { false } })
+    }
+
+    @Test func aSecondRevealIsAProtocolError() {
+        let now = ContinuousClock.now
+        var (initiator, acceptor) = Self.machines(now: now)
+        _ = Self.exchange(&initiator, &acceptor, now: now)
+        let again = initiator.bytesReceived(SessionMessage.pairing(Self.acceptorNonce).encoded(), now: now)
+        guard case .close(.protocolError) = again.last else {
+            Issue.record("expected a protocol error, got \(again)")
+            return
+        }
+    }
+
+    @Test func withoutACommitmentNoNonceIsSentAndNoCodeAgreed() {
+        let now = ContinuousClock.now
+        var (initiator, acceptor) = Self.machines(commitment: nil, now: now)
+        let (initiatorEvents, acceptorEvents) = Self.exchange(&initiator, &acceptor, now: now)
+        #expect(!(initiatorEvents + acceptorEvents).contains { if case .pairingAgreed = $0 { true } else { false } })
+        #expect(acceptorEvents.last == .connectionRequested)
+    }
+
+    @Test func theInitiatorsNonceTravelsOnlyAfterTheAcceptorsHello() {
+        let now = ContinuousClock.now
+        var (initiator, _) = Self.machines(now: now)
+        let start = initiator.start(now: now)
+        var sent: [UInt8] = []
+        for case .send(let bytes) in start { sent += bytes }
+        #expect(!Self.contains(sent, Self.initiatorNonce))
+    }
+
+    static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
+        guard haystack.count >= needle.count else { return false }
+        return (0...(haystack.count - needle.count)).contains { Array(haystack[$0..<($0 + needle.count)]) == needle }
+    }
+}

@@ -35,6 +35,26 @@ struct SessionMessageTests {
         #expect(try SessionMessage(frame: Frame(kind: .accept, payload: [9])) == .accept)
     }
 
+    @Test func pairingCarriesExactly32BytesAndIgnoresTrailingOnes() throws {
+        let nonce = (0..<32).map { UInt8($0) }
+        let message = SessionMessage.pairing(nonce)
+        #expect(message.encoded() == [0x00, 0x08, 0x00, 0x00, 0x00, 0x20] + nonce)
+        #expect(try SessionMessage(frame: Frame(kind: .pairing, payload: nonce + [9, 9])) == message)
+        #expect(throws: WireError.self) { try SessionMessage(frame: Frame(kind: .pairing, payload: Array(nonce.prefix(31)))) }
+        #expect(throws: WireError.self) { try SessionMessage.pairing([1, 2]).validate() }
+    }
+
+    @Test func aHelloCarriesAnOptionalPairingCommitment() throws {
+        var hello = Samples.hello
+        hello.pairingCommitment = (0..<32).map { UInt8(255 - $0) }
+        let frame = SessionMessage.hello(hello).frame
+        #expect(frame.payload.count == SessionMessage.hello(Samples.hello).frame.payload.count + 32)
+        #expect(try SessionMessage(frame: frame) == .hello(hello))
+        // Fewer than 32 extension bytes are no commitment (ignored, as any extension).
+        let short = Frame(kind: .hello, payload: SessionMessage.hello(Samples.hello).frame.payload + [1, 2, 3])
+        #expect(try SessionMessage(frame: short) == .hello(Samples.hello))
+    }
+
     @Test func fixedLayoutsIgnoreTrailingBytes() throws {
         for message in [SessionMessage.deny(Samples.deny), .goodbye(Samples.goodbye), .heartbeat(Samples.heartbeat)] {
             let frame = Frame(kind: message.kind, payload: message.frame.payload + [0xDE, 0xAD])
@@ -42,7 +62,7 @@ struct SessionMessageTests {
         }
     }
 
-    @Test(arguments: [UInt16(0x0000), 0x0008, 0x0042, 0x00FF, 0x0200, 0x7FFF])
+    @Test(arguments: [UInt16(0x0000), 0x0009, 0x0042, 0x00FF, 0x0200, 0x7FFF])
     func unknownCriticalKindIsAnError(_ kind: UInt16) {
         #expect(throws: WireError.unknownCriticalFrame(kind: kind)) {
             try SessionMessage(frame: Frame(kind: FrameKind(kind), payload: [1]))

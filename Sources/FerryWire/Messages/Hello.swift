@@ -8,9 +8,13 @@
 /// | major | minor | peerID   | deviceID     | mode | capabilities | listenPort | datagramPort |
 /// | u8    | u8    | u64      | 32 bytes     | u8   | u32          | u16        | u16          |
 /// +-------+-------+----------+--------------+------+--------------+------------+--------------+
-/// | sessionID str8 (1...64)  | displayName str8 (1...64) | extension bytes (ignored)        |
+/// | sessionID str8 (1...64)  | displayName str8 (1...64) | pairingCommitment bytes[32] (opt) |
 /// +--------------------------+---------------------------+----------------------------------+
 /// ```
+///
+/// The acceptor's hello ends with a commitment to its pairing nonce (SHA-256 of 32 random bytes), revealed in a
+/// `pairing` frame only after the initiator sent its own nonce: neither side can choose the pairing code after
+/// seeing the other's contribution (PROTOCOL.md 7). Bytes after the commitment are ignored.
 public struct Hello: Equatable, Sendable {
     public var version: ProtocolVersion
     public var peerID: PeerID
@@ -23,12 +27,18 @@ public struct Hello: Equatable, Sendable {
     public var datagramPort: UInt16
     public var sessionID: String
     public var displayName: String
+    /// SHA-256 of the sender's pairing nonce (acceptors send one; nil: none).
+    public var pairingCommitment: [UInt8]?
+
+    /// Length of the pairing commitment and of a pairing nonce.
+    public static let pairingFieldLength = 32
 
     public init(
         version: ProtocolVersion = .current, peerID: PeerID, deviceID: DeviceID, mode: PeerMode,
         capabilities: Capabilities, listenPort: UInt16, datagramPort: UInt16, sessionID: String,
-        displayName: String
+        displayName: String, pairingCommitment: [UInt8]? = nil
     ) {
+        self.pairingCommitment = pairingCommitment
         self.version = version
         self.peerID = peerID
         self.deviceID = deviceID
@@ -62,6 +72,11 @@ extension Hello {
         datagramPort = try reader.readUInt16("datagramPort")
         sessionID = try reader.readString8("sessionID", lengths: StringField.sessionIDLengths)
         displayName = try reader.readString8("displayName", lengths: StringField.displayNameLengths)
+        if reader.remainingCount >= Self.pairingFieldLength {
+            pairingCommitment = try reader.readBytes(count: Self.pairingFieldLength, "pairingCommitment")
+        } else {
+            pairingCommitment = nil
+        }
         reader.skipRemaining()
     }
 
@@ -77,5 +92,9 @@ extension Hello {
         writer.write(datagramPort)
         writer.write(string8: sessionID)
         writer.write(string8: displayName)
+        if let pairingCommitment {
+            precondition(pairingCommitment.count == Self.pairingFieldLength, "a pairing commitment is 32 bytes")
+            writer.write(bytes: pairingCommitment)
+        }
     }
 }

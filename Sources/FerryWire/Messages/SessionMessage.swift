@@ -13,6 +13,7 @@
 /// | 0x0005 | message           | application bytes, 0...16 MiB |
 /// | 0x0006 | heartbeat         | see `Heartbeat` |
 /// | 0x0007 | goodbye           | see `Goodbye` |
+/// | 0x0008 | pairing           | a 32-byte pairing nonce (extra bytes ignored) |
 /// | 0x0100-0x01FF | transfer     | the whole frame, decoded by the transfer layer (`TransferMessage`) |
 public enum SessionMessage: Equatable, Sendable {
     case hello(Hello)
@@ -22,6 +23,9 @@ public enum SessionMessage: Equatable, Sendable {
     case message([UInt8])
     case heartbeat(Heartbeat)
     case goodbye(Goodbye)
+    /// A pairing nonce: the initiator's, sent before its connection request; the acceptor's, revealed in answer
+    /// to the request (it must match the commitment in the acceptor's hello).
+    case pairing([UInt8])
     /// A frame of the transfer protocol (kinds 0x0100-0x01FF), passed whole to the transfer layer.
     case transfer(Frame)
     /// An unknown ignorable kind, skipped.
@@ -48,6 +52,9 @@ public enum SessionMessage: Equatable, Sendable {
             self = .heartbeat(try Heartbeat(payload: payload))
         case .goodbye:
             self = .goodbye(try Goodbye(payload: payload))
+        case .pairing:
+            var reader = ByteReader(payload, context: "pairing")
+            self = .pairing(try reader.readBytes(count: Hello.pairingFieldLength, "nonce"))
         case let kind where FrameKind.transferKinds.contains(kind.rawValue):
             self = .transfer(frame)
         default:
@@ -66,6 +73,7 @@ public enum SessionMessage: Equatable, Sendable {
         case .message: .message
         case .heartbeat: .heartbeat
         case .goodbye: .goodbye
+        case .pairing: .pairing
         case .transfer(let frame): frame.kind
         case .ignored(let kind): kind
         }
@@ -86,6 +94,8 @@ public enum SessionMessage: Equatable, Sendable {
             guard frame.payload.count <= Limits.maxFramePayload else {
                 throw .payloadTooLarge(length: frame.payload.count, limit: Limits.maxFramePayload)
             }
+        case .pairing(let nonce):
+            guard nonce.count == Hello.pairingFieldLength else { throw .invalidField("pairing: nonce of \(nonce.count) bytes") }
         case .connectionRequest, .accept, .heartbeat, .ignored:
             break
         }
@@ -100,6 +110,9 @@ public enum SessionMessage: Equatable, Sendable {
         case .deny(let deny): deny.write(to: &writer)
         case .heartbeat(let heartbeat): heartbeat.write(to: &writer)
         case .goodbye(let goodbye): goodbye.write(to: &writer)
+        case .pairing(let nonce):
+            precondition(nonce.count == Hello.pairingFieldLength, "a pairing nonce is 32 bytes")
+            writer.write(bytes: nonce)
         case .message(let bytes):
             precondition(bytes.count <= Limits.maxMessageSize, "message larger than Limits.maxMessageSize")
             return Frame(kind: .message, payload: bytes)
