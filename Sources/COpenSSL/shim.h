@@ -63,3 +63,16 @@ static inline long ferry_SSL_CTX_set_max_cert_list(SSL_CTX *ctx, long bytes) {
 static inline void ferry_SSL_CTX_set_default_options(SSL_CTX *ctx) {
     SSL_CTX_set_options(ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_TICKET | SSL_OP_NO_RENEGOTIATION);
 }
+
+static inline int ferry_no_passphrase(char *buffer, int size, int rwflag, void *userdata) {
+    (void)buffer;
+    (void)size;
+    (void)rwflag;
+    (void)userdata;
+    // ferry's identity file is never encrypted: never let OpenSSL ask for a passphrase on the terminal.
+    return -1;
+}
+
+static inline EVP_PKEY *ferry_PEM_read_private_key(BIO *bio) {
+    return PEM_read_bio_PrivateKey(bio, NULL, ferry_no_passphrase, NULL);
+}

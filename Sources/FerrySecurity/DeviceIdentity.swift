@@ -45,7 +45,7 @@ public final class DeviceIdentity: @unchecked Sendable {
         let key = pem.withUnsafeBytes { raw -> OpaquePointer? in
             guard let bio = BIO_new_mem_buf(raw.baseAddress, Int32(raw.count)) else { return nil }
             defer { BIO_free(bio) }
-            return PEM_read_bio_PrivateKey(bio, nil, nil, nil)
+            return ferry_PEM_read_private_key(bio)
         }
         let certificate = pem.withUnsafeBytes { raw -> OpaquePointer? in
             guard let bio = BIO_new_mem_buf(raw.baseAddress, Int32(raw.count)) else { return nil }
@@ -56,6 +56,9 @@ public final class DeviceIdentity: @unchecked Sendable {
         guard let key, let certificate else {
             if let key { EVP_PKEY_free(key) }
             if let certificate { X509_free(certificate) }
+            if String(decoding: pem, as: UTF8.self).contains("ENCRYPTED") {
+                throw .identity("its private key is encrypted; ferry keeps its key unencrypted, mode 0600")
+            }
             throw .identity("no private key and certificate in it")
         }
         guard X509_check_private_key(certificate, key) == 1 else {

@@ -22,7 +22,12 @@ struct TLSEngine: ~Copyable, @unchecked Sendable {
         guard let ssl = SSL_new(context.context) else {
             throw .openSSL(SecurityError.drainOpenSSLErrors(fallback: "could not create a TLS connection"))
         }
-        guard let input = BIO_new(BIO_s_mem()), let output = BIO_new(BIO_s_mem()) else {
+        guard let input = BIO_new(BIO_s_mem()) else {
+            SSL_free(ssl)
+            throw .openSSL("could not allocate memory BIOs")
+        }
+        guard let output = BIO_new(BIO_s_mem()) else {
+            BIO_free(input)
             SSL_free(ssl)
             throw .openSSL("could not allocate memory BIOs")
         }

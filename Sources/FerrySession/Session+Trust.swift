@@ -34,7 +34,8 @@ extension Session {
                 return false
             }
         }
-        if trustedDevices[certified] == nil,
+        // A pin without a name (`ferry trust add ID`) protects no name: "" must not match a blank display name.
+        if trustedDevices[certified] == nil, !DisplayNameMatch.key(hello.displayName).isEmpty,
             let pinned = trustedDevices.first(where: { DisplayNameMatch.same($0.value, hello.displayName) })
         {
             let error = SessionError.pinnedKeyChanged(name: hello.displayName, pinned: pinned.key, presented: certified)

@@ -101,6 +101,11 @@ import Testing
         try home.store.pin(bob, name: "")
         try home.store.pin(testDeviceID([3]), name: "")
         #expect(try home.store.load().count == 3)
+        // Names compare as people read them: full-width letters or a zero-width space make no new name, and a
+        // name of nothing visible is refused.
+        #expect(throws: CLIError.self) { try home.store.pin(testDeviceID([4]), name: "ａｌｉｃｅ") }
+        #expect(throws: CLIError.self) { try home.store.pin(testDeviceID([4]), name: "al\u{200B}ice") }
+        #expect(throws: CLIError.self) { try home.store.pin(testDeviceID([4]), name: " \u{200B} ") }
     }
 
     @Test func concurrentPinsFromManyThreadsLoseNothing() async throws {

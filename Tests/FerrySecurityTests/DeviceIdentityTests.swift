@@ -90,3 +90,18 @@ struct DeviceIdentityTests {
         #expect(ids.count == 1)
     }
 }
+
+@Suite("Device identity: encrypted keys")
+struct EncryptedIdentityTests {
+    @Test func anEncryptedKeyIsRefusedWithoutAskingForAPassphrase() throws {
+        let plain = String(decoding: try DeviceIdentity.generate().pem(), as: UTF8.self)
+        let certificate = "-----BEGIN CERTIFICATE-----" + plain.components(separatedBy: "-----BEGIN CERTIFICATE-----")[1]
+        // An encrypted PKCS#8 key as `openssl pkcs8 -topk8 -v2 aes-256-cbc` writes it (body irrelevant: it is
+        // refused before decryption would be tried).
+        let encrypted = "-----BEGIN ENCRYPTED PRIVATE KEY-----\nMIGbMFcGCSqGSIb3DQEFDTBKMCkGCSqGSIb3DQEFDDAcBAhAAAAAAAAAAAICCAAw\n"
+            + "-----END ENCRYPTED PRIVATE KEY-----\n"
+        #expect(throws: SecurityError.identity("its private key is encrypted; ferry keeps its key unencrypted, mode 0600")) {
+            try DeviceIdentity(pem: Array((encrypted + certificate).utf8))
+        }
+    }
+}

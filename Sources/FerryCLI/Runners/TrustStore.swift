@@ -67,6 +67,9 @@ public struct TrustStore: Sendable {
         guard name.utf8.count <= GlobalOptions.maximumNameBytes else {
             throw CLIError.failure("a peer's name must be at most \(GlobalOptions.maximumNameBytes) UTF-8 bytes")
         }
+        guard name.isEmpty || !DisplayNameMatch.key(name).isEmpty else {
+            throw CLIError.failure("a peer's name must have a visible character (it is compared as people read it)")
+        }
         return try update { peers in
             if !name.isEmpty, let other = peers.first(where: { Self.sameName($0.name, name) && $0.deviceID != id }) {
                 throw CLIError.failure(
