@@ -1,3 +1,5 @@
+@testable import FerryTransfer
+import Synchronization
 import FerrySession
 import FerryWire
 import Testing
@@ -128,5 +130,42 @@ struct PairingTextTests {
             "bob\\u{1B}[2J (AAAA-AAAA): pairing code 987 654 - the receiver shows the same code unless someone is in between")
         #expect(TransferReporter.pairingLine(Self.peer(trusted: true, code: "987654")) ==
             "bob\\u{1B}[2J (AAAA-AAAA): trusted, key verified")
+    }
+}
+
+@Suite("Offer prompt answers")
+struct OfferPromptAnswerTests {
+    static func offer() -> IncomingOffer {
+        IncomingOffer(
+            transferID: TransferID(bytes: Array(repeating: 1, count: 16))!,
+            peer: PairingTextTests.peer(trusted: false, code: "123456"),
+            files: [], totalBytes: 0, deadline: .now + .seconds(600))
+    }
+
+    /// Feeds one offer and one typed line; returns what the prompt answered.
+    static func answers(typing line: String, minimumAnswerDelay: Duration) async -> [OfferPrompt.Answer] {
+        let (updates, feed) = AsyncStream.makeStream(of: OfferPrompt.Update.self)
+        let (lines, typing) = AsyncStream.makeStream(of: String.self)
+        let answered = Mutex<[OfferPrompt.Answer]>([])
+        let prompt = OfferPrompt(show: { _ in }, minimumAnswerDelay: minimumAnswerDelay)
+        let running = Task {
+            await prompt.run(updates: updates, lines: lines) { _, answer in
+                answered.withLock { $0.append(answer) }
+                feed.finish()
+            }
+        }
+        feed.yield(.offer(offer()))
+        typing.yield(line)
+        typing.finish()  // end of input: an unanswered offer is denied
+        await running.value
+        return answered.withLock { $0 }
+    }
+
+    @Test func anAnswerIsTakenOnceThePromptHasBeenOnScreen() async {
+        #expect(await Self.answers(typing: "a", minimumAnswerDelay: .zero) == [.always])
+    }
+
+    @Test func anAnswerTypedBeforeThePromptCouldBeReadIsIgnored() async {
+        #expect(await Self.answers(typing: "a", minimumAnswerDelay: .seconds(3600)) == [.deny])
     }
 }

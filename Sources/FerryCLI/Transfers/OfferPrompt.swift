@@ -38,6 +38,10 @@ struct OfferPrompt: Sendable {
 
     /// Where the prompt is shown (stderr, through the reporter so that bars stay below).
     let show: @Sendable ([String]) -> Void
+    /// A line that arrives sooner than this after a prompt was shown was typed for what was on the screen before
+    /// (an offer that just expired, a doubled Enter): it is ignored, so "a" meant for a friend's offer never
+    /// accepts and pins the stranger's offer queued behind it.
+    var minimumAnswerDelay: Duration = .milliseconds(700)
 
     /// Asks about each offer from `updates`, reading answers from `lines`, until `updates` ends or the task is
     /// cancelled; `respond` delivers each answer to the engine.
@@ -66,6 +70,7 @@ struct OfferPrompt: Sendable {
         }
         var waiting: [IncomingOffer] = []
         var current: IncomingOffer?
+        var shownAt = ContinuousClock.now
         var inputOpen = true
         var timer: Task<Void, Never>?
         func next() {
@@ -74,6 +79,7 @@ struct OfferPrompt: Sendable {
             guard !waiting.isEmpty else { return }
             let offer = waiting.removeFirst()
             current = offer
+            shownAt = .now
             show(Self.text(for: offer))
             timer = Task {
                 guard (try? await Task.sleep(until: offer.deadline, clock: .continuous)) != nil else { return }
@@ -100,6 +106,10 @@ struct OfferPrompt: Sendable {
                 }
             case .line(let line):
                 guard let offer = current else { continue }
+                guard ContinuousClock.now - shownAt >= minimumAnswerDelay else {
+                    show(["(ignored an answer typed before this offer was shown: answer again)"])
+                    continue
+                }
                 let answer = Self.answer(line)
                 switch answer {
                 case .deny: show(["denied"])
