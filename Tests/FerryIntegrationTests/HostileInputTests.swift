@@ -79,6 +79,9 @@ extension IntegrationTests {
             // Still serving: a real peer connects and talks.
             let (friend, _) = try harness.chat("friend")
             try victim.waitForEvent("connected", peer: "friend")
+            // Both sides: the acceptor is connected when it sends its accept, the initiator only once it arrives; a
+            // line typed before then goes to no one.
+            try friend.waitForEvent("connected", peer: "victim")
             try friend.send(line: "still there?")
             #expect(try victim.nextMessage().text == "still there?")
         }
@@ -106,6 +109,9 @@ extension IntegrationTests {
             // A real peer still gets through while the 500 are held open.
             let (friend, _) = try harness.chat("friend")
             try victim.waitForEvent("connected", peer: "friend")
+            // Both sides: the acceptor is connected when it sends its accept, the initiator only once it arrives; a
+            // line typed before then goes to no one.
+            try friend.waitForEvent("connected", peer: "victim")
             try friend.send(line: "through the crowd")
             #expect(try victim.nextMessage().text == "through the crowd")
             let during = Self.openDescriptors(of: victim.pid)
@@ -147,6 +153,9 @@ extension IntegrationTests {
             // Still serving, and holding nothing for the strangers.
             let (friend, _) = try harness.chat("friend")
             try victim.waitForEvent("connected", peer: "friend")
+            // Both sides: the acceptor is connected when it sends its accept, the initiator only once it arrives; a
+            // line typed before then goes to no one.
+            try friend.waitForEvent("connected", peer: "victim")
             try friend.send(line: "after the strangers")
             #expect(try victim.nextMessage().text == "after the strangers")
             let after = Self.openDescriptors(of: victim.pid)
@@ -180,6 +189,9 @@ extension IntegrationTests {
             // A real peer still gets through while the flood holds what it can.
             let (friend, _) = try harness.chat("friend")
             try victim.waitForEvent("connected", peer: "friend")
+            // Both sides: the acceptor is connected when it sends its accept, the initiator only once it arrives; a
+            // line typed before then goes to no one.
+            try friend.waitForEvent("connected", peer: "victim")
             try friend.send(line: "through the strangers")
             #expect(try victim.nextMessage().text == "through the strangers")
         }
