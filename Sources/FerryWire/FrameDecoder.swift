@@ -58,20 +58,7 @@ public struct FrameDecoder: Sendable {
         return Frame(kind: FrameKind(kind), payload: payload)
     }
 
-    /// Decodes and consumes the peer's 8-byte preface from the front of the buffer.
-    ///
-    /// Returns nil while fewer than 8 bytes are buffered; throws like `Preface.decode`. Call it once, before the
-    /// first `nextFrame()`.
-    public mutating func nextPreface() throws(WireError) -> ProtocolVersion? {
-        guard let version = try Preface.decode(buffer[readIndex...]) else { return nil }
-        readIndex += Preface.length
-        if readIndex == buffer.count {
-            reset()
-        }
-        return version
-    }
-
-    /// Removes and returns buffered bytes that are not yet a frame (used to pass the preface bytes / leftovers).
+    /// Removes and returns buffered bytes that are not yet a frame (leftovers, e.g. to forward them unchanged).
     public mutating func takeBufferedBytes() -> [UInt8] {
         let rest = Array(buffer[readIndex...])
         reset()

@@ -28,23 +28,6 @@ struct FrameDecoderTests {
         try DecoderVerifier.verify(stream: stream + stream, expected: expected + expected)
     }
 
-    @Test func prefaceThenFramesInOneBuffer() throws {
-        let stream = try Fixtures.bytes("preface") + (try Fixtures.bytes("hello")) + (try Fixtures.bytes("accept"))
-        for split in 0...stream.count {
-            var decoder = FrameDecoder()
-            decoder.append(stream[..<split])
-            var version = try decoder.nextPreface()
-            decoder.append(stream[split...])
-            if version == nil {
-                version = try decoder.nextPreface()
-            }
-            #expect(version == .current)
-            #expect(try decoder.nextFrame().map(SessionMessage.init(frame:)) == .hello(Samples.hello))
-            #expect(try decoder.nextFrame().map(SessionMessage.init(frame:)) == .accept)
-            #expect(try decoder.nextFrame() == nil)
-        }
-    }
-
     @Test func hostileLengthThrowsAsSoonAsTheHeaderIsSeen() {
         var decoder = FrameDecoder()
         decoder.append([0x00, 0x05, 0xFF, 0xFF, 0xFF])

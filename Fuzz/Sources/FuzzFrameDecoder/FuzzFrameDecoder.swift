@@ -3,9 +3,10 @@ import FuzzSupport
 
 /// libFuzzer entry: a reliable link's byte stream, fed to `FrameDecoder` in the pieces TCP might deliver.
 ///
-/// Input: a flags byte (bit 0: the post-hello limit instead of the 1 KiB pre-authentication one; bit 1: a preface
-/// first), a byte n, then n+1 split sizes (0...255 bytes each, used in turn); the rest is the stream.
-/// Invariants: fed whole or in those pieces the decoder yields the same preface, frames and error; the frames
+/// Input: a flags byte (bit 0: the post-hello limit instead of the 1 KiB pre-authentication one; bit 1: the stream
+/// starts with an 8-byte preface, decoded apart with `Preface.decode` as the TLS transport does), a byte n, then
+/// n+1 split sizes (0...255 bytes each, used in turn); the rest is the stream.
+/// Invariants: fed whole or in those pieces the decoder yields the same frames and error; the frames
 /// re-encode to exactly the bytes consumed; every frame decodes as a session message (and a transfer message)
 /// or throws, and what decodes survives a round trip.
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -16,13 +17,21 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let readsPreface = flags & 2 != 0
     var splits = (0...Int(input.takeByte() % 16)).map { _ in Int(input.takeByte()) }
     if splits.allSatisfy({ $0 == 0 }) { splits = [1] }
-    let stream = input.takeRest()
+    var stream = input.takeRest()
+    if readsPreface {
+        // The preface is the transport's: 8 bytes, read before the TLS handshake, never through the frame decoder.
+        let head = Array(stream.prefix(Preface.length))
+        if let version = try? Preface.decode(head[...]) {
+            Invariant.check(Preface.encode(version) == head, "a decoded preface does not re-encode to its bytes")
+        }
+        stream = Array(stream.dropFirst(head.count))
+    }
 
-    let whole = Outcome(stream: stream, splits: [stream.count], limit: limit, readsPreface: readsPreface)
-    let pieces = Outcome(stream: stream, splits: splits, limit: limit, readsPreface: readsPreface)
+    let whole = Outcome(stream: stream, splits: [stream.count], limit: limit)
+    let pieces = Outcome(stream: stream, splits: splits, limit: limit)
     Invariant.check(whole == pieces, "whole and split decoding differ: \(whole) vs \(pieces)")
 
-    var consumed = whole.preface.map { Preface.encode($0) } ?? []
+    var consumed: [UInt8] = []
     for frame in whole.frames {
         consumed += frame.encoded()
         if let message = RoundTrip.session(frame), case .transfer(let transferFrame) = message {
@@ -38,29 +47,22 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
 
 /// What one decoder made of the stream.
 struct Outcome: Equatable, CustomStringConvertible {
-    var preface: ProtocolVersion?
     var frames: [Frame] = []
     var error: WireError?
     var buffered = 0
 
     /// Appends `stream` in pieces of the `splits` sizes (cycled), draining the decoder after each piece, the way
     /// the session does; stops at the first error, after which the link would be closed.
-    init(stream: [UInt8], splits: [Int], limit: Int, readsPreface: Bool) {
+    init(stream: [UInt8], splits: [Int], limit: Int) {
         var decoder = FrameDecoder(maximumPayloadLength: limit)
         var offset = 0
         var split = 0
-        var needsPreface = readsPreface
         repeat {
             let end = offset + min(splits[split % splits.count], stream.count - offset)
             decoder.append(stream[offset..<end])
             offset = end
             split += 1
             do throws(WireError) {
-                if needsPreface {
-                    guard let version = try decoder.nextPreface() else { continue }
-                    preface = version
-                    needsPreface = false
-                }
                 while let frame = try decoder.nextFrame() {
                     Invariant.check(frame.payload.count <= limit, "a frame above the decoder's limit")
                     frames.append(frame)
@@ -74,7 +76,7 @@ struct Outcome: Equatable, CustomStringConvertible {
     }
 
     var description: String {
-        "preface \(String(describing: preface)), \(frames.count) frames, error \(String(describing: error)), "
+        "\(frames.count) frames, error \(String(describing: error)), "
             + "\(buffered) buffered"
     }
 }
