@@ -59,9 +59,11 @@ extension ReceiveCommand {
                 prompter?.cancel()
             }
             guard let events = run.events else { return ExitCode.failure }
-            // Prompts are a person's attention: a stranger may not fill the terminal with offers.
-            var prompts = RequestLimiter<DeviceID>(
-                global: Self.promptRate, perRequester: Self.promptRatePerPeer, now: .now)
+            // Prompts are a person's attention: offers become prompts at the rate the session allows connection
+            // prompts, so a stranger may not fill the terminal with offers either.
+            let promptRate = setup.configuration.connectionRequestRate
+            let promptRatePerPeer = setup.configuration.connectionRequestRatePerPeer
+            var prompts = RequestLimiter<DeviceID>(global: promptRate, perRequester: promptRatePerPeer, now: .now)
             for await event in events {
                 switch event {
                 case .offerReceived(let offer) where !asking:
@@ -73,8 +75,7 @@ extension ReceiveCommand {
                 case .offerReceived(let offer) where asking && prompts.admit(offer.peer.deviceID, now: .now) != nil:
                     reporter.say(
                         "\(OfferPrompt.text(for: offer)[0].dropLast()): denied without asking, too many offers"
-                            + " (at most \(Self.promptRatePerPeer.burst) a minute from one peer,"
-                            + " \(Self.promptRate.burst) from all)")
+                            + " (at most \(promptRatePerPeer) from one peer, \(promptRate) from all)")
                     await run.engine.respond(to: offer.transferID, from: offer.peer.peerID, accept: false)
                 case .offerReceived(let offer):
                     prompt.yield(.offer(offer))
@@ -120,10 +121,6 @@ extension ReceiveCommand {
                     + "Ctrl-C to stop")
         }
     }
-
-    /// Offers that may become prompts (`--accept ask`), from everyone and from one peer (device ID).
-    static let promptRate = RateLimit.perMinute(10)
-    static let promptRatePerPeer = RateLimit.perMinute(3)
 
     /// How long `--once` waits for the sender to hang up before closing the session itself.
     static let lingerTime = Duration.seconds(2)

@@ -50,9 +50,9 @@ public struct TrustStore: Sendable {
         try load().first { $0.deviceID == id }
     }
 
-    /// The pinned peer called `name` (compared as `sameName` does), if any.
+    /// The pinned peer called `name` (compared as `DisplayNameMatch` does), if any.
     public func entry(named name: String) throws -> TrustedPeer? {
-        try load().first { Self.sameName($0.name, name) }
+        try load().first { DisplayNameMatch.same($0.name, name) }
     }
 
     /// The pinned peers whose ID begins with `prefix` (grouped base32 or hex, case-insensitive, '-' ignored).
@@ -71,7 +71,7 @@ public struct TrustStore: Sendable {
             throw CLIError.failure("a peer's name must have a visible character (it is compared as people read it)")
         }
         return try update { peers in
-            if !name.isEmpty, let other = peers.first(where: { Self.sameName($0.name, name) && $0.deviceID != id }) {
+            if !name.isEmpty, let other = peers.first(where: { DisplayNameMatch.same($0.name, name) && $0.deviceID != id }) {
                 throw CLIError.failure(
                     "'\(TerminalText.escape(name))' is pinned to \(other.deviceID); remove it first with"
                         + " 'ferry trust remove \(other.deviceID.shortDescription)'")
@@ -95,13 +95,6 @@ public struct TrustStore: Sendable {
             }
             return peers.remove(at: index)
         }
-    }
-
-    /// Whether two names are the same for pinning, as the session compares them (`DisplayNameMatch`: compatibility
-    /// normalisation, invisible characters dropped, spaces trimmed, case ignored), so that `Alice` or `ａｌｉｃｅ`
-    /// cannot be pinned beside `alice` to another key.
-    public static func sameName(_ a: String, _ b: String) -> Bool {
-        DisplayNameMatch.same(a, b)
     }
 
     /// Runs `body` on the current entries under the lock and writes them back when it changed them.
