@@ -28,6 +28,11 @@ extension ReceiveCommand {
             setup: setup, engine: configuration, reporter: reporter, forwardEvents: true
         ) { run in
             await announce(run, directory: directory, context: context, reporter: reporter)
+            if accept == .trusted, setup.configuration.trustedDevices.isEmpty {
+                context.stderr.writeLine(
+                    "Note: no peer is trusted yet, so every peer will be refused; pin one with 'ferry trust add <id>"
+                        + " --name <name>' (its 'ferry id' prints the ID), or answer 'a' to a --accept ask prompt")
+            }
             if accept == .ask, !asking {
                 context.stderr.writeLine(
                     "Note: stdin is not a terminal, so no one can be asked: every offer will be denied "
