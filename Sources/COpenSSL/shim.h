@@ -6,6 +6,7 @@
 #include <openssl/pem.h>
 #include <openssl/bio.h>
 #include <openssl/rand.h>
+#include <openssl/objects.h>
 
 // Function forms of OpenSSL macros and variadic calls, which Swift cannot import.
 
@@ -58,6 +59,34 @@ static inline int ferry_EVP_CIPHER_CTX_set_tag(EVP_CIPHER_CTX *ctx, const unsign
 
 static inline long ferry_SSL_CTX_set_max_cert_list(SSL_CTX *ctx, long bytes) {
     return SSL_CTX_set_max_cert_list(ctx, bytes);
+}
+
+static inline int ferry_SSL_CTX_set_groups(SSL_CTX *ctx, const char *list) {
+    return SSL_CTX_set1_groups_list(ctx, list) == 1;
+}
+
+static inline int ferry_SSL_CTX_set_signature_algorithms(SSL_CTX *ctx, const char *list) {
+    // The same list for what this side signs with and what it accepts from the peer, as server and as client.
+    return SSL_CTX_set1_sigalgs_list(ctx, list) == 1 && SSL_CTX_set1_client_sigalgs_list(ctx, list) == 1;
+}
+
+/// The short name of the key exchange group the handshake used ("X25519"), or "" before it.
+static inline const char *ferry_SSL_negotiated_group_name(SSL *ssl) {
+    int nid = (int)SSL_get_negotiated_group(ssl);
+    const char *name = nid > 0 ? OBJ_nid2sn(nid) : NULL;
+    return name ? name : "";
+}
+
+/// The short name of the signature algorithm the peer signed its CertificateVerify with ("ED25519"), or "".
+static inline const char *ferry_SSL_peer_signature_name(SSL *ssl) {
+    int nid = 0;
+    if (SSL_get_peer_signature_type_nid(ssl, &nid) != 1 || nid <= 0) return "";
+    const char *name = OBJ_nid2sn(nid);
+    return name ? name : "";
+}
+
+static inline int ferry_EVP_PKEY_is_ed25519(const EVP_PKEY *key) {
+    return EVP_PKEY_get_id(key) == EVP_PKEY_ED25519;
 }
 
 static inline void ferry_SSL_CTX_set_default_options(SSL_CTX *ctx) {

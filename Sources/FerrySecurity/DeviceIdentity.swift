@@ -61,6 +61,11 @@ public final class DeviceIdentity: @unchecked Sendable {
             }
             throw .identity("no private key and certificate in it")
         }
+        guard ferry_EVP_PKEY_is_ed25519(key) == 1 else {
+            EVP_PKEY_free(key)
+            X509_free(certificate)
+            throw .identity("its key is not an Ed25519 key, the only kind ferry's links accept")
+        }
         guard X509_check_private_key(certificate, key) == 1 else {
             ERR_clear_error()
             EVP_PKEY_free(key)

@@ -16,6 +16,11 @@ public final class TLSContext: @unchecked Sendable {
     /// TLS 1.3 suites in order of preference: AES-128-GCM first (the fastest with AES-NI, as strong as needed),
     /// then the others OpenSSL offers by default.
     static let cipherSuites = "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256"
+    /// The one key exchange group (PROTOCOL 3.1): every TLS 1.3 stack has it, and one group means the client's
+    /// single key share is always the right one (no HelloRetryRequest round trip).
+    static let groups = "X25519"
+    /// The one signature algorithm, for both sides' CertificateVerify: ferry identities are Ed25519 keys.
+    static let signatureAlgorithms = "ed25519"
 
     public let identity: DeviceIdentity
     let context: OpaquePointer
@@ -31,7 +36,9 @@ public final class TLSContext: @unchecked Sendable {
             SSL_CTX_use_PrivateKey(context, identity.privateKey) == 1,
             SSL_CTX_check_private_key(context) == 1,
             SSL_CTX_set_num_tickets(context, 0) == 1,
-            SSL_CTX_set_ciphersuites(context, Self.cipherSuites) == 1
+            SSL_CTX_set_ciphersuites(context, Self.cipherSuites) == 1,
+            ferry_SSL_CTX_set_groups(context, Self.groups) == 1,
+            ferry_SSL_CTX_set_signature_algorithms(context, Self.signatureAlgorithms) == 1
         else {
             throw .openSSL(SecurityError.drainOpenSSLErrors(fallback: "could not configure the TLS context"))
         }

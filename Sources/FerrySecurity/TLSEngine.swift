@@ -133,6 +133,16 @@ struct TLSEngine: ~Copyable, @unchecked Sendable {
         return String(cString: name)
     }
 
+    /// The key exchange group of the handshake, e.g. "X25519".
+    func groupName() -> String {
+        String(cString: ferry_SSL_negotiated_group_name(ssl))
+    }
+
+    /// The algorithm the peer signed the handshake with, e.g. "ED25519".
+    func peerSignatureName() -> String {
+        String(cString: ferry_SSL_peer_signature_name(ssl))
+    }
+
     private func step(forError error: Int32, fallback: String) -> Step {
         switch error {
         case SSL_ERROR_WANT_READ:

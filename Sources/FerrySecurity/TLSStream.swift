@@ -32,6 +32,10 @@ public final class TLSStream: ByteStream {
         public var version: ProtocolVersion
         /// The negotiated cipher suite.
         public var cipher: String
+        /// The key exchange group (always "X25519", PROTOCOL 3.1).
+        public var group: String
+        /// The algorithm the peer signed the handshake with (always "ED25519").
+        public var signature: String
         /// When the handshake finished (monotonic clock).
         public var established: ContinuousClock.Instant
     }
@@ -190,10 +194,12 @@ public final class TLSStream: ByteStream {
                 guard let certificate = engine.withLock({ $0.peerCertificate() }) else {
                     throw SecurityError.handshakeFailed("the peer presented no certificate")
                 }
-                let cipher = engine.withLock { $0.cipherName() }
+                let (cipher, group, signature) = engine.withLock {
+                    ($0.cipherName(), $0.groupName(), $0.peerSignatureName())
+                }
                 return Peer(
                     deviceID: DeviceIdentity.deviceID(ofCertificate: certificate), version: version ?? .current,
-                    cipher: cipher, established: .now)
+                    cipher: cipher, group: group, signature: signature, established: .now)
             case .needInput:
                 let input = try await transport.read(maxBytes: 16 << 10)
                 guard !input.isEmpty else { throw SecurityError.closedDuringHandshake }

@@ -139,6 +139,13 @@ extension Session {
         disconnectLink(id, reason: .disconnected)
     }
 
+    /// Ends the link to a peer that broke a protocol carried on it (the transfer protocol): the goodbye says
+    /// `protocolError` and how (PROTOCOL 3.5, 11.10), so that the peer can tell it from a person disconnecting.
+    public func disconnect(_ peerID: PeerID, violation detail: String) {
+        guard let id = peers[peerID]?.connectedLink ?? connectingLink(of: peerID) else { return }
+        update(id) { machine, now in machine.disconnect(.protocolError, detail: detail, now: now) }
+    }
+
     /// GameKit's `disconnectFromAllPeers`.
     public func disconnectAll() {
         for peer in peers.values {

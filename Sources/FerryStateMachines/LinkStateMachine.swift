@@ -163,14 +163,14 @@ public struct LinkStateMachine: Sendable {
             do {
                 frame = try decoder.nextFrame()
             } catch {
-                return close(.protocolError(error.description), into: &actions)
+                return violated(error.description, now: now, into: &actions)
             }
             guard let frame else { break }
             let message: SessionMessage
             do {
                 message = try SessionMessage(frame: frame)
             } catch {
-                return close(.protocolError(error.description), into: &actions)
+                return violated(error.description, now: now, into: &actions)
             }
             handle(message, now: now, into: &actions)
         }
@@ -197,7 +197,7 @@ public struct LinkStateMachine: Sendable {
         guard state != .closed else { return [] }
         lastSent = now
         var actions: [Action] = [
-            .send(SessionMessage.goodbye(Goodbye(reason: .disconnected, detail: detail)).encoded())
+            .send(SessionMessage.goodbye(Goodbye(reason: .disconnected, clipping: detail)).encoded())
         ]
         return close(.securityFailure(detail), into: &actions)
     }
@@ -233,7 +233,7 @@ public struct LinkStateMachine: Sendable {
     /// End the link with a goodbye.
     public mutating func disconnect(_ reason: GoodbyeReason, detail: String = "", now: ContinuousClock.Instant) -> [Action] {
         guard state != .closed else { return [] }
-        var actions: [Action] = [.send(SessionMessage.goodbye(Goodbye(reason: reason, detail: detail)).encoded())]
+        var actions: [Action] = [.send(SessionMessage.goodbye(Goodbye(reason: reason, clipping: detail)).encoded())]
         return close(.localDisconnect(reason), into: &actions)
     }
 
@@ -283,6 +283,7 @@ public struct LinkStateMachine: Sendable {
     private mutating func handle(_ message: SessionMessage, now: ContinuousClock.Instant, into actions: inout [Action]) {
         switch (state, message) {
         case (_, .ignored), (_, .heartbeat):
+            // Liveness and frames a newer minor version may add: never an error, also before the hello (PROTOCOL 3.4).
             return
         case (_, .goodbye(let goodbye)):
             _ = close(.goodbye(goodbye), into: &actions)
@@ -310,7 +311,7 @@ public struct LinkStateMachine: Sendable {
             guard let initiatorNonce = configuration.pairingNonce, let commitment = peerHello?.pairingCommitment,
                 SHA256Hasher.digest(acceptorNonce) == commitment
             else {
-                _ = close(.protocolError("its pairing nonce does not match the commitment in its hello"), into: &actions)
+                violated("its pairing nonce does not match the commitment in its hello", now: now, into: &actions)
                 return
             }
             actions.append(.pairingAgreed(initiatorNonce: initiatorNonce, acceptorNonce: acceptorNonce))
@@ -321,7 +322,7 @@ public struct LinkStateMachine: Sendable {
         case (.closed, _):
             return  // unreachable: frames are decoded only while open
         case (let state, let message):
-            _ = close(.protocolError("unexpected \(message.kindName) while \(state)"), into: &actions)
+            violated("unexpected \(message.kindName) while \(state)", now: now, into: &actions)
         }
     }
 
@@ -335,7 +336,7 @@ public struct LinkStateMachine: Sendable {
             return
         }
         if hello.peerID == local.peerID {
-            _ = close(.protocolError("the link leads back to this session itself"), into: &actions)
+            violated("the link leads back to this session itself", now: now, into: &actions)
             return
         }
         actions.append(.helloReceived(hello))
@@ -358,6 +359,17 @@ public struct LinkStateMachine: Sendable {
             state = .awaitingRequest
             deadline = now + configuration.idleTimeout
         }
+    }
+
+    /// The peer broke the protocol: a goodbye (`protocolError`, naming how) so that it learns why, then close
+    /// (PROTOCOL 3.5). The machine only sees bytes inside TLS, so the goodbye never travels in the clear.
+    @discardableResult
+    private mutating func violated(
+        _ detail: String, now: ContinuousClock.Instant, into actions: inout [Action]
+    ) -> [Action] {
+        lastSent = now
+        actions.append(.send(SessionMessage.goodbye(Goodbye(reason: .protocolError, clipping: detail)).encoded()))
+        return close(.protocolError(detail), into: &actions)
     }
 
     @discardableResult

@@ -148,7 +148,7 @@ public actor TransferEngine {
         for key in Array(incoming.keys) where key.peer == peerID {
             await cancelIncoming(key, reason: .protocolError, detail: detail, tellPeer: true)
         }
-        await session.disconnect(peerID)
+        await session.disconnect(peerID, violation: detail)
     }
 
     func peerLost(_ peerID: PeerID, reason: String) async {

@@ -105,3 +105,32 @@ struct EncryptedIdentityTests {
         }
     }
 }
+
+@Suite("Device identity: key types")
+struct IdentityKeyTypeTests {
+    /// A P-256 key and certificate, as `openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256` writes them:
+    /// valid, matching, and of a kind ferry's links do not accept (PROTOCOL 3.1 allows Ed25519 only).
+    static let p256 = """
+        -----BEGIN PRIVATE KEY-----
+        MIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgHA8/AvZ9pJq5HuGm
+        qanqlRtFlxqGIgsKdwC6DIa4dbqhRANCAATCz+EihYugbtoinp1NQmcqeyHSBWkx
+        ox0KaEx5aHVLGAOkXizTgNS0P0uqN2j9c/B/FGjEvQh23GIrjQP+zkYH
+        -----END PRIVATE KEY-----
+        -----BEGIN CERTIFICATE-----
+        MIIBdzCCAR2gAwIBAgIUDwQz6Pk7ujwmultzK3msL5EU3DQwCgYIKoZIzj0EAwIw
+        EDEOMAwGA1UEAwwFZmVycnkwIBcNMjYxMjAxMTQ0MzE2WhgPMjEyNjExMDcxNDQz
+        MTZaMBAxDjAMBgNVBAMMBWZlcnJ5MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE
+        ws/hIoWLoG7aIp6dTUJnKnsh0gVpMaMdCmhMeWh1SxgDpF4s04DUtD9Lqjdo/XPw
+        fxRoxL0IdtxiK40D/s5GB6NTMFEwHQYDVR0OBBYEFDcYIyi7TLSZcpg76d3I/PMk
+        aDR4MB8GA1UdIwQYMBaAFDcYIyi7TLSZcpg76d3I/PMkaDR4MA8GA1UdEwEB/wQF
+        MAMBAf8wCgYIKoZIzj0EAwIDSAAwRQIhANV7IHGH0N7/izF5sf/Jxvg+Few6UmJp
+        4sE85OlGZ7f4AiBmAWQa8jQJwjRsPn1ulCjMNeIBLQSiH4RADRQy7jb/3Q==
+        -----END CERTIFICATE-----
+        """
+
+    @Test func aKeyOtherThanEd25519IsRefusedWhenTheFileIsRead() {
+        #expect(throws: SecurityError.identity("its key is not an Ed25519 key, the only kind ferry's links accept")) {
+            try DeviceIdentity(pem: Array(Self.p256.utf8))
+        }
+    }
+}

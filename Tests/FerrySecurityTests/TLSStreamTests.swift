@@ -247,4 +247,17 @@ struct TLSConfigurationTests {
             #expect(client.cipher == "TLS_AES_128_GCM_SHA256")
         }
     }
+
+    /// PROTOCOL 3.1 names X25519 as the one group and Ed25519 as the one signature algorithm, both ways.
+    @Test func theKeyExchangeIsX25519AndBothSidesSignWithEd25519() async throws {
+        try await withTLSPair { pair, _ in
+            async let serverPeer = pair.server.handshake()
+            let client = try await pair.client.handshake()
+            let server = try await serverPeer
+            #expect(client.group == "X25519")
+            #expect(server.group == "X25519")
+            #expect(client.signature == "ED25519")
+            #expect(server.signature == "ED25519")
+        }
+    }
 }

@@ -246,6 +246,52 @@ extension Hello {
         }
     }
 
+    /// PROTOCOL 3.5: the peer learns why its link was closed (goodbye `protocolError` with the reason, inside TLS),
+    /// for each way of breaking the protocol: a frame too large, an unknown critical kind, a frame out of order.
+    @Test func aProtocolErrorSaysGoodbyeWithProtocolErrorBeforeClosing() {
+        let frames: [(String, [UInt8])] = [
+            ("frame too large", [0x00, 0x01, 0xFF, 0xFF, 0xFF, 0xFF]),
+            ("unknown critical kind", Frame(kind: FrameKind(rawValue: 0x0042), payload: []).encoded()),
+            ("message before hello", SessionMessage.message([1, 2]).encoded()),
+        ]
+        for (name, bytes) in frames {
+            let now = ContinuousClock.now
+            var machine = LinkStateMachine(
+                role: .acceptor, configuration: .init(localHello: .fixture(peer: 2, session: "s")), now: now)
+            let actions = machine.bytesReceived(bytes, now: now)
+            guard actions.count == 2, case .send(let sent) = actions[0], case .close(.protocolError(let text)) = actions[1]
+            else {
+                Issue.record("\(name): expected a goodbye then a protocol error, got \(actions)")
+                continue
+            }
+            var decoder = FrameDecoder(maximumPayloadLength: Limits.maxFramePayload)
+            decoder.append(sent)
+            let frame = try? decoder.nextFrame()
+            guard let frame, case .goodbye(let goodbye)? = try? SessionMessage(frame: frame) else {
+                Issue.record("\(name): the frame sent is not a goodbye: \(sent)")
+                continue
+            }
+            #expect(goodbye.reason == .protocolError, "\(name)")
+            #expect(goodbye.detail == text, "\(name)")
+        }
+    }
+
+    /// PROTOCOL 3.4: heartbeats and ignorable frames are skipped even before the hello; the hello still follows.
+    @Test func aHeartbeatBeforeTheHelloIsSkipped() {
+        let now = ContinuousClock.now
+        var machine = LinkStateMachine(
+            role: .acceptor, configuration: .init(localHello: .fixture(peer: 2, session: "s")), now: now)
+        let early = SessionMessage.heartbeat(Heartbeat(sequence: 1)).encoded()
+            + Frame(kind: FrameKind(rawValue: 0x8123), payload: [1, 2, 3]).encoded()
+        #expect(machine.bytesReceived(early, now: now).isEmpty)
+        let actions = machine.bytesReceived(SessionMessage.hello(.fixture(peer: 1, session: "s")).encoded(), now: now)
+        guard case .helloReceived = actions.first else {
+            Issue.record("expected the hello to be taken, got \(actions)")
+            return
+        }
+        #expect(machine.state == .awaitingRequest)
+    }
+
     @Test func unknownIgnorableFramesAreSkipped() {
         var pair = LinkPair()
         pair.pump()
