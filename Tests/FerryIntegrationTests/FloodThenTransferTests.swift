@@ -32,7 +32,7 @@ extension IntegrationTests {
             let file = try harness.files.random("after-the-flood.bin", size: 3 << 20, seed: 4)
             let expected = try TransferHarness.sha256(file.path)
             let (receiver, port) = try harness.receiver()
-            let baseline = HostileInputTests.openDescriptors(of: receiver.pid)
+            let baseline = try HostileInputTests.openDescriptors(of: receiver.pid)
             let clientHello = try await StrangerLink.prefaceAndClientHello()
 
             var flood: [Int32] = []
@@ -61,7 +61,7 @@ extension IntegrationTests {
             // the last host's 8 slots meanwhile, a few more are taken.
             #expect(taken >= 80 + 8, "every link of the first 80 hosts was taken, and 8 of the last host's")
             #expect(closedAtOnce > 0 && taken + closedAtOnce == 140, "the last host was held to its 8 pending links")
-            let during = HostileInputTests.openDescriptors(of: receiver.pid)
+            let during = try HostileInputTests.openDescriptors(of: receiver.pid)
             #expect(during - baseline <= 64 + 8, "descriptors grew from \(baseline) to \(during)")
 
             // The flood is still open: a real sender from 127.0.0.1 gets its file through.

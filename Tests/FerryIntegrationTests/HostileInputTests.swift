@@ -51,8 +51,13 @@ extension IntegrationTests {
             }
         }
 
-        static func openDescriptors(of pid: Int32) -> Int {
-            (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count) ?? -1
+        /// How many descriptors the process has open; throws when /proc cannot tell (a count of -1 would pass
+        /// every "at most" check).
+        static func openDescriptors(of pid: Int32) throws -> Int {
+            guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd") else {
+                throw TestSupportError.systemCall("listing /proc/\(pid)/fd", errno: errno)
+            }
+            return entries.count
         }
 
         @Test func garbageAndHostileLengthsCloseTheLinkAndTheProcessLivesOn() throws {
@@ -89,7 +94,7 @@ extension IntegrationTests {
         @Test func fiveHundredIdleConnectionsKeepDescriptorsBoundedAndPeersServed() throws {
             let harness = try ChatHarness()
             let (victim, port) = try harness.chat("victim")
-            let baseline = Self.openDescriptors(of: victim.pid)
+            let baseline = try Self.openDescriptors(of: victim.pid)
             var idle: [Int32] = []
             defer { idle.forEach { close($0) } }
             for index in 0..<500 {
@@ -114,7 +119,7 @@ extension IntegrationTests {
             try friend.waitForEvent("connected", peer: "victim")
             try friend.send(line: "through the crowd")
             #expect(try victim.nextMessage().text == "through the crowd")
-            let during = Self.openDescriptors(of: victim.pid)
+            let during = try Self.openDescriptors(of: victim.pid)
             // 64 pending links at most (of them 8 from 127.0.9.9), plus the friend's link and a little slack.
             #expect(during - baseline <= 64 + 8, "descriptors grew from \(baseline) to \(during)")
         }
@@ -124,7 +129,7 @@ extension IntegrationTests {
         @Test func aStrangerWithItsOwnCertificateIsClosedWhateverItSends() async throws {
             let harness = try ChatHarness()
             let (victim, port) = try harness.chat("victim")
-            let baseline = Self.openDescriptors(of: victim.pid)
+            let baseline = try Self.openDescriptors(of: victim.pid)
             let someoneElse = try DeviceIdentity.generate().deviceID
             let oversized: [UInt8] = [0x00, 0x01, 0x00, 0x00, 0x04, 0x01] + [UInt8](repeating: 0, count: 1025)
             let attacks: [(name: String, bytes: (StrangerLink) -> [UInt8], goodbyeMentions: String?)] = [
@@ -158,7 +163,7 @@ extension IntegrationTests {
             try friend.waitForEvent("connected", peer: "victim")
             try friend.send(line: "after the strangers")
             #expect(try victim.nextMessage().text == "after the strangers")
-            let after = Self.openDescriptors(of: victim.pid)
+            let after = try Self.openDescriptors(of: victim.pid)
             #expect(after - baseline <= 8, "descriptors grew from \(baseline) to \(after)")
         }
 
@@ -167,7 +172,7 @@ extension IntegrationTests {
         @Test func aHelloFloodFromStrangersKeepsDescriptorsAndPeersBounded() async throws {
             let harness = try ChatHarness()
             let (victim, port) = try harness.chat("victim")
-            let baseline = Self.openDescriptors(of: victim.pid)
+            let baseline = try Self.openDescriptors(of: victim.pid)
             var strangers: [StrangerLink] = []
             defer { strangers.forEach { $0.close() } }
             var refusedAtOnce = 0
@@ -184,7 +189,7 @@ extension IntegrationTests {
                 try await stranger.send(stranger.hello(session: harness.session, name: "flood\(index)"))
             }
             #expect(refusedAtOnce >= 30 - 8, "the one host got more than its 8 pending links")
-            let during = Self.openDescriptors(of: victim.pid)
+            let during = try Self.openDescriptors(of: victim.pid)
             #expect(during - baseline <= 64 + 8, "descriptors grew from \(baseline) to \(during)")
             // A real peer still gets through while the flood holds what it can.
             let (friend, _) = try harness.chat("friend")

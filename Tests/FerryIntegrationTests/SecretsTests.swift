@@ -27,8 +27,23 @@ extension IntegrationTests {
             }
         }
 
-        static func procFile(_ pid: Int32, _ name: String) -> [UInt8] {
-            (try? Array(Data(contentsOf: URL(fileURLWithPath: "/proc/\(pid)/\(name)")))) ?? []
+        /// A file of /proc/PID; throws when it cannot be read (a process that already ended has no arguments to
+        /// search, and an empty haystack would pass every check below).
+        static func procFile(_ pid: Int32, _ name: String) throws -> [UInt8] {
+            // read(2) until the end: /proc files report a size of 0, so whole-file reads that trust the size
+            // (Data(contentsOf:)) may return nothing.
+            let descriptor = open("/proc/\(pid)/\(name)", O_RDONLY | O_CLOEXEC)
+            guard descriptor >= 0 else { throw TestSupportError.systemCall("open /proc/\(pid)/\(name)", errno: errno) }
+            defer { close(descriptor) }
+            var bytes: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            while true {
+                let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+                if count < 0, errno == EINTR { continue }
+                guard count >= 0 else { throw TestSupportError.systemCall("read /proc/\(pid)/\(name)", errno: errno) }
+                if count == 0 { return bytes }
+                bytes += buffer[0..<count]
+            }
         }
 
         @Test func thePrivateKeyIsNeverInArgumentsEnvironmentLogsOrBeacons() async throws {
@@ -51,8 +66,16 @@ extension IntegrationTests {
             let file = try harness.files.random("secret.bin", size: 300_000)
             let (receiver, port) = try harness.receiver("inbox", once: true, ["-v", "-v"])
             let sender = try harness.sender([file.path], to: [port], ["-v", "-v"])
-            let running = [receiver, sender].map {
-                (cmdline: Self.procFile($0.pid, "cmdline"), environ: Self.procFile($0.pid, "environ"))
+            // The sender has run its own code once it logs (/proc shows no arguments while a process is still
+            // inside execve, nor once it has ended).
+            _ = try sender.nextErrorLine()
+            let running = try [receiver, sender].map {
+                (cmdline: try Self.procFile($0.pid, "cmdline"), environ: try Self.procFile($0.pid, "environ"))
+            }
+            // The haystacks are real: each process's arguments name the binary and its command.
+            for proc in running {
+                #expect(Self.contains(proc.cmdline, Array("ferry".utf8)), "no arguments read")
+                #expect(!proc.environ.isEmpty, "no environment read")
             }
             #expect(try sender.waitForExit(timeout: .seconds(120)) == 0, "\(sender.capturedOutput())")
             #expect(try receiver.waitForExit(timeout: .seconds(60)) == 0, "\(receiver.capturedOutput())")

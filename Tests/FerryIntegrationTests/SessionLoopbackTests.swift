@@ -96,8 +96,13 @@ extension IntegrationTests {
             let (bob, _) = try harness.chat("bob", ["--disconnect-timeout", "3"])
             try alice.waitForEvent("connected", peer: "bob")
             bob.kill()
-            _ = try bob.waitForExit()
-            try alice.waitForEvent("disconnected", peer: "bob")
+            #expect(try bob.waitForExit() == 128 + SIGKILL)
+            let event = try alice.waitForEvent("disconnected", peer: "bob")
+            // A killed peer says no goodbye: alice must see a lost link (the kernel's FIN) or silence, never a
+            // goodbye, and must say so.
+            let reason = event["reason"] as? String ?? ""
+            #expect(!reason.contains("goodbye"), "\(reason)")
+            #expect(reason.contains("lost") || reason.contains("no sign of life"), "\(reason)")
         }
 
         @Test func endOfInputSaysGoodbye() throws {

@@ -9,7 +9,7 @@ import Testing
 @testable import FerrySession
 
 /// Promise 4, in-process: what a stranger can make a session hold or show before it is accepted.
-@Suite(.serialized) struct SessionBoundsTests {
+@Suite(.serialized, .timeLimit(.minutes(5))) struct SessionBoundsTests {
     /// Runs `body` with a session made from `configuration` on a reactor of its own.
     static func withSession(
         _ configuration: SessionConfiguration, _ body: (Session, Reactor) async throws -> Void
@@ -31,7 +31,7 @@ import Testing
         return clients
     }
 
-    static func isRequest(from name: String) -> (SessionEvent) -> Bool {
+    static func isRequest(from name: String) -> @Sendable (SessionEvent) -> Bool {
         { event in
             if case .connectionRequested(let peer) = event { return peer.displayName == name }
             return false

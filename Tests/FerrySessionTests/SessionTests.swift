@@ -1,4 +1,5 @@
 import FerrySecurity
+import Foundation
 import FerryStateMachines
 import FerrySystem
 import FerryTestSupport
@@ -16,13 +17,31 @@ final class EventReader: @unchecked Sendable {
         iterator = session.events.makeAsyncIterator()
     }
 
-    func next(timeout: Duration = .seconds(60), where predicate: (SessionEvent) -> Bool) async throws -> SessionEvent {
+    /// The next event that `predicate` accepts. Throws when none arrives within `timeout`, also while the stream is
+    /// silent (the wait races a timer; a stream with no events must fail the test, not hang it), or when the
+    /// session's stream ends. After a timeout the stream is finished (cancelling a waiting `next` ends it).
+    func next(
+        timeout: Duration = .seconds(60), where predicate: @escaping @Sendable (SessionEvent) -> Bool
+    ) async throws -> SessionEvent {
         let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            guard let event = await iterator.next() else { throw SessionError.sessionClosed }
-            if predicate(event) { return event }
+        return try await withThrowingTaskGroup(of: SessionEvent?.self) { group in
+            group.addTask {
+                while let event = await self.iterator.next() {
+                    if predicate(event) { return event }
+                }
+                if Task.isCancelled { return nil }
+                throw SessionError.sessionClosed
+            }
+            group.addTask {
+                try await Task.sleep(until: deadline, clock: .continuous)
+                throw SessionError.connectTimedOut(peer: "an awaited event", after: timeout)
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let event = first else {
+                throw SessionError.connectTimedOut(peer: "an awaited event", after: timeout)
+            }
+            return event
         }
-        throw SessionError.connectTimedOut(peer: "event", after: timeout)
     }
 
     func nextData() async throws -> ([UInt8], DataMode) {
@@ -33,7 +52,7 @@ final class EventReader: @unchecked Sendable {
 }
 
 /// The session API in-process, on loopback, without multicast (peers are reached by address).
-@Suite(.serialized) struct SessionTests {
+@Suite(.serialized, .timeLimit(.minutes(5))) struct SessionTests {
     static func configuration(
         _ name: String, mode: PeerMode = .peer, policy: AcceptPolicy = .all, maxPeers: Int = 16
     ) -> SessionConfiguration {
@@ -187,13 +206,17 @@ final class EventReader: @unchecked Sendable {
 }
 
 /// A peer that completes the handshake, keeps sending heartbeats, and never reads again.
-@Suite(.serialized) struct StalledPeerTests {
+@Suite(.serialized, .timeLimit(.minutes(3))) struct StalledPeerTests {
     @Test func peerThatStopsReadingIsDisconnectedAndCloseStaysBounded() async throws {
         let reactor = try Reactor()
         defer { reactor.shutdown() }
         let listener = try reactor.listenTCP(on: .ipv4(.loopback, port: 0))
         defer { listener.close() }
+        // Set when the fake peer stops (its write failed or it was cancelled): the sender must give up on it while
+        // it is still there, sending heartbeats, not because it went away.
+        let fakeEnded = Flag()
         let fake = Task {
+            defer { fakeEnded.set() }
             let tcp = try await listener.accept()
             let identity = TestIdentity.named("stuck")
             let link = try TLSStream(over: tcp, context: TLSContext(identity: identity), role: .server)
@@ -229,10 +252,42 @@ final class EventReader: @unchecked Sendable {
             let pusher = Task {
                 for _ in 0..<64 { try await sender.send(Array(repeating: 1, count: 1 << 20), to: [peer.peerID]) }
             }
-            _ = try await events.next {
+            let event = try await events.next {
                 if case .peerStateChanged(_, .disconnected, _) = $0 { true } else { false }
             }
-            _ = await pusher.result  // ends: either all queued or the peer is gone
+            guard case .peerStateChanged(let info, _, let reason) = event else { return }
+            #expect(info.peerID == peer.peerID)
+            #expect(!fakeEnded.isSet, "the fake peer ended before the sender gave up on it")
+            // Not a liveness timeout (its heartbeats keep arriving) nor a goodbye: the writer's stall closed it.
+            #expect(reason?.description.contains("lost") == true, "\(String(describing: reason))")
+            // The pusher ends too: every send either queued or failed once the peer was gone.
+            let pushed = await pusher.result
+            if case .success = pushed { Issue.record("64 MiB went to a peer that reads nothing") }
+        }
+        // Close is bounded: Session.run returned although the peer never read its goodbye.
+    }
+}
+
+/// A flag one task sets and another reads.
+final class Flag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+    var isSet: Bool { lock.withLock { value } }
+    func set() { lock.withLock { value = true } }
+}
+
+@Suite struct EventReaderTests {
+    /// A wait on a stream that stays silent fails within its timeout instead of hanging the suite.
+    @Test func aSilentStreamFailsTheWaitInsteadOfHanging() async throws {
+        let reactor = try Reactor()
+        defer { reactor.shutdown() }
+        try await Session.run(configuration: SessionTests.configuration("alone"), reactor: reactor) { alone in
+            let events = EventReader(alone)
+            await #expect(throws: SessionError.self) {
+                _ = try await events.next(timeout: .milliseconds(300)) {
+                    if case .dataReceived = $0 { true } else { false }
+                }
+            }
         }
     }
 }

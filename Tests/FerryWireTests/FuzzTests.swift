@@ -86,9 +86,24 @@ struct FuzzTests {
                 text.append(alphabet.randomElement(using: &generator)!)
             }
             let string = String(text)
-            _ = PeerID(hex: string)
-            _ = DeviceID(string: string)
+            // A peer ID is 1 to 16 hex digits; what parses prints back as the same digits, lowercased, zero-padded.
+            let isPeerID = (1...16).contains(string.utf8.count) && string.allSatisfy { $0.isASCII && $0.isHexDigit }
+            if let peerID = PeerID(hex: string) {
+                #expect(isPeerID, "\(string) parsed as a peer ID")
+                let padding = String(repeating: "0", count: 16 - string.utf8.count)
+                #expect(peerID.description == padding + string.lowercased())
+            } else {
+                #expect(!isPeerID, "\(string) did not parse as a peer ID")
+            }
+            // A device ID that parses is printed in its one canonical form, which parses to the same ID.
+            if let deviceID = DeviceID(string: string) {
+                #expect(DeviceID(string: deviceID.description) == deviceID)
+            }
             _ = Samples.deviceID.hasPrefix(string)
         }
+        // The alphabet reaches the accepting cases too: a valid peer ID and a valid device ID in another spelling.
+        #expect(PeerID(hex: "0123456789ABCDEF")?.description == "0123456789abcdef")
+        #expect(DeviceID(string: Samples.deviceID.hex) == Samples.deviceID)
+        #expect(DeviceID(string: Samples.deviceID.description) == Samples.deviceID)
     }
 }
