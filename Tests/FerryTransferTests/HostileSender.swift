@@ -52,18 +52,50 @@ struct HostileSender {
         try await send(.fileEnd(FileEnd(transferID: transferID, fileIndex: file, sha256: hasher.finalize())))
     }
 
-    /// The next transfer message from the receiver, or nil once the link is closed.
-    func next() async -> TransferMessage? {
-        for await event in session.transferEvents {
-            switch event {
-            case .frame(let frame, let peer) where peer == receiver:
-                if let message = try? TransferMessage(frame: frame) { return message }
-            case .peerDisconnected(let peer, _) where peer == receiver:
-                return nil
-            default:
-                continue
+    /// What the receiver did next, as seen from this side.
+    enum Next {
+        case message(TransferMessage)
+        /// The session reported the receiver's link closed.
+        case linkClosed
+        /// The session's stream of transfer events ended (the session closed) without that.
+        case streamEnded
+        /// Nothing at all within the time allowed: a test waiting for something that never comes fails instead of
+        /// hanging.
+        case timedOut
+    }
+
+    /// The next transfer message from the receiver, or what ended the wait. After `.timedOut` the event stream is
+    /// finished (cancelling a waiting iterator ends an AsyncStream): the test is failing by then.
+    func nextEvent(timeout: Duration = .seconds(60)) async -> Next {
+        let events = session.transferEvents
+        let receiver = self.receiver
+        return await withTaskGroup(of: Next.self) { group in
+            group.addTask {
+                for await event in events {
+                    switch event {
+                    case .frame(let frame, let peer) where peer == receiver:
+                        if let message = try? TransferMessage(frame: frame) { return .message(message) }
+                    case .peerDisconnected(let peer, _) where peer == receiver:
+                        return .linkClosed
+                    default:
+                        continue
+                    }
+                }
+                return Task.isCancelled ? .timedOut : .streamEnded
             }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return .timedOut
+            }
+            let first = await group.next() ?? .timedOut
+            group.cancelAll()
+            return first
         }
+    }
+
+    /// The next transfer message from the receiver, or nil once the link is closed (or the wait ended otherwise).
+    func next() async -> TransferMessage? {
+        if case .message(let message) = await nextEvent() { return message }
         return nil
     }
 
@@ -90,9 +122,15 @@ struct HostileSender {
         await waitFor { if case .fileResult(let result) = $0 { result } else { nil } }
     }
 
-    /// Waits until the receiver closed the link; false if the stream ended some other way.
+    /// Waits until the receiver closed the link, skipping its messages; false if the session's stream ended
+    /// first or nothing happened within the time allowed.
     func linkClosed() async -> Bool {
-        while await next() != nil {}
-        return true
+        while true {
+            switch await nextEvent() {
+            case .message: continue
+            case .linkClosed: return true
+            case .streamEnded, .timedOut: return false
+            }
+        }
     }
 }
