@@ -17,10 +17,9 @@ public enum TestSupportError: Error, CustomStringConvertible, Sendable {
     case endOfOutput(waitingFor: String, process: String, captured: String)
     /// A helper command exited with a non-zero status.
     case commandFailed(command: String, status: Int32, stdout: String, stderr: String)
-    /// Network namespaces are not usable here but FERRY_REQUIRE_NETNS=1 demands them.
-    case networkNamespacesUnavailable(reason: String)
-    /// tmpfs mounts are not usable here but FERRY_REQUIRE_NETNS=1 demands them.
-    case tmpfsUnavailable(reason: String)
+    /// Something a test needs (network namespaces, a tmpfs mount, a command) is missing, and FERRY_REQUIRE_NETNS=1
+    /// demands it (`Requirement`).
+    case requirementUnmet(what: String, reason: String)
 
     public var description: String {
         switch self {
@@ -37,10 +36,8 @@ public enum TestSupportError: Error, CustomStringConvertible, Sendable {
             return "output ended while waiting for \(waitingFor) from \(process)\n\(captured)"
         case .commandFailed(let command, let status, let stdout, let stderr):
             return "`\(command)` exited with status \(status)\nstdout: \(stdout)\nstderr: \(stderr)"
-        case .networkNamespacesUnavailable(let reason):
-            return "FERRY_REQUIRE_NETNS=1 but network namespaces are unavailable: \(reason)"
-        case .tmpfsUnavailable(let reason):
-            return "FERRY_REQUIRE_NETNS=1 but tmpfs mounts are unavailable: \(reason)"
+        case .requirementUnmet(let what, let reason):
+            return "FERRY_REQUIRE_NETNS=1 but \(what) cannot be used here: \(reason)"
         }
     }
 

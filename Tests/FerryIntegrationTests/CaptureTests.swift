@@ -10,24 +10,21 @@ extension IntegrationTests {
     /// nor its size, nor the sender's hello; only the 8-byte preface is in the clear. Controls show the search finds
     /// what is there: the preface in the same capture, and the content of the same file sent over plain TCP.
     @Suite(.serialized) struct CaptureTests {
-        /// `tcpdump`'s path, or nil (after printing why) where the test must skip; throws where it must not (CI).
-        static func tcpdump() throws -> String? {
-            let reason: String
-            if let path = ExecutableSearch.path(of: "tcpdump") {
-                guard getuid() != 0 else { return path }
-                reason = "capturing needs root (uid is \(getuid()))"
-            } else {
-                reason = "tcpdump is not installed (Debian package tcpdump)"
+        /// `tcpdump`'s path; where it cannot run, the test is skipped visibly, or fails under FERRY_REQUIRE_NETNS=1.
+        static func tcpdump() throws -> String {
+            let path = ExecutableSearch.path(of: "tcpdump")
+            let reason =
+                path == nil
+                ? "tcpdump is not installed (Debian package tcpdump)" : "capturing needs root (uid is \(getuid()))"
+            guard let path, getuid() == 0 else {
+                _ = try Requirement.check("a packet capture", available: false, reason: reason)  // throws in CI
+                try Test.cancel("packet capture unavailable: \(reason)")
             }
-            if ProcessInfo.processInfo.environment["FERRY_REQUIRE_NETNS"] == "1" {
-                throw PacketCapture.Failure(description: "capture test cannot run: \(reason)")
-            }
-            print("skipped: \(reason)")
-            return nil
+            return path
         }
 
         @Test func aWholeTransferOnLoopbackShowsNoNameContentSizeOrHello() async throws {
-            guard let tcpdump = try Self.tcpdump() else { return }
+            let tcpdump = try Self.tcpdump()
             let harness = try TransferHarness()
             let capture = try TemporaryDirectory(prefix: "ferry-capture")
             defer { capture.remove() }

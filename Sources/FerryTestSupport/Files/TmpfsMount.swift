@@ -62,11 +62,7 @@ public final class TmpfsMount: Sendable {
     /// Throws instead when the environment sets FERRY_REQUIRE_NETNS=1: CI runs as root and must not
     /// skip privileged tests silently.
     public static func requireAvailability() throws -> Bool {
-        if isAvailable { return true }
-        if ProcessInfo.processInfo.environment["FERRY_REQUIRE_NETNS"] == "1" {
-            throw TestSupportError.tmpfsUnavailable(reason: availabilityReason)
-        }
-        return false
+        try Requirement.check("a tmpfs mount", available: isAvailable, reason: availabilityReason)
     }
 
     private static let availability: (available: Bool, reason: String) = probe()

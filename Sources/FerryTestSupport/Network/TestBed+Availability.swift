@@ -12,12 +12,7 @@ extension TestBed {
     /// Throws instead when the environment sets FERRY_REQUIRE_NETNS=1 (CI runs as root and
     /// must not skip these tests silently).
     public static func requireAvailability() throws -> Bool {
-        let (available, reason) = isAvailable
-        if available { return true }
-        if ProcessInfo.processInfo.environment["FERRY_REQUIRE_NETNS"] == "1" {
-            throw TestSupportError.networkNamespacesUnavailable(reason: reason)
-        }
-        return false
+        try Requirement.check("network namespaces", available: isAvailable.available, reason: isAvailable.reason)
     }
 
     /// Deletes namespaces `ferry-<pid>-*` left by test runs whose process is gone.
