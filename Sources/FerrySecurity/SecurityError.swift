@@ -13,6 +13,10 @@ public enum SecurityError: Error, Equatable, Sendable, CustomStringConvertible {
     case handshakeFailed(String)
     /// The stream ended before the TLS handshake finished.
     case closedDuringHandshake
+    /// The peer closed the connection before sending a single byte of its preface. A ferry acceptor does this, and
+    /// only this, when too many connections from the same address are waiting (docs/PROTOCOL.md 10.6): it is
+    /// busy, and a later attempt may succeed.
+    case closedBeforePreface
     /// The TLS connection failed after the handshake (a bad record, a forged MAC).
     case connectionFailed(String)
     /// An OpenSSL call that should not fail did (out of memory...).
@@ -24,6 +28,7 @@ public enum SecurityError: Error, Equatable, Sendable, CustomStringConvertible {
         case .badPreface(let text): return "not a ferry peer: \(text)"
         case .handshakeFailed(let text): return "the TLS handshake failed: \(text)"
         case .closedDuringHandshake: return "the link closed during the TLS handshake"
+        case .closedBeforePreface: return "the peer closed the connection before its preface"
         case .connectionFailed(let text): return "the TLS connection failed: \(text)"
         case .openSSL(let text): return "OpenSSL: \(text)"
         }

@@ -163,12 +163,28 @@ public final class TLSStream: ByteStream {
     }
 
     private func runHandshake() async throws -> Peer {
-        try await transport.write(Preface.encode())
         var preface: [UInt8] = []
         var version: ProtocolVersion?
+        do {
+            try await transport.write(Preface.encode())
+        } catch let error as CancellationError {
+            throw error
+        } catch {
+            // Reset before we said anything: the peer refused the connection at once (PROTOCOL.md 10.6).
+            throw SecurityError.closedBeforePreface
+        }
         while version == nil {
-            let bytes = try await transport.read(maxBytes: Preface.length - preface.count)
-            guard !bytes.isEmpty else { throw SecurityError.closedDuringHandshake }
+            let bytes: [UInt8]
+            do {
+                bytes = try await transport.read(maxBytes: Preface.length - preface.count)
+            } catch let error as CancellationError {
+                throw error
+            } catch _ where preface.isEmpty {
+                throw SecurityError.closedBeforePreface
+            }
+            guard !bytes.isEmpty else {
+                throw preface.isEmpty ? SecurityError.closedBeforePreface : SecurityError.closedDuringHandshake
+            }
             preface += bytes
             do {
                 version = try Preface.decode(preface[...])

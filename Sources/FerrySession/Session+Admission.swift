@@ -1,3 +1,4 @@
+import FerrySecurity
 import FerryStateMachines
 import FerrySystem
 import FerryWire
@@ -75,5 +76,25 @@ extension Session {
                     + " \(configuration.connectionRequestRate) requests")
         }
         return Deny(reason: .notAccepting, detail: "too many requests, try again later")
+    }
+}
+
+extension Session {
+    /// What an initiator's caller is told when the acceptor closed the connection without a word: the two ways a
+    /// ferry acceptor sheds load (PROTOCOL.md 10.6), or nil for a real authentication failure.
+    ///
+    /// Why: a sender started together with many others would otherwise fail at once with a handshake error,
+    /// although waiting a moment is all it takes. The per-address cap closes before the acceptor's preface; the
+    /// global cap closes the oldest pending link at any point of its handshake, without a TLS alert (a TLS refusal
+    /// sends one, and reads as `handshakeFailed`).
+    static func busyDetail(for error: SecurityError) -> String? {
+        switch error {
+        case .closedBeforePreface:
+            return "too many connections from this address are waiting"
+        case .closedDuringHandshake:
+            return "too many connections are waiting"
+        default:
+            return nil
+        }
     }
 }

@@ -140,6 +140,11 @@ extension Session {
         guard let link = links[id] else { return }
         statistics.linksUnauthenticated += 1
         log("\(id) \(link.remoteAddress): \(error)")
+        if !link.isAcceptor, let busy = Self.busyDetail(for: error) {
+            // Not an attack on us: the acceptor is busy. `connect` says so, and its caller may try again.
+            let name = link.expectedPeer.flatMap { peers[$0]?.displayName } ?? link.remoteAddress.description
+            settleWaiters(of: id, .failure(.busy(peer: name, detail: busy)))
+        }
         update(id) { machine, _ in machine.securityFailed(error.description) }
     }
 

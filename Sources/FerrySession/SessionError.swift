@@ -8,6 +8,9 @@ public enum SessionError: Error, Equatable, Sendable, CustomStringConvertible {
     case peerHasNoAddress(String)
     case notConnected(String)
     case denied(peer: String, reason: DenyReason, detail: String)
+    /// The peer refused the connection for now: it closed it before its preface, which a ferry acceptor does when
+    /// too many connections from our address are waiting (PROTOCOL.md 10.6). Trying again later may succeed.
+    case busy(peer: String, detail: String)
     case alreadyConnecting(String)
     case connectTimedOut(peer: String, after: Duration)
     case connectFailed(peer: String, underlying: String)
@@ -35,6 +38,8 @@ public enum SessionError: Error, Equatable, Sendable, CustomStringConvertible {
             return "peer \(name) is not connected"
         case .denied(let peer, let reason, let detail):
             return "peer \(peer) denied the connection: \(reason)" + (detail.isEmpty ? "" : " (\(detail))")
+        case .busy(let peer, let detail):
+            return "peer \(peer) is busy: \(detail)"
         case .alreadyConnecting(let peer):
             return "a connection request to \(peer) is already pending"
         case .connectTimedOut(let peer, let after):
@@ -66,6 +71,22 @@ public enum SessionError: Error, Equatable, Sendable, CustomStringConvertible {
                 + " with the key \(pinned.shortDescription). Someone may be impersonating it; the link was refused."
                 + " If \(name) really has a new identity (reinstalled), check with its owner, then run"
                 + " `ferry trust remove \(pinned.shortDescription)` and pair again."
+        }
+    }
+}
+
+extension SessionError {
+    /// Why the peer cannot take us now but may later ("16 of 16 peers connected"), nil for every other error: it
+    /// is full (deny `serverFull`), or it closed the connection before its preface or during the TLS handshake
+    /// without an alert (too many connections waiting: PROTOCOL.md 10.6). A caller that has time left retries.
+    public var busyReason: String? {
+        switch self {
+        case .busy(_, let detail):
+            return detail
+        case .denied(_, .serverFull, let detail):
+            return detail.isEmpty ? "\(DenyReason.serverFull)" : detail
+        default:
+            return nil
         }
     }
 }

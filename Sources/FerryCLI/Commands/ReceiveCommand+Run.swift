@@ -28,6 +28,8 @@ extension ReceiveCommand {
             setup: setup, engine: configuration, reporter: reporter, forwardEvents: true
         ) { run in
             await announce(run, directory: directory, context: context, reporter: reporter)
+            let directoryCheck = Self.stopWhenDirectoryIsGone(directory, run: run, reporter: reporter)
+            defer { directoryCheck?.cancel() }
             if accept == .trusted, setup.configuration.trustedDevices.isEmpty {
                 context.stderr.writeLine(
                     "Note: no peer is trusted yet, so every peer will be refused; pin one with 'ferry trust add <id>"

@@ -78,7 +78,7 @@ extension SendCommand {
         } else {
             resolved = try await resolver.resolve(chosen, until: deadline, waited: wait)
         }
-        let connected = await resolver.connect(chosen, resolved: resolved)
+        let connected = await resolver.connect(chosen, resolved: resolved, until: deadline)
         try Task.checkCancellation()
         return connected
     }

@@ -4,7 +4,7 @@ import Foundation
 ///
 /// This is where the CLI's conventions live, once for every command: usage errors print `Error:`, the usage
 /// line and a hint on stderr and exit 64; runtime errors print one `Error:` line and exit 1; help and version go
-/// to stdout and exit 0; Ctrl-C cancels the command's task and the process exits 130.
+/// to stdout and exit 0; Ctrl-C cancels the command's task and the process exits 130, SIGTERM likewise with 143.
 struct CommandRunner {
     let root: RootCommand
     let context: CommandContext
@@ -36,7 +36,7 @@ struct CommandRunner {
         }
     }
 
-    /// Runs `command` in its own task so that SIGINT can cancel it.
+    /// Runs `command` in its own task so that SIGINT and SIGTERM can cancel it.
     private func execute(_ command: any ParsableCommand) async -> ExitCode {
         let context = self.context
         let task = Task {
@@ -44,18 +44,18 @@ struct CommandRunner {
         }
         let trap = context.trapsSignals ? SignalTrap.install { task.cancel() } : nil
         let result = await task.result
-        let interrupted = trap?.wasInterrupted ?? false
+        let interruption = trap?.interruption
         trap?.uninstall()
         switch result {
         case .success(let code):
-            return interrupted ? .interrupted : code
+            return interruption ?? code
         case .failure(let error):
             if error is CancellationError {
-                return .interrupted
+                return interruption ?? .interrupted
             }
             let cliError = (error as? CLIError) ?? .failure(Self.describe(error))
             report(cliError, command: type(of: command))
-            return interrupted ? .interrupted : cliError.exitCode
+            return interruption ?? cliError.exitCode
         }
     }
 

@@ -57,21 +57,29 @@ struct TargetResolver: Sendable {
 
     /// Connects to each target at once (names through `resolved`); returns the connected peers, without
     /// duplicates, in target order, and a failed result for each target that could not be connected (also
-    /// reported as it happens).
-    func connect(_ targets: [PeerTarget], resolved: [PeerTarget: PeerInfo]) async
+    /// reported as it happens). A busy target is asked again until `deadline` (see `whileBusy`).
+    func connect(
+        _ targets: [PeerTarget], resolved: [PeerTarget: PeerInfo], until deadline: ContinuousClock.Instant? = nil
+    ) async
         -> (peers: [PeerInfo], failures: [TransferSummary.PeerResult])
     {
         let results = await withTaskGroup(of: (Int, Result<PeerInfo, any Error>).self) { group in
             for (index, target) in targets.enumerated() {
                 group.addTask {
                     do {
-                        switch target {
-                        case .address(_, let address):
-                            return (index, .success(try await run.connect(toAddress: address, timeout: connectTimeout)))
-                        case .name:
-                            guard let peer = resolved[target] else { throw TransferError.notConnected("\(target)") }
-                            return (index, .success(try await run.connect(peer, timeout: connectTimeout)))
+                        let name = resolved[target]?.displayName ?? "\(target)"
+                        let peer = try await whileBusy(name, until: deadline) {
+                            switch target {
+                            case .address(_, let address):
+                                return try await run.connect(toAddress: address, timeout: connectTimeout)
+                            case .name:
+                                guard let peer = resolved[target] else {
+                                    throw TransferError.notConnected("\(target)")
+                                }
+                                return try await run.connect(peer, timeout: connectTimeout)
+                            }
                         }
+                        return (index, .success(peer))
                     } catch {
                         return (index, .failure(error))
                     }
@@ -108,6 +116,43 @@ struct TargetResolver: Sendable {
 }
 
 extension TargetResolver {
+    /// The first wait after a busy answer; each later one doubles, up to `busyRetryMaximum`, with jitter (±50 %)
+    /// so that senders refused together do not come back together.
+    static let busyRetryFirst = Duration.milliseconds(100)
+    static let busyRetryMaximum = Duration.seconds(2)
+
+    /// Runs `attempt` (a connect) again while the peer answers that it is busy (full, or too many connections
+    /// from here waiting: `SessionError.busyReason`), until `deadline`; says once per reason what it waits for.
+    ///
+    /// Why: a receiver caps its peers (16) and the connections waiting from one address (8); many senders started
+    /// at once hit those caps, and each of them would otherwise fail although a moment later there is room. The
+    /// wait is the sender's `--wait`, the time it already gives a peer to appear. Without a deadline, or past it,
+    /// the busy answer is the error.
+    func whileBusy(
+        _ name: String, until deadline: ContinuousClock.Instant?, _ attempt: () async throws -> PeerInfo
+    ) async throws -> PeerInfo {
+        var delay = Self.busyRetryFirst
+        var said: String?
+        while true {
+            do {
+                return try await attempt()
+            } catch let error as SessionError {
+                guard let reason = error.busyReason, let deadline else { throw error }
+                let pause = delay * Double.random(in: 0.5...1.5)
+                guard ContinuousClock.now + pause < deadline else {
+                    throw SessionError.busy(
+                        peer: name, detail: "\(reason); still busy when --wait ran out, try again later")
+                }
+                if said != reason {
+                    said = reason
+                    run.reporter.say("\(TerminalText.escape(name)) is busy: \(TerminalText.escape(reason)); waiting")
+                }
+                try await Task.sleep(for: pause)
+                delay = min(delay * 2, Self.busyRetryMaximum)
+            }
+        }
+    }
+
     /// `--all`: connects to every peer in server or peer mode that appears, until `quiet` passes with no new
     /// one after the first (or `deadline` passes). Peers that do not receive files are left out quietly.
     func collectAll(until deadline: ContinuousClock.Instant, quiet: Duration) async
@@ -124,7 +169,10 @@ extension TargetResolver {
                     lastNew = .now
                     group.addTask {
                         do {
-                            return (peer, .success(try await run.connect(peer, timeout: connectTimeout)))
+                            let connected = try await whileBusy(peer.displayName, until: deadline) {
+                                try await run.connect(peer, timeout: connectTimeout)
+                            }
+                            return (peer, .success(connected))
                         } catch {
                             return (peer, .failure(error))
                         }

@@ -52,7 +52,9 @@ struct TransferSession: Sendable {
                     await printer.value
                     return result
                 } catch {
-                    await engine.stop(reason: error is CancellationError ? .cancelledByUser : .shuttingDown)
+                    // Ctrl-C is a person cancelling; SIGTERM is the machine stopping this process (a service).
+                    let person = error is CancellationError && !SignalTrap.wasTerminated
+                    await engine.stop(reason: person ? .cancelledByUser : .shuttingDown)
                     await printer.value
                     throw error
                 }

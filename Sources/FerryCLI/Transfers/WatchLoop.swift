@@ -25,6 +25,7 @@ struct WatchLoop: Sendable {
     private enum Input: Sendable {
         case watch([WatchEvent])
         case watchFailed(String)
+        case directoryGone(String)
         case peersChanged
     }
 
@@ -33,7 +34,8 @@ struct WatchLoop: Sendable {
         let state = Mutex<[String: AsyncStream<SourceFile>.Continuation?]>([:])
     }
 
-    /// Runs until cancelled (throws `CancellationError`) or until the directory is gone (throws `CLIError`).
+    /// Runs until cancelled (throws `CancellationError`) or until the directory is gone: removed, moved away or
+    /// unmounted (throws `CLIError`, so `ferry watch` says so and exits 1).
     func run(known initial: WatchedFiles) async throws {
         var known = initial
         let queues = Queues()
@@ -49,6 +51,14 @@ struct WatchLoop: Sendable {
                 } catch {
                     if !Task.isCancelled {
                         input.yield(.watchFailed("\(error)"))
+                    }
+                }
+            }
+            // inotify says nothing of a removal while the directory is held open (we hold it): check its path too.
+            if let presence = DirectoryPresence(path: watcher.path) {
+                group.addTask {
+                    if let reason = await presence.waitForLoss() {
+                        input.yield(.directoryGone(reason))
                     }
                 }
             }
@@ -77,9 +87,12 @@ struct WatchLoop: Sendable {
                                 enqueue(name, &known, queues)
                             }
                         case .gone:
-                            throw CLIError.failure("\(watcher.path) was removed or unmounted; stopped watching")
+                            throw CLIError.failure(
+                                "\(watcher.path) was removed, moved away or unmounted; stopped watching it")
                         }
                     }
+                case .directoryGone(let reason):
+                    throw CLIError.failure("\(reason); stopped watching it")
                 case .watchFailed(let message):
                     throw CLIError.failure("stopped watching \(watcher.path): \(message)")
                 case .peersChanged:

@@ -28,7 +28,7 @@ public final class DirectoryWatcher: Sendable {
     public init(path: String, reactor: Reactor) throws {
         let raw = try retryingSyscall { inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC)) }.get("inotify_init1()")
         let descriptor = FileDescriptor(rawValue: raw)
-        let mask = UInt32(bitPattern: IN_CLOSE_WRITE | IN_MOVED_TO | IN_DELETE_SELF | IN_ONLYDIR)
+        let mask = UInt32(bitPattern: IN_CLOSE_WRITE | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR)
         switch retryingSyscall({ inotify_add_watch(raw, path, mask) }) {
         case .success(let watch):
             self.watch = watch
@@ -102,7 +102,7 @@ public final class DirectoryWatcher: Sendable {
                     continue
                 }
                 guard descriptor == watch else { continue }
-                if mask & UInt32(bitPattern: IN_IGNORED | IN_DELETE_SELF | IN_UNMOUNT) != 0 {
+                if mask & UInt32(bitPattern: IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF | IN_UNMOUNT) != 0 {
                     add(.gone)
                     continue
                 }

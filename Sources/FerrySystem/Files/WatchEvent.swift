@@ -8,6 +8,7 @@ public enum WatchEvent: Equatable, Sendable {
     case fileReady(name: String)
     /// The kernel's event queue overflowed (IN_Q_OVERFLOW): events were lost, rescan the directory.
     case overflow
-    /// The directory was deleted or unmounted (IN_DELETE_SELF, IN_UNMOUNT, IN_IGNORED); the watcher is closed.
+    /// The directory was deleted, moved away or unmounted (IN_DELETE_SELF, IN_MOVE_SELF, IN_UNMOUNT, IN_IGNORED); the
+    /// watcher is closed. While some process holds the directory open, a deletion is not reported until it closes it.
     case gone
 }

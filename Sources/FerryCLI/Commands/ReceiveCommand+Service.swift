@@ -1,0 +1,23 @@
+import FerryTransfer
+
+extension ReceiveCommand {
+    /// Stops the receiver when its directory disappears: says so, ends every transfer ("shutting down"), and lets
+    /// `run` return status 1.
+    ///
+    /// Why stop rather than recreate: a directory removed on purpose (or a disk unmounted) should not come back
+    /// behind the user's back, and every offer after it would fail anyway. Status 1 hands the decision to whoever
+    /// started the receiver: a systemd service with `Restart=on-failure` starts it again, and the normal start
+    /// creates the directory (the default download directory with its parents, an `--into` directory when its
+    /// parent exists); a person sees the message. Returns the checking task (cancel it when the receiver ends), nil
+    /// when the directory is already gone.
+    static func stopWhenDirectoryIsGone(_ directory: String, run: TransferSession, reporter: TransferReporter)
+        -> Task<Void, Never>?
+    {
+        DirectoryPresence(path: directory)?.watch { reason in
+            reporter.failure(
+                "the receive directory \(reason); stopping. Start ferry receive again to create it "
+                    + "(a service with Restart=on-failure does)")
+            await run.engine.stop(reason: .shuttingDown)
+        }
+    }
+}
