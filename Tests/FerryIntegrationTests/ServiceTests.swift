@@ -33,7 +33,8 @@ extension IntegrationTests {
             // for the user manager that `--user verify` starts (none exists for root in a container).
             let home = try TemporaryDirectory(prefix: "ferry-unit-home")
             defer { home.remove() }
-            try FileManager.default.createDirectory(atPath: home.path + "/.local/bin", withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                atPath: home.path + "/.local/bin", withIntermediateDirectories: true)
             try FileManager.default.createSymbolicLink(
                 atPath: home.path + "/.local/bin/ferry", withDestinationPath: try FerryBinary.url.path)
             try FileManager.default.createDirectory(atPath: home.path + "/run", withIntermediateDirectories: true)
@@ -69,8 +70,10 @@ extension IntegrationTests {
                     let process = harness.registry.register(
                         try bed.startFerry(
                             on: bed.hosts[1],
-                            ["receive", "--json", "--into", inbox.path, "--accept", "all", "--session", harness.session,
-                             "--name", "inbox", "--port", "0"] + (once ? ["--once"] : []),
+                            [
+                                "receive", "--json", "--into", inbox.path, "--accept", "all", "--session",
+                                harness.session, "--name", "inbox", "--port", "0",
+                            ] + (once ? ["--once"] : []),
                             environment: harness.environment("inbox")))
                     let listening = try process.nextJSON { $0["event"] as? String == "listening" }
                     return (process, listening["port"] as? Int ?? 0)
@@ -79,8 +82,10 @@ extension IntegrationTests {
                     harness.registry.register(
                         try bed.startFerry(
                             on: bed.hosts[0],
-                            ["send", "--json", file.path, "--to", "\(bed.hosts[1].address):\(port)", "--compress",
-                             "none", "--session", harness.session, "--name", "outbox"],
+                            [
+                                "send", "--json", file.path, "--to", "\(bed.hosts[1].address):\(port)", "--compress",
+                                "none", "--session", harness.session, "--name", "outbox",
+                            ],
                             environment: harness.environment("outbox")))
                 }
                 try bed.limitRate(host: bed.hosts[0], mbit: 16, burstKiB: 32)
@@ -161,8 +166,10 @@ extension IntegrationTests {
             try FileManager.default.createDirectory(atPath: watched, withIntermediateDirectories: false)
             let (receiver, port) = try harness.receiver(once: false)
             let watcher = try harness.chat.registry.startFerry(
-                ["watch", watched, "--to", "127.0.0.1:\(port)", "--json", "--session", harness.session,
-                 "--interface", "lo", "--name", "camera"],
+                [
+                    "watch", watched, "--to", "127.0.0.1:\(port)", "--json", "--session", harness.session,
+                    "--interface", "lo", "--name", "camera",
+                ],
                 environment: harness.chat.environment("camera"))
             _ = try watcher.nextJSON { $0["event"] as? String == "watching" }
             // One file through, so that the watcher has sent from the directory before it goes.
