@@ -135,6 +135,25 @@ extension IntegrationTests {
             #expect(!FileManager.default.fileExists(atPath: directory), "not recreated behind the user's back")
         }
 
+        @Test func theReceiverSaysSoAndExitsOneWhenItsDiskIsUnmounted() throws {
+            guard try TmpfsMount.requireAvailability() else {
+                try Test.cancel("tmpfs unavailable: \(TmpfsMount.availabilityReason)")
+            }
+            let harness = try TransferHarness()
+            let disk = try TmpfsMount(size: 8 << 20)
+            defer { disk.unmount() }
+            let (receiver, port) = try harness.receiver(into: disk.path, once: false)
+            let before = try harness.files.text("before.txt", size: 1000)
+            #expect(try harness.send([before.path], to: [port]).status == 0)
+            // Busy (the receiver holds it open), so unmounted lazily: the path then names the empty mount point.
+            disk.unmount()
+            #expect(try receiver.waitForExit(timeout: .seconds(60)) == 1, "\(receiver.capturedOutput())")
+            let error = receiver.allStdoutLines.compactMap(TransferHarness.json).first {
+                $0["event"] as? String == "error"
+            }
+            #expect((error?["message"] as? String ?? "").contains(disk.path), "\(receiver.capturedOutput())")
+        }
+
         @Test func withoutATerminalTheReceiverLogsOneLinePerEventAndNoEscapes() throws {
             let harness = try TransferHarness()
             let files = try (0..<3).map { try harness.files.random("photo-\($0).jpg", size: 3 << 20, seed: UInt64($0)) }
