@@ -111,6 +111,12 @@ final class LinkWriter: Sendable {
             for block in Self.coalesce(batch) {
                 do {
                     try await stream.write(block)
+                } catch is SystemError {
+                    // The socket says the peer is gone (a reset, a broken pipe). Its last frames (a goodbye, a
+                    // transfer cancel saying why) may still wait unread in our receive buffer: closing here would
+                    // throw them away, so the reader drains them, meets the same error, and ends the link.
+                    markFailed()
+                    return
                 } catch {
                     markFailed()
                     stream.close()

@@ -8,8 +8,9 @@ public enum SessionError: Error, Equatable, Sendable, CustomStringConvertible {
     case peerHasNoAddress(String)
     case notConnected(String)
     case denied(peer: String, reason: DenyReason, detail: String)
-    /// The peer refused the connection for now: it closed it before its preface, which a ferry acceptor does when
-    /// too many connections from our address are waiting (PROTOCOL.md 10.6). Trying again later may succeed.
+    /// The peer refused the connection for now: it closed it before its preface (too many connections from our
+    /// address are waiting) or during the TLS handshake without an alert (too many from everyone): PROTOCOL.md
+    /// 10.6. Trying again later may succeed.
     case busy(peer: String, detail: String)
     case alreadyConnecting(String)
     case connectTimedOut(peer: String, after: Duration)

@@ -86,7 +86,8 @@ import Testing
 
         While a peer is away its files wait in a queue, sent in order when it is seen
         again. With --all, every receiving peer that appears gets the files that appear
-        after it. Runs until Ctrl-C.
+        after it. Runs until Ctrl-C (or SIGTERM); when the directory is removed, moved
+        away or unmounted, it says so and exits 1.
 
         USAGE: ferry watch [--to <peer> ...] [--all] [--compress <mode>] [--json] <dir>
                [<global options>]

@@ -39,6 +39,9 @@ extension IntegrationTests {
                 #expect(try process.waitForExit(timeout: .seconds(900)) == 0, "\(process.capturedOutput())")
             }
             _ = try? receiver.terminate()
+            // How many had to wait depends on the machine's speed; shown, not asserted.
+            let waited = processes.filter { (try? $0.readAllStderr())?.contains("is busy") == true }.count
+            print("\(waited) of \(senders) senders waited for room")
             let files = try TransferHarness.visibleFiles(in: harness.inbox.path)
             #expect(files.count == senders * filesEach, "\(files.count) files arrived")
             var mismatched: [String] = []
@@ -47,6 +50,27 @@ extension IntegrationTests {
                 mismatched.append(path)
             }
             #expect(mismatched.isEmpty, "\(mismatched)")
+        }
+
+        @Test func aSenderWaitsWhileTooManyConnectionsFromItsAddressAreWaiting() throws {
+            let harness = try TransferHarness()
+            let file = try harness.files.text("note.txt", size: 5000)
+            let (receiver, port) = try harness.receiver(once: true)
+            // Eight connections from 127.0.0.1 that say nothing: the receiver's cap of waiting connections per
+            // address is reached, and it closes the next one from here before its preface.
+            var stalled = try (0..<8).map { _ in try LoopbackSocket.connect(port: UInt16(port)) }
+            defer { stalled.forEach { $0.close() } }  // closed once: emptied below when closed early
+            for socket in stalled {
+                _ = try socket.read(exactly: 8)  // its preface: the receiver adopted it
+            }
+            let sender = try harness.sender([file.path], to: [port], ["--wait", "120"])
+            let said = try sender.waitForErrorLine(timeout: .seconds(60)) { $0.contains("is busy") }
+            #expect(said.contains("too many connections from this address are waiting"), "\(said)")
+            stalled.forEach { $0.close() }
+            stalled = []
+            #expect(try sender.waitForExit(timeout: .seconds(120)) == 0, "\(sender.capturedOutput())")
+            #expect(try receiver.waitForExit(timeout: .seconds(60)) == 0)
+            #expect(try TransferHarness.sha256(harness.inbox.path + "/note.txt") == TransferHarness.sha256(file.path))
         }
     }
 }

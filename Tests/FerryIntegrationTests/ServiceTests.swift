@@ -33,7 +33,8 @@ extension IntegrationTests {
             // for the user manager that `--user verify` starts (none exists for root in a container).
             let home = try TemporaryDirectory(prefix: "ferry-unit-home")
             defer { home.remove() }
-            try FileManager.default.createDirectory(atPath: home.path + "/.local/bin", withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                atPath: home.path + "/.local/bin", withIntermediateDirectories: true)
             try FileManager.default.createSymbolicLink(
                 atPath: home.path + "/.local/bin/ferry", withDestinationPath: try FerryBinary.url.path)
             try FileManager.default.createDirectory(atPath: home.path + "/run", withIntermediateDirectories: true)
@@ -69,8 +70,10 @@ extension IntegrationTests {
                     let process = harness.registry.register(
                         try bed.startFerry(
                             on: bed.hosts[1],
-                            ["receive", "--json", "--into", inbox.path, "--accept", "all", "--session", harness.session,
-                             "--name", "inbox", "--port", "0"] + (once ? ["--once"] : []),
+                            [
+                                "receive", "--json", "--into", inbox.path, "--accept", "all", "--session",
+                                harness.session, "--name", "inbox", "--port", "0",
+                            ] + (once ? ["--once"] : []),
                             environment: harness.environment("inbox")))
                     let listening = try process.nextJSON { $0["event"] as? String == "listening" }
                     return (process, listening["port"] as? Int ?? 0)
@@ -79,8 +82,10 @@ extension IntegrationTests {
                     harness.registry.register(
                         try bed.startFerry(
                             on: bed.hosts[0],
-                            ["send", "--json", file.path, "--to", "\(bed.hosts[1].address):\(port)", "--compress",
-                             "none", "--session", harness.session, "--name", "outbox"],
+                            [
+                                "send", "--json", file.path, "--to", "\(bed.hosts[1].address):\(port)", "--compress",
+                                "none", "--session", harness.session, "--name", "outbox",
+                            ],
                             environment: harness.environment("outbox")))
                 }
                 try bed.limitRate(host: bed.hosts[0], mbit: 16, burstKiB: 32)
@@ -130,6 +135,25 @@ extension IntegrationTests {
             #expect(!FileManager.default.fileExists(atPath: directory), "not recreated behind the user's back")
         }
 
+        @Test func theReceiverSaysSoAndExitsOneWhenItsDiskIsUnmounted() throws {
+            guard try TmpfsMount.requireAvailability() else {
+                try Test.cancel("tmpfs unavailable: \(TmpfsMount.availabilityReason)")
+            }
+            let harness = try TransferHarness()
+            let disk = try TmpfsMount(size: 8 << 20)
+            defer { disk.unmount() }
+            let (receiver, port) = try harness.receiver(into: disk.path, once: false)
+            let before = try harness.files.text("before.txt", size: 1000)
+            #expect(try harness.send([before.path], to: [port]).status == 0)
+            // Busy (the receiver holds it open), so unmounted lazily: the path then names the empty mount point.
+            disk.unmount()
+            #expect(try receiver.waitForExit(timeout: .seconds(60)) == 1, "\(receiver.capturedOutput())")
+            let error = receiver.allStdoutLines.compactMap(TransferHarness.json).first {
+                $0["event"] as? String == "error"
+            }
+            #expect((error?["message"] as? String ?? "").contains(disk.path), "\(receiver.capturedOutput())")
+        }
+
         @Test func withoutATerminalTheReceiverLogsOneLinePerEventAndNoEscapes() throws {
             let harness = try TransferHarness()
             let files = try (0..<3).map { try harness.files.random("photo-\($0).jpg", size: 3 << 20, seed: UInt64($0)) }
@@ -161,8 +185,10 @@ extension IntegrationTests {
             try FileManager.default.createDirectory(atPath: watched, withIntermediateDirectories: false)
             let (receiver, port) = try harness.receiver(once: false)
             let watcher = try harness.chat.registry.startFerry(
-                ["watch", watched, "--to", "127.0.0.1:\(port)", "--json", "--session", harness.session,
-                 "--interface", "lo", "--name", "camera"],
+                [
+                    "watch", watched, "--to", "127.0.0.1:\(port)", "--json", "--session", harness.session,
+                    "--interface", "lo", "--name", "camera",
+                ],
                 environment: harness.chat.environment("camera"))
             _ = try watcher.nextJSON { $0["event"] as? String == "watching" }
             // One file through, so that the watcher has sent from the directory before it goes.

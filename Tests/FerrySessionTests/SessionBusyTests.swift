@@ -62,6 +62,8 @@ import Testing
     }
 
     @Test func aRealAuthenticationFailureIsNotBusy() {
+        // The global cap's eviction closes mid-handshake without an alert: busy. A refusal by TLS is not.
+        #expect(Session.busyDetail(for: .closedDuringHandshake) == "too many connections are waiting")
         #expect(Session.busyDetail(for: .handshakeFailed("bad certificate")) == nil)
         #expect(Session.busyDetail(for: .badPreface("magic")) == nil)
         #expect(SessionError.authenticationFailed(peer: "bob", detail: "x").busyReason == nil)

@@ -16,7 +16,8 @@ public struct WatchCommand: ParsableCommand, Equatable {
             (ending in ~, .tmp, .part, .swp or .crdownload) are skipped; subdirectories are not watched.
 
             While a peer is away its files wait in a queue, sent in order when it is seen again. With --all, \
-            every receiving peer that appears gets the files that appear after it. Runs until Ctrl-C.
+            every receiving peer that appears gets the files that appear after it. Runs until Ctrl-C (or \
+            SIGTERM); when the directory is removed, moved away or unmounted, it says so and exits 1.
             """,
         arguments: [ArgumentDefinition("dir", help: "The directory to watch.")],
         options: OptionDefinition.peers(help: "Send to this peer (as for 'ferry send'). Repeatable.") + [
