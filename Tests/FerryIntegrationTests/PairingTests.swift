@@ -66,7 +66,7 @@ extension IntegrationTests {
             #expect(reason.contains("nobody is there to answer"), "\(lines) \(errors)")
             #expect(!reason.contains("denied by the user"))
             let line = try receiver.waitForErrorLine { $0.contains("refused a transfer from") }
-            #expect(line.contains("outbox") && line.contains(senderID), "\(line)")
+            #expect(line.contains("outbox (device \(senderID))"), "\(line)")
             #expect(line.contains("ferry trust add \(senderID)"), "\(line)")
             let after = try DirectorySnapshot(of: URL(fileURLWithPath: harness.inbox.path))
             #expect(after.added(since: before).isEmpty, "\(after)")
@@ -103,7 +103,7 @@ extension IntegrationTests {
             #expect(
                 (lines.joined() + errors).contains("inbox accepts trusted peers only"), "\(lines) \(errors)")
             let line = try receiver.waitForErrorLine { $0.contains("refused the connection of") }
-            #expect(line.contains("outbox") && line.contains(senderID) && line.contains("not trusted"), "\(line)")
+            #expect(line.contains("outbox (device \(senderID))") && line.contains("not trusted"), "\(line)")
             #expect(try TransferHarness.visibleFiles(in: harness.inbox.path).isEmpty)
             _ = try receiver.terminate()
         }
