@@ -12,7 +12,8 @@ extension IntegrationTests {
     @Suite(.serialized) struct PairingTests {
         /// The grouped device ID (`ferry id --json` `deviceID`) of the install `name`.
         static func groupedID(of name: String, in harness: TransferHarness) async throws -> String {
-            let process = try harness.chat.registry.startFerry(["id", "--json"], environment: harness.chat.environment(name))
+            let process = try harness.chat.registry.startFerry(
+                ["id", "--json"], environment: harness.chat.environment(name))
             let (_, lines, _) = try await process.finish(timeout: .seconds(60))
             let object = lines.compactMap(TransferHarness.json).first
             return try #require(object?["deviceID"] as? String, "ferry id --json: \(lines)")
@@ -23,8 +24,10 @@ extension IntegrationTests {
             _ harness: TransferHarness, _ paths: [String], port: Int, _ extra: [String] = []
         ) throws -> TerminalPane {
             try TerminalPane(
-                ["send"] + paths + ["--to", "127.0.0.1:\(port)", "--session", harness.session, "--name", "outbox",
-                    "--interface", "lo"] + extra,
+                ["send"] + paths + [
+                    "--to", "127.0.0.1:\(port)", "--session", harness.session, "--name", "outbox",
+                    "--interface", "lo",
+                ] + extra,
                 environment: harness.chat.environment("outbox"), name: "send")
         }
 
@@ -52,8 +55,10 @@ extension IntegrationTests {
             let senderID = try await Self.groupedID(of: "outbox", in: harness)
             // Text output: the line a headless operator reads in the log.
             let receiver = try harness.chat.registry.startFerry(
-                ["receive", "--into", harness.inbox.path, "--accept", "ask", "--session", harness.session, "--name",
-                    "inbox", "--port", "0", "--interface", "lo"],
+                [
+                    "receive", "--into", harness.inbox.path, "--accept", "ask", "--session", harness.session, "--name",
+                    "inbox", "--port", "0", "--interface", "lo",
+                ],
                 environment: harness.chat.environment("inbox"))
             let listening = try receiver.waitForErrorLine { $0.contains("receiving into") }
             let port = try #require(Int(listening.split(separator: "port ").last?.prefix { $0.isNumber } ?? ""))
@@ -92,8 +97,10 @@ extension IntegrationTests {
             let file = try harness.files.random("t.bin", size: 100)
             let senderID = try await Self.groupedID(of: "outbox", in: harness)
             let receiver = try harness.chat.registry.startFerry(
-                ["receive", "--into", harness.inbox.path, "--accept", "trusted", "--session", harness.session,
-                    "--name", "inbox", "--port", "0", "--interface", "lo"],
+                [
+                    "receive", "--into", harness.inbox.path, "--accept", "trusted", "--session", harness.session,
+                    "--name", "inbox", "--port", "0", "--interface", "lo",
+                ],
                 environment: harness.chat.environment("inbox"))
             let listening = try receiver.waitForErrorLine { $0.contains("receiving into") }
             let port = try #require(Int(listening.split(separator: "port ").last?.prefix { $0.isNumber } ?? ""))

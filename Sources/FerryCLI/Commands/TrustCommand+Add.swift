@@ -90,9 +90,8 @@ extension TrustCommand {
 
         public func validate() throws {
             guard wait >= 0, wait <= SendCommand.maximumWait else {
-                throw CLIError.usage(
-                    "--wait: the wait must be 0 to \(Int(SendCommand.maximumWait)) seconds (got \(wait.shortDescription))"
-                )
+                let most = Int(SendCommand.maximumWait)
+                throw CLIError.usage("--wait: the wait must be 0 to \(most) seconds (got \(wait.shortDescription))")
             }
         }
 
@@ -100,7 +99,9 @@ extension TrustCommand {
         /// display name hardly ever is.
         static func looksLikeID(_ text: String) -> Bool {
             let groups = text.split(separator: "-")
-            if groups.count >= 2, groups.allSatisfy({ $0.count == 4 && $0.allSatisfy { $0.isASCII && !$0.isLowercase } }) {
+            if groups.count >= 2,
+                groups.allSatisfy({ $0.count == 4 && $0.allSatisfy { $0.isASCII && !$0.isLowercase } })
+            {
                 return true
             }
             return text.count >= 52 && text.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) }

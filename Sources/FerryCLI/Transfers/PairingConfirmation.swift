@@ -61,7 +61,8 @@ struct PairingConfirmation: Sendable {
     static func question(_ peer: PeerInfo, pinning: Bool = false) -> String {
         let name = TerminalText.escape(peer.displayName)
         let choices =
-            pinning ? "[y/N] (y trusts \(name) from now on)" : "[y]es, [n]o, [a]lways (yes, and trust \(name) from now on)"
+            pinning
+            ? "[y/N] (y trusts \(name) from now on)" : "[y]es, [n]o, [a]lways (yes, and trust \(name) from now on)"
         guard let code = peer.pairingCode else {
             return "\(name) (device \(peer.deviceID)) has no pairing code to compare (an older ferry?). "
                 + (pinning ? "Trust it anyway? " : "Send to it anyway? ") + choices

@@ -125,7 +125,9 @@ final class TransferReporter: Sendable {
         let name = TerminalText.escape(peer.displayName)
         var line = "refused \(what) \(name) (device \(peer.deviceID)): \(why)"
         if pinHint {
-            let simple = peer.displayName.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) }
+            let simple = peer.displayName.allSatisfy {
+                $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0))
+            }
             let naming = simple && !peer.displayName.isEmpty ? " --name \(peer.displayName)" : ""
             line += "; to trust it: ferry trust add \(peer.deviceID)\(naming)"
         }
