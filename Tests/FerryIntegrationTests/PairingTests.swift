@@ -173,6 +173,55 @@ extension IntegrationTests {
             #expect(try TransferHarness.visibleFiles(in: harness.inbox.path) == ["yes.bin": 200_000])
         }
 
+        @Test func answeringAlwaysSendsAndPinsTheReceiver() async throws {
+            let harness = try TransferHarness()
+            let file = try harness.files.random("always.bin", size: 1000)
+            let inboxID = try await Self.groupedID(of: "inbox", in: harness)
+            let (receiver, port) = try harness.receiver(accept: "all", once: true)
+            let pane = try Self.terminalSender(harness, [file.path], port: port)
+            defer { pane.close() }
+            let code = try Self.receiverCode(receiver)
+            try pane.waitFor("Does inbox show \(code)?")
+            try pane.type("a")
+            let (status, screen) = try pane.waitForExit()
+            #expect(status == 0, "\(screen)")
+            #expect(try receiver.waitForExit(timeout: .seconds(60)) == 0)
+            let list = try harness.chat.registry.startFerry(
+                ["trust", "list", "--json"], environment: harness.chat.environment("outbox"))
+            let (_, lines, _) = try await list.finish(timeout: .seconds(60))
+            #expect(lines.contains { $0.contains(inboxID) && $0.contains("\"inbox\"") }, "\(lines)")
+        }
+
+        /// Two receivers: each is asked about in turn; the one denied gets nothing and its line in the summary,
+        /// the other gets the file.
+        @Test func withTwoReceiversADeniedOneIsSkippedAndTheOtherGetsTheFile() async throws {
+            let harness = try TransferHarness()
+            let other = try TemporaryDirectory(prefix: "ferry-inbox2")
+            defer { other.remove() }
+            let file = try harness.files.random("two.bin", size: 1000)
+            let (first, firstPort) = try harness.receiver("inbox", accept: "all", once: false)
+            let (second, secondPort) = try harness.receiver("second", into: other.path, accept: "all", once: false)
+            let before = try DirectorySnapshot(of: URL(fileURLWithPath: other.path))
+            let pane = try Self.terminalSender(
+                harness, [file.path], port: firstPort, ["--to", "127.0.0.1:\(secondPort)"])
+            defer { pane.close() }
+            let firstCode = try Self.receiverCode(first)
+            let secondCode = try Self.receiverCode(second)
+            try pane.waitFor("Does inbox show \(firstCode)?")
+            try pane.type("y")
+            try pane.waitFor("Does second show \(secondCode)?")
+            try pane.type("n")
+            let (status, screen) = try pane.waitForExit()
+            #expect(status == 1, "\(screen)")
+            #expect(screen.contains("  inbox: ok"), "\(screen)")
+            #expect(screen.contains("  second: failed: you did not confirm its pairing code"), "\(screen)")
+            #expect(try TransferHarness.visibleFiles(in: harness.inbox.path) == ["two.bin": 1000])
+            let after = try DirectorySnapshot(of: URL(fileURLWithPath: other.path))
+            #expect(after.added(since: before).isEmpty, "\(after)")
+            _ = try first.terminate()
+            _ = try second.terminate()
+        }
+
         @Test func aPinnedReceiverIsNotAsked() async throws {
             let harness = try TransferHarness()
             let file = try harness.files.random("pinned.bin", size: 1000)
