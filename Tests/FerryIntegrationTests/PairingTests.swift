@@ -262,5 +262,29 @@ extension IntegrationTests {
             #expect(!sendScreen.contains("Does inbox show"), "\(sendScreen)")
             _ = try receiver.terminate()
         }
+
+        @Test func trustAddByAddressPinsTheReceiverAndANoPinsNothing() async throws {
+            let harness = try TransferHarness()
+            let inboxID = try await Self.groupedID(of: "inbox", in: harness)
+            let (receiver, port) = try harness.receiver(accept: "all", once: false)
+            let arguments = ["trust", "add", "--peer", "127.0.0.1:\(port)", "--session", harness.session]
+            let refused = try TerminalPane(arguments, environment: harness.chat.environment("outbox"), name: "no")
+            defer { refused.close() }
+            try refused.waitFor("Does inbox show \(try Self.receiverCode(receiver))?")
+            try refused.type("n")
+            let (refusedStatus, refusedScreen) = try refused.waitForExit()
+            #expect(refusedStatus == 1 && refusedScreen.contains("was not trusted"), "\(refusedScreen)")
+            let pane = try TerminalPane(arguments, environment: harness.chat.environment("outbox"), name: "yes")
+            defer { pane.close() }
+            try pane.waitFor("Does inbox show \(try Self.receiverCode(receiver))?")
+            try pane.type("y")
+            let (status, screen) = try pane.waitForExit()
+            #expect(status == 0 && screen.contains("Trusted 'inbox' (\(inboxID))"), "\(screen)")
+            let list = try harness.chat.registry.startFerry(
+                ["trust", "list", "--json"], environment: harness.chat.environment("outbox"))
+            let (_, lines, _) = try await list.finish(timeout: .seconds(60))
+            #expect(lines.count(where: { $0.contains(inboxID) }) == 1, "\(lines)")
+            _ = try receiver.terminate()
+        }
     }
 }
