@@ -240,9 +240,13 @@ extension Session {
             update(id) { machine, now in machine.accept(now: now) }
         case .deny(let deny):
             update(id) { machine, now in machine.deny(deny, now: now) }
+            if deny.reason != .alreadyConnected {
+                emit(.connectionDenied(peer.info, reason: deny.reason, detail: deny.detail))
+            }
         case .ask:
             if let deny = promptRefusal(for: peer) {
                 update(id) { machine, now in machine.deny(deny, now: now) }
+                emit(.connectionDenied(peer.info, reason: deny.reason, detail: deny.detail))
                 return
             }
             if let previous = peer.pendingRequest, previous != id {

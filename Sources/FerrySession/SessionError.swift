@@ -37,6 +37,9 @@ public enum SessionError: Error, Equatable, Sendable, CustomStringConvertible {
             return "peer \(name) has no known address; give one with --peer HOST:PORT"
         case .notConnected(let name):
             return "peer \(name) is not connected"
+        case .denied(let peer, .untrusted, _):
+            return "\(peer) accepts trusted peers only: its owner can pin this device with 'ferry trust add' (its"
+                + " 'ferry receive' prints the command with this device's ID)"
         case .denied(let peer, let reason, let detail):
             return "peer \(peer) denied the connection: \(reason)" + (detail.isEmpty ? "" : " (\(detail))")
         case .busy(let peer, let detail):

@@ -57,6 +57,10 @@ public enum SessionEvent: Sendable {
     case peerStateChanged(PeerInfo, PeerState, reason: SessionError?)
     /// GameKit's `didReceiveConnectionRequestFromPeer:`: answer with `accept(_:)` or `deny(_:)`.
     case connectionRequested(PeerInfo)
+    /// The session refused an authenticated peer's connection request by itself (its accept policy, its limits,
+    /// the prompt rate), without asking: who it was and what it was told, so that an unattended operator can see
+    /// who tried and pin them. Requests the application denies with `deny(_:)` are not reported again.
+    case connectionDenied(PeerInfo, reason: DenyReason, detail: String)
     /// GameKit's `receiveData:fromPeer:`.
     case dataReceived([UInt8], from: PeerInfo, mode: DataMode)
     /// GameKit's `session:didFailWithError:`: a problem of the session itself, not of one peer.

@@ -51,7 +51,9 @@ public enum Admission: Equatable, Sendable {
         case .ask: return .ask
         case .none: return .deny(Deny(reason: .deniedByUser))
         case .trusted:
-            return peerIsTrusted ? .accept : .deny(Deny(reason: .deniedByUser, detail: "only trusted peers are accepted"))
+            // Reason 6 tells the requester the truth (it is not pinned here), and the detail says it to peers that
+            // predate reason 6.
+            return peerIsTrusted ? .accept : .deny(Deny(reason: .untrusted, detail: "only trusted peers are accepted"))
         }
     }
 }

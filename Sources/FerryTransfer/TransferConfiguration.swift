@@ -48,4 +48,7 @@ public enum OfferPolicy: String, Sendable, CaseIterable {
     case all
     /// Every offer is denied.
     case none
+    /// Offers from pinned (trusted) peers are accepted, every other is denied with `nobodyToAsk`: what `ask`
+    /// becomes when nobody is there to ask (no terminal), decided in the engine so that no answer is in flight.
+    case trusted
 }

@@ -17,11 +17,21 @@ import Testing
         then sends to all of them at once. With neither, on a terminal, a picker lists
         the peers as they are found.
 
+        On a terminal, before anything is offered to a receiver this install has not
+        pinned, ferry shows the 6-digit pairing code of the link and asks whether the
+        receiver shows the same: y sends, a sends and trusts the receiver from now on,
+        anything else (or no answer within a minute) sends nothing to it. Trusted
+        receivers are not asked. Without a terminal nobody is asked, so a script cannot
+        tell the receiver from someone in between who answers under its name;
+        --trusted-only refuses every receiver that is not pinned (pin one with 'ferry
+        trust add NAME' while it runs 'ferry receive').
+
         Exit status: 0 when every file reached every peer, 1 otherwise, 130 when
         interrupted.
 
         USAGE: ferry send [--to <peer> ...] [--all] [--wait <seconds>]
-               [--compress <mode>] [--json] <file> ... [<global options>]
+               [--compress <mode>] [--trusted-only] [--json] <file> ...
+               [<global options>]
 
         ARGUMENTS:
           <file>                  A file or directory to send.
@@ -34,6 +44,8 @@ import Testing
           --compress <mode>       Compress where it pays (auto), always try zlib or
                                   zstd, or never (none). (values: auto, zlib, zstd,
                                   none; default: auto)
+          --trusted-only          Send only to trusted (pinned) receivers; refuse every
+                                  other one before anything is sent.
           --json                  Print one JSON object per line for every event instead
                                   of text.
           -h, --help              Show help information.
@@ -47,13 +59,16 @@ import Testing
         variant, and nothing outside the directory is ever touched. An interrupted
         transfer resumes where it stopped when the sender tries again.
 
-        With --accept ask, each offer shows the sender, its device ID and the 6-digit
-        pairing code of the link (ferry send prints the same code unless someone is in
-        between), the files and their sizes, and waits for y, n or a (always: accept,
-        and trust the sender from now on); it is denied when nobody answers within a
-        minute, and every offer is denied when stdin is not a terminal. Offers from
-        trusted peers are accepted without asking. With --accept trusted (for a headless
-        receiver), only trusted peers can connect; see ferry trust.
+        Each peer that connects shows the 6-digit pairing code of its link at once;
+        ferry send shows the same code, unless someone is in between, and asks its user
+        to confirm it before anything is sent. With --accept ask, each offer shows the
+        sender, its device ID and that code, the files and their sizes, and waits for y,
+        n or a (always: accept, and trust the sender from now on); it is denied when
+        nobody answers within a minute. Offers from trusted peers are accepted without
+        asking; when stdin is not a terminal, nobody can be asked, so those are the only
+        ones accepted. With --accept trusted (for a headless receiver), only trusted
+        peers can connect; see ferry trust. Every refused peer leaves a line with its
+        device ID, to pin it with ferry trust add.
 
         The first line tells where ferry listens; with --json it is
         {"event":"listening","port":P,"directory":"...","name":"...","peerID":"..."}.

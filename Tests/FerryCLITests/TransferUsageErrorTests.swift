@@ -8,7 +8,8 @@ import Testing
 @Suite struct TransferUsageErrorTests {
     static let sendUsage = """
         Usage: ferry send [--to <peer> ...] [--all] [--wait <seconds>]
-               [--compress <mode>] [--json] <file> ... [<global options>]
+               [--compress <mode>] [--trusted-only] [--json] <file> ...
+               [<global options>]
           See 'ferry send --help' for more information.
         """
 

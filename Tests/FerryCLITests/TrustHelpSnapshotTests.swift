@@ -43,17 +43,27 @@ import Testing
     static let trustAddHelp = """
         OVERVIEW: Pin a peer's device ID as trusted.
 
+        Given a device ID, pins it. Given a peer's name instead (or no argument and
+        --peer HOST:PORT), finds that peer while it runs 'ferry receive', connects,
+        shows its device ID and the 6-digit pairing code, which the receiver shows too,
+        and pins it when you answer y: nobody has to copy an ID by hand. That needs a
+        terminal.
+
         Adding an ID that is pinned already changes its name. A name belongs to one ID
         only: to give it to another one, remove the old one first.
 
-        USAGE: ferry trust add [--name <name>] <id> [<global options>]
+        USAGE: ferry trust add [--name <name>] [--wait <seconds>] [<peer>]
+               [<global options>]
 
         ARGUMENTS:
-          <id>                    The peer's device ID, as 'ferry id' prints it or in 64
-                                  hex digits.
+          <peer>                  The peer's device ID, as 'ferry id' prints it or in 64
+                                  hex digits; or the name of a peer running 'ferry
+                                  receive'.
 
         OPTIONS:
           --name <name>           The name to know the peer by. (default: none)
+          --wait <seconds>        How long to look for a peer given by name. (default:
+                                  10)
           -h, --help              Show help information.
         """ + "\n\n"
         + HelpSnapshotTests.globalOptionsHelp.replacingOccurrences(
@@ -70,7 +80,8 @@ import Testing
         """
 
     static let trustAddUsage = """
-        Usage: ferry trust add [--name <name>] <id> [<global options>]
+        Usage: ferry trust add [--name <name>] [--wait <seconds>] [<peer>]
+               [<global options>]
           See 'ferry trust add --help' for more information.
         """
 
@@ -142,7 +153,9 @@ import Testing
                         + " 'ferry id' prints (13 groups of 4) or 64 hex digits\n" + Self.trustAddUsage))
         #expect(
             await FerryRun.run(["trust", "add"])
-                == .usageError("Error: Missing expected argument '<id>'\n" + Self.trustAddUsage))
+                == .usageError(
+                    "Error: give the peer's device ID, or its name to find it on the network (or --peer HOST:PORT)\n"
+                        + Self.trustAddUsage))
         #expect(
             await FerryRun.run(["trust", "remove", "ABCD-EFG"])
                 == .usageError(

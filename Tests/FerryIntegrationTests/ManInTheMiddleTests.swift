@@ -17,18 +17,18 @@ extension IntegrationTests {
         }
 
         /// `ferry send` to `port` while the receiver (`--accept ask`, stdin not a terminal) denies the offer; the
-        /// sender's `connected` code and the receiver's `offer` code.
+        /// sender's `connected` code and the receiver's (shown as soon as the link is up, before the offer).
         static func attempt(_ harness: TransferHarness, file: URL, receiver: FerryProcess, to port: Int)
             async throws -> Codes
         {
             let sender = try harness.sender([file.path], to: [port])
             let (status, lines, errors) = try await sender.finish()
             let connected = lines.compactMap(TransferHarness.json).first { $0["event"] as? String == "connected" }
-            let offer = TransferHarness.json(try await receiver.nextEvent("offer"))
+            let linkUp = TransferHarness.json(try await receiver.nextEvent("connected"))
             #expect(connected != nil, "the sender reports its link: \(lines) \(errors)")
             return Codes(
-                sender: connected?["code"] as? String, receiver: offer?["code"] as? String, senderStatus: status,
-                receiverSawDevice: offer?["deviceID"] as? String)
+                sender: connected?["code"] as? String, receiver: linkUp?["code"] as? String, senderStatus: status,
+                receiverSawDevice: linkUp?["deviceID"] as? String)
         }
 
         @Test func throughAManInTheMiddleTheTwoSidesShowDifferentCodesAndNoFileArrives() async throws {

@@ -84,7 +84,7 @@ extension SessionSecurityTests {
                 #expect(closedByPeer)
                 #expect(!messages.contains(.accept), "leaving first: \(leavingFirst)")
                 #expect(
-                    messages.contains(.deny(Deny(reason: .deniedByUser, detail: "only trusted peers are accepted"))))
+                    messages.contains(.deny(Deny(reason: .untrusted, detail: "only trusted peers are accepted"))))
                 #expect(await bob.peers(withState: .connected).isEmpty)
             }
         }

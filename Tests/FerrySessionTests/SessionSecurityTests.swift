@@ -200,7 +200,7 @@ import Testing
                 ) { mallory in
                     await #expect(
                         throws: SessionError.denied(
-                            peer: "bob", reason: .deniedByUser, detail: "only trusted peers are accepted")
+                            peer: "bob", reason: .untrusted, detail: "only trusted peers are accepted")
                     ) {
                         try await mallory.connect(toAddress: address)
                     }

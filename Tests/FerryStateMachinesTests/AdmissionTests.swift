@@ -25,6 +25,8 @@ import Testing
              expected: .deny(Deny(reason: .alreadyConnected))),
         Case(mode: .server, state: .acceptingConnections, already: false, count: 0, policy: .none,
              expected: .deny(Deny(reason: .deniedByUser))),
+        Case(mode: .server, state: .acceptingConnections, already: false, count: 0, policy: .trusted,
+             expected: .deny(Deny(reason: .untrusted, detail: "only trusted peers are accepted"))),
         Case(mode: .client, state: .idle, already: false, count: 0, policy: .all,
              expected: .deny(Deny(reason: .notAccepting, detail: "this peer is a client and does not take connections"))),
     ]

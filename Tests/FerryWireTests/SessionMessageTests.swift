@@ -201,6 +201,8 @@ struct SessionMessageTests {
         #expect(DenyReason.notAccepting.description == "not accepting connections")
         #expect(DenyReason.alreadyConnected.description == "already connected")
         #expect(DenyReason.sessionMismatch.description == "different session")
+        #expect(DenyReason.untrusted.description == "it accepts trusted peers only")
+        #expect(DenyReason(rawValue: 99).description == "unknown reason (99)")
         #expect(GoodbyeReason.timedOut.description == "timed out")
         #expect(FrameKind.connectionRequest.description == "connectionRequest")
         #expect(FrameKind(0x8123).description == "kind 0x8123")

@@ -67,6 +67,8 @@ struct TransferIdentifierTests {
         #expect(OfferDenyReason.insufficientSpace.description == "not enough free disk space")
         #expect(OfferDenyReason.invalidOffer.description == "the offer was invalid")
         #expect(OfferDenyReason.busy.description == "the receiver is busy")
+        #expect(
+            OfferDenyReason.nobodyToAsk.description == "nobody is there to answer, so only trusted peers are accepted")
         #expect(OfferDenyReason(rawValue: 99).description == "unknown reason (99)")
         #expect(ChunkStatus.stored.description == "stored")
         #expect(ChunkStatus.corrupt.description == "corrupt")

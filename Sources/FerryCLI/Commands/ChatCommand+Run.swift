@@ -68,6 +68,8 @@ enum ChatLoop {
                 printer.message(String(decoding: bytes, as: UTF8.self), from: peer, mode: mode)
             case .sessionError(let error):
                 printer.failure(error.description)
+            case .connectionDenied:
+                continue  // chat takes everyone its limits allow; a full or idle session needs no line per peer
             }
         }
     }

@@ -13,9 +13,9 @@ extension ReceiveCommand {
             into.map { Self.absolute($0) } ?? DownloadDirectory.resolve(environment: context.environment),
             createParents: into == nil)
         let asking = accept == .ask && context.isStdinTerminal
-        // With no one to ask, offers still reach the loop below (and `--json` shows each with its pairing code),
-        // which denies them at once.
-        let policy: OfferPolicy = accept == .ask ? .ask : .all
+        // With no one to ask, the engine accepts pinned peers' offers and refuses the others itself (as "nobody to
+        // ask"), so that no answer has to travel through this loop.
+        let policy: OfferPolicy = accept == .ask ? (asking ? .ask : .trusted) : .all
         let setup = try SessionSetup(
             global: global, context: context, mode: .server, acceptPolicy: accept == .trusted ? .trusted : .all,
             transfersEnabled: true)
@@ -25,7 +25,17 @@ extension ReceiveCommand {
             receiveDirectory: directory, offerPolicy: policy, log: setup.configuration.log)
         let once = self.once
         let code = try await TransferSession.run(
-            setup: setup, engine: configuration, reporter: reporter, forwardEvents: true
+            setup: setup, engine: configuration, reporter: reporter, forwardEvents: true,
+            onSessionEvent: { event in
+                // Who connects shows its pairing code at once, before any offer, so that both people compare it
+                // while the sender is asked to confirm; whom the session refused by itself leaves one line.
+                switch event {
+                case .peerStateChanged(let peer, .connected, _): reporter.linkUp(peer)
+                case .connectionDenied(let peer, let reason, let detail):
+                    reporter.connectionRefused(peer, reason: reason, detail: detail)
+                default: break
+                }
+            }
         ) { run in
             await announce(run, directory: directory, context: context, reporter: reporter)
             let directoryCheck = Self.stopWhenDirectoryIsGone(directory, run: run, reporter: reporter)
@@ -37,8 +47,8 @@ extension ReceiveCommand {
             }
             if accept == .ask, !asking {
                 context.stderr.writeLine(
-                    "Note: stdin is not a terminal, so no one can be asked: every offer will be denied "
-                        + "(use --accept all to accept them)")
+                    "Note: stdin is not a terminal, so no one can be asked: offers from trusted peers are accepted,"
+                        + " every other is refused (use --accept all to accept them all)")
             }
             let (updates, prompt) = AsyncStream.makeStream(of: OfferPrompt.Update.self)
             let prompter =
@@ -73,16 +83,15 @@ extension ReceiveCommand {
             var prompts = RequestLimiter<DeviceID>(global: promptRate, perRequester: promptRatePerPeer, now: .now)
             for await event in events {
                 switch event {
-                case .offerReceived(let offer) where !asking:
-                    await run.engine.respond(to: offer.transferID, from: offer.peer.peerID, accept: false)
                 case .offerReceived(let offer) where offer.peer.isTrusted:
                     reporter.say(
                         "\(OfferPrompt.text(for: offer)[0].dropLast()): accepted, a trusted peer (key verified)")
                     await run.engine.respond(to: offer.transferID, from: offer.peer.peerID, accept: true)
                 case .offerReceived(let offer) where asking && prompts.admit(offer.peer.deviceID, now: .now) != nil:
-                    reporter.say(
-                        "\(OfferPrompt.text(for: offer)[0].dropLast()): denied without asking, too many offers"
-                            + " (at most \(promptRatePerPeer) from one peer, \(promptRate) from all)")
+                    reporter.noteDenial(
+                        offer.transferID, from: offer.peer,
+                        reason: "denied without asking, too many offers (at most \(promptRatePerPeer) from one peer,"
+                            + " \(promptRate) from all)")
                     await run.engine.respond(to: offer.transferID, from: offer.peer.peerID, accept: false)
                 case .offerReceived(let offer):
                     prompt.yield(.offer(offer))

@@ -22,12 +22,14 @@ public struct ReceiveCommand: ParsableCommand, Equatable {
             its checksum matches; a name that exists gets a numbered variant, and nothing outside the directory \
             is ever touched. An interrupted transfer resumes where it stopped when the sender tries again.
 
-            With --accept ask, each offer shows the sender, its device ID and the 6-digit pairing code of the link \
-            (ferry send prints the same code unless someone is in between), the files and their sizes, and waits \
-            for y, n or a (always: accept, and trust the sender from now on); it is denied when nobody answers \
-            within a minute, and every offer is denied when stdin is not a terminal. Offers from trusted peers are \
-            accepted without asking. With --accept trusted (for a headless receiver), only trusted peers can \
-            connect; see ferry trust.
+            Each peer that connects shows the 6-digit pairing code of its link at once; ferry send shows the same \
+            code, unless someone is in between, and asks its user to confirm it before anything is sent. With \
+            --accept ask, each offer shows the sender, its device ID and that code, the files and their sizes, \
+            and waits for y, n or a (always: accept, and trust the sender from now on); it is denied when nobody \
+            answers within a minute. Offers from trusted peers are accepted without asking; when stdin is not a \
+            terminal, nobody can be asked, so those are the only ones accepted. With --accept trusted (for a \
+            headless receiver), only trusted peers can connect; see ferry trust. Every refused peer leaves a line \
+            with its device ID, to pin it with ferry trust add.
 
             The first line tells where ferry listens; with --json it is \
             {"event":"listening","port":P,"directory":"...","name":"...","peerID":"..."}.

@@ -25,7 +25,8 @@ extension SendCommand {
         let reporter = TransferReporter(context: context, json: json)
         let configuration = TransferConfiguration(compression: compression, log: setup.configuration.log)
         let summary = try await TransferSession.run(setup: setup, engine: configuration, reporter: reporter) { run in
-            let (peers, failures) = try await connectPeers(run, context: context)
+            let (connected, unconnected) = try await connectPeers(run, context: context)
+            let (peers, failures) = try await confirmPeers(connected, failures: unconnected, run, context: context)
             let started = ContinuousClock.now
             var results = failures
             var elapsed: Duration?
@@ -81,6 +82,66 @@ extension SendCommand {
         let connected = await resolver.connect(chosen, resolved: resolved, until: deadline)
         try Task.checkCancellation()
         return connected
+    }
+
+    /// The connected peers that may be sent to: the trusted ones, and (on a terminal) the ones whose pairing code
+    /// the person confirmed; with `--trusted-only`, trusted ones only. Every other one is disconnected before
+    /// anything is offered to it and gets its failure in the summary.
+    /// - Throws: `CLIError.failure` when no peer is left because the person confirmed none; `CancellationError`.
+    private func confirmPeers(
+        _ peers: [PeerInfo], failures: [TransferSummary.PeerResult], _ run: TransferSession, context: CommandContext
+    ) async throws -> (peers: [PeerInfo], failures: [TransferSummary.PeerResult]) {
+        let asking = context.isStdinTerminal && context.isStderrTerminal && !trustedOnly
+        guard trustedOnly || asking else { return (peers, failures) }
+        let confirmation = PairingConfirmation(show: { run.reporter.say(lines: $0) })
+        var kept: [PeerInfo] = []
+        var failures = failures
+        var declined: [String] = []
+        for peer in peers {
+            try Task.checkCancellation()
+            if peer.isTrusted {
+                kept.append(peer)
+                continue
+            }
+            let name = TerminalText.escape(peer.displayName)
+            let failure: String
+            if trustedOnly {
+                failure =
+                    "not trusted here, and --trusted-only sends to trusted receivers only; pin it with 'ferry trust add"
+                    + " \(peer.deviceID.shortDescription)' while it runs 'ferry receive'"
+            } else {
+                let answer = await confirmation.ask(peer)
+                try Task.checkCancellation()
+                switch answer {
+                case .yes:
+                    kept.append(peer)
+                    continue
+                case .always:
+                    kept.append(peer)
+                    do {
+                        try TrustStore(environment: context.environment).pin(peer.deviceID, name: peer.displayName)
+                        await run.session.trust(peer.deviceID, name: peer.displayName)
+                        run.reporter.say("\(name) is trusted from now on (ferry trust list)")
+                    } catch {
+                        run.reporter.say("could not trust \(name): " + TerminalText.escape("\(error)"))
+                    }
+                    continue
+                case .no, .timedOut, .inputEnded:
+                    failure = PairingConfirmation.refusal(answer)
+                    declined.append(name)
+                }
+            }
+            await run.session.disconnect(peer.peerID)
+            run.reporter.failure("\(peer.displayName): \(failure)", peer: peer)
+            failures.append(
+                TransferSummary.PeerResult(name: peer.displayName, peerID: peer.peerID.description, failure: failure))
+        }
+        if kept.isEmpty, !declined.isEmpty, failures.count == declined.count {
+            throw CLIError.failure(
+                "nothing was sent: the pairing code of \(declined.joined(separator: ", ")) was not confirmed; send"
+                    + " again and answer y when the receiver shows the same code")
+        }
+        return (kept, failures)
     }
 
     /// The size of a regular file, 0 when it cannot be read (the engine reports that file's failure).

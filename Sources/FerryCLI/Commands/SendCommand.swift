@@ -18,6 +18,13 @@ public struct SendCommand: ParsableCommand, Equatable {
             peer after the first one (at most --wait seconds), then sends to all of them at once. With neither, \
             on a terminal, a picker lists the peers as they are found.
 
+            On a terminal, before anything is offered to a receiver this install has not pinned, ferry shows the \
+            6-digit pairing code of the link and asks whether the receiver shows the same: y sends, a sends and \
+            trusts the receiver from now on, anything else (or no answer within a minute) sends nothing to it. \
+            Trusted receivers are not asked. Without a terminal nobody is asked, so a script cannot tell the \
+            receiver from someone in between who answers under its name; --trusted-only refuses every receiver \
+            that is not pinned (pin one with 'ferry trust add NAME' while it runs 'ferry receive').
+
             Exit status: 0 when every file reached every peer, 1 otherwise, 130 when interrupted.
             """,
         arguments: [ArgumentDefinition("file", help: "A file or directory to send.", isRepeating: true)],
@@ -29,6 +36,9 @@ public struct SendCommand: ParsableCommand, Equatable {
                 default: defaultWait.shortDescription
             ),
             .compress,
+            .flag(
+                "trusted-only",
+                help: "Send only to trusted (pinned) receivers; refuse every other one before anything is sent."),
             .flag("json", help: "Print one JSON object per line for every event instead of text."),
         ]
     )
@@ -46,18 +56,22 @@ public struct SendCommand: ParsableCommand, Equatable {
     /// Seconds to look for the peers.
     public var wait: Double
     public var compression: CompressionMode
+    /// Refuse receivers that are not pinned, instead of asking about (or, headless, trusting) their code.
+    public var trustedOnly: Bool
     public var json: Bool
     public var global: GlobalOptions
 
     public init(
         files: [String], targets: [PeerTarget] = [], all: Bool = false, wait: Double = SendCommand.defaultWait,
-        compression: CompressionMode = .auto, json: Bool = false, global: GlobalOptions = .init()
+        compression: CompressionMode = .auto, trustedOnly: Bool = false, json: Bool = false,
+        global: GlobalOptions = .init()
     ) {
         self.files = files
         self.targets = targets
         self.all = all
         self.wait = wait
         self.compression = compression
+        self.trustedOnly = trustedOnly
         self.json = json
         self.global = global
     }
@@ -69,6 +83,7 @@ public struct SendCommand: ParsableCommand, Equatable {
             all: values.isSet("all"),
             wait: try values.seconds("wait") ?? Self.defaultWait,
             compression: try values.compression(),
+            trustedOnly: values.isSet("trusted-only"),
             json: values.isSet("json"),
             global: try GlobalOptions(parsing: values)
         )

@@ -1,46 +1,117 @@
 import FerryWire
 
 extension TrustCommand {
-    /// `ferry trust add ID [--name NAME]`: pins a peer, or renames a pinned one.
+    /// `ferry trust add ID [--name NAME]`: pins a peer, or renames a pinned one; `ferry trust add NAME` (or
+    /// `--peer HOST:PORT`): finds a running `ferry receive`, compares the pairing code with it, and pins it.
     public struct Add: ParsableCommand, Equatable {
         public static let configuration = CommandConfiguration(
             commandName: "add",
             abstract: "Pin a peer's device ID as trusted.",
             discussion: """
+                Given a device ID, pins it. Given a peer's name instead (or no argument and --peer HOST:PORT), \
+                finds that peer while it runs 'ferry receive', connects, shows its device ID and the 6-digit \
+                pairing code, which the receiver shows too, and pins it when you answer y: nobody has to copy an \
+                ID by hand. That needs a terminal.
+
                 Adding an ID that is pinned already changes its name. A name belongs to one ID only: to give it \
                 to another one, remove the old one first.
                 """,
             arguments: [
-                ArgumentDefinition("id", help: "The peer's device ID, as 'ferry id' prints it or in 64 hex digits.")
+                ArgumentDefinition(
+                    "peer",
+                    help: "The peer's device ID, as 'ferry id' prints it or in 64 hex digits; or the name of a peer"
+                        + " running 'ferry receive'.",
+                    isOptional: true)
             ],
             options: [
-                .option("name", valueName: "name", help: "The name to know the peer by.", default: "none")
+                .option("name", valueName: "name", help: "The name to know the peer by.", default: "none"),
+                .option(
+                    "wait",
+                    valueName: "seconds",
+                    help: "How long to look for a peer given by name.",
+                    default: SendCommand.defaultWait.shortDescription),
             ]
         )
 
-        public var deviceID: DeviceID
-        /// The name to pin under; `nil` keeps the current one (none for a new peer).
+        /// The ID to pin; nil to find the peer on the network (by `peerName`, or at the `--peer` address).
+        public var deviceID: DeviceID?
+        /// The display name (or ID prefix) of the peer to find, when pinning over the network.
+        public var peerName: String?
+        /// The name to pin under; `nil` keeps the current one (none for a new peer; the peer's display name when
+        /// found on the network).
         public var name: String?
+        /// Seconds to look for the peer.
+        public var wait: Double
         public var global: GlobalOptions
 
         public init(deviceID: DeviceID, name: String? = nil, global: GlobalOptions = .init()) {
             self.deviceID = deviceID
+            self.peerName = nil
             self.name = name
+            self.wait = SendCommand.defaultWait
+            self.global = global
+        }
+
+        /// Pins a peer found on the network: by `peerName`, or (nil) the one at the `--peer` address.
+        public init(
+            peerName: String?, name: String? = nil, wait: Double = SendCommand.defaultWait,
+            global: GlobalOptions = .init()
+        ) {
+            self.deviceID = nil
+            self.peerName = peerName
+            self.name = name
+            self.wait = wait
             self.global = global
         }
 
         public init(parsing values: ParsedValues) throws {
-            let text = values.arguments.first ?? ""
-            guard let deviceID = DeviceID(string: text) else {
-                throw TrustCommand.invalidID(text)
-            }
             // `--name` is also the global display-name option, whose validation (1 to 64 bytes, no control
             // characters) applies to it here as well.
-            self.init(deviceID: deviceID, name: values.last("name"), global: try GlobalOptions(parsing: values))
+            let global = try GlobalOptions(parsing: values)
+            let wait = try values.seconds("wait") ?? SendCommand.defaultWait
+            guard let text = values.arguments.first else {
+                guard !global.peers.isEmpty else {
+                    throw CLIError.usage(
+                        "give the peer's device ID, or its name to find it on the network (or --peer HOST:PORT)")
+                }
+                self.init(peerName: nil, name: values.last("name"), wait: wait, global: global)
+                return
+            }
+            if let deviceID = DeviceID(string: text) {
+                self.init(deviceID: deviceID, name: values.last("name"), global: global)
+            } else if values.last("name") != nil || Self.looksLikeID(text) {
+                // `trust add ID --name N` with a mistyped ID: the ID is wrong, not a peer to look for.
+                throw TrustCommand.invalidID(text)
+            } else {
+                _ = try PeerTarget.parse(text, option: "peer")
+                self.init(peerName: text, name: nil, wait: wait, global: global)
+            }
+        }
+
+        public func validate() throws {
+            guard wait >= 0, wait <= SendCommand.maximumWait else {
+                let most = Int(SendCommand.maximumWait)
+                throw CLIError.usage("--wait: the wait must be 0 to \(most) seconds (got \(wait.shortDescription))")
+            }
+        }
+
+        /// Text made like a device ID (groups of 4 letters and digits, or 64 characters of hex-like text), which a
+        /// display name hardly ever is.
+        static func looksLikeID(_ text: String) -> Bool {
+            let groups = text.split(separator: "-")
+            if groups.count >= 2,
+                groups.allSatisfy({ $0.count == 4 && $0.allSatisfy { $0.isASCII && !$0.isLowercase } })
+            {
+                return true
+            }
+            return text.count >= 52 && text.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) }
         }
 
         /// Pins the peer and says what changed.
         public func run(context: CommandContext) async throws -> ExitCode {
+            guard let deviceID else {
+                return try await pairOverNetwork(context: context)
+            }
             let store = TrustStore(environment: context.environment)
             if name == nil, let existing = try store.entry(for: deviceID) {
                 context.stdout.writeLine("Already trusted: \(TrustCommand.label(existing)).")

@@ -17,6 +17,8 @@ final class TransferReporter: Sendable {
     let board: ProgressBoard?
     /// Transfers that were denied, whose "finished" would only repeat the denial in text.
     private let denied = Mutex<Set<ProgressBoard.Key>>([])
+    /// Why the command itself denied an offer, where that says more than the engine's reason (the prompt rate).
+    private let denialReasons = Mutex<[ProgressBoard.Key: String]>([:])
 
     init(context: CommandContext, json: Bool, bars: Bool? = nil) {
         self.context = context
@@ -73,6 +75,65 @@ final class TransferReporter: Sendable {
         }
     }
 
+    /// A peer's link is up on the receiving side (`ferry receive`): its pairing code at once, before any offer,
+    /// so that both people compare the code while the sender is asked to confirm it.
+    func linkUp(_ peer: PeerInfo) {
+        if json {
+            var line: JSONLine = ["event": "connected"]
+            Self.appendPeer(peer, to: &line)
+            line.append("code", peer.pairingCode.map { .string($0) } ?? .null)
+            line.append("trusted", .bool(peer.isTrusted))
+            emit(line)
+        } else {
+            let name = TerminalText.escape(peer.displayName)
+            if peer.isTrusted {
+                say("\(name) (\(peer.deviceID.shortDescription)) connected: trusted, key verified")
+            } else if let code = peer.pairingCode {
+                say(
+                    "\(name) (device \(peer.deviceID)) connected: pairing code \(PairingCode.readable(code))"
+                        + " - \(name) shows the same code unless someone is in between")
+            }
+        }
+    }
+
+    /// The session refused a peer's connection by itself: one line with who it was (the full device ID, to pin
+    /// it) and why, or a JSON `refused` event.
+    func connectionRefused(_ peer: PeerInfo, reason: DenyReason, detail: String) {
+        if json {
+            var line: JSONLine = ["event": "refused", "what": "connection"]
+            Self.appendPeer(peer, to: &line)
+            line.append("reason", .string(detail.isEmpty ? "\(reason)" : "\(reason): \(detail)"))
+            emit(line)
+            return
+        }
+        let why: String
+        switch reason {
+        case .untrusted: why = "it is not trusted (--accept trusted)"
+        case .serverFull: why = "too many peers connected (\(TerminalText.escape(detail)))"
+        default: why = TerminalText.escape(detail.isEmpty ? "\(reason)" : "\(reason): \(detail)")
+        }
+        say(Self.refusalLine("the connection of", peer, why: why, pinHint: reason == .untrusted))
+    }
+
+    /// Records why the command denied an offer, for the line that reports the denial.
+    func noteDenial(_ transferID: TransferID, from peer: PeerInfo, reason: String) {
+        denialReasons.withLock { $0[ProgressBoard.Key(transferID: transferID, peerID: peer.peerID)] = reason }
+    }
+
+    /// "refused WHAT alice (device AAAQ-...): WHY", with how to pin the peer when it was refused as a stranger.
+    static func refusalLine(_ what: String, _ peer: PeerInfo, why: String, pinHint: Bool) -> String {
+        let name = TerminalText.escape(peer.displayName)
+        var line = "refused \(what) \(name) (device \(peer.deviceID)): \(why)"
+        if pinHint {
+            let simple = peer.displayName.allSatisfy {
+                $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0))
+            }
+            let naming = simple && !peer.displayName.isEmpty ? " --name \(peer.displayName)" : ""
+            line += "; to trust it: ferry trust add \(peer.deviceID)\(naming)"
+        }
+        return line
+    }
+
     /// "bob: pairing code 123 456 (bob shows the same code unless someone is in between)", or "bob: trusted".
     static func pairingLine(_ peer: PeerInfo) -> String {
         let name = TerminalText.escape(peer.displayName)
@@ -98,12 +159,18 @@ final class TransferReporter: Sendable {
                 ProgressLine(name: peer.displayName, bytesDone: done, totalBytes: total, rate: 0, secondsLeft: nil))
         case .denied(let transferID, let peer, let direction, let reason):
             denied.withLock { _ = $0.insert(ProgressBoard.Key(transferID: transferID, peerID: peer.peerID)) }
+            let key = ProgressBoard.Key(transferID: transferID, peerID: peer.peerID)
+            let noted = denialReasons.withLock { $0.removeValue(forKey: key) }
             guard !json else { return }
             let name = TerminalText.escape(peer.displayName)
-            say(
-                direction == .sending
-                    ? "\(name) denied the transfer: \(TerminalText.escape(reason))"
-                    : "denied a transfer from \(name): \(TerminalText.escape(reason))")
+            if direction == .sending {
+                say("\(name) denied the transfer: \(TerminalText.escape(reason))")
+            } else {
+                let stranger = reason.hasPrefix("\(OfferDenyReason.nobodyToAsk)")
+                say(
+                    Self.refusalLine(
+                        "a transfer from", peer, why: noted ?? TerminalText.escape(reason), pinHint: stranger))
+            }
         case .progress(let progress):
             board?.update(
                 ProgressBoard.Key(transferID: progress.transferID, peerID: progress.peer.peerID),

@@ -18,10 +18,13 @@ struct TransferSession: Sendable {
     let events: AsyncStream<TransferEvent>?
 
     /// Runs `body` with a started session and engine. With `forwardEvents`, `events` carries every engine event
-    /// after the reporter printed it (the body must consume it).
+    /// after the reporter printed it (the body must consume it). `onSessionEvent` sees every session event, in
+    /// order, before the tracker records it.
     static func run<T: Sendable>(
         setup: SessionSetup, engine configuration: TransferConfiguration, reporter: TransferReporter,
-        reactor: Reactor? = nil, forwardEvents: Bool = false, _ body: (TransferSession) async throws -> T
+        reactor: Reactor? = nil, forwardEvents: Bool = false,
+        onSessionEvent: @escaping @Sendable (SessionEvent) -> Void = { _ in },
+        _ body: (TransferSession) async throws -> T
     ) async throws -> T {
         try await setup.run(reactor: reactor) { session in
             await session.addManualPeers(setup.manualPeers)
@@ -29,6 +32,7 @@ struct TransferSession: Sendable {
                 if case .sessionError(let error) = event {
                     reporter.failure(error.description)
                 }
+                onSessionEvent(event)
             }
             let follower = Task { await tracker.follow(session) }
             defer { follower.cancel() }

@@ -57,6 +57,11 @@ extension TransferEngine {
         case .all:
             incoming[key] = transfer
             await acceptOffer(key)
+        case .trusted where !info.isTrusted:
+            await deny(offer, to: peerID, .nobodyToAsk, "")
+        case .trusted:
+            incoming[key] = transfer
+            await acceptOffer(key)
         case .ask:
             incoming[key] = transfer
             let deadline = clock.now + configuration.askTimeout

@@ -14,6 +14,8 @@ public struct DenyReason: RawRepresentable, Hashable, Sendable, CustomStringConv
     public static let notAccepting = DenyReason(rawValue: 3)
     public static let alreadyConnected = DenyReason(rawValue: 4)
     public static let sessionMismatch = DenyReason(rawValue: 5)
+    /// The acceptor takes connections from pinned (trusted) peers only, and this one is not pinned there.
+    public static let untrusted = DenyReason(rawValue: 6)
 
     public var description: String {
         switch self {
@@ -22,6 +24,7 @@ public struct DenyReason: RawRepresentable, Hashable, Sendable, CustomStringConv
         case .notAccepting: "not accepting connections"
         case .alreadyConnected: "already connected"
         case .sessionMismatch: "different session"
+        case .untrusted: "it accepts trusted peers only"
         default: "unknown reason (\(rawValue))"
         }
     }

@@ -19,6 +19,8 @@ public struct OfferDenyReason: RawRepresentable, Hashable, Sendable, CustomStrin
     /// The offer broke a rule the wire format cannot check, e.g. a refused file name.
     public static let invalidOffer = OfferDenyReason(rawValue: 5)
     public static let busy = OfferDenyReason(rawValue: 6)
+    /// The receiver would ask its user, but nobody is there to ask (no terminal): it accepts pinned peers only.
+    public static let nobodyToAsk = OfferDenyReason(rawValue: 7)
 
     public var description: String {
         switch self {
@@ -29,6 +31,7 @@ public struct OfferDenyReason: RawRepresentable, Hashable, Sendable, CustomStrin
         case .insufficientSpace: "not enough free disk space"
         case .invalidOffer: "the offer was invalid"
         case .busy: "the receiver is busy"
+        case .nobodyToAsk: "nobody is there to answer, so only trusted peers are accepted"
         default: "unknown reason (\(rawValue))"
         }
     }

@@ -1,0 +1,61 @@
+import FerrySession
+import FerryTransfer
+import FerryWire
+
+extension TrustCommand.Add {
+    /// `ferry trust add NAME` / `--peer HOST:PORT`: connects to a running `ferry receive`, shows its device ID and
+    /// the pairing code (which the receiver shows as soon as the link is up), and pins it when the person says the
+    /// codes match.
+    ///
+    /// The same comparison as `ferry send` makes before a first transfer, without sending anything: afterwards the
+    /// peer is trusted both ways that matter here (`send` does not ask again, and its name cannot be taken by
+    /// another key).
+    func pairOverNetwork(context: CommandContext) async throws -> ExitCode {
+        guard context.isStdinTerminal, context.isStderrTerminal else {
+            throw CLIError.failure(
+                "pinning a peer by name compares its pairing code on both screens, which needs a terminal; without"
+                    + " one, pin it by its device ID: ferry trust add ID --name NAME (its 'ferry id' prints the ID)")
+        }
+        let target: PeerTarget
+        if let peerName {
+            target = try PeerTarget.parse(peerName, option: "peer")
+        } else {
+            target = try PeerTarget.parse(global.peers[0], option: "peer")
+        }
+        let setup = try SessionSetup(
+            global: global, context: context, mode: .client, acceptPolicy: .none, transfersEnabled: true)
+        let reporter = TransferReporter(context: context, json: false, bars: false)
+        let configuration = TransferConfiguration(log: setup.configuration.log)
+        let wait = self.wait
+        let pinName = self.name
+        return try await TransferSession.run(setup: setup, engine: configuration, reporter: reporter) { run in
+            let resolver = TargetResolver(run: run, sessionID: global.session)
+            let resolved =
+                try await resolver.resolve([target], until: .now + .seconds(wait), waited: wait)
+            let (peers, failures) = await resolver.connect([target], resolved: resolved)
+            guard let peer = peers.first else {
+                throw CLIError.failure(
+                    "could not pin \(target): \(failures.first?.failure ?? "it could not be connected")")
+            }
+            let name = pinName ?? peer.displayName
+            let label = TrustCommand.label(TrustedPeer(deviceID: peer.deviceID, name: name, added: .now))
+            if peer.isTrusted {
+                context.stdout.writeLine("Already trusted: \(label).")
+                return ExitCode.success
+            }
+            reporter.say("\(TerminalText.escape(peer.displayName)) has the device ID \(peer.deviceID)")
+            let answer = await PairingConfirmation(show: { reporter.say(lines: $0) }).ask(peer, pinning: true)
+            try Task.checkCancellation()
+            guard answer == .yes || answer == .always else {
+                throw CLIError.failure(
+                    "\(TerminalText.escape(peer.displayName)) was not trusted: "
+                        + PairingConfirmation.refusal(answer).replacingOccurrences(
+                            of: ": nothing was sent to it", with: "")
+                        + "; run it again and answer y when both screens show the same code")
+            }
+            _ = try TrustStore(environment: context.environment).pin(peer.deviceID, name: name)
+            context.stdout.writeLine("Trusted \(label).")
+            return ExitCode.success
+        }
+    }
+}
