@@ -64,6 +64,9 @@ extension Session {
         }
     }
 
+    /// The pinned peers: device ID and the name it was pinned under.
+    public var trustedPeers: [DeviceID: String] { trustedDevices }
+
     /// Unpins a peer.
     public func untrust(_ deviceID: DeviceID) {
         trustedDevices.removeValue(forKey: deviceID)

@@ -40,6 +40,8 @@ extension ReceiveCommand {
             await announce(run, directory: directory, context: context, reporter: reporter)
             let directoryCheck = Self.stopWhenDirectoryIsGone(directory, run: run, reporter: reporter)
             defer { directoryCheck?.cancel() }
+            let trustFollower = Self.followTrustedPeers(trustStore, run: run, reporter: reporter)
+            defer { trustFollower.cancel() }
             if accept == .trusted, setup.configuration.trustedDevices.isEmpty {
                 context.stderr.writeLine(
                     "Note: no peer is trusted yet, so every peer will be refused; pin one with 'ferry trust add <id>"

@@ -1,4 +1,5 @@
 import FerryTransfer
+import FerryWire
 
 extension ReceiveCommand {
     /// Stops the receiver when its directory disappears: says so, ends every transfer ("shutting down"), and lets
@@ -18,6 +19,25 @@ extension ReceiveCommand {
                 "the receive directory \(reason); stopping. Start ferry receive again to create it "
                     + "(a service with Restart=on-failure does)")
             await run.engine.stop(reason: .shuttingDown)
+        }
+    }
+
+    /// Applies changes of the trusted-peers file while the receiver runs (`ferry trust add` / `remove` in another
+    /// terminal), one line (or JSON event) per change; returns the following task.
+    static func followTrustedPeers(_ store: TrustStore, run: TransferSession, reporter: TransferReporter)
+        -> Task<Void, Never>
+    {
+        TrustFollower(store: store).follow(session: run.session) { result in
+            switch result {
+            case .success(let change):
+                reporter.trustChanged(
+                    added: change.added.map { ($0.name, $0.deviceID) },
+                    removed: change.removed.map { ($0.value, $0.key) })
+            case .failure(let error):
+                reporter.say(
+                    "the trusted peers were not reloaded: " + TerminalText.escape("\(error)")
+                        + "; the receiver keeps the peers it trusted")
+            }
         }
     }
 }

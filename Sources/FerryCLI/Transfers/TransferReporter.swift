@@ -115,6 +115,25 @@ final class TransferReporter: Sendable {
         say(Self.refusalLine("the connection of", peer, why: why, pinHint: reason == .untrusted))
     }
 
+    /// The trusted-peers file changed while the receiver runs: whom it trusts now, and whom no longer; a JSON
+    /// `trusted` event with both lists (`name`, `deviceID`).
+    func trustChanged(added: [(name: String, id: DeviceID)], removed: [(name: String, id: DeviceID)]) {
+        if json {
+            func list(_ peers: [(name: String, id: DeviceID)]) -> JSONValue {
+                .array(peers.map { .object([("name", .string($0.name)), ("deviceID", .string($0.id.description))]) })
+            }
+            emit(["event": "trusted", "added": list(added), "removed": list(removed)])
+            return
+        }
+        func names(_ peers: [(name: String, id: DeviceID)]) -> String {
+            peers.map { "\(TerminalText.escape($0.name)) (device \($0.id.shortDescription))" }.joined(separator: ", ")
+        }
+        var parts: [String] = []
+        if !added.isEmpty { parts.append("now trusting " + names(added)) }
+        if !removed.isEmpty { parts.append("no longer trusting " + names(removed)) }
+        say("trusted peers changed: " + parts.joined(separator: "; "))
+    }
+
     /// Records why the command denied an offer, for the line that reports the denial.
     func noteDenial(_ transferID: TransferID, from peer: PeerInfo, reason: String) {
         denialReasons.withLock { $0[ProgressBoard.Key(transferID: transferID, peerID: peer.peerID)] = reason }
