@@ -130,15 +130,17 @@ public struct TransferSummary: Sendable, Equatable {
             "peers",
             .array(
                 peers.map { peer in
-                    .object([
+                    var fields: [(key: String, value: JSONValue)] = [
                         ("peer", .string(peer.name)), ("peerID", peer.peerID.map { .string($0) } ?? .null),
                         ("ok", .bool(peer.isSuccess)), ("filesSucceeded", .int(peer.filesSucceeded)),
                         ("filesFailed", .int(peer.filesFailed)), ("filesSkipped", .int(peer.filesSkipped)),
                         ("bytes", TransferReporter.int(peer.bytes)),
                         ("wireBytes", TransferReporter.int(peer.wireBytes)),
                         ("failure", peer.failure.map { .string($0) } ?? .null),
-                        ("filesAlreadyThere", .int(peer.filesAlreadyThere)),
-                    ])
+                    ]
+                    // Only when there were some: "already there (identical)", counted among filesSucceeded.
+                    if peer.filesAlreadyThere > 0 { fields.append(("filesAlreadyThere", .int(peer.filesAlreadyThere))) }
+                    return .object(fields)
                 }))
         return line
     }
