@@ -21,7 +21,9 @@ import Testing
     }
 
     @Test func fileLines() {
-        #expect(TransferReporter.text(for: Self.outcome(.sending)) == "photo.jpg: already there (identical) at bob (2.0 KiB)")
+        #expect(
+            TransferReporter.text(for: Self.outcome(.sending))
+                == "photo.jpg: already there (identical) at bob (2.0 KiB)")
         #expect(
             TransferReporter.text(for: Self.outcome(.receiving, held: "photo (1).jpg"))
                 == "photo.jpg from bob: already there (identical) as photo (1).jpg (2.0 KiB)")
@@ -33,7 +35,9 @@ import Testing
     @Test func summary() {
         let summary = TransferSummary(
             files: 2, bytes: 4096, seconds: 1,
-            peers: [.init(name: "bob", peerID: "01", filesSucceeded: 2, bytes: 4096, wireBytes: 4096, filesAlreadyThere: 1)])
+            peers: [
+                .init(name: "bob", peerID: "01", filesSucceeded: 2, bytes: 4096, wireBytes: 4096, filesAlreadyThere: 1)
+            ])
         #expect(summary.isSuccess)
         #expect(summary.text.contains("  bob: ok (1 file already there (identical))\n"), "\(summary.text)")
         #expect(summary.jsonLine.text.contains(#""failure":null,"filesAlreadyThere":1}"#), "\(summary.jsonLine.text)")

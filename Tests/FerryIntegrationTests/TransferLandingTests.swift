@@ -37,8 +37,10 @@ extension IntegrationTests {
             try FileManager.default.copyItem(atPath: file.path, toPath: harness.inbox.path + "/notes.txt")
             let (receiver, port) = try harness.receiver()
             let sender = try harness.chat.registry.startFerry(
-                ["send", file.path, "--to", "127.0.0.1:\(port)", "--session", harness.session, "--name", "outbox",
-                 "--interface", "lo"],
+                [
+                    "send", file.path, "--to", "127.0.0.1:\(port)", "--session", harness.session, "--name", "outbox",
+                    "--interface", "lo",
+                ],
                 environment: harness.chat.environment("outbox"))
             #expect(try sender.waitForExit(timeout: .seconds(120)) == 0, "\(sender.capturedOutput())")
             #expect(try receiver.waitForExit(timeout: .seconds(60)) == 0)
@@ -64,9 +66,14 @@ extension IntegrationTests {
                 ])
             let kept = try Data(contentsOf: URL(fileURLWithPath: harness.inbox.path + "/photo.jpg"))
             #expect([UInt8](kept) == mine, "the first file is never replaced")
-            #expect(try TransferHarness.sha256(harness.inbox.path + "/photo (1).jpg") == TransferHarness.sha256(file.path))
-            let fileEvent = sender.allStdoutLines.compactMap(TransferHarness.json).last { $0["event"] as? String == "file" }
-            #expect(fileEvent?["alreadyThere"] as? Bool == false && fileEvent?["publishedName"] as? String == "photo (1).jpg")
+            #expect(
+                try TransferHarness.sha256(harness.inbox.path + "/photo (1).jpg") == TransferHarness.sha256(file.path))
+            let fileEvent = sender.allStdoutLines.compactMap(TransferHarness.json).last {
+                $0["event"] as? String == "file"
+            }
+            #expect(
+                fileEvent?["alreadyThere"] as? Bool == false
+                    && fileEvent?["publishedName"] as? String == "photo (1).jpg")
         }
     }
 }

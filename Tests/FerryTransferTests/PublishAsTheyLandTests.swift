@@ -30,7 +30,9 @@ import Testing
             try await TransferHostilePeerTests.withMallory(inbox: inbox.path, policy: .all) { mallory, bob, engine in
                 let finished = Self.fileFinished(engine, file: 0)
                 let sender = HostileSender(session: mallory, receiver: bob)
-                let offer = sender.offer([("small.txt", UInt64(Self.small.count)), ("large.bin", UInt64(Self.large.count))])
+                let offer = sender.offer([
+                    ("small.txt", UInt64(Self.small.count)), ("large.bin", UInt64(Self.large.count)),
+                ])
                 try await sender.send(.offer(offer))
                 #expect(try #require(await sender.reply()).accepted)
                 try await sender.sendChunk(file: 0, offset: 0, raw: Self.small)

@@ -129,7 +129,8 @@ struct TransferMessageTests {
                 .fileEnd(FileEnd(transferID: other, fileIndex: 0, sha256: Array(repeating: 0xEE, count: 32))),
                 .fileResult(FileResult(transferID: other, fileIndex: 3, status: .corruptChunks, detail: "chunk 🚢")),
                 .fileResult(FileResult(transferID: other, fileIndex: 3, status: FileStatus(rawValue: 99))),
-                .fileResult(FileResult(transferID: other, fileIndex: 4, status: .published, detail: "a", identical: true)),
+                .fileResult(
+                    FileResult(transferID: other, fileIndex: 4, status: .published, detail: "a", identical: true)),
                 .cancel(TransferCancel(transferID: other, reason: .diskFull)),
                 .cancel(TransferCancel(transferID: other, reason: CancelReason(rawValue: 0), detail: "x")),
             ]

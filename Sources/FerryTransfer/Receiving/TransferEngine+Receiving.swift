@@ -361,11 +361,12 @@ extension TransferEngine {
                     alreadyThere: identical)
             })
         else { return }
-        log(2, "\(identical ? "already there (identical)" : "published") \(publishedName) from \(outcome.peer.displayName)")
+        let what = identical ? "already there (identical):" : "published"
+        log(2, "\(what) \(publishedName) from \(outcome.peer.displayName)")
         emit(.fileFinished(outcome))
         let result = FileResult(
-            transferID: key.transferID, fileIndex: UInt32(file), status: .published, detail: Self.detail(publishedName),
-            identical: identical)
+            transferID: key.transferID, fileIndex: UInt32(file), status: .published,
+            detail: Self.detail(publishedName), identical: identical)
         await send(.fileResult(result), to: key.peer)
         await finishIfDone(key)
     }
