@@ -2,6 +2,7 @@ import FerrySession
 import FerryTestSupport
 import FerryWire
 import Foundation
+import Glibc
 import Testing
 
 @testable import FerryTransfer
@@ -100,6 +101,38 @@ import Testing
             #expect(try bytes("other (1).txt") == Self.small)
             let staged = try FileManager.default.contentsOfDirectory(atPath: inbox.path + "/.ferry-staging")
             #expect(staged.isEmpty, "the identical copy is not left in staging: \(staged)")
+        }
+    }
+
+    /// A taken name counts as the same file only when it is a regular file with the same bytes: a symlink to an
+    /// identical file (never followed) or a directory gets a numbered variant, and nothing taken is changed.
+    @Test func onlyARegularFileWithTheSameBytesIsIdentical() async throws {
+        try await TemporaryDirectory.with(prefix: "publish") { temporary in
+            let bytes = Self.small
+            let digest = SHA256Hasher.digest(bytes)
+            try Data(bytes).write(to: URL(fileURLWithPath: temporary.path + "/outside.txt"))
+            let path = temporary.path + "/inbox"
+            let directory = try ReceiveDirectory(path: path)
+            defer { directory.close() }
+            try FileManager.default.createSymbolicLink(
+                atPath: path + "/link.txt", withDestinationPath: temporary.path + "/outside.txt")
+            try Data(bytes).write(to: URL(fileURLWithPath: path + "/same.txt"))
+            let key = String(repeating: "a", count: 64)
+            func stageAndPublish(_ name: String) throws -> PublishedFile {
+                let (file, _) = try directory.stagedFile(key: key)
+                try file.write(bytes, at: 0)
+                return try directory.publish(
+                    key: key, components: [name], permissions: 0o644, modificationTime: (0, 0), staged: file,
+                    digest: digest)
+            }
+            #expect(try stageAndPublish("link.txt") == .published("link (1).txt"), "a symlink is never the file")
+            #expect(try stageAndPublish("same.txt") == .identical("same.txt"))
+            #expect(directory.stagedLength(key: key) == nil, "the identical copy is dropped")
+            #expect(try stageAndPublish("same.txt") == .identical("same.txt"), "and again")
+            var info = stat()
+            #expect(lstat(path + "/link.txt", &info) == 0 && (info.st_mode & S_IFMT) == S_IFLNK)
+            let names = try FileManager.default.contentsOfDirectory(atPath: path).filter { $0 != ".ferry-staging" }
+            #expect(Set(names) == ["link.txt", "link (1).txt", "same.txt"])
         }
     }
 }
