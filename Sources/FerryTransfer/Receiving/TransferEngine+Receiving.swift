@@ -299,9 +299,11 @@ extension TransferEngine {
             file: Int, key: String, components: [String], permissions: UInt16, time: (Int64, UInt32),
             handle: RegularFile?, digest: [UInt8]?
         )
+        var heavyFollows = false
         let requests: [Request] = withIncoming(key) { transfer in
             let batch = transfer.pending
             transfer.pending = []
+            heavyFollows = Self.heavyDataFollows(batch, in: transfer)
             return batch.map { file in
                 let offered = transfer.offer.files[file]
                 let handle = transfer.files[file].staged
@@ -314,13 +316,18 @@ extension TransferEngine {
             }
         } ?? []
         guard !requests.isEmpty else { return false }
+        let fileByFile = heavyFollows
         // One trip to the publishing queue syncs the batch and renames it into place, while the I/O queue goes on
         // writing the chunks of the next files. Every byte of these files is written already: a file is verified
         // only after its last write completed.
         let results = await publishing.run { () -> [(Int, Result<PublishedFile, SystemError>)] in
             let handles = requests.compactMap(\.handle)
             do throws(SystemError) {
-                try directory.syncBeforePublish(handles)
+                if fileByFile {
+                    for handle in handles { try handle.sync(dataOnly: true) }
+                } else {
+                    try directory.syncBeforePublish(handles)
+                }
             } catch {
                 handles.forEach { $0.close() }
                 return requests.map { ($0.file, .failure(error)) }
@@ -343,6 +350,29 @@ extension TransferEngine {
             }
         }
         return true
+    }
+
+    /// Data a batch's `syncfs` may flush besides its own files before the turn counts as waiting behind later data.
+    static let syncfsBesideBytes: UInt64 = 8 << 20
+
+    /// Whether much data of later files is being (or about to be) written while `batch` is synced: a file in
+    /// progress, or the files just after the batch, larger than `syncfsBesideBytes` together. Then each file of the
+    /// batch gets its own `fdatasync` instead of one `syncfs`, which would also flush the dirty pages of that data
+    /// (a photo sent before a video would wait for the video's first hundreds of megabytes). Looks at no more than
+    /// 64 files; other transfers are not counted.
+    static func heavyDataFollows(_ batch: [Int], in transfer: IncomingTransfer) -> Bool {
+        guard batch.count > 1, let last = batch.max() else { return false }
+        let current = transfer.currentFile
+        if current > last, !transfer.files[current].ended, transfer.files[current].size > syncfsBesideBytes {
+            return true
+        }
+        var following: UInt64 = 0
+        for index in (last + 1)..<min(last + 65, transfer.files.count)
+        where transfer.files[index].accepted && !transfer.files[index].ended {
+            following += transfer.files[index].size - transfer.files[index].resumeOffset
+            if following > syncfsBesideBytes { return true }
+        }
+        return false
     }
 
     private func fileSucceeded(_ file: Int, _ published: PublishedFile, _ key: IncomingKey) async {
