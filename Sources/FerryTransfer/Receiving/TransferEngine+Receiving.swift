@@ -260,14 +260,13 @@ extension TransferEngine {
     /// make the next batch (group commit). Files that end close together (many small files) therefore share one
     /// `syncfs`, and no verified file waits for more than the turn before its own.
     func startPublishing(_ key: IncomingKey) {
-        guard let directory = receiveDirectory,
-            withIncoming(key, { transfer -> Bool in
-                guard !transfer.isPublishing, !transfer.pending.isEmpty else { return false }
-                transfer.isPublishing = true
-                return true
-            }) == true
-        else { return }
-        Task { await self.publishLoop(key, directory) }
+        guard let directory = receiveDirectory else { return }
+        let start = withIncoming(key) { transfer -> Bool in
+            guard !transfer.isPublishing, !transfer.pending.isEmpty else { return false }
+            transfer.isPublishing = true
+            return true
+        }
+        if start == true { Task { await self.publishLoop(key, directory) } }
     }
 
     /// Publishes the files that are verified now and waits for the publish loop to end (nothing left waiting, or
