@@ -52,6 +52,9 @@ public struct FileOutcome: Sendable, Equatable {
     public var failure: String?
     /// Bytes of this file that were already there from an interrupted transfer.
     public var resumedBytes: UInt64
+    /// The receiver already held this file byte for byte under `publishedName`: nothing new was published there
+    /// (no "name (1)"), and the outcome is a success.
+    public var alreadyThere = false
 }
 
 /// How a whole transfer with one peer ended.
@@ -74,6 +77,8 @@ public struct TransferOutcome: Sendable, Equatable {
     public var duration: Duration
     /// Nil when the transfer ran to its end (individual files may still have failed); else why it stopped.
     public var failure: String?
+    /// Of `filesSucceeded`, files the receiver already held byte for byte under their name (sending side).
+    public var filesAlreadyThere = 0
 
     /// Every offered file was published.
     public var isSuccess: Bool { failure == nil && filesFailed == 0 && filesSkipped == 0 }

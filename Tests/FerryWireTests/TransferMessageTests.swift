@@ -71,6 +71,19 @@ struct TransferMessageTests {
         }
     }
 
+    /// The optional flags byte of fileResult (PROTOCOL.md 11.8): sent only when a flag is set, bit 0 `identical`.
+    @Test func fileResultFlagsAreOptionalAndOnlyBitZeroCounts() throws {
+        let id = TransferSamples.transferID
+        let head = id.bytes + [0, 0, 0, 7, 0, 1, 0x61]  // file 7, published, detail "a"
+        let plain = FileResult(transferID: id, fileIndex: 7, status: .published, detail: "a")
+        #expect(TransferMessage.fileResult(plain).frame.payload == head, "no flags byte when none is set")
+        var identical = plain
+        identical.identical = true
+        #expect(TransferMessage.fileResult(identical).frame.payload == head + [0x01])
+        #expect(try TransferMessage(frame: Frame(kind: .fileResult, payload: head + [0x01])) == .fileResult(identical))
+        #expect(try TransferMessage(frame: Frame(kind: .fileResult, payload: head + [0xFE, 9])) == .fileResult(plain))
+    }
+
     @Test(arguments: [UInt16(0x0107), 0x0142, 0x01FF, 0x0001, 0x0005, 0x8100])
     func kindsOtherThanTheSevenAreUnknownCritical(_ kind: UInt16) {
         #expect(throws: WireError.unknownCriticalFrame(kind: kind)) {
@@ -116,6 +129,8 @@ struct TransferMessageTests {
                 .fileEnd(FileEnd(transferID: other, fileIndex: 0, sha256: Array(repeating: 0xEE, count: 32))),
                 .fileResult(FileResult(transferID: other, fileIndex: 3, status: .corruptChunks, detail: "chunk 🚢")),
                 .fileResult(FileResult(transferID: other, fileIndex: 3, status: FileStatus(rawValue: 99))),
+                .fileResult(
+                    FileResult(transferID: other, fileIndex: 4, status: .published, detail: "a", identical: true)),
                 .cancel(TransferCancel(transferID: other, reason: .diskFull)),
                 .cancel(TransferCancel(transferID: other, reason: CancelReason(rawValue: 0), detail: "x")),
             ]

@@ -49,6 +49,7 @@ extension TransferReporter {
             line.append("publishedName", outcome.publishedName.map { .string($0) } ?? .null)
             line.append("failure", outcome.failure.map { .string($0) } ?? .null)
             line.append("resumedBytes", int(outcome.resumedBytes))
+            line.append("alreadyThere", .bool(outcome.alreadyThere))
             return line
         case .finished(let outcome):
             var line = header("finished", outcome.transferID, outcome.peer, direction: outcome.direction)

@@ -214,11 +214,20 @@ final class TransferReporter: Sendable {
         }
     }
 
-    /// `sent photo.jpg to alice (1.2 MiB)`, `received photo (1).jpg from bob (3 B)`, or the failure.
+    /// `sent photo.jpg to alice (1.2 MiB)`, `received photo (1).jpg from bob (3 B)`,
+    /// `photo.jpg: already there (identical) at alice (1.2 MiB)`, or the failure.
     static func text(for outcome: FileOutcome) -> String {
         let peer = TerminalText.escape(outcome.peer.displayName)
         let name = TerminalText.escape(outcome.fileName)
         let size = TransferFormat.bytes(outcome.size)
+        if outcome.failure == nil, outcome.alreadyThere {
+            // Nothing new appeared on the receiver: the name already held these bytes (the offered one or a variant).
+            let held = outcome.publishedName ?? outcome.fileName
+            let as_ = held == outcome.fileName ? "" : " as \(TerminalText.escape(held))"
+            return outcome.direction == .sending
+                ? "\(name): already there (identical)\(as_) at \(peer) (\(size))"
+                : "\(name) from \(peer): already there (identical)\(as_) (\(size))"
+        }
         switch (outcome.direction, outcome.failure) {
         case (.sending, nil):
             return "sent \(name) to \(peer) (\(size))"

@@ -17,10 +17,12 @@ public struct TransferSummary: Sendable, Equatable {
         public var wireBytes: UInt64
         /// Nil when every file arrived.
         public var failure: String?
+        /// Of `filesSucceeded`, files the peer already held byte for byte under their name.
+        public var filesAlreadyThere: Int
 
         public init(
             name: String, peerID: String?, filesSucceeded: Int = 0, filesFailed: Int = 0, filesSkipped: Int = 0,
-            bytes: UInt64 = 0, wireBytes: UInt64 = 0, failure: String? = nil
+            bytes: UInt64 = 0, wireBytes: UInt64 = 0, failure: String? = nil, filesAlreadyThere: Int = 0
         ) {
             self.name = name
             self.peerID = peerID
@@ -30,6 +32,7 @@ public struct TransferSummary: Sendable, Equatable {
             self.bytes = bytes
             self.wireBytes = wireBytes
             self.failure = failure
+            self.filesAlreadyThere = filesAlreadyThere
         }
 
         /// The result of an engine outcome.
@@ -38,7 +41,8 @@ public struct TransferSummary: Sendable, Equatable {
                 name: outcome.peer.displayName, peerID: outcome.peer.peerID.description,
                 filesSucceeded: outcome.filesSucceeded, filesFailed: outcome.filesFailed,
                 filesSkipped: outcome.filesSkipped, bytes: outcome.bytes, wireBytes: outcome.wireBytes,
-                failure: outcome.isSuccess ? nil : outcome.failure ?? Self.countsText(outcome))
+                failure: outcome.isSuccess ? nil : outcome.failure ?? Self.countsText(outcome),
+                filesAlreadyThere: outcome.filesAlreadyThere)
         }
 
         static func countsText(_ outcome: TransferOutcome) -> String {
@@ -103,7 +107,11 @@ public struct TransferSummary: Sendable, Equatable {
         var text = "sent \(files) (\(TransferFormat.bytes(bytes))) to \(to) in \(TransferFormat.duration(seconds))"
         text += " (\(TransferFormat.rate(throughput)), compression \(TransferFormat.ratio(compressionRatio)))\n"
         for peer in peers {
-            let state = peer.failure.map { "failed: " + TerminalText.escape($0) } ?? "ok"
+            var state = peer.failure.map { "failed: " + TerminalText.escape($0) } ?? "ok"
+            if peer.filesAlreadyThere > 0 {
+                let count = peer.filesAlreadyThere == 1 ? "1 file" : "\(peer.filesAlreadyThere) files"
+                state += " (\(count) already there (identical))"
+            }
             text += "  \(TerminalText.escape(peer.name)): \(state)\n"
         }
         return text
@@ -122,14 +130,17 @@ public struct TransferSummary: Sendable, Equatable {
             "peers",
             .array(
                 peers.map { peer in
-                    .object([
+                    var fields: [(key: String, value: JSONValue)] = [
                         ("peer", .string(peer.name)), ("peerID", peer.peerID.map { .string($0) } ?? .null),
                         ("ok", .bool(peer.isSuccess)), ("filesSucceeded", .int(peer.filesSucceeded)),
                         ("filesFailed", .int(peer.filesFailed)), ("filesSkipped", .int(peer.filesSkipped)),
                         ("bytes", TransferReporter.int(peer.bytes)),
                         ("wireBytes", TransferReporter.int(peer.wireBytes)),
                         ("failure", peer.failure.map { .string($0) } ?? .null),
-                    ])
+                    ]
+                    // Only when there were some: "already there (identical)", counted among filesSucceeded.
+                    if peer.filesAlreadyThere > 0 { fields.append(("filesAlreadyThere", .int(peer.filesAlreadyThere))) }
+                    return .object(fields)
                 }))
         return line
     }

@@ -17,9 +17,11 @@ struct IncomingTransfer: Sendable {
     var machine: IncomingTransferMachine?
     var files: [IncomingFile]
     var codecs: CodecSet = []
-    /// Verified files waiting to be synced and renamed into place, a batch at a time.
+    /// Verified files waiting to be synced and renamed into place: the next batch of the publish loop.
     var pending: [Int] = []
-    var pendingBytes: UInt64 = 0
+    /// A publish loop is running for this transfer (`TransferEngine.publishPending`), and who waits for it to end.
+    var isPublishing = false
+    var publishWaiters: [CheckedContinuation<Void, Never>] = []
     var meter: ProgressMeter
     var started: ContinuousClock.Instant
     var bytesDone: UInt64 = 0
@@ -36,9 +38,6 @@ struct IncomingTransfer: Sendable {
     var isEnding = false
     /// Raw bytes handed to the I/O queue and not yet written: bounded, whatever the sender does with its window.
     var queuedBytes = 0
-
-    /// Accepted files neither ended nor waiting in the publish batch: when none is left, the batch goes.
-    var outstanding: Int { acceptedCount - endedCount - pending.count }
 }
 
 /// One offered file on the receiving side.
@@ -50,6 +49,8 @@ struct IncomingFile: Sendable {
     var resumeOffset: UInt64 = 0
     var staged: RegularFile?
     var hasher: SHA256Hasher?
+    /// The verified SHA-256, once the file's digest matched the sender's.
+    var digest: [UInt8]?
     var stored: UInt64 = 0
     var ended = false
 }

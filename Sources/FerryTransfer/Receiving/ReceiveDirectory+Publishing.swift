@@ -1,6 +1,27 @@
 import FerryStateMachines
 import FerrySystem
+import FerryWire
 import Glibc
+
+/// Where a staged file went: published under a name, or dropped because that name already held the same bytes.
+public enum PublishedFile: Equatable, Sendable {
+    /// Renamed into place under this path, relative to the receive directory.
+    case published(String)
+    /// The directory already held a regular file with exactly these bytes under this path (the offered name or one
+    /// of its numbered variants): the staged copy was removed and nothing changed in the directory.
+    case identical(String)
+
+    public var isIdentical: Bool {
+        if case .identical = self { true } else { false }
+    }
+
+    /// The path, relative to the receive directory, that holds the file now.
+    public var name: String {
+        switch self {
+        case .published(let name), .identical(let name): name
+        }
+    }
+}
 
 extension ReceiveDirectory {
     /// Highest number tried for a taken name: "name (9999).ext".
@@ -25,6 +46,21 @@ extension ReceiveDirectory {
         key: String, components: [String], permissions: UInt16, modificationTime: (Int64, UInt32),
         staged open: RegularFile? = nil
     ) throws(SystemError) -> String {
+        try publish(
+            key: key, components: components, permissions: permissions, modificationTime: modificationTime,
+            staged: open, digest: nil
+        ).name
+    }
+
+    /// `publish(key:components:permissions:modificationTime:staged:)`, and with `digest` (the verified SHA-256 of
+    /// the staged file) a taken name whose regular file has the same size and the same SHA-256 is the file itself:
+    /// the staged copy is removed and `.identical(name)` returned, instead of publishing "name (1).ext" beside it.
+    /// A taken name holding anything else (other bytes, a directory, a symlink: never followed) stays untouched
+    /// and the next variant is tried, as without `digest`. The existing file is hashed only when its size matches.
+    public func publish(
+        key: String, components: [String], permissions: UInt16, modificationTime: (Int64, UInt32),
+        staged open: RegularFile? = nil, digest: [UInt8]?
+    ) throws(SystemError) -> PublishedFile {
         try checkKey(key)
         let components = components.map(Self.publishedForm)
         let joined = components.joined(separator: "/")
@@ -56,6 +92,16 @@ extension ReceiveDirectory {
         try staged.setModificationTime(seconds: modificationTime.0, nanoseconds: modificationTime.1)
         let written = try staged.status()
         staged.close()
+        var hashed: Set<String> = []
+        /// Whether the taken `candidate` (or its NFD twin) already holds these bytes; the spelling found if so.
+        func identical(_ candidate: String) -> String? {
+            guard let digest else { return nil }
+            for spelling in [candidate, Self.decomposedTwin(candidate)].compactMap({ $0 })
+            where hashed.insert(spelling).inserted {
+                if Self.holds(spelling, in: directory, size: written.size, digest: digest) { return spelling }
+            }
+            return nil
+        }
         // The rename goes by name: the name must still be the file that was written and verified. A staged file
         // replaced meanwhile (by a symlink to a file elsewhere, say) is never published in its place.
         guard let named = try staging.status(of: key), named.kind == .regular, named.device == written.device,
@@ -67,11 +113,15 @@ extension ReceiveDirectory {
 
         for variant in 0...Self.maximumVariant {
             let candidate = variant == 0 ? fileName : Self.numberedName(fileName, variant)
-            if Self.twinExists(of: candidate, in: directory) { continue }  // looks the same: taken
+            if Self.twinExists(of: candidate, in: directory) {  // looks the same: taken
+                if let same = identical(candidate) { return try dropStaged(key, as: prefix + same) }
+                continue
+            }
             do {
                 try staging.rename(key, to: directory, as: candidate, replace: false)
-                return prefix + candidate
+                return .published(prefix + candidate)
             } catch let error where error.errno == .fileExists {
+                if let same = identical(candidate) { return try dropStaged(key, as: prefix + same) }
                 continue
             }
         }
@@ -79,6 +129,31 @@ extension ReceiveDirectory {
             "renameat2(\(String(reflecting: key)) in \(staging.path), \(String(reflecting: fileName)) in "
             + "\(directory.path)) (the name and its variants up to (\(Self.maximumVariant)) are all taken)"
         throw SystemError(call: call, errno: .fileExists)
+    }
+
+    /// The staged copy of a file the directory already holds is removed; the existing file stays as it is.
+    private func dropStaged(_ key: String, as name: String) throws(SystemError) -> PublishedFile {
+        try staging.removeFile(key)
+        return .identical(name)
+    }
+
+    /// Whether `name` in `directory` is a regular file (not followed if a symlink) of `size` bytes whose SHA-256
+    /// is `digest`. Any error (gone, unreadable, not a regular file) counts as no.
+    static func holds(_ name: String, in directory: DirectoryHandle, size: UInt64, digest: [UInt8]) -> Bool {
+        guard let status = try? directory.status(of: name), status.kind == .regular, status.size == size,
+            let file = try? directory.openFile(name, writable: false)
+        else { return false }
+        defer { file.close() }
+        let hasher = SHA256Hasher()
+        var offset: UInt64 = 0
+        while offset < size {
+            guard let block = try? file.read(count: Int(min(size - offset, 1 << 20)), at: offset), !block.isEmpty
+            else { return false }
+            block.withUnsafeBytes { hasher.update($0) }
+            offset += UInt64(block.count)
+        }
+        guard (try? file.read(count: 1, at: size))?.isEmpty == true else { return false }  // it grew meanwhile
+        return hasher.finalize() == digest
     }
 
     /// The `variant`-th alternative of a taken `name`: " (n)" goes before the extension, which starts at the LAST

@@ -30,6 +30,8 @@ struct OutgoingPeer: Sendable {
     var wireBytes: UInt64 = 0
     var chunkBytes: UInt64 = 0
     var filesSucceeded = 0
+    /// Of those, files the receiver already held byte for byte (`FileResult.identical`).
+    var filesAlreadyThere = 0
     var filesFailed = 0
     /// The window or the socket held the pump back since the last chunk: the link is the bottleneck.
     var linkBound = false

@@ -262,6 +262,7 @@ extension TransferEngine {
                 return .failure(error)
             }
             if published { peer.filesSucceeded += 1 } else { peer.filesFailed += 1 }
+            if published && result.identical { peer.filesAlreadyThere += 1 }
             let offered = files[file]
             let failure = result.detail.isEmpty ? "\(result.status)" : "\(result.status): \(result.detail)"
             return .success(
@@ -269,7 +270,8 @@ extension TransferEngine {
                     transferID: id, peer: peer.info, direction: .sending, fileIndex: file, fileName: offered.path,
                     size: offered.size, publishedName: published ? result.detail : nil,
                     failure: published ? nil : failure,
-                    resumedBytes: published ? 0 : min(peer.fileBytesDone[file], offered.size)))
+                    resumedBytes: published ? 0 : min(peer.fileBytesDone[file], offered.size),
+                    alreadyThere: published && result.identical))
         }
         switch outcome {
         case .success(let fileOutcome)??: emit(.fileFinished(fileOutcome))
@@ -341,7 +343,8 @@ extension TransferEngine {
             filesFailed: peer.filesFailed + unfinished, filesSkipped: skipped, bytes: peer.bytesDone,
             wireBytes: peer.wireBytes, chunkBytes: peer.chunkBytes, resumedBytes: peer.resumedBytes,
             duration: clock.now - peer.started,
-            failure: peer.failure ?? peer.deniedReason.map { "the offer was denied (\($0))" })
+            failure: peer.failure ?? peer.deniedReason.map { "the offer was denied (\($0))" },
+            filesAlreadyThere: peer.filesAlreadyThere)
         emit(.finished(outcome))
         log(1, "transfer \(id) to \(peer.info.displayName) finished: \(outcome.failure ?? "ok")")
         return outcome
