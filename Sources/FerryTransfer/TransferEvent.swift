@@ -74,6 +74,8 @@ public struct TransferOutcome: Sendable, Equatable {
     public var duration: Duration
     /// Nil when the transfer ran to its end (individual files may still have failed); else why it stopped.
     public var failure: String?
+    /// When the peer denied the offer (sending): its reason, as in `failure`'s "the offer was denied (...)".
+    public var deniedReason: String? = nil
 
     /// Every offered file was published.
     public var isSuccess: Bool { failure == nil && filesFailed == 0 && filesSkipped == 0 }

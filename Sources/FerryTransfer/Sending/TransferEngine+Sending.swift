@@ -341,7 +341,8 @@ extension TransferEngine {
             filesFailed: peer.filesFailed + unfinished, filesSkipped: skipped, bytes: peer.bytesDone,
             wireBytes: peer.wireBytes, chunkBytes: peer.chunkBytes, resumedBytes: peer.resumedBytes,
             duration: clock.now - peer.started,
-            failure: peer.failure ?? peer.deniedReason.map { "the offer was denied (\($0))" })
+            failure: peer.failure ?? peer.deniedReason.map { "the offer was denied (\($0))" },
+            deniedReason: peer.failure == nil ? peer.deniedReason : nil)
         emit(.finished(outcome))
         log(1, "transfer \(id) to \(peer.info.displayName) finished: \(outcome.failure ?? "ok")")
         return outcome
