@@ -18,8 +18,10 @@ extension IntegrationTests {
             throws -> FerryProcess
         {
             try harness.chat.registry.startFerry(
-                ["send"] + paths + ["--to", "127.0.0.1:\(port)", "--session", harness.session, "--name", "outbox",
-                    "--interface", "lo"] + extra,
+                ["send"] + paths + [
+                    "--to", "127.0.0.1:\(port)", "--session", harness.session, "--name", "outbox",
+                    "--interface", "lo",
+                ] + extra,
                 environment: harness.chat.environment("outbox"))
         }
 
@@ -47,7 +49,8 @@ extension IntegrationTests {
                 let (status, stderr) = try Self.finish(try Self.textSender(harness, [file.path], port: port))
                 #expect(status == 0, "\(stderr)")
                 #expect(try receiver.waitForExit(timeout: .seconds(60)) == 0)
-                summaries.append(stderr.split(separator: "\n").first { $0.hasPrefix("sent 1 file") }.map(String.init) ?? stderr)
+                summaries.append(
+                    stderr.split(separator: "\n").first { $0.hasPrefix("sent 1 file") }.map(String.init) ?? stderr)
             }
             #expect(!summaries[0].contains("compression"), "nothing was compressed: \(summaries[0])")
             #expect(summaries[1].contains(", compression "), "\(summaries[1])")
@@ -102,7 +105,8 @@ extension IntegrationTests {
             let lines = stderr.split(separator: "\n").map(String.init)
             let warnings = lines.filter { $0.contains("may be impersonating") }
             #expect(warnings.count == 1, "said once: \(stderr)")
-            #expect(warnings.first?.hasPrefix("Error: refused a peer named bob: it presents the key ") == true, "\(stderr)")
+            #expect(
+                warnings.first?.hasPrefix("Error: refused a peer named bob: it presents the key ") == true, "\(stderr)")
             #expect(!stderr.contains("WARNING"), "\(stderr)")
             #expect(lines.last?.hasPrefix("nothing sent to bob: refused: ") == true, "\(stderr)")
         }
@@ -118,7 +122,9 @@ extension IntegrationTests {
             }
             let empty = try run(["send", "", "--to", "bob"])
             #expect(empty == (1, "Error: an empty file name was given; name a file or directory to send."))
-            let long = try run(["send", harness.source.path + "/" + String(repeating: "d/", count: 2500) + "x", "--to", "bob"])
+            let long = try run([
+                "send", harness.source.path + "/" + String(repeating: "d/", count: 2500) + "x", "--to", "bob",
+            ])
             #expect(long.status == 1)
             #expect(long.stderr.contains(": the path is too long ("), "\(long.stderr)")
             #expect(long.stderr.count < 300, "\(long.stderr)")
@@ -126,7 +132,8 @@ extension IntegrationTests {
             let target = try run(["send", file.path, "--to", huge, "--wait", "0"])
             #expect(target.status == 1)
             #expect(target.stderr.hasPrefix("Error: no peer named " + String(repeating: "x", count: 38) + "..."))
-            #expect(target.stderr.contains(" (100000 characters) was found in session "), "\(target.stderr.prefix(400))")
+            #expect(
+                target.stderr.contains(" (100000 characters) was found in session "), "\(target.stderr.prefix(400))")
             #expect(target.stderr.count < 400, "\(target.stderr.prefix(400))")
         }
 
