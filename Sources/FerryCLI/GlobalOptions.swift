@@ -104,13 +104,13 @@ public struct GlobalOptions: Sendable, Equatable {
         }
         for peer in peers where Self.splitHostPort(peer) == nil {
             throw CLIError.usage(
-                "--peer: '\(TerminalText.escape(peer))' is not a valid address; use HOST:PORT, "
+                "--peer: '\(TerminalText.excerpt(peer))' is not a valid address; use HOST:PORT, "
                     + "e.g. 192.168.1.20:\(Self.defaultPort) or [fe80::1%eth0]:\(Self.defaultPort)"
             )
         }
         for interface in interfaces where !Self.isValidInterfaceName(interface) {
             throw CLIError.usage(
-                "--interface: '\(TerminalText.escape(interface))' is not a valid interface name "
+                "--interface: '\(TerminalText.excerpt(interface))' is not a valid interface name "
                     + "(1 to 15 bytes without '/', ':' or spaces, e.g. lo or eth0)"
             )
         }

@@ -71,9 +71,9 @@ public enum SessionError: Error, Equatable, Sendable, CustomStringConvertible {
         case .authenticationFailed(let peer, let detail):
             return "could not authenticate peer \(peer): \(detail)"
         case .pinnedKeyChanged(let name, let pinned, let presented):
-            return "WARNING: a peer named \(name) presents the key \(presented.shortDescription), but you trusted \(name)"
-                + " with the key \(pinned.shortDescription). Someone may be impersonating it; the link was refused."
-                + " If \(name) really has a new identity (reinstalled), check with its owner, then run"
+            return "refused a peer named \(name): it presents the key \(presented.shortDescription), but you trusted"
+                + " \(name) with the key \(pinned.shortDescription), so someone may be impersonating it. If \(name)"
+                + " really has a new identity (reinstalled), check with its owner, then run"
                 + " `ferry trust remove \(pinned.shortDescription)` and pair again."
         }
     }

@@ -15,8 +15,8 @@ public struct SourceFile: Sendable, Equatable {
 
     /// The files named on a command line: a file is sent under its base name; a directory is sent whole, each
     /// regular file under "directory/relative/path" (symbolic links and special files inside it are skipped).
-    /// Throws when a path is missing or not a file or directory, when two files would get the same name, when
-    /// nothing is left to send, or when there are more than `Limits.maxOfferFiles` files.
+    /// Throws when a path is empty, too long, missing or not a file or directory, when two files would get the same
+    /// name, when nothing is left to send, or when there are more than `Limits.maxOfferFiles` files.
     public static func collect(_ paths: [String]) throws(TransferError) -> [SourceFile] {
         var result: [SourceFile] = []
         var names: [String: String] = [:]
@@ -28,6 +28,7 @@ public struct SourceFile: Sendable, Equatable {
             result.append(file)
         }
         for path in paths {
+            try checkLength(path)
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
                 throw .fileNotFound(path)
@@ -49,6 +50,22 @@ public struct SourceFile: Sendable, Equatable {
             throw .tooManyFiles(result.count, limit: Limits.maxOfferFiles)
         }
         return result
+    }
+
+    /// The longest path the system takes, in bytes (`PATH_MAX` counts the terminating zero).
+    public static let longestPath = 4095
+    /// The longest name of one file or directory, in bytes (`NAME_MAX`).
+    public static let longestName = 255
+
+    /// An empty path, or one the system would refuse as too long (ENAMETOOLONG, which `fileExists` reports as
+    /// "missing"), is named for what it is.
+    private static func checkLength(_ path: String) throws(TransferError) {
+        guard !path.isEmpty else { throw .emptyPath }
+        let bytes = path.utf8.count
+        guard bytes <= longestPath else { throw .pathTooLong(path, bytes: bytes, limit: longestPath) }
+        if let name = path.split(separator: "/").first(where: { $0.utf8.count > longestName }) {
+            throw .nameTooLong(path, bytes: name.utf8.count, limit: longestName)
+        }
     }
 
     /// Regular files under a directory, as sorted relative paths; symbolic links are not followed.

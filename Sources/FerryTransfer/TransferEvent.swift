@@ -79,6 +79,8 @@ public struct TransferOutcome: Sendable, Equatable {
     public var failure: String?
     /// Of `filesSucceeded`, files the receiver already held byte for byte under their name (sending side).
     public var filesAlreadyThere = 0
+    /// When the peer denied the offer (sending): its reason, as in `failure`'s "the offer was denied (...)".
+    public var deniedReason: String? = nil
 
     /// Every offered file was published.
     public var isSuccess: Bool { failure == nil && filesFailed == 0 && filesSkipped == 0 }

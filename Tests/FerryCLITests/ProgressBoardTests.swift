@@ -1,4 +1,5 @@
 import FerryWire
+import Synchronization
 import Testing
 
 @testable import FerryCLI
@@ -45,5 +46,45 @@ import Testing
         // A message forces a redraw, which shows the kept update.
         board.print(["hello"])
         #expect(sink.text == first + "\u{1B}[1F\u{1B}[Jhello\nalice              10%\n")
+    }
+
+    /// Issue 9, 6: a bar with no progress for 10 s stayed as it was, with its old rate and time left. With no
+    /// progress for 5 s the row says "stalled" and counts up on each tick; progress clears it.
+    @Test func aRowWithoutProgressSaysItIsStalled() {
+        let sink = CapturingTextSink()
+        let start = ContinuousClock.now
+        let clock = Mutex(start)
+        let board = ProgressBoard(sink: sink, width: { 81 }, now: { clock.withLock { $0 } })
+        let up = "\u{1B}[1F\u{1B}[J"
+        let bar = "alice             [#................]   10%      10 B/100 B"
+        board.update(Self.a, Self.line("alice", 10))
+        #expect(sink.text == bar + "      -- B/s    --:--\n")
+        clock.withLock { $0 = start + .seconds(4) }
+        board.tick()
+        #expect(sink.text == bar + "      -- B/s    --:--\n", "not stalled yet: no redraw")
+        // An update without new bytes is no progress.
+        clock.withLock { $0 = start + .seconds(5) }
+        board.update(Self.a, Self.line("alice", 10))
+        clock.withLock { $0 = start + .seconds(10) }
+        board.tick()
+        clock.withLock { $0 = start + .seconds(11) }
+        board.tick()
+        #expect(
+            sink.text
+                == bar + "      -- B/s    --:--\n" + up + bar + "           stalled 5s\n" + up + bar
+                + "          stalled 10s\n"
+                + up + bar + "          stalled 11s\n")
+        // Progress: the note goes, and ticks draw nothing until the row stalls again.
+        board.update(Self.a, Self.line("alice", 20))
+        #expect(
+            sink.text.hasSuffix(
+                up + "alice             [###..............]   20%      20 B/100 B      -- B/s    --:--\n"))
+        let after = sink.text
+        clock.withLock { $0 = start + .seconds(15) }
+        board.tick()
+        #expect(sink.text == after)
+        clock.withLock { $0 = start + .seconds(16) }
+        board.tick()
+        #expect(sink.text.hasSuffix("   20%      20 B/100 B           stalled 5s\n"))
     }
 }

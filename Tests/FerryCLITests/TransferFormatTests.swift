@@ -100,6 +100,23 @@ import Testing
         #expect(ProgressLine(name: "b", bytesDone: 999, totalBytes: 1000, rate: 0, secondsLeft: nil).percent == 99)
     }
 
+    /// Issue 9, 6: a bar frozen for 10 s said nothing; rate and time left describe the past.
+    @Test func aStalledLineSaysForHowLong() {
+        var stalled = Self.half
+        stalled.stalledSeconds = 12
+        #expect(
+            stalled.render(width: 80)
+                == "alice             [#######.......]   50%   5.0 MiB/10.0 MiB          stalled 12s")
+        stalled.stalledSeconds = 75
+        #expect(stalled.render(width: 80).hasSuffix("   stalled 1:15"))
+        // The bar keeps its place whether or not the line is stalled.
+        #expect(stalled.render(width: 80).count == Self.half.render(width: 80).count)
+        let start = ContinuousClock.now
+        #expect(Self.half.stalled(since: start, now: start + .milliseconds(4999)).stalledSeconds == nil)
+        #expect(Self.half.stalled(since: start, now: start + .seconds(5)).stalledSeconds == 5)
+        #expect(Self.half.stalled(since: start, now: start + .milliseconds(10_900)).stalledSeconds == 10)
+    }
+
     @Test func longAndHostileNames() {
         let long = ProgressLine(
             name: "a-very-long-peer-name", bytesDone: 1, totalBytes: 4, rate: 0, secondsLeft: nil)

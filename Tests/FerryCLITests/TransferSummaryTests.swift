@@ -29,8 +29,103 @@ import Testing
             files: 1, bytes: 10, seconds: 0,
             peers: [.init(name: "alice", peerID: "01", filesSucceeded: 1, bytes: 10, wireBytes: 10)])
         #expect(one.isSuccess)
-        #expect(one.text == "sent 1 file (10 B) to 1 peer in 0.0 s (-- B/s, compression 1.00x)\n  alice: ok\n")
+        #expect(one.text == "sent 1 file (10 B) to 1 peer in 0.0 s (-- B/s)\n  alice: ok\n")
         #expect(!TransferSummary(files: 1, bytes: 10, seconds: 0, peers: []).isSuccess)
+    }
+
+    /// Issue 9, 6: a denial read "sent 1 file ... to 0 of 1 peer (-- B/s)".
+    @Test func aDenialSaysThatNothingWasSentAndWhy() {
+        let denied = TransferSummary(
+            files: 1, bytes: 10, seconds: 0,
+            peers: [
+                .init(
+                    name: "bob", peerID: "01", filesSkipped: 1, failure: "the offer was denied (denied by the user)",
+                    deniedReason: "denied by the user")
+            ])
+        #expect(denied.text == "nothing sent: bob denied the offer (denied by the user)\n")
+        #expect(!denied.isSuccess)
+        let unreachable = TransferSummary(
+            files: 1, bytes: 10, seconds: 0, peers: [.init(name: "bob", peerID: nil, failure: "connection refused")])
+        #expect(unreachable.text == "nothing sent to bob: connection refused\n")
+        let two = TransferSummary(
+            files: 2, bytes: 10, seconds: 0,
+            peers: [
+                .init(name: "alice", peerID: "01", filesSkipped: 2, failure: "x", deniedReason: "busy\u{1B}[2J"),
+                .init(name: "bob", peerID: nil, failure: "connection refused"),
+            ])
+        #expect(
+            two.text == """
+                nothing sent to 2 peers:
+                  alice: denied the offer (busy\\u{1B}[2J)
+                  bob: failed: connection refused
+
+                """)
+        #expect(
+            TransferSummary(files: 1, bytes: 10, seconds: 0, peers: []).text == "nothing sent: no peer was reached\n")
+    }
+
+    /// A peer that got some files before it failed is not counted as "nothing sent".
+    @Test func aPeerThatFailedAfterSomeFilesSaysHowMany() {
+        let partial = TransferSummary(
+            files: 3, bytes: 3 << 20, seconds: 2,
+            peers: [
+                .init(
+                    name: "bob", peerID: "01", filesSucceeded: 2, filesFailed: 1, bytes: 2 << 20, wireBytes: 2 << 20,
+                    failure: "the link was lost (timeout)")
+            ])
+        #expect(
+            partial.text == """
+                sent 3 files (3.0 MiB) to 0 of 1 peer in 2.0 s (1.0 MiB/s)
+                  bob: failed after 2 of 3 files: the link was lost (timeout)
+
+                """)
+    }
+
+    /// Issue 9, 6: after a 40 s run in which one peer's link died, the summary said 0.5 s and 154 MiB/s (the time
+    /// of the successful peer only, and the bytes of both).
+    @Test func theTimeRunsUntilTheLastPeerEndedFailedOnesIncluded() {
+        func outcome(_ name: String, seconds: Double, bytes: UInt64, failure: String?, denied: String? = nil)
+            -> TransferOutcome
+        {
+            TransferOutcome(
+                transferID: TransferID(bytes: Array(repeating: 1, count: 16))!,
+                peer: PairingTextTests.peer(trusted: true, code: nil), direction: .sending,
+                filesSucceeded: failure == nil ? 1 : 0, filesFailed: failure == nil ? 0 : 1, filesSkipped: 0,
+                bytes: bytes, wireBytes: bytes, chunkBytes: bytes, resumedBytes: 0,
+                duration: .milliseconds(Int64(seconds * 1000)), failure: failure, deniedReason: denied)
+        }
+        let ok = outcome("alice", seconds: 0.5, bytes: 40 << 20, failure: nil)
+        let died = outcome("bob", seconds: 40, bytes: 37 << 20, failure: "the link was lost (timeout)")
+        let denied = outcome("carol", seconds: 300, bytes: 0, failure: "the offer was denied (x)", denied: "x")
+        #expect(TransferSummary.transferTime([ok, died, denied]) == .seconds(40))
+        #expect(TransferSummary.transferTime([denied]) == nil)
+        let summary = TransferSummary(
+            files: 1, bytes: 40 << 20, seconds: 40, peers: [ok, died].map(TransferSummary.PeerResult.init))
+        #expect(summary.sentBytes == 77 << 20)
+        #expect(summary.text.hasPrefix("sent 1 file (40.0 MiB) to 1 of 2 peers in 40.0 s (1.9 MiB/s)\n"))
+    }
+
+    /// Issue 9, 6: "compression 0.97x" for JPEGs. The ratio is shown only where compression paid.
+    @Test func compressionIsMentionedOnlyWhereItPaid() {
+        func summary(raw: UInt64, wire: UInt64) -> String {
+            TransferSummary(
+                files: 1, bytes: raw, seconds: 1,
+                peers: [
+                    .init(
+                        name: "alice", peerID: "01", filesSucceeded: 1, bytes: raw, wireBytes: wire, chunkBytes: raw)
+                ]
+            ).text
+        }
+        #expect(
+            summary(raw: 1 << 20, wire: 1 << 20).hasPrefix("sent 1 file (1.0 MiB) to 1 peer in 1.0 s (1.0 MiB/s)\n"))
+        // Re-sent raw chunks: more on the wire than the file holds; not "compression 0.97x".
+        #expect(!summary(raw: 1 << 20, wire: 1_080_000).contains("compression"))
+        #expect(!summary(raw: 1 << 20, wire: 1_030_000).contains("compression"))
+        #expect(summary(raw: 3 << 20, wire: 1 << 20).contains("(3.0 MiB/s, compression 3.00x)\n"))
+        // The ratio compares the chunks' raw bytes with their wire bytes, re-sent ones on both sides.
+        let resent = TransferSummary.PeerResult(
+            name: "a", peerID: nil, filesSucceeded: 1, bytes: 1 << 20, wireBytes: 1 << 20, chunkBytes: 2 << 20)
+        #expect(TransferSummary(files: 1, bytes: 1 << 20, seconds: 1, peers: [resent]).compressionRatio == 2)
     }
 
     @Test func json() {

@@ -133,6 +133,68 @@ import Testing
                     stderr: "Error: \(missing): no such file or directory; check the path.\n"))
     }
 
+    /// Issue 9, 6: `send ''` said "Error: : no such file".
+    @Test func anEmptyFileNameIsNamedAsSuch() async {
+        #expect(
+            await FerryRun.run(["send", "", "--to", "bob"])
+                == FerryRun(
+                    code: .failure, stdout: "",
+                    stderr: "Error: an empty file name was given; name a file or directory to send.\n"))
+    }
+
+    /// Issue 9, 6: a 5000-character path was reported as missing (ENAMETOOLONG), and echoed whole.
+    @Test func aPathTooLongIsSaidToBeTooLongAndShownCut() async {
+        let long = String(repeating: "a/", count: 2500)
+        let run = await FerryRun.run(["send", long, "--to", "bob"])
+        #expect(
+            run
+                == FerryRun(
+                    code: .failure, stdout: "",
+                    stderr: "Error: " + String(repeating: "a/", count: 19) + "..." + String(repeating: "a/", count: 19)
+                        + " (5000 characters): the path is too long (5000 bytes; at most 4095); shorten it, or send "
+                        + "from a directory nearer the file.\n"))
+        let name = "/tmp/" + String(repeating: "n", count: 256) + "/x.jpg"
+        let nameRun = await FerryRun.run(["send", name, "--to", "bob"])
+        #expect(nameRun.code == .failure)
+        #expect(
+            nameRun.stderr.hasSuffix(
+                " (267 characters): a name in the path is too long (256 bytes; at most 255); check the path.\n"))
+        // The longest path the system takes is still looked up (and missing here).
+        let longest = "/" + String(repeating: "./", count: 2043) + "missing0"
+        #expect(longest.utf8.count == 4095)
+        let longestRun = await FerryRun.run(["send", longest, "--to", "bob"])
+        #expect(longestRun.stderr.contains("no such file or directory"), "\(longestRun.stderr)")
+    }
+
+    /// Issue 9, 6: a 100 000-character `--to` was echoed whole. Whatever was typed is shown cut to about 80
+    /// characters, with its length.
+    @Test func longInputIsEchoedCut() async {
+        let huge = String(repeating: "x", count: 100_000)
+        let cut = String(repeating: "x", count: 38) + "..." + String(repeating: "x", count: 38) + " (100000 characters)"
+        #expect(
+            await FerryRun.run(["send", "a.jpg", "--to", huge, "--to", huge])
+                == Self.send("--to: '\(cut)' is given twice"))
+        let host = String(repeating: "x", count: 100) + ".local:1"
+        #expect(
+            await FerryRun.run(["send", "a.jpg", "--to", host])
+                == Self.send(
+                    "--to: '\(String(repeating: "x", count: 38))...\(String(repeating: "x", count: 30)).local:1 (108 "
+                        + "characters)' names a host; ferry does not look up host names. Give the peer's IP address "
+                        + "and port (e.g. 192.168.1.20:41971) or its display name"))
+        #expect(
+            await FerryRun.run(["send", "a.jpg", "--all", "--wait", huge])
+                == Self.send("--wait: '\(cut)' is not a valid number of seconds"))
+        #expect(await FerryRun.run(["receive", huge]) == Self.receive("Unexpected argument '\(cut)'"))
+        #expect(
+            await FerryRun.run(["receive", "--" + huge]).stderr.hasPrefix(
+                "Error: Unknown option '--\(String(repeating: "x", count: 36))..."))
+        #expect(await FerryRun.run(["receive", "--peer", huge]).stderr.count < 400)
+        // Hostile bytes are still escaped, and a short value is shown whole.
+        #expect(
+            await FerryRun.run(["send", "a.jpg", "--to", "b\u{1B}", "--to", "b\u{1B}"])
+                == Self.send("--to: 'b\\u{1B}' is given twice"))
+    }
+
     @Test func receiveDirectoryThatCannotBeUsed() async throws {
         let directory = try TemporaryFiles()
         defer { directory.remove() }

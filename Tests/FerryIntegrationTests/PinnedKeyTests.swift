@@ -9,7 +9,7 @@ extension IntegrationTests {
     @Suite(.serialized) struct PinnedKeyTests {
         /// What `SessionError.pinnedKeyChanged` says, in a line of output (text or a JSON error event).
         static func isWarning(_ line: String) -> Bool {
-            line.contains("WARNING") && line.contains("presents the key") && line.contains("you trusted")
+            line.contains("may be impersonating") && line.contains("presents the key") && line.contains("you trusted")
         }
 
         @Test func aSenderUsingAPinnedNameWithAnotherKeyIsRefusedLoudly() async throws {

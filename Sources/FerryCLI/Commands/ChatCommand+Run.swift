@@ -102,7 +102,7 @@ enum ChatLoop {
                 text = String(line.dropFirst("/unreliable ".count))
                 mode = .unreliable
             } else if line.hasPrefix("/") {
-                printer.failure("unknown command \(TerminalText.escape(line)); type /help for the commands")
+                printer.failure("unknown command \(TerminalText.excerpt(line)); type /help for the commands")
                 continue
             }
             do {

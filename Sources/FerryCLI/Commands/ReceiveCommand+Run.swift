@@ -165,29 +165,30 @@ extension ReceiveCommand {
 
     /// Creates the directory if missing and checks that it is a writable directory; returns its path.
     static func prepareDirectory(_ path: String, createParents: Bool = true) throws -> String {
+        let shown = TerminalText.excerpt(path)
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
             guard isDirectory.boolValue else {
-                throw CLIError.failure("cannot receive into \(path): it is not a directory")
+                throw CLIError.failure("cannot receive into \(shown): it is not a directory")
             }
         } else {
             let parent = URL(fileURLWithPath: path).deletingLastPathComponent().path
             if !createParents, !FileManager.default.fileExists(atPath: parent) {
                 throw CLIError.failure(
-                    "cannot receive into \(path): \(parent) does not exist; create it first, or choose another "
+                    "cannot receive into \(shown): \(TerminalText.excerpt(parent)) does not exist; create it first, or choose another "
                         + "directory with --into")
             }
             do {
                 try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: createParents)
             } catch {
                 throw CLIError.failure(
-                    "cannot create the directory \(path) to receive into: \(Self.reason(error)); choose another "
+                    "cannot create the directory \(shown) to receive into: \(Self.reason(error)); choose another "
                         + "with --into")
             }
         }
         guard FileManager.default.isWritableFile(atPath: path), FileManager.default.isExecutableFile(atPath: path)
         else {
-            throw CLIError.failure("cannot receive into \(path): permission denied; choose another with --into")
+            throw CLIError.failure("cannot receive into \(shown): permission denied; choose another with --into")
         }
         return path
     }

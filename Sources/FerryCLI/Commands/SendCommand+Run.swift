@@ -34,8 +34,7 @@ extension SendCommand {
                 do {
                     let outcomes = try await run.engine.send(sources, to: peers.map(\.peerID))
                     results = outcomes.map(TransferSummary.PeerResult.init) + failures
-                    // From acceptance: the time a person took to say yes is not transfer time.
-                    elapsed = outcomes.filter { $0.failure == nil }.map(\.duration).max()
+                    elapsed = TransferSummary.transferTime(outcomes)
                 } catch let error as TransferError {
                     throw CLIError.failure(error.description)
                 }

@@ -39,7 +39,7 @@ extension TrustCommand {
                 characters.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0)) })
             else {
                 throw CLIError.usage(
-                    "'\(TerminalText.escape(target))' is not a device ID nor the first \(Self.minimumPrefix) or more"
+                    "'\(TerminalText.excerpt(target))' is not a device ID nor the first \(Self.minimumPrefix) or more"
                         + " characters of one")
             }
         }
@@ -47,7 +47,7 @@ extension TrustCommand {
         /// Removes the one pinned peer `target` names; an unknown or ambiguous prefix fails and changes nothing.
         public func run(context: CommandContext) async throws -> ExitCode {
             let store = TrustStore(environment: context.environment)
-            let shown = TerminalText.escape(target)
+            let shown = TerminalText.excerpt(target)
             let deviceID: DeviceID
             if let whole = DeviceID(string: target) {
                 deviceID = whole

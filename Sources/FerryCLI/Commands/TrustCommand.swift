@@ -52,7 +52,7 @@ public struct TrustCommand: ParsableCommand, Equatable {
     /// The usage error for text that is not a device ID.
     static func invalidID(_ text: String) -> CLIError {
         .usage(
-            "'\(TerminalText.escape(text))' is not a valid device ID; give the grouped form 'ferry id' prints"
+            "'\(TerminalText.excerpt(text))' is not a valid device ID; give the grouped form 'ferry id' prints"
                 + " (13 groups of 4) or 64 hex digits")
     }
 }

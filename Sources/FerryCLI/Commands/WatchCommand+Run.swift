@@ -26,7 +26,7 @@ extension WatchCommand {
                 }
             }
         } catch {
-            throw CLIError.failure("cannot watch \(path): \(error)")
+            throw CLIError.failure("cannot watch \(TerminalText.excerpt(path)): \(error)")
         }
         defer {
             watcher.close()
@@ -47,7 +47,7 @@ extension WatchCommand {
             } else {
                 let there = known.count == 1 ? "1 file already there is" : "\(known.count) files already there are"
                 context.stderr.writeLine(
-                    "watching \(TerminalText.escape(path)) (\(there) not sent); new files go to \(peers); "
+                    "watching \(TerminalText.excerpt(path)) (\(there) not sent); new files go to \(peers); "
                         + "Ctrl-C to stop")
             }
             let loop = WatchLoop(

@@ -1,3 +1,5 @@
+import FerryTransfer
+
 /// Makes text that a peer controls safe to print on a terminal.
 ///
 /// Display names, session IDs, chat lines and file names come from the network. Printed raw, an escape sequence
@@ -22,6 +24,13 @@ public enum TerminalText {
             }
         }
         return String(result)
+    }
+
+    /// `text` escaped and, beyond `TransferError.longestShown` (80) characters, cut to its start and end around
+    /// "..." with its length: how messages echo what someone typed (a `--to` value, a path), which can be as
+    /// long as a command line allows.
+    public static func excerpt(_ text: String) -> String {
+        escape(TransferError.shown(text))
     }
 
     /// Whether `scalar` is one that `escape` replaces.

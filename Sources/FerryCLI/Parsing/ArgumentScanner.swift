@@ -110,7 +110,7 @@ struct ArgumentScanner {
     }
 
     func unknownOptionMessage(_ spelling: String) -> String {
-        let shown = "Unknown option '\(TerminalText.escape(spelling))'"
+        let shown = "Unknown option '\(TerminalText.excerpt(spelling))'"
         let longNames = options.map(\.longSpelling)
         guard let suggestion = EditDistance.closest(to: spelling, in: longNames) else {
             return shown

@@ -139,7 +139,7 @@ struct CommandLineParser {
 
     private func unknownSubcommand(_ name: String, among commands: [any ParsableCommand.Type]) -> CLIError {
         let names = commands.map { $0.configuration.commandName }
-        var message = "Unknown subcommand '\(TerminalText.escape(name))'"
+        var message = "Unknown subcommand '\(TerminalText.excerpt(name))'"
         if let suggestion = EditDistance.closest(to: name, in: names) {
             message += ". Did you mean '\(suggestion)'?"
         } else {
@@ -160,7 +160,7 @@ struct CommandLineParser {
         }
         if remaining > 0 {
             let extra = arguments[arguments.count - remaining]
-            throw .usage("Unexpected argument '\(TerminalText.escape(extra))'")
+            throw .usage("Unexpected argument '\(TerminalText.excerpt(extra))'")
         }
     }
 }

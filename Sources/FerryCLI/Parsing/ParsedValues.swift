@@ -95,6 +95,6 @@ public struct ParsedValues: Sendable, Equatable {
     }
 
     static func invalidMessage(name: String, text: String, noun: String) -> String {
-        "--\(name): '\(TerminalText.escape(text))' is not a valid \(noun)"
+        "--\(name): '\(TerminalText.excerpt(text))' is not a valid \(noun)"
     }
 }

@@ -33,7 +33,7 @@ struct SessionSetup {
                 return try SocketAddress.resolve(text)
             } catch {
                 throw CLIError.failure(
-                    "--peer \(TerminalText.escape(text)): \(error); check the host name or use an IP address")
+                    "--peer \(TerminalText.excerpt(text)): \(error); check the host name or use an IP address")
             }
         }
     }

@@ -90,7 +90,7 @@ struct PeerPicker: Sendable {
         for word in line.split(whereSeparator: { $0 == " " || $0 == "," || $0 == "\t" }) {
             guard let number = Int(word), (1...max(count, 1)).contains(number), count > 0 else {
                 let range = count == 0 ? "no peer is listed yet" : "type numbers from 1 to \(count)"
-                return .failure(PickerInputError(message: "'\(TerminalText.escape(String(word)))': \(range)"))
+                return .failure(PickerInputError(message: "'\(TerminalText.excerpt(String(word)))': \(range)"))
             }
             if !numbers.contains(number) {
                 numbers.append(number)

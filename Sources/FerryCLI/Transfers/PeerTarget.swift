@@ -30,7 +30,7 @@ public enum PeerTarget: Sendable, Hashable, CustomStringConvertible {
                 if IPv4Address(host) != nil || IPv6Address(host) != nil {
                     let example = host.contains(":") ? "[\(host)]" : host
                     throw .usage(
-                        "--\(option): '\(TerminalText.escape(text))' has no valid port; give a port from 1 to 65535 "
+                        "--\(option): '\(TerminalText.excerpt(text))' has no valid port; give a port from 1 to 65535 "
                             + "(e.g. \(example):\(GlobalOptions.defaultPort))")
                 }
             }
@@ -41,12 +41,12 @@ public enum PeerTarget: Sendable, Hashable, CustomStringConvertible {
             do {
                 return .address(text, try SocketAddress.resolve(text))
             } catch {
-                throw .usage("--\(option): '\(TerminalText.escape(text))' is not a usable address: \(error)")
+                throw .usage("--\(option): '\(TerminalText.excerpt(text))' is not a usable address: \(error)")
             }
         }
         if looksLikeHostName(host) {
             throw .usage(
-                "--\(option): '\(TerminalText.escape(text))' names a host; ferry does not look up host names. "
+                "--\(option): '\(TerminalText.excerpt(text))' names a host; ferry does not look up host names. "
                     + "Give the peer's IP address and port (e.g. 192.168.1.20:\(GlobalOptions.defaultPort)) "
                     + "or its display name")
         }
@@ -70,9 +70,9 @@ public enum PeerTarget: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// The target as typed, escaped for a terminal.
+    /// The target as typed, escaped for a terminal (and cut when it is very long).
     public var description: String {
-        TerminalText.escape(text)
+        TerminalText.excerpt(text)
     }
 
     /// Which of `candidates` this target names.

@@ -24,6 +24,8 @@ final class ProgressBoard: Sendable {
         /// Bar lines on the screen below the cursor's line start.
         var drawn = 0
         var lastDraw: ContinuousClock.Instant?
+        /// When each row's byte count last grew (or the row appeared): its bar says "stalled" after a while.
+        var progressed: [Key: ContinuousClock.Instant] = [:]
     }
 
     /// The shortest time between two redraws caused by progress alone.
@@ -32,27 +34,51 @@ final class ProgressBoard: Sendable {
     private let state = Mutex(State())
     private let sink: any TextSink
     private let width: @Sendable () -> Int
+    private let now: @Sendable () -> ContinuousClock.Instant
 
-    /// Draws on `sink` (a terminal), `width()` columns wide.
-    init(sink: any TextSink, width: @escaping @Sendable () -> Int = { TerminalSize.columns() }) {
+    /// Draws on `sink` (a terminal), `width()` columns wide; `now` is the clock stalls are measured by.
+    init(
+        sink: any TextSink, width: @escaping @Sendable () -> Int = { TerminalSize.columns() },
+        now: @escaping @Sendable () -> ContinuousClock.Instant = { .now }
+    ) {
         self.sink = sink
         self.width = width
+        self.now = now
     }
 
-    /// Adds or updates a row; redraws unless the last redraw was less than `interval` ago (a new row always
-    /// redraws).
+    /// Adds or updates a row; redraws unless the last redraw was less than `interval` ago (a new row, and a
+    /// stalled row that makes progress, always redraw).
     func update(_ key: Key, _ line: ProgressLine) {
-        let now = ContinuousClock.now
+        let now = self.now()
         state.withLock { state in
             if let index = state.rows.firstIndex(where: { $0.key == key }) {
+                // A stalled row that moves again is redrawn at once, so its "stalled" note does not linger.
+                var unstalled = false
+                if line.bytesDone > state.rows[index].line.bytesDone {
+                    unstalled = state.progressed[key].map { now - $0 >= ProgressLine.stalledAfter } ?? false
+                    state.progressed[key] = now
+                }
                 state.rows[index].line = line
-                if let last = state.lastDraw, now - last < Self.interval {
+                if !unstalled, let last = state.lastDraw, now - last < Self.interval {
                     return
                 }
             } else {
                 state.rows.append((key, line))
+                state.progressed[key] = now
             }
             draw(&state, messages: [], now: now)
+        }
+    }
+
+    /// Called about once a second while bars may be shown: redraws when a row is stalled, so that its "stalled"
+    /// note appears and counts up although no progress event comes.
+    func tick() {
+        let now = self.now()
+        state.withLock { state in
+            let stalled = state.rows.contains { row in
+                state.progressed[row.key].map { now - $0 >= ProgressLine.stalledAfter } ?? false
+            }
+            if stalled { draw(&state, messages: [], now: now) }
         }
     }
 
@@ -60,14 +86,15 @@ final class ProgressBoard: Sendable {
     func remove(_ key: Key, printing messages: [String] = []) {
         state.withLock { state in
             state.rows.removeAll { $0.key == key }
-            draw(&state, messages: messages, now: .now)
+            state.progressed[key] = nil
+            draw(&state, messages: messages, now: now())
         }
     }
 
     /// Prints `messages` above the bars.
     func print(_ messages: [String]) {
         state.withLock { state in
-            draw(&state, messages: messages, now: .now)
+            draw(&state, messages: messages, now: now())
         }
     }
 
@@ -75,7 +102,8 @@ final class ProgressBoard: Sendable {
     func clear() {
         state.withLock { state in
             state.rows.removeAll()
-            draw(&state, messages: [], now: .now)
+            state.progressed.removeAll()
+            draw(&state, messages: [], now: now())
         }
     }
 
@@ -90,7 +118,8 @@ final class ProgressBoard: Sendable {
         // One column less than the terminal: a line of exactly the width would wrap on some terminals.
         let columns = max(width() - 1, 20)
         for row in state.rows {
-            text += row.line.render(width: columns) + "\n"
+            let line = state.progressed[row.key].map { row.line.stalled(since: $0, now: now) } ?? row.line
+            text += line.render(width: columns) + "\n"
         }
         state.drawn = state.rows.count
         state.lastDraw = now

@@ -4,6 +4,7 @@ import FerryTransfer
 ///
 /// ```
 /// alice-laptop      [##########..........]   50%   5.0 MiB/10.0 MiB   1.2 MiB/s     0:05
+/// bob               [#####...............]   25%   2.5 MiB/10.0 MiB          stalled 12s
 /// ```
 /// A pure function of a snapshot and a width, so the exact text is pinned by tests; `ProgressBoard` draws these
 /// lines on the terminal. The name (escaped: it comes from the peer) takes a fixed column so that the bars of
@@ -23,13 +24,31 @@ public struct ProgressLine: Sendable, Equatable {
     public var rate: Double
     /// Seconds left; nil while unknown.
     public var secondsLeft: Double?
+    /// Whole seconds without progress, once that is at least `ProgressLine.stalledAfter`: the rate and the time
+    /// left are then replaced by "stalled 12s" (they describe the past, not what happens now).
+    public var stalledSeconds: Int?
 
-    public init(name: String, bytesDone: UInt64, totalBytes: UInt64, rate: Double, secondsLeft: Double?) {
+    /// No progress for this long and the line says "stalled".
+    public static let stalledAfter = Duration.seconds(5)
+
+    public init(
+        name: String, bytesDone: UInt64, totalBytes: UInt64, rate: Double, secondsLeft: Double?,
+        stalledSeconds: Int? = nil
+    ) {
         self.name = name
         self.bytesDone = bytesDone
         self.totalBytes = totalBytes
         self.rate = rate
         self.secondsLeft = secondsLeft
+        self.stalledSeconds = stalledSeconds
+    }
+
+    /// This line as it reads `since` the last progress until `now`: stalled once that is `stalledAfter` or more.
+    public func stalled(since lastProgress: ContinuousClock.Instant, now: ContinuousClock.Instant) -> ProgressLine {
+        var line = self
+        let quiet = now - lastProgress
+        line.stalledSeconds = quiet >= Self.stalledAfter ? Int(quiet.components.seconds) : nil
+        return line
     }
 
     /// The line of an engine progress event.
@@ -53,12 +72,16 @@ public struct ProgressLine: Sendable, Equatable {
         let label = Self.column(TerminalText.escape(name), width: max(1, min(Self.nameWidth, width - 6)))
         let percentText = String(repeating: " ", count: 3 - String(percent).count) + "\(percent)%"
         // Fixed widths for what changes during a transfer, so that the bar does not jump as the numbers grow.
-        let details = [
+        var details = [
             percentText,
             Self.padded(TransferFormat.bytes(bytesDone), 8) + "/" + TransferFormat.bytes(totalBytes),
-            Self.padded(TransferFormat.rate(rate), 10),
-            Self.padded(TransferFormat.eta(secondsLeft), 7),
         ]
+        if let stalledSeconds {
+            // In the columns of the rate and the time left (10 + 2 + 7), so that the bar keeps its place.
+            details.append(Self.padded("stalled \(Self.quietTime(stalledSeconds))", 19))
+        } else {
+            details += [Self.padded(TransferFormat.rate(rate), 10), Self.padded(TransferFormat.eta(secondsLeft), 7)]
+        }
         // Drop details from the end until the line fits, keeping at least the percentage.
         var kept = details.count
         while kept > 1, label.count + 2 + details.prefix(kept).joined(separator: "  ").count > width {
@@ -70,6 +93,11 @@ public struct ProgressLine: Sendable, Equatable {
             return "\(label)  \(bar(width: room))  \(tail)"
         }
         return String("\(label)  \(tail)".prefix(max(width, 0)))
+    }
+
+    /// How long a transfer has been stalled: `"12s"`, then as a clock from a minute on (`"1:05"`).
+    static func quietTime(_ seconds: Int) -> String {
+        seconds < 60 ? "\(seconds)s" : TransferFormat.eta(Double(seconds))
     }
 
     /// `[#####.....]` of `width` characters, brackets included.

@@ -104,8 +104,7 @@ struct TargetResolver: Sendable {
                 guard !(error is CancellationError) else { continue }
                 let target = targets[index]
                 let name = resolved[target]?.displayName ?? "\(target)"
-                let message = CommandRunner.describe(error)
-                run.reporter.failure("could not connect to \(name): \(message)", peer: resolved[target])
+                let message = Self.connectFailure(error, name: name, reporter: run.reporter, peer: resolved[target])
                 failures.append(
                     TransferSummary.PeerResult(
                         name: name, peerID: resolved[target]?.peerID.description, failure: message))
@@ -199,14 +198,28 @@ extension TargetResolver {
                 if error is CancellationError || error as? TransferError == .peerCannotReceive(peer.displayName) {
                     continue
                 }
-                let message = CommandRunner.describe(error)
-                run.reporter.failure("could not connect to \(peer.displayName): \(message)", peer: peer)
+                let message = Self.connectFailure(error, name: peer.displayName, reporter: run.reporter, peer: peer)
                 failures.append(
                     TransferSummary.PeerResult(
                         name: peer.displayName, peerID: peer.peerID.description, failure: message))
             }
         }
         return (peers, failures)
+    }
+}
+
+extension TargetResolver {
+    /// Reports a failed connection as it happens; returns what the summary says of it. A pinned key that changed
+    /// was reported already (the session's error event, with what to do): it is not repeated.
+    static func connectFailure(_ error: any Error, name: String, reporter: TransferReporter, peer: PeerInfo?)
+        -> String
+    {
+        if case .pinnedKeyChanged? = error as? SessionError {
+            return "refused: it presents another key than the one you trusted (see the error above)"
+        }
+        let message = CommandRunner.describe(error)
+        reporter.failure("could not connect to \(name): \(message)", peer: peer)
+        return message
     }
 }
 

@@ -19,12 +19,24 @@ final class TransferReporter: Sendable {
     private let denied = Mutex<Set<ProgressBoard.Key>>([])
     /// Why the command itself denied an offer, where that says more than the engine's reason (the prompt rate).
     private let denialReasons = Mutex<[ProgressBoard.Key: String]>([:])
+    /// Ticks the board once a second, so that a bar with no progress says that it is stalled.
+    private let ticker: Task<Void, Never>?
 
     init(context: CommandContext, json: Bool, bars: Bool? = nil) {
         self.context = context
         self.json = json
         let wantsBars = bars ?? (context.isStderrTerminal && !(json && context.isStdoutTerminal))
-        board = wantsBars ? ProgressBoard(sink: context.stderr) : nil
+        let board = wantsBars ? ProgressBoard(sink: context.stderr) : nil
+        self.board = board
+        ticker = board.map { board in
+            Task { [weak board] in
+                while (try? await Task.sleep(for: .seconds(1))) != nil, let board { board.tick() }
+            }
+        }
+    }
+
+    deinit {
+        ticker?.cancel()
     }
 
     /// Prints a JSON line on stdout.

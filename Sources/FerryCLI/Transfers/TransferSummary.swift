@@ -13,16 +13,23 @@ public struct TransferSummary: Sendable, Equatable {
         public var filesSucceeded: Int
         public var filesFailed: Int
         public var filesSkipped: Int
+        /// File bytes the peer acknowledged (stored), in this run.
         public var bytes: UInt64
+        /// Chunk bytes on the wire (after compression), re-sent chunks included.
         public var wireBytes: UInt64
+        /// The raw bytes of those chunks (before compression); nil when unknown (then `bytes` stands in).
+        public var chunkBytes: UInt64?
         /// Nil when every file arrived.
         public var failure: String?
         /// Of `filesSucceeded`, files the peer already held byte for byte under their name.
         public var filesAlreadyThere: Int
+        /// The peer denied the offer, for this reason (`failure` says so too).
+        public var deniedReason: String?
 
         public init(
             name: String, peerID: String?, filesSucceeded: Int = 0, filesFailed: Int = 0, filesSkipped: Int = 0,
-            bytes: UInt64 = 0, wireBytes: UInt64 = 0, failure: String? = nil, filesAlreadyThere: Int = 0
+            bytes: UInt64 = 0, wireBytes: UInt64 = 0, chunkBytes: UInt64? = nil, failure: String? = nil,
+            deniedReason: String? = nil, filesAlreadyThere: Int = 0
         ) {
             self.name = name
             self.peerID = peerID
@@ -31,7 +38,9 @@ public struct TransferSummary: Sendable, Equatable {
             self.filesSkipped = filesSkipped
             self.bytes = bytes
             self.wireBytes = wireBytes
+            self.chunkBytes = chunkBytes
             self.failure = failure
+            self.deniedReason = deniedReason
             self.filesAlreadyThere = filesAlreadyThere
         }
 
@@ -41,8 +50,9 @@ public struct TransferSummary: Sendable, Equatable {
                 name: outcome.peer.displayName, peerID: outcome.peer.peerID.description,
                 filesSucceeded: outcome.filesSucceeded, filesFailed: outcome.filesFailed,
                 filesSkipped: outcome.filesSkipped, bytes: outcome.bytes, wireBytes: outcome.wireBytes,
+                chunkBytes: outcome.chunkBytes,
                 failure: outcome.isSuccess ? nil : outcome.failure ?? Self.countsText(outcome),
-                filesAlreadyThere: outcome.filesAlreadyThere)
+                deniedReason: outcome.deniedReason, filesAlreadyThere: outcome.filesAlreadyThere)
         }
 
         static func countsText(_ outcome: TransferOutcome) -> String {
@@ -52,14 +62,32 @@ public struct TransferSummary: Sendable, Equatable {
         public var isSuccess: Bool {
             failure == nil
         }
+
+        /// How it ended, after the peer's name: "ok", "denied the offer (...)", "failed: ...", or "failed after 2
+        /// of 3 files: ..." (escaped).
+        var state: String {
+            if let deniedReason { return "denied the offer (\(TerminalText.escape(deniedReason)))" }
+            guard let failure else {
+                guard filesAlreadyThere > 0 else { return "ok" }
+                let count = filesAlreadyThere == 1 ? "1 file" : "\(filesAlreadyThere) files"
+                return "ok (\(count) already there (identical))"
+            }
+            let files = filesSucceeded + filesFailed + filesSkipped
+            let after = filesSucceeded > 0 ? " after \(filesSucceeded) of \(files) files" : ""
+            return "failed\(after): " + TerminalText.escape(failure)
+        }
     }
 
     /// Files offered and their total size.
     public var files: Int
     public var bytes: UInt64
-    /// From the offer to the last peer's end.
+    /// The longest time a peer's transfer ran, from its acceptance to its end, failed ones included (see
+    /// `transferTime`).
     public var seconds: Double
     public var peers: [PeerResult]
+
+    /// Below this ratio compression did not pay (or nothing was compressed): the text form does not mention it.
+    static let worthMentioningRatio = 1.05
 
     public init(files: Int, bytes: UInt64, seconds: Double, peers: [PeerResult]) {
         self.files = files
@@ -68,12 +96,19 @@ public struct TransferSummary: Sendable, Equatable {
         self.peers = peers
     }
 
+    /// The time `seconds` describes: until the last peer ended, failed ones included (a link that died after 40 s
+    /// took 40 s of the run). Each peer's time runs from its acceptance, as the time a person took to say yes is
+    /// not transfer time; a denial moved nothing and does not count. Nil when every peer denied.
+    public static func transferTime(_ outcomes: [TransferOutcome]) -> Duration? {
+        outcomes.filter { $0.deniedReason == nil }.map(\.duration).max()
+    }
+
     /// Every file reached every peer (and there was at least one peer).
     public var isSuccess: Bool {
         !peers.isEmpty && peers.allSatisfy(\.isSuccess)
     }
 
-    /// File bytes moved to all peers together.
+    /// File bytes the peers acknowledged, all peers together: what was actually delivered.
     public var sentBytes: UInt64 {
         peers.reduce(0) { $0 &+ $1.bytes }
     }
@@ -82,39 +117,51 @@ public struct TransferSummary: Sendable, Equatable {
         peers.reduce(0) { $0 &+ $1.wireBytes }
     }
 
-    /// File bytes per second, all peers together.
+    /// Raw bytes of the chunks that went on the wire (re-sent ones included), all peers together.
+    public var chunkBytes: UInt64 {
+        peers.reduce(0) { $0 &+ ($1.chunkBytes ?? $1.bytes) }
+    }
+
+    /// Delivered file bytes per second, all peers together.
     public var throughput: Double {
         seconds > 0 ? Double(sentBytes) / seconds : 0
     }
 
-    /// File bytes over bytes on the wire; 1 when nothing was sent.
+    /// Raw chunk bytes over the bytes they took on the wire; 1 when nothing was sent.
     public var compressionRatio: Double {
-        wireBytes == 0 ? 1 : Double(sentBytes) / Double(wireBytes)
+        wireBytes == 0 ? 1 : Double(chunkBytes) / Double(wireBytes)
     }
 
     /// The text form, for stderr: a headline and one line per peer (names escaped).
     ///
     /// ```
-    /// sent 2 files (1.5 MiB) to 1 of 2 peers in 0.8 s (1.9 MiB/s, compression 1.02x)
+    /// sent 2 files (1.5 MiB) to 1 of 2 peers in 0.8 s (1.9 MiB/s, compression 2.10x)
     ///   alice: ok
-    ///   bob: failed: the offer was denied (deniedByUser)
+    ///   bob: denied the offer (denied by the user)
     /// ```
+    /// The compression ratio is shown only where compression paid (`worthMentioningRatio`). When no file reached
+    /// any peer, the headline says so, with the reason when there was one peer:
+    /// `nothing sent: bob denied the offer (denied by the user)`.
     public var text: String {
         let ok = peers.filter(\.isSuccess).count
         let files = self.files == 1 ? "1 file" : "\(self.files) files"
         let peerCount = peers.count == 1 ? "1 peer" : "\(peers.count) peers"
+        let lines = peers.map { "  \(TerminalText.escape($0.name)): \($0.state)\n" }.joined()
+        if ok == 0, peers.allSatisfy({ $0.filesSucceeded == 0 }) {
+            guard let only = peers.first, peers.count == 1 else {
+                return peers.isEmpty ? "nothing sent: no peer was reached\n" : "nothing sent to \(peerCount):\n" + lines
+            }
+            let name = TerminalText.escape(only.name)
+            if only.deniedReason != nil { return "nothing sent: \(name) \(only.state)\n" }
+            return "nothing sent to \(name): \(TerminalText.escape(only.failure ?? "no file arrived"))\n"
+        }
         let to = ok == peers.count ? peerCount : "\(ok) of \(peerCount)"
         var text = "sent \(files) (\(TransferFormat.bytes(bytes))) to \(to) in \(TransferFormat.duration(seconds))"
-        text += " (\(TransferFormat.rate(throughput)), compression \(TransferFormat.ratio(compressionRatio)))\n"
-        for peer in peers {
-            var state = peer.failure.map { "failed: " + TerminalText.escape($0) } ?? "ok"
-            if peer.filesAlreadyThere > 0 {
-                let count = peer.filesAlreadyThere == 1 ? "1 file" : "\(peer.filesAlreadyThere) files"
-                state += " (\(count) already there (identical))"
-            }
-            text += "  \(TerminalText.escape(peer.name)): \(state)\n"
+        text += " (\(TransferFormat.rate(throughput))"
+        if compressionRatio >= Self.worthMentioningRatio {
+            text += ", compression \(TransferFormat.ratio(compressionRatio))"
         }
-        return text
+        return text + ")\n" + lines
     }
 
     /// The JSON form: `{"event":"summary","ok":...,"files":...,"peers":[...]}`.

@@ -158,9 +158,12 @@ extension TransferEngine {
         }
         if let available = directory.availableBytes(), needed > available {
             incoming[key] = nil
+            // The receiver's log names its directory; the sender is not told where the files would have gone.
+            log(1, "not enough space in \(directory.path): \(Self.mebibytes(available)) free")
             await deny(
                 transfer.offer, to: key.peer, .insufficientSpace,
-                "the files need \(Self.mebibytes(needed)) and \(directory.path) has \(Self.mebibytes(available)) free")
+                "the files need \(Self.mebibytes(needed)) and the receiving directory has "
+                    + "\(Self.mebibytes(available)) free")
             return
         }
         transfer.acceptedCount = transfer.files.filter(\.accepted).count

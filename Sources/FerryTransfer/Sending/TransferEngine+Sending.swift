@@ -344,7 +344,8 @@ extension TransferEngine {
             wireBytes: peer.wireBytes, chunkBytes: peer.chunkBytes, resumedBytes: peer.resumedBytes,
             duration: clock.now - peer.started,
             failure: peer.failure ?? peer.deniedReason.map { "the offer was denied (\($0))" },
-            filesAlreadyThere: peer.filesAlreadyThere)
+            filesAlreadyThere: peer.filesAlreadyThere,
+            deniedReason: peer.failure == nil ? peer.deniedReason : nil)
         emit(.finished(outcome))
         log(1, "transfer \(id) to \(peer.info.displayName) finished: \(outcome.failure ?? "ok")")
         return outcome
