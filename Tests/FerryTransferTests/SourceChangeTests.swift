@@ -90,7 +90,8 @@ import Testing
                             detail: "video.bin changed while it was being sent")))
                 // A sender that goes on anyway: the rest and a digest that matches what was sent.
                 for start in stride(from: Self.chunk, to: data.count, by: Self.chunk) {
-                    try await sender.sendChunk(file: 0, offset: UInt64(start), raw: Array(data[start..<start + Self.chunk]))
+                    try await sender.sendChunk(
+                        file: 0, offset: UInt64(start), raw: Array(data[start..<start + Self.chunk]))
                 }
                 try await sender.sendEnd(file: 0, of: data)
                 let result = try #require(await sender.result())

@@ -50,7 +50,8 @@ import Testing
                 await engine.respond(to: first.transferID, from: mallory.localPeerID, accept: true)
                 #expect(try #require(await first.reply()).accepted)
                 try await Self.sendChunks(first, data, 0..<2)
-                try await first.send(.cancel(TransferCancel(transferID: first.transferID, reason: .cancelledByUser, detail: "")))
+                try await first.send(
+                    .cancel(TransferCancel(transferID: first.transferID, reason: .cancelledByUser, detail: "")))
 
                 // Two offers of the same file, answered in one turn of the engine (as a trusted peer's are).
                 let one = HostileSender(session: mallory, receiver: bob)
@@ -176,7 +177,8 @@ import Testing
         let names = try FileManager.default.contentsOfDirectory(atPath: inbox).filter { $0.hasPrefix(name.prefix(6)) }
         #expect(names == [name], "nothing of the second transfer is published: \(names)")
         if replyTwo.accepted, refusal == nil {
-            try await two.send(.cancel(TransferCancel(transferID: two.transferID, reason: .cancelledByUser, detail: "")))
+            try await two.send(
+                .cancel(TransferCancel(transferID: two.transferID, reason: .cancelledByUser, detail: "")))
         }
     }
 }

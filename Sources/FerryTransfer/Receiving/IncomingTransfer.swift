@@ -49,6 +49,8 @@ struct IncomingFile: Sendable {
     var accepted = false
     var resumeOffset: UInt64 = 0
     var staged: RegularFile?
+    /// This transfer's hold on the staged file, from acceptance until the file is published or failed.
+    var reservation: StagedReservation?
     var hasher: SHA256Hasher?
     var stored: UInt64 = 0
     var ended = false
