@@ -47,6 +47,7 @@ import Testing
                 let first = HostileSender(session: mallory, receiver: bob)
                 try await first.send(.offer(Self.offer(first)))
                 #expect(await offers.next() == first.transferID)
+                await engine.waitUntilAsking([first.transferID], from: mallory.localPeerID)
                 await engine.respond(to: first.transferID, from: mallory.localPeerID, accept: true)
                 #expect(try #require(await first.reply()).accepted)
                 try await Self.sendChunks(first, data, 0..<2)
@@ -60,6 +61,7 @@ import Testing
                 try await two.send(.offer(Self.offer(two)))
                 #expect(await offers.next() == one.transferID)
                 #expect(await offers.next() == two.transferID)
+                await engine.waitUntilAsking([one.transferID, two.transferID], from: mallory.localPeerID)
                 await engine.acceptBoth(one.transferID, two.transferID, from: mallory.localPeerID)
                 var replies: [TransferID: OfferReply] = [:]
                 while replies.count < 2, let reply = await one.reply() { replies[reply.transferID] = reply }
@@ -89,6 +91,41 @@ import Testing
                 if lost.accepted {
                     try await loser.send(
                         .cancel(TransferCancel(transferID: loser.transferID, reason: .cancelledByUser, detail: "")))
+                }
+            }
+        }
+    }
+
+    /// The same without staged data: the second offer is still denied as busy at once (the claim is taken before
+    /// the acceptance awaits anything, not only when there is staged data to lock).
+    @Test func twoOffersOfANewFileAcceptedAtOnceAreOneAtATime() async throws {
+        try await TemporaryDirectory.with(prefix: "ownership-in") { inbox in
+            try await TransferHostilePeerTests.withMallory(inbox: inbox.path, policy: .ask) { mallory, bob, engine in
+                var offers = engine.events.compactMap { event -> TransferID? in
+                    if case .offerReceived(let offer) = event { offer.transferID } else { nil }
+                }.makeAsyncIterator()
+                let one = HostileSender(session: mallory, receiver: bob)
+                let two = HostileSender(session: mallory, receiver: bob)
+                try await one.send(.offer(Self.offer(one, "fresh.bin")))
+                try await two.send(.offer(Self.offer(two, "fresh.bin")))
+                #expect(await offers.next() == one.transferID)
+                #expect(await offers.next() == two.transferID)
+                await engine.waitUntilAsking([one.transferID, two.transferID], from: mallory.localPeerID)
+                await engine.acceptBoth(one.transferID, two.transferID, from: mallory.localPeerID)
+                var replies: [TransferID: OfferReply] = [:]
+                while replies.count < 2, let reply = await one.reply() { replies[reply.transferID] = reply }
+                let accepted = replies.values.filter(\.accepted)
+                #expect(accepted.count == 1, "\(replies)")
+                #expect(replies.values.contains { !$0.accepted && $0.reason == .busy }, "\(replies)")
+                for reply in replies.values where reply.accepted {
+                    try await mallory.sendTransferFrame(
+                        [
+                            TransferMessage.cancel(
+                                TransferCancel(
+                                    transferID: reply.transferID, reason: .cancelledByUser,
+                                    detail: "")
+                            ).frame.encoded()
+                        ], to: bob)
                 }
             }
         }
@@ -184,6 +221,14 @@ import Testing
 }
 
 extension TransferEngine {
+    /// Returns once the engine waits for an answer to each of the offers (an answer given earlier would be lost: the
+    /// race of issue 9's hang, fixed apart from this test).
+    func waitUntilAsking(_ ids: [TransferID], from peerID: PeerID) async {
+        while !ids.allSatisfy({ asks[IncomingKey(peer: peerID, transferID: $0)] != nil }) {
+            await Task.yield()
+        }
+    }
+
     /// Accepts two offers in one turn of the actor: neither acceptance runs before both are answered.
     func acceptBoth(_ one: TransferID, _ two: TransferID, from peerID: PeerID) {
         respond(to: one, from: peerID, accept: true)
