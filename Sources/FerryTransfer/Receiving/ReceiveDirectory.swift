@@ -42,9 +42,10 @@ public final class ReceiveDirectory: Sendable {
         try checkKey(key)
         if let reservation {
             guard try reservation.lockAcrossProcesses() else {
+                // No path in this text: it goes to the sender.
                 let call =
-                    "lock \(key) in \(staging.path) (the same file from the same sender is being received by another "
-                    + "transfer into this directory; send it again when that one has ended)"
+                    "lock the staged file (the same file from the same sender is being received by another transfer "
+                    + "into this directory; send it again when that one has ended)"
                 throw SystemError(call: call, errno: Errno(rawValue: EBUSY))
             }
         }

@@ -158,16 +158,14 @@ extension TransferEngine {
     /// bytes), and publishes nothing of it (PROTOCOL.md 11.10 rule 9). The other files go on; the file is reported
     /// failed with `text` once the receiver's result for it comes.
     func abandon(_ file: Int, _ id: TransferID, _ peerID: PeerID, _ text: String) async {
-        guard let name = operations[id]?.offer.files[file].path,
-            withPeer(id, peerID, { peer -> Bool in
-                guard peer.machine.phase == .sending, peer.machine.result(of: file) == nil,
-                    peer.abandoned[file] == nil
-                else { return false }
-                peer.machine.fileAbandoned(file: file)
-                peer.abandoned[file] = text
-                return true
-            }) == true
-        else { return }
+        let abandoned = withPeer(id, peerID) { peer -> Bool in
+            guard peer.machine.phase == .sending, peer.machine.result(of: file) == nil, peer.abandoned[file] == nil
+            else { return false }
+            peer.machine.fileAbandoned(file: file)
+            peer.abandoned[file] = text
+            return true
+        }
+        guard abandoned == true, let name = operations[id]?.offer.files[file].path else { return }
         log(1, "transfer \(id): \(text)")
         let result = FileResult(
             transferID: id, fileIndex: UInt32(file), status: .sourceChanged,
