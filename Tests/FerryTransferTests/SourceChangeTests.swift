@@ -72,6 +72,53 @@ import Testing
         }
     }
 
+    /// A broadcast to two hand-driven receivers: the chunk source reads each chunk once for both, and a change seen
+    /// by either peer's read fails the file for both; neither gets a `fileEnd`.
+    @Test func aBroadcastFileRewrittenInPlaceIsGivenUpForEveryPeer() async throws {
+        try await TemporaryDirectory.with(prefix: "source-change") { folder in
+            let path = try TestFiles(in: folder).random("video.bin", size: 4 * Self.chunk, seed: 9).path
+            let reactor = try Reactor()
+            defer { reactor.shutdown() }
+            let configuration = TransferEngineTests.configuration
+            try await Session.run(configuration: configuration("bob"), reactor: reactor) { bob in
+                try await Session.run(configuration: configuration("carol"), reactor: reactor) { carol in
+                    try await Session.run(configuration: configuration("alice"), reactor: reactor) { alice in
+                        let sending = TransferConfiguration(
+                            chunkSize: Self.chunk, window: Self.chunk, compression: .none)
+                        try await TransferEngine.run(session: alice, configuration: sending) { sender in
+                            var peers: [PeerID] = []
+                            for session in [bob, carol] {
+                                let info = try await alice.connect(
+                                    toAddress: .ipv4(.loopback, port: await session.listenPort), timeout: .seconds(30))
+                                peers.append(info.peerID)
+                            }
+                            let sending = Task {
+                                try await sender.send([SourceFile(path: path, name: "video.bin")], to: peers)
+                            }
+                            // Carol holds her first acknowledgement until the file was rewritten.
+                            let (rewritten, done) = AsyncStream.makeStream(of: Void.self)
+                            async let bobSaw = Self.receiveByHand(on: bob, from: alice.localPeerID) {
+                                try Self.rewriteInPlace(path, at: Self.chunk, count: 2 * Self.chunk)
+                                done.finish()
+                            }
+                            async let carolSaw = Self.receiveByHand(on: carol, from: alice.localPeerID) {
+                                for await _ in rewritten {}
+                            }
+                            for seen in try await [bobSaw, carolSaw] {
+                                #expect(seen.fileEnds == 0 && seen.sourceChanged == [0], "\(seen)")
+                            }
+                            let outcomes = try await sending.value
+                            #expect(outcomes.count == 2)
+                            for outcome in outcomes {
+                                #expect(outcome.filesFailed == 1 && !outcome.isSuccess, "\(outcome)")
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     /// A sender that gives up on a file (`fileResult` `sourceChanged` from the sender's side): the receiver ends the
     /// file with `sourceChanged`, publishes nothing of it, whatever comes after, and keeps no staged data, so that the
     /// next offer of the file (same name, size and time) starts from 0 instead of resuming a splice.
@@ -116,7 +163,7 @@ import Testing
     /// Accepts the offer, holds the first chunk's acknowledgement until `betweenChunks` ran, acknowledges every chunk,
     /// answers a `fileEnd` with `published` and a sender's `sourceChanged` with its own, until the file has a result.
     static func receiveByHand(
-        on bob: Session, from alice: PeerID, betweenChunks: () throws -> Void
+        on bob: Session, from alice: PeerID, betweenChunks: () async throws -> Void
     ) async throws -> Seen {
         var seen = Seen()
         var chunks = 0
@@ -131,7 +178,7 @@ import Testing
                 _ = try await bob.sendTransferFrame([TransferMessage.offerReply(reply).frame.encoded()], to: alice)
             case .chunk(let chunk):
                 chunks += 1
-                if chunks == 1 { try betweenChunks() }
+                if chunks == 1 { try await betweenChunks() }
                 let ack = ChunkAck(
                     transferID: chunk.transferID, fileIndex: chunk.fileIndex, offset: chunk.offset, status: .stored)
                 _ = try await bob.sendTransferFrame([TransferMessage.chunkAck(ack).frame.encoded()], to: alice)
