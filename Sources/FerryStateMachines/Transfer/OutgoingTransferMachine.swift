@@ -32,6 +32,8 @@ public struct OutgoingTransferMachine: Sendable {
         var accepted = false
         var nextOffset: UInt64 = 0
         var endSent = false
+        /// The driver gave up on it (its source changed): nothing more of it is sent.
+        var abandoned = false
         var result: FileStatus?
         /// Corrupt acknowledgements since the file's last stored chunk.
         var corruptAcks = 0
@@ -114,7 +116,7 @@ public struct OutgoingTransferMachine: Sendable {
 
     /// Nothing is left to send for this file (skipped, failed, or all chunks and its end sent).
     private static func isSent(_ file: FileState) -> Bool {
-        !file.accepted || file.result != nil || (file.nextOffset >= file.size && file.endSent)
+        !file.accepted || file.result != nil || file.abandoned || (file.nextOffset >= file.size && file.endSent)
     }
 
     public mutating func chunkSent(file: Int, offset: UInt64, length: Int) {
@@ -128,13 +130,22 @@ public struct OutgoingTransferMachine: Sendable {
         files[file].endSent = true
     }
 
+    /// The driver gives up on a file because its source changed while it was being sent (it tells the receiver with
+    /// `fileResult` `sourceChanged`): no more of its chunks, and no `fileEnd`, are sent, not even after a corrupt
+    /// acknowledgement. Chunks of it in flight count against the window until acknowledged or until its result
+    /// comes, which the file waits for like any other.
+    public mutating func fileAbandoned(file: Int) {
+        files[file].abandoned = true
+    }
+
     public mutating func ackReceived(_ ack: ChunkAck) throws(TransferProtocolError) -> AckOutcome {
         let file = Int(ack.fileIndex)
         // Stopped here (cancelled, failed) or the file already ended: acknowledgements still in flight.
         if phase == .finished { return .late }
         if file >= 0, file < files.count, files[file].result != nil { return .late }
         guard let position = inFlight.firstIndex(where: { $0.file == file && $0.offset == ack.offset }) else {
-            throw TransferProtocolError("an acknowledgement for a chunk not in flight (file \(file), offset \(ack.offset))")
+            throw TransferProtocolError(
+                "an acknowledgement for a chunk not in flight (file \(file), offset \(ack.offset))")
         }
         switch ack.status {
         case .stored:
@@ -157,6 +168,7 @@ public struct OutgoingTransferMachine: Sendable {
                 inFlightBytes -= entry.length
                 return true
             }
+            if files[file].abandoned { return .late }  // nothing of it goes again
             files[file].nextOffset = ack.offset
             cursor = min(cursor, file)
             return .resend(file: file, offset: ack.offset)

@@ -88,13 +88,13 @@ public final class DirectoryHandle: Sendable {
     }
 
     /// Opens or creates the regular file `name` for reading and writing (`openat(2)` with O_RDWR | O_CREAT |
-    /// O_NOFOLLOW, plus O_EXCL if `exclusive`: then an existing name fails with EEXIST). `permissions` minus the
-    /// umask apply to a new file. A symlink fails (ELOOP); a FIFO, socket or device fails (EINVAL) without
-    /// blocking.
-    public func createFile(_ name: String, permissions: UInt16 = 0o600, exclusive: Bool) throws(SystemError)
-        -> RegularFile
+    /// O_NOFOLLOW, plus O_EXCL if `exclusive`: then an existing name fails with EEXIST; O_RDONLY instead of O_RDWR
+    /// unless `writable`). `permissions` minus the umask apply to a new file. A symlink fails (ELOOP); a FIFO,
+    /// socket or device fails (EINVAL) without blocking.
+    public func createFile(_ name: String, permissions: UInt16 = 0o600, exclusive: Bool, writable: Bool = true)
+        throws(SystemError) -> RegularFile
     {
-        let flags = O_RDWR | O_CREAT | O_NOFOLLOW | (exclusive ? O_EXCL : 0)
+        let flags = (writable ? O_RDWR : O_RDONLY) | O_CREAT | O_NOFOLLOW | (exclusive ? O_EXCL : 0)
         return try openRegular(name, flags: flags, permissions: permissions)
     }
 

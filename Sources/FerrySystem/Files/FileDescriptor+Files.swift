@@ -40,6 +40,12 @@ extension FileDescriptor {
         }
     }
 
+    /// `flock(2)` with LOCK_EX | LOCK_NB: an exclusive lock on the open file description, without waiting (EAGAIN
+    /// when another open file description holds one).
+    func _lockExclusiveNonBlocking() -> Result<Void, Errno> {
+        retryingSyscall { flock(rawValue, LOCK_EX | LOCK_NB) }.map { _ in () }
+    }
+
     /// `fstat(2)`.
     func _status() -> Result<FileStatus, Errno> {
         var buffer = stat()

@@ -54,6 +54,22 @@ public final class RegularFile: Sendable {
         try descriptor.run(describe("fstat")) { $0._status() }
     }
 
+    /// Takes an exclusive advisory lock on the file without waiting (`flock(2)` with LOCK_EX | LOCK_NB); returns
+    /// false when another open file holds it, in this process or in another one.
+    ///
+    /// Why `flock`: its lock belongs to this open file (one `open`), not to the process, so two opens of one file in
+    /// one process exclude each other as two processes do, and closing some other descriptor of the same file does
+    /// not release it (a POSIX record lock would be). `close()` releases it; so does the process ending.
+    public func tryLock() throws(SystemError) -> Bool {
+        try descriptor.withDescriptor(describe("flock")) { file throws(SystemError) in
+            switch file._lockExclusiveNonBlocking() {
+            case .success: return true
+            case .failure(let errno) where errno == .wouldBlock: return false
+            case .failure(let errno): throw SystemError(call: describe("flock")(errno), errno: errno)
+            }
+        }
+    }
+
     /// Reads `count` bytes at `offset` (`pread(2)`, repeated until `count` bytes or the end of the file); fewer
     /// bytes are returned only at the end of the file.
     /// - Throws: `SystemError` ("pread()"), EINVAL for a negative count or an offset past `Int64.max`.

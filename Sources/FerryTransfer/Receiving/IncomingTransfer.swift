@@ -48,6 +48,8 @@ struct IncomingFile: Sendable {
     var accepted = false
     var resumeOffset: UInt64 = 0
     var staged: RegularFile?
+    /// This transfer's hold on the staged file, from acceptance until the file is published or failed.
+    var reservation: StagedReservation?
     var hasher: SHA256Hasher?
     /// The verified SHA-256, once the file's digest matched the sender's.
     var digest: [UInt8]?

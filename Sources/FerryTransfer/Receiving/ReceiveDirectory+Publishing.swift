@@ -39,16 +39,17 @@ extension ReceiveDirectory {
     ///   file where a directory is needed, ESTALE when the staged name no longer holds the file written (it was
     ///   replaced), EEXIST when every variant is taken; the staged file stays in place.
     ///
+    /// `size`, when given, is the size verified: a staged file of another size is not published (ESTALE).
     /// `staged`, when given, is the staged file already open: permissions and time are set through it and it is
     /// closed before the rename (closing a written descriptor after the rename would show the file to a watcher a
     /// second time). Without it the staged file is opened by its key.
     public func publish(
         key: String, components: [String], permissions: UInt16, modificationTime: (Int64, UInt32),
-        staged open: RegularFile? = nil
+        staged open: RegularFile? = nil, size: UInt64? = nil
     ) throws(SystemError) -> String {
         try publish(
             key: key, components: components, permissions: permissions, modificationTime: modificationTime,
-            staged: open, digest: nil
+            staged: open, size: size, digest: nil
         ).name
     }
 
@@ -59,7 +60,7 @@ extension ReceiveDirectory {
     /// and the next variant is tried, as without `digest`. The existing file is hashed only when its size matches.
     public func publish(
         key: String, components: [String], permissions: UInt16, modificationTime: (Int64, UInt32),
-        staged open: RegularFile? = nil, digest: [UInt8]?
+        staged open: RegularFile? = nil, size: UInt64? = nil, digest: [UInt8]?
     ) throws(SystemError) -> PublishedFile {
         try checkKey(key)
         let components = components.map(Self.publishedForm)
@@ -102,12 +103,13 @@ extension ReceiveDirectory {
             }
             return nil
         }
-        // The rename goes by name: the name must still be the file that was written and verified. A staged file
-        // replaced meanwhile (by a symlink to a file elsewhere, say) is never published in its place.
-        guard let named = try staging.status(of: key), named.kind == .regular, named.device == written.device,
-            named.inode == written.inode
+        // The rename goes by name: the name must still be the file that was written and verified, with the size that
+        // was verified and nothing written to it since (same change time). A staged file replaced meanwhile (by a
+        // symlink to a file elsewhere, say), cut or extended, is never published in its place.
+        guard let named = try staging.status(of: key), named.kind == .regular, named.isUnchanged(since: written),
+            size.map({ $0 == written.size }) ?? true
         else {
-            let call = "publish \(String(reflecting: key)) in \(staging.path) (the staged file was replaced)"
+            let call = "publish \(String(reflecting: key)) in \(staging.path) (the staged file was replaced or changed)"
             throw SystemError(call: call, errno: Errno(rawValue: ESTALE))
         }
 

@@ -1,6 +1,8 @@
 import FerryStateMachines
 import FerrySystem
 import Foundation
+import Glibc
+import Synchronization
 
 /// The directory received files appear in, and its hidden staging folder `.ferry-staging` (mode 0700) on the
 /// same file system. Watchers of the directory only ever see complete, verified files appear, each exactly once.
@@ -15,6 +17,8 @@ public final class ReceiveDirectory: Sendable {
     public let path: String
     let root: DirectoryHandle
     let staging: DirectoryHandle
+    /// Keys of staged files claimed by a transfer of this process (see `StagedReservation`).
+    let claims = Mutex<Set<String>>([])
 
     /// Opens (creating it if missing; its parent must exist) the receive directory at `path`, and its staging
     /// folder. A symlink as `path`'s last component or as `.ferry-staging` is refused.
@@ -26,12 +30,33 @@ public final class ReceiveDirectory: Sendable {
 
     /// The staged data for `key` (64 lowercase hex digits), created (mode 0600) if missing; returns the file,
     /// open for reading and writing, and the length already there.
-    /// - Throws: `SystemError`; EINVAL for a key that is not 64 lowercase hex digits.
-    public func stagedFile(key: String) throws(SystemError) -> (file: RegularFile, existingLength: UInt64) {
+    ///
+    /// With `reservation`, its cross-process lock is taken first (if not yet held) and the file opened must be the
+    /// locked one: the data of a transfer is only ever written into the staged file that transfer holds.
+    /// - Throws: `SystemError`; EINVAL for a key that is not 64 lowercase hex digits; EBUSY when another transfer
+    ///   (another `ferry receive` on this directory) holds the staged file; ESTALE when the name no longer holds the
+    ///   locked file.
+    public func stagedFile(key: String, holding reservation: StagedReservation? = nil) throws(SystemError) -> (
+        file: RegularFile, existingLength: UInt64
+    ) {
         try checkKey(key)
+        if let reservation {
+            guard try reservation.lockAcrossProcesses() else {
+                // No path in this text: it goes to the sender.
+                let call =
+                    "lock the staged file (the same file from the same sender is being received by another transfer "
+                    + "into this directory; send it again when that one has ended)"
+                throw SystemError(call: call, errno: Errno(rawValue: EBUSY))
+            }
+        }
         let file = try staging.createFile(key, permissions: 0o600, exclusive: false)
         do throws(SystemError) {
-            return (file, try file.status().size)
+            let status = try file.status()
+            if let reservation, !reservation.isLockedFile(status) {
+                let call = "open \(key) in \(staging.path) (the staged file was replaced)"
+                throw SystemError(call: call, errno: Errno(rawValue: ESTALE))
+            }
+            return (file, status.size)
         } catch {
             file.close()
             throw error
@@ -76,6 +101,10 @@ public final class ReceiveDirectory: Sendable {
             guard let status = try? staging.status(of: name), status.kind == .regular else { continue }
             let modified = Double(status.modificationTime.seconds) + Double(status.modificationTime.nanoseconds) / 1e9
             guard modified < cutoff else { continue }
+            // A staged file locked by a transfer (a resume in another process, hashing an old prefix) is in use.
+            guard let file = try? staging.openFile(name, writable: false) else { continue }
+            defer { file.close() }
+            guard (try? file.tryLock()) == true else { continue }
             if (try? staging.removeFile(name)) != nil { removed += 1 }
         }
         return removed

@@ -116,52 +116,82 @@ extension TransferEngine {
     }
 
     /// Accepts every file of an offer, resuming from staged data where there is some, if the space is there.
+    ///
+    /// Each file's staged data is reserved for this transfer before anything is awaited (see `StagedReservation`):
+    /// two transfers of one file from one sender (two `ferry send` runs, `send` beside `watch`), or another
+    /// `ferry receive` on this directory, never write one staged file together; the later one is denied as busy.
+    /// Every await below is followed by a check that the transfer is still waiting for this acceptance; if not, the
+    /// reservations are released.
     func acceptOffer(_ key: IncomingKey) async {
         guard let offered = incoming[key], let directory = receiveDirectory else { return }
-        // Two live transfers writing one staged file would corrupt each other's data: the second waits its turn.
-        let keys = Set(offered.files.map(\.key))
-        let busy = incoming.contains { other in
-            other.key != key && other.value.phase == .receiving
-                && other.value.files.contains { !$0.ended && keys.contains($0.key) }
-        }
-        if busy {
+        var reservations: [StagedReservation] = []
+        func refuse(_ reason: OfferDenyReason, _ detail: String) async {
+            reservations.forEach { $0.release() }
             incoming[key] = nil
-            await deny(offered.offer, to: key.peer, .busy, "the same files are being received from this sender now")
-            return
+            await deny(offered.offer, to: key.peer, reason, detail)
         }
         let chunk = UInt64(offered.offer.chunkSize)
-        let plans: [(key: String, resume: UInt64)] = offered.files.map { file in
-            let staged = directory.stagedLength(key: file.key) ?? 0
-            return (file.key, ResumePlan.offset(stagedLength: staged, size: file.size, chunkSize: chunk))
+        var plans: [(key: String, resume: UInt64)] = []
+        for file in offered.files {
+            let name = file.components.joined(separator: "/")
+            do {
+                guard let reservation = try directory.reserveStaged(key: file.key) else {
+                    await refuse(.busy, "\(name) is being received from this sender now; send it again when that ends")
+                    return
+                }
+                reservations.append(reservation)
+                // Staged data to resume from is locked against other processes now, before it is read.
+                var resume: UInt64 = 0
+                if let staged = directory.stagedLength(key: file.key), staged > 0 {
+                    guard try reservation.lockAcrossProcesses() else {
+                        await refuse(
+                            .busy, "\(name) is being received from this sender by another receiver into this directory")
+                        return
+                    }
+                    let length = directory.stagedLength(key: file.key) ?? 0  // as locked
+                    resume = ResumePlan.offset(stagedLength: length, size: file.size, chunkSize: chunk)
+                }
+                plans.append((file.key, resume))
+            } catch {
+                log(1, "cannot reserve the staged data of \(name) in \(directory.path): \(error)")
+                await refuse(.notAccepting, "the receiver cannot stage \(name)")
+                return
+            }
         }
         // The staged prefixes are read back and hashed on the I/O queue (gigabytes, for a large resumed file), so
         // that the final digest covers the whole file; one that cannot be read starts over.
+        let planned = plans
+        let held = reservations
         let hashers = await io.run { () -> [SHA256Hasher?] in
-            plans.map { plan in
+            zip(planned, held).map { plan, reservation in
                 guard plan.resume > 0 else { return nil }
-                guard let hasher = try? Self.hashStagedPrefix(key: plan.key, length: plan.resume, directory: directory)
+                guard
+                    let hasher = try? Self.hashStagedPrefix(
+                        key: plan.key, length: plan.resume, directory: directory, reservation: reservation)
                 else {
-                    directory.removeStaged(key: plan.key)
-                    return nil
+                    return nil  // resumed from 0: the first write cuts the staged file (still held) to 0
                 }
                 return hasher
             }
         }
-        guard var transfer = incoming[key], transfer.phase == .asking else { return }
+        guard var transfer = incoming[key], transfer.phase == .asking, !transfer.isEnding, !isStopped else {
+            reservations.forEach { $0.release() }  // cancelled or stopped while the prefixes were hashed
+            return
+        }
         var needed: UInt64 = 0
         for index in transfer.files.indices {
             transfer.files[index].accepted = true
+            transfer.files[index].reservation = reservations[index]
             transfer.files[index].resumeOffset = hashers[index] == nil ? 0 : plans[index].resume
             transfer.files[index].hasher = hashers[index] ?? SHA256Hasher()
             transfer.resumedBytes += transfer.files[index].resumeOffset
             needed += transfer.files[index].size - transfer.files[index].resumeOffset  // sizes were summed at the offer
         }
         if let available = directory.availableBytes(), needed > available {
-            incoming[key] = nil
             // The receiver's log names its directory; the sender is not told where the files would have gone.
             log(1, "not enough space in \(directory.path): \(Self.mebibytes(available)) free")
-            await deny(
-                transfer.offer, to: key.peer, .insufficientSpace,
+            await refuse(
+                .insufficientSpace,
                 "the files need \(Self.mebibytes(needed)) and the receiving directory has "
                     + "\(Self.mebibytes(available)) free")
             return
@@ -187,9 +217,12 @@ extension TransferEngine {
         await send(.offerReply(reply), to: key.peer)
     }
 
-    /// Hashes the bytes already staged for a file, so the final digest covers the whole file.
-    private static func hashStagedPrefix(key: String, length: UInt64, directory: ReceiveDirectory) throws -> SHA256Hasher {
-        let (file, existing) = try directory.stagedFile(key: key)
+    /// Hashes the bytes already staged for a file, so the final digest covers the whole file: the file locked by
+    /// `reservation`, as it must still be.
+    private static func hashStagedPrefix(
+        key: String, length: UInt64, directory: ReceiveDirectory, reservation: StagedReservation
+    ) throws -> SHA256Hasher {
+        let (file, existing) = try directory.stagedFile(key: key, holding: reservation)
         defer { file.close() }
         guard existing >= length else { throw TransferError.receiveDirectory("staged data shrank") }
         let hasher = SHA256Hasher()

@@ -153,7 +153,7 @@ extension TransferEngine {
             throw SystemError(call: "open staged file", errno: .badFileDescriptor)
         }
         if let staged = entry.staged { return staged }
-        let (handle, existing) = try directory.stagedFile(key: entry.key)
+        let (handle, existing) = try directory.stagedFile(key: entry.key, holding: entry.reservation)
         if existing < entry.resumeOffset {
             // The verified prefix hashed at acceptance is gone (removed meanwhile): never extend it with zeros.
             handle.close()
@@ -210,14 +210,15 @@ extension TransferEngine {
     }
 
     private func verify(_ file: Int, expected: [UInt8], _ key: IncomingKey) async {
-        guard let entry = incoming[key]?.files[file], let directory = receiveDirectory else { return }
+        guard let entry = incoming[key]?.files[file], !entry.ended, let directory = receiveDirectory else { return }
         if entry.staged == nil {
             // An empty file, or one whose every byte was staged before: open (or create) it now.
             let stagedKey = entry.key
             let size = entry.size
+            let reservation = entry.reservation
             do throws(SystemError) {
                 let handle = try await io.run { () throws(SystemError) -> RegularFile in
-                    let (handle, existing) = try directory.stagedFile(key: stagedKey)
+                    let (handle, existing) = try directory.stagedFile(key: stagedKey, holding: reservation)
                     if existing < size {
                         // Resumed at its end, but the staged data is gone: never publish zeros in its place.
                         handle.close()
@@ -226,7 +227,7 @@ extension TransferEngine {
                     if existing != size { try handle.truncate(to: size) }
                     return handle
                 }
-                guard incoming[key] != nil else {
+                guard incoming[key]?.files[file].ended == false else {  // ended while it was opened
                     handle.close()
                     return
                 }
@@ -296,7 +297,7 @@ extension TransferEngine {
     private func publishBatch(_ key: IncomingKey, _ directory: ReceiveDirectory) async -> Bool {
         typealias Request = (
             file: Int, key: String, components: [String], permissions: UInt16, time: (Int64, UInt32),
-            handle: RegularFile?, digest: [UInt8]?
+            handle: RegularFile?, digest: [UInt8]?, size: UInt64
         )
         var heavyFollows = false
         let requests: [Request] = withIncoming(key) { transfer in
@@ -310,7 +311,7 @@ extension TransferEngine {
                 return (
                     file, transfer.files[file].key, transfer.files[file].components, offered.permissions,
                     (offered.modificationTime.seconds, offered.modificationTime.nanoseconds), handle,
-                    transfer.files[file].digest
+                    transfer.files[file].digest, transfer.files[file].size
                 )
             }
         } ?? []
@@ -335,7 +336,8 @@ extension TransferEngine {
                 let result = Result { () throws(SystemError) -> PublishedFile in
                     try directory.publish(
                         key: request.key, components: request.components, permissions: request.permissions,
-                        modificationTime: request.time, staged: request.handle, digest: request.digest)
+                        modificationTime: request.time, staged: request.handle, size: request.size,
+                        digest: request.digest)
                 }
                 return (request.file, result)
             }
@@ -381,6 +383,8 @@ extension TransferEngine {
             let outcome = withIncoming(key, { transfer -> FileOutcome in
                 transfer.machine?.fileEnded(file)
                 transfer.files[file].ended = true
+                transfer.files[file].reservation?.release()  // published: the staged name is free again
+                transfer.files[file].reservation = nil
                 transfer.endedCount += 1
                 transfer.filesSucceeded += 1
                 return FileOutcome(
@@ -402,7 +406,8 @@ extension TransferEngine {
 
     func fileFailed(_ file: Int, status: FerryWire.FileStatus, detail: String, _ key: IncomingKey, removeStaged: Bool) async {
         guard
-            let (outcome, stagedKey) = withIncoming(key, { transfer -> (FileOutcome, String)? in
+            let (outcome, stagedKey, reservation) = withIncoming(key, {
+                transfer -> (FileOutcome, String, StagedReservation?)? in
                 guard !transfer.files[file].ended else { return nil }
                 transfer.machine?.fileEnded(file)
                 transfer.files[file].ended = true
@@ -416,10 +421,12 @@ extension TransferEngine {
                     transferID: key.transferID, peer: transfer.peer, direction: .receiving, fileIndex: file,
                     fileName: transfer.offer.files[file].path, size: transfer.files[file].size, publishedName: nil,
                     failure: "\(status): \(detail)", resumedBytes: transfer.files[file].resumeOffset)
-                return (outcome, transfer.files[file].key)
+                defer { transfer.files[file].reservation = nil }
+                return (outcome, transfer.files[file].key, transfer.files[file].reservation)
             }) ?? nil
         else { return }
         if removeStaged { receiveDirectory?.removeStaged(key: stagedKey) }
+        reservation?.release()  // after the removal: no other transfer takes up data that is going
         emit(.fileFinished(outcome))
         let result = FileResult(
             transferID: key.transferID, fileIndex: UInt32(file), status: status, detail: Self.detail(detail))
@@ -451,7 +458,10 @@ extension TransferEngine {
     func finishIncoming(_ key: IncomingKey, failure: String?) {
         guard let transfer = incoming.removeValue(forKey: key) else { return }
         rememberEnded(key)
-        for entry in transfer.files { entry.staged?.close() }
+        for entry in transfer.files {
+            entry.staged?.close()
+            entry.reservation?.release()
+        }
         for waiter in transfer.publishWaiters { waiter.resume() }
         let failedNow = transfer.files.filter { $0.accepted && !$0.ended }.count
         let outcome = TransferOutcome(

@@ -8,8 +8,15 @@ import FerryWire
 /// Why an actor of its own: a broadcast fans one chunk out to every peer. The peer in front prepares it; the
 /// others find it in a small cache (`cacheLimit` bytes), and a peer that fell further behind than the cache is
 /// served from disk again, so a slow peer costs re-reading, never unbounded memory. The SHA-256 of a file advances
-/// with the first pass over it; `digest(of:)` finishes it (reading what resume skipped) and checks that the file did
-/// not change since it was offered.
+/// with the first pass over it; `digest(of:)` finishes it (reading what resume skipped).
+///
+/// Every read is followed by an `fstat` of the file, compared with the status taken when it was offered (before its
+/// first byte was read): the same device and inode, size, modification time and change time (`FileStatus`
+/// `isUnchanged(since:)`). A file written meanwhile, even with its modification time put back (`dd conv=notrunc`
+/// then `touch -d`: the change time cannot be put back), fails with `Failure.changed`, and keeps failing for every
+/// peer of a broadcast, so no peer is sent a `fileEnd` whose digest would verify a splice of old and new bytes. The
+/// same holds for bytes hashed before a resumed peer's offset and for chunks read again for a peer that fell
+/// behind. Not seen: writes through a shared memory mapping, which may change neither time (SECURITY.md).
 actor ChunkSource {
     struct Prepared: Sendable {
         var rawLength: Int
@@ -25,7 +32,8 @@ actor ChunkSource {
         var description: String {
             switch self {
             case .readFailed(let file, let reason): "\(file) could not be read: \(reason)"
-            case .changed(let file): "\(file) changed while it was being sent"
+            case .changed(let file):
+                "\(file) changed while it was being sent; send it again when it is no longer being written"
             }
         }
     }
@@ -46,7 +54,7 @@ actor ChunkSource {
         var hasher: SHA256Hasher?
         var hashedUpTo: UInt64 = 0
         var digest: [UInt8]?
-        /// The file changed (or could not be read) when its digest was finished.
+        /// The file changed (or could not be read): every later chunk or digest of it fails the same way.
         var failure: Failure?
     }
 
@@ -80,6 +88,7 @@ actor ChunkSource {
     /// hashed is claimed here, in the actor, in the same order as the work reaches the queue.
     func chunk(file index: Int, offset: UInt64, length: Int, linkBound: Bool) async throws(Failure) -> Prepared {
         let key = Key(file: index, offset: offset)
+        if let failure = files[index].failure { throw failure }
         if let cached = cache[key] { return cached }
         let handle = try openIfNeeded(index)
         let hash = claimHash(index, through: offset + UInt64(length))
@@ -102,26 +111,29 @@ actor ChunkSource {
         let completesHash = hash != nil && offset + UInt64(length) == offered.size
         files[index].users += 1
         defer { release(index) }
-        let (prepared, digest) = try await io.run { () throws(Failure) -> (Prepared, Result<[UInt8], Failure>?) in
-            if let hash { try Self.hash(handle, hash.from..<offset, into: hash.hasher, name: name, chunkSize: chunkSize) }
-            let raw = try Self.read(handle, offset: offset, count: length, name: name)
-            if let hash { raw.withUnsafeBytes { hash.hasher.update($0) } }
-            let crc: UInt32
-            if let knownChecksum, (try? handle.status()).map({
-                $0.size == offered.size && $0.modificationTime == offered.modificationTime
-            }) == true {
-                crc = knownChecksum
-            } else {
-                crc = raw.withUnsafeBytes { CRC32.update(0, $0) }
+        let work = await io.run { () -> Result<(Prepared, Result<[UInt8], Failure>?), Failure> in
+            Result { () throws(Failure) -> (Prepared, Result<[UInt8], Failure>?) in
+                if let hash {
+                    try Self.hash(
+                        handle, hash.from..<offset, into: hash.hasher, name: name, chunkSize: chunkSize, offered)
+                }
+                let raw = try Self.read(handle, offset: offset, count: length, name: name, offered)
+                if let hash { raw.withUnsafeBytes { hash.hasher.update($0) } }
+                // The file is as offered after this read (checked by `read`): a chunk read again has the bytes it had.
+                let crc = knownChecksum ?? raw.withUnsafeBytes { CRC32.update(0, $0) }
+                var prepared = Prepared(rawLength: length, codec: .none, crc32: crc, data: raw)
+                if let algorithm, let compressed = ChunkCompressor.compress(raw[...], algorithm: algorithm) {
+                    prepared.data = compressed
+                    prepared.codec = algorithm == .zstd ? .zstd : .zlib
+                }
+                guard completesHash, let hash else { return (prepared, nil) }
+                return (
+                    prepared,
+                    Result { () throws(Failure) -> [UInt8] in try Self.finish(hash.hasher, handle, offered, name) }
+                )
             }
-            var prepared = Prepared(rawLength: length, codec: .none, crc32: crc, data: raw)
-            if let algorithm, let compressed = ChunkCompressor.compress(raw[...], algorithm: algorithm) {
-                prepared.data = compressed
-                prepared.codec = algorithm == .zstd ? .zstd : .zlib
-            }
-            guard completesHash, let hash else { return (prepared, nil) }
-            return (prepared, Result { () throws(Failure) -> [UInt8] in try Self.finish(hash.hasher, handle, offered, name) })
         }
+        let (prepared, digest) = try recorded(work, index)
         if let digest {
             files[index].hasher = nil
             switch digest {
@@ -150,13 +162,29 @@ actor ChunkSource {
         let hash = claimHash(index, through: size) ?? (from: 0, hasher: SHA256Hasher())
         files[index].users += 1
         defer { release(index) }
-        let digest = try await io.run { () throws(Failure) -> [UInt8] in
-            try Self.hash(handle, hash.from..<size, into: hash.hasher, name: name, chunkSize: chunkSize)
-            return try Self.finish(hash.hasher, handle, offered, name)
+        let work = await io.run { () -> Result<[UInt8], Failure> in
+            Result { () throws(Failure) -> [UInt8] in
+                try Self.hash(handle, hash.from..<size, into: hash.hasher, name: name, chunkSize: chunkSize, offered)
+                return try Self.finish(hash.hasher, handle, offered, name)
+            }
         }
+        let digest = try recorded(work, index)
         files[index].digest = digest
         files[index].hasher = nil
         return digest
+    }
+
+    /// The value of `work`, or its failure, which is kept as the file's: every later chunk or digest of the file fails
+    /// with it, for every peer.
+    private func recorded<T>(_ work: Result<T, Failure>, _ index: Int) throws(Failure) -> T {
+        switch work {
+        case .success(let value):
+            return value
+        case .failure(let failure):
+            files[index].failure = files[index].failure ?? failure
+            files[index].hasher = nil
+            throw failure
+        }
     }
 
     /// One piece of work with the file's handle is over; once the file is hashed and nothing uses the handle, it
@@ -166,6 +194,11 @@ actor ChunkSource {
         guard files[index].users == 0, files[index].digest != nil, let handle = files[index].handle else { return }
         files[index].handle = nil
         handle.close()
+    }
+
+    /// What went wrong with a file, for the user ("" if nothing did).
+    func failureText(of index: Int) -> String {
+        files[index].failure?.description ?? ""
     }
 
     /// Closes every file still open.
@@ -201,31 +234,41 @@ actor ChunkSource {
         }
     }
 
-    /// The digest, once the file is checked to have the size and time it was offered with.
+    /// The digest, once the file is checked to be as it was offered (every byte hashed was read while it was).
     private static func finish(
         _ hasher: SHA256Hasher, _ handle: RegularFile, _ offered: FerrySystem.FileStatus, _ name: String
     ) throws(Failure) -> [UInt8] {
-        let now: FerrySystem.FileStatus
-        do { now = try handle.status() } catch { throw .readFailed(file: name, reason: "\(error)") }
-        guard now.size == offered.size, now.modificationTime == offered.modificationTime else {
-            throw .changed(file: name)
-        }
+        try checkUnchanged(handle, offered, name)
         return hasher.finalize()
     }
 
+    /// Throws `.changed` unless the open file still is the one offered, unwritten since (`isUnchanged(since:)`).
+    private static func checkUnchanged(
+        _ handle: RegularFile, _ offered: FerrySystem.FileStatus, _ name: String
+    ) throws(Failure) {
+        let now: FerrySystem.FileStatus
+        do { now = try handle.status() } catch { throw .readFailed(file: name, reason: "\(error)") }
+        guard now.isUnchanged(since: offered) else { throw .changed(file: name) }
+    }
+
     private static func hash(
-        _ handle: RegularFile, _ range: Range<UInt64>, into hasher: SHA256Hasher, name: String, chunkSize: Int
+        _ handle: RegularFile, _ range: Range<UInt64>, into hasher: SHA256Hasher, name: String, chunkSize: Int,
+        _ offered: FerrySystem.FileStatus
     ) throws(Failure) {
         var offset = range.lowerBound
         while offset < range.upperBound {
             let count = Int(min(UInt64(chunkSize), range.upperBound - offset))
-            let bytes = try read(handle, offset: offset, count: count, name: name)
+            let bytes = try read(handle, offset: offset, count: count, name: name, offered)
             bytes.withUnsafeBytes { hasher.update($0) }
             offset += UInt64(count)
         }
     }
 
-    private static func read(_ handle: RegularFile, offset: UInt64, count: Int, name: String) throws(Failure) -> [UInt8] {
+    /// `count` bytes at `offset`, read while the file was as offered: checked after the read, so bytes written
+    /// before or during it show as a change.
+    private static func read(
+        _ handle: RegularFile, offset: UInt64, count: Int, name: String, _ offered: FerrySystem.FileStatus
+    ) throws(Failure) -> [UInt8] {
         let bytes: [UInt8]
         do {
             bytes = try handle.read(count: count, at: offset)
@@ -233,6 +276,7 @@ actor ChunkSource {
             throw .readFailed(file: name, reason: "\(error)")
         }
         guard bytes.count == count else { throw .changed(file: name) }
+        try checkUnchanged(handle, offered, name)
         return bytes
     }
 
@@ -260,7 +304,9 @@ struct PreparedFile: Sendable {
             let handle = try RegularFile.open(path: source.path)
             defer { handle.close() }
             let status = try handle.status()
-            guard status.kind == .regular else { throw TransferError.notReadable(source.path, reason: "not a regular file") }
+            guard status.kind == .regular else {
+                throw TransferError.notReadable(source.path, reason: "not a regular file")
+            }
             let prefix = try handle.read(count: Int(min(status.size, 65_536)), at: 0)
             let media = MediaSniffer.sniff(prefix[...])
             let offered = OfferedFile(

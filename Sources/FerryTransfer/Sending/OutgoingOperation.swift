@@ -29,6 +29,9 @@ struct OutgoingPeer: Sendable {
     var fileBytesDone: [UInt64]
     var wireBytes: UInt64 = 0
     var chunkBytes: UInt64 = 0
+    /// Files given up here (their source changed), with the message for the user: their result from the receiver
+    /// is reported with it.
+    var abandoned: [Int: String] = [:]
     var filesSucceeded = 0
     /// Of those, files the receiver already held byte for byte (`FileResult.identical`).
     var filesAlreadyThere = 0

@@ -102,6 +102,9 @@ extension TransferEngine {
                 let prepared: ChunkSource.Prepared
                 do {
                     prepared = try await source.chunk(file: file, offset: offset, length: length, linkBound: linkBound)
+                } catch .changed {
+                    await abandon(file, id, peerID, await source.failureText(of: file))
+                    continue
                 } catch {
                     await cancelOperation(id, reason: .readFailed, detail: error.description)
                     continue
@@ -134,6 +137,9 @@ extension TransferEngine {
                 let digest: [UInt8]
                 do {
                     digest = try await source.digest(of: file)
+                } catch .changed {
+                    await abandon(file, id, peerID, await source.failureText(of: file))
+                    continue
                 } catch {
                     await cancelOperation(id, reason: .readFailed, detail: error.description)
                     continue
@@ -144,6 +150,28 @@ extension TransferEngine {
                     await failPeer(id, peerID, "the link failed", cancel: nil)
                 }
             }
+        }
+    }
+
+    /// The file changed while it was being sent: nothing more of it goes to this peer, which is told with `fileResult`
+    /// `sourceChanged` instead of a `fileEnd` (whose digest would verify what was read: a splice of old and new
+    /// bytes), and publishes nothing of it (PROTOCOL.md 11.10 rule 9). The other files go on; the file is reported
+    /// failed with `text` once the receiver's result for it comes.
+    func abandon(_ file: Int, _ id: TransferID, _ peerID: PeerID, _ text: String) async {
+        let abandoned = withPeer(id, peerID) { peer -> Bool in
+            guard peer.machine.phase == .sending, peer.machine.result(of: file) == nil, peer.abandoned[file] == nil
+            else { return false }
+            peer.machine.fileAbandoned(file: file)
+            peer.abandoned[file] = text
+            return true
+        }
+        guard abandoned == true, let name = operations[id]?.offer.files[file].path else { return }
+        log(1, "transfer \(id): \(text)")
+        let result = FileResult(
+            transferID: id, fileIndex: UInt32(file), status: .sourceChanged,
+            detail: Self.detail("\(name) changed while it was being sent"))
+        if !(await send(.fileResult(result), to: peerID)) {
+            await failPeer(id, peerID, "the link failed", cancel: nil)
         }
     }
 
@@ -251,7 +279,11 @@ extension TransferEngine {
 
     func resultReceived(_ result: FileResult, from peerID: PeerID) async {
         let id = result.transferID
-        guard let files = operations[id]?.offer.files else { return }
+        guard let files = operations[id]?.offer.files, operations[id]?.peers[peerID] != nil else {
+            // Not a transfer this side sends to that peer: a sender giving up on a file of one it receives?
+            await senderResultReceived(result, from: peerID)
+            return
+        }
         let file = Int(result.fileIndex)
         let published = result.status == .published
         let outcome = withPeer(id, peerID) { peer -> Result<FileOutcome, TransferProtocolError>? in
@@ -264,7 +296,9 @@ extension TransferEngine {
             if published { peer.filesSucceeded += 1 } else { peer.filesFailed += 1 }
             if published && result.identical { peer.filesAlreadyThere += 1 }
             let offered = files[file]
-            let failure = result.detail.isEmpty ? "\(result.status)" : "\(result.status): \(result.detail)"
+            let failure =
+                peer.abandoned[file]
+                ?? (result.detail.isEmpty ? "\(result.status)" : "\(result.status): \(result.detail)")
             return .success(
                 FileOutcome(
                     transferID: id, peer: peer.info, direction: .sending, fileIndex: file, fileName: offered.path,

@@ -1,0 +1,118 @@
+import FerrySystem
+import Glibc
+import Synchronization
+
+/// One transfer's hold on one staged file: nobody else writes, truncates, resumes from or publishes it until it is
+/// released.
+///
+/// Why: two transfers of the same file from the same sender get the same staged name (`ResumeKey`). Writing one
+/// staged file together, they truncate and overwrite each other's bytes, while each one's SHA-256 is computed from
+/// the chunks it received in memory and matches: a file mixing both, or with zeros in it, would be published as
+/// verified. This happened with two offers accepted at once by one receiver, and with two `ferry receive` processes
+/// on one directory. So a staged file belongs to one transfer at a time, on two levels:
+/// - in this process, a claim on the key (`ReceiveDirectory.reserveStaged(key:)`), taken without a system call and
+///   so before an acceptance first waits for anything; a second claim is refused (the offer is denied as busy);
+/// - across processes, an exclusive `flock(2)` on the staged file itself, through a read-only descriptor of its own
+///   (closing a read-only descriptor never shows a watcher a written file), taken before the staged data is first
+///   read or written (`lockAcrossProcesses()`) and held until the file is published or failed. A lock held by
+///   another process refuses the file as busy. `flock` locks belong to one open file, so the lock is also kept when
+///   the transfer closes its other descriptors of the file.
+/// The lock is taken on the file the staged name holds once locked (checked after locking, retried if the name
+/// moved on meanwhile), and every later open of the staged name for this transfer checks it is that same file
+/// (`ReceiveDirectory.stagedFile(key:holding:)`). Programs other than ferry that write into `.ferry-staging` are not
+/// stopped by any of this (advisory locks).
+public final class StagedReservation: Sendable {
+    /// The staged file's key (64 hex digits).
+    public let key: String
+    private let directory: ReceiveDirectory
+    private let state = Mutex(State())
+
+    private struct State: Sendable {
+        var lock: RegularFile?
+        var device: UInt64 = 0
+        var inode: UInt64 = 0
+        var released = false
+    }
+
+    init(key: String, directory: ReceiveDirectory) {
+        self.key = key
+        self.directory = directory
+    }
+
+    /// Takes the cross-process lock on the staged file, creating it (empty, mode 0600) if missing; returns false
+    /// when another transfer (in another process) holds it. Once taken, later calls return true at once.
+    /// - Throws: `SystemError` (open, flock, fstat), ESTALE after a release.
+    public func lockAcrossProcesses() throws(SystemError) -> Bool {
+        try state.withLock { state throws(SystemError) -> Bool in
+            guard !state.released else {
+                throw SystemError(call: "lock staged file \(key) (already released)", errno: Errno(rawValue: ESTALE))
+            }
+            if state.lock != nil { return true }
+            guard let (file, status) = try directory.lockStaged(key: key) else { return false }
+            state.lock = file
+            state.device = status.device
+            state.inode = status.inode
+            return true
+        }
+    }
+
+    /// Whether `status` is the file locked by `lockAcrossProcesses()` (false when nothing is locked).
+    func isLockedFile(_ status: FileStatus) -> Bool {
+        state.withLock { $0.lock != nil && $0.device == status.device && $0.inode == status.inode }
+    }
+
+    /// Releases the lock and the claim; idempotent. Call it once the file is published, failed, or its transfer
+    /// ended, after any removal of its staged data.
+    public func release() {
+        let lock = state.withLock { state -> RegularFile?? in
+            guard !state.released else { return nil }
+            state.released = true
+            defer { state.lock = nil }
+            return .some(state.lock)
+        }
+        guard let lock else { return }  // released before
+        lock?.close()
+        directory.dropClaim(key)
+    }
+}
+
+extension ReceiveDirectory {
+    /// Claims the staged file of `key` for one transfer of this process; nil when another transfer of this process
+    /// holds it (busy). No system call: safe to take before anything is awaited. See `StagedReservation`.
+    /// - Throws: `SystemError` EINVAL for a key that is not 64 lowercase hex digits.
+    public func reserveStaged(key: String) throws(SystemError) -> StagedReservation? {
+        try checkKey(key)
+        guard claims.withLock({ $0.insert(key).inserted }) else { return nil }
+        return StagedReservation(key: key, directory: self)
+    }
+
+    func dropClaim(_ key: String) {
+        _ = claims.withLock { $0.remove(key) }
+    }
+
+    /// Opens (creating it if missing) and locks the staged file of `key`; nil when another open file holds the lock.
+    /// The name is checked to still hold the locked file after locking (a transfer elsewhere may have published or
+    /// removed it between the open and the lock), and opened again if not.
+    func lockStaged(key: String) throws(SystemError) -> (RegularFile, FileStatus)? {
+        for _ in 0..<8 {
+            let file = try staging.createFile(key, permissions: 0o600, exclusive: false, writable: false)
+            do throws(SystemError) {
+                guard try file.tryLock() else {
+                    file.close()
+                    return nil
+                }
+                let locked = try file.status()
+                if let named = try staging.status(of: key), named.kind == .regular, named.device == locked.device,
+                    named.inode == locked.inode
+                {
+                    return (file, locked)
+                }
+                file.close()
+            } catch {
+                file.close()
+                throw error
+            }
+        }
+        return nil  // the name changed under every try: it is in use
+    }
+}
