@@ -16,6 +16,8 @@ struct StressBenchmark {
     var parallel = 2
     var hangAfter = Duration.seconds(30)
     let scope = BenchScope.shared
+    /// The shortest time between two sends answered by typing (under the prompt rate of 10 a minute).
+    static let typedInterval = Duration.seconds(7)
 
     static let usage = """
         usage: ferry-bench stress [--sends N] [--mbit M] [--parallel P] [--hang-after S]
@@ -106,6 +108,7 @@ struct StressBenchmark {
         let all = receivers
         let counts = Mutex(Counts())
         let next = Mutex(0)
+        let lastTyped = Mutex(ContinuousClock.now - Self.typedInterval)
         let sources = work.url.appendingPathComponent("sources")
         DispatchQueue.concurrentPerform(iterations: parallel) { _ in
             while true {
@@ -114,10 +117,28 @@ struct StressBenchmark {
                     return value
                 }
                 guard index < sends else { return }
-                let receiver = all[index % all.count]
+                // A person is asked at most 10 times a minute, 3 times per sender (the session's prompt rates):
+                // every third send is typed for when one is due, from a sender of its own (a new identity), and
+                // goes to the other two receivers otherwise.
+                var receiver = all[index % all.count]
+                var environment = senderEnvironment
+                if receiver.kind == .askTyped {
+                    let due = lastTyped.withLock { last in
+                        guard ContinuousClock.now - last >= Self.typedInterval else { return false }
+                        last = .now
+                        return true
+                    }
+                    if due {
+                        environment =
+                            (try? StressHome.environment(work.url.appendingPathComponent("typed-\(index)")))
+                            ?? senderEnvironment
+                    } else {
+                        receiver = all[index % 2]
+                    }
+                }
                 let outcome = send(
                     index, to: receiver, binary: binary, session: session, host: senderHost,
-                    receiverHost: receiverHost, environment: senderEnvironment, sources: sources)
+                    receiverHost: receiverHost, environment: environment, sources: sources)
                 counts.withLock { counts in
                     counts.started += 1
                     var kind = counts.perKind[receiver.kind.rawValue] ?? (0, 0, 0)
@@ -133,7 +154,7 @@ struct StressBenchmark {
                     case .hang(let why):
                         counts.hung += 1
                         kind.hung += 1
-                        if counts.problems.count < 8 { counts.problems.append("send \(index) hung: \(why)") }
+                        counts.problems.append("send \(index) hung: \(why)")
                     }
                     counts.perKind[receiver.kind.rawValue] = kind
                     if counts.started % 20 == 0 {
@@ -187,14 +208,16 @@ struct StressBenchmark {
             do {
                 status = try process.waitForExit(timeout: hangAfter)
             } catch {
-                let last = process.allStderrLines.suffix(2).joined(separator: " | ")
+                let last = (process.allStderrLines.suffix(2) + process.allStdoutLines.suffix(1)).joined(
+                    separator: " | ")
                 process.kill()
                 _ = try? process.waitForExit(timeout: .seconds(5))
                 return .hang("\(receiver.kind.rawValue), \(urls.count) files; last stderr: \(last)")
             }
             let elapsed = clock.now - start
             guard status == 0 else {
-                let last = process.allStderrLines.suffix(2).joined(separator: " | ")
+                let last = (process.allStderrLines.suffix(2) + process.allStdoutLines.suffix(1)).joined(
+                    separator: " | ")
                 return .failure("\(receiver.kind.rawValue): exit \(status): \(last)")
             }
             for url in urls {

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import Synchronization
 import Testing
 
@@ -6,13 +7,20 @@ import Testing
 
 /// Output never blocks its writer (issue 9, section 5: a terminal that stopped reading stalled the engine).
 @Suite struct FileHandleTextSinkTests {
-    /// Reads `handle` until `text` contains `marker`, or the pipe ends.
-    static func read(_ handle: FileHandle, until marker: String) -> String {
+    /// Reads `handle` until the text contains `marker`, the pipe ends, or `timeout` passed (a bound, so that a broken
+    /// sink fails the test instead of hanging it).
+    static func read(_ handle: FileHandle, until marker: String, timeout: Duration = .seconds(30)) -> String {
+        let fd = handle.fileDescriptor
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
         var data = Data()
-        while !String(decoding: data, as: UTF8.self).contains(marker) {
-            let chunk = handle.availableData
-            if chunk.isEmpty { break }
-            data += chunk
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        let deadline = ContinuousClock.now + timeout
+        while !String(decoding: data, as: UTF8.self).contains(marker), ContinuousClock.now < deadline {
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            _ = poll(&poller, 1, 200)
+            let count = Glibc.read(fd, &buffer, buffer.count)
+            if count == 0 { break }
+            if count > 0 { data.append(contentsOf: buffer[0..<count]) }
         }
         return String(decoding: data, as: UTF8.self)
     }
