@@ -21,13 +21,16 @@ public actor TransferEngine {
     let io = BlockingIO(label: "ferry.receive-directory")
     /// Where verified files are synced and renamed into place, beside the writes of the files after them.
     let publishing = BlockingIO(label: "ferry.publish")
+    /// Where accepting an offer reads back and hashes staged prefixes: apart from `io`, so that an answer never waits
+    /// behind the staged writes other transfers queued there (docs/ARCHITECTURE.md, "Blocking work").
+    let accepting = BlockingIO(label: "ferry.accept")
     /// Writes finished on `io`, in the order they were queued; one task carries out what waited for each.
     let completions: AsyncStream<WriteCompletion>.Continuation
     private let completionStream: AsyncStream<WriteCompletion>
     var completionLoop: Task<Void, Never>?
     var operations: [TransferID: OutgoingOperation] = [:]
     var incoming: [IncomingKey: IncomingTransfer] = [:]
-    var asks: [IncomingKey: CheckedContinuation<Bool, Never>] = [:]
+    var asks: [IncomingKey: PendingAsk] = [:]
     var endedIncoming: Set<IncomingKey> = []
     var endedOrder: [IncomingKey] = []
     var loop: Task<Void, Never>?
@@ -108,7 +111,7 @@ public actor TransferEngine {
         for key in Array(incoming.keys) {
             await cancelIncoming(key, reason: reason, detail: "", tellPeer: true)
         }
-        for ask in asks.values { ask.resume(returning: false) }
+        for ask in asks.values { ask.timer.cancel() }
         asks.removeAll()
         loop?.cancel()
         completions.finish()

@@ -12,6 +12,7 @@ struct FerryBench {
     static let usage = """
         usage: ferry-bench session [--messages N] [--round-trips N]
                ferry-bench transfer [--scale F] [--rows a,b,c,d,e,f] [--repeat N]   (--help for the rows)
+               ferry-bench stress [--sends N] [--mbit M] [--parallel P] [--hang-after S]
         """
 
     static func main() async {
@@ -21,6 +22,8 @@ struct FerryBench {
             await session(Array(arguments.dropFirst()))
         case "transfer":
             transfer(Array(arguments.dropFirst()))
+        case "stress":
+            stress(Array(arguments.dropFirst()))
         default:
             print(usage)
             exit(64)
@@ -45,6 +48,18 @@ struct FerryBench {
             print("benchmark failed: \(error)")
             exit(1)
         }
+    }
+
+    static func stress(_ arguments: [String]) {
+        let benchmark: StressBenchmark
+        do {
+            benchmark = try StressBenchmark(arguments: arguments)
+        } catch {
+            FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+            print(StressBenchmark.usage)
+            exit(64)
+        }
+        exit(benchmark.run() ? 0 : 1)
     }
 
     static func transfer(_ arguments: [String]) {

@@ -6,6 +6,9 @@ import Foundation
 struct Ferry {
     static func main() async {
         let code = await FerryCommand.main(arguments: CommandLine.arguments, context: .live())
+        // Output is written by a queue of its own: the summary and the last results go out before the exit.
+        FileHandleTextSink.standardOutput.flush()
+        FileHandleTextSink.standardError.flush()
         exit(code.rawValue)
     }
 }

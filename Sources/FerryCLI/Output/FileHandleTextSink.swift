@@ -1,33 +1,95 @@
+import Dispatch
 import Foundation
 import Synchronization
 
-/// A `TextSink` that writes straight through a `FileHandle` (the process's stdout or stderr).
+/// A `TextSink` that writes through a `FileHandle` (the process's stdout or stderr) on a writer queue of its own, so
+/// that no caller ever blocks on the output.
 ///
-/// Each `write` is one unbuffered `write(2)` of the UTF-8 bytes, so a line is visible as soon as it is written even
-/// when the output is a pipe, and a line never interleaves with another thread's line. Failures (a closed pipe:
-/// `ferry peers | head -1`) are ignored: SIGPIPE is ignored by the process and a command must not fail because
-/// its reader went away.
+/// Why: a terminal that stops reading (Ctrl-S, a pipe nobody drains) blocks `write(2)`. The transfer engine and the
+/// session log from inside their actors and the progress board draws from the engine's events; a blocked write
+/// there stalled answers, heartbeats and links. Here `write` only queues the bytes: the queue's thread does the
+/// `write(2)`, one text at a time in the order given (a line never interleaves with another), unbuffered, so a
+/// line is visible as soon as it is written even when the output is a pipe.
+///
+/// Text that may be lost (`writeDroppable`: progress redraws, `-v` lines) is dropped while more than
+/// `droppableBound` bytes wait, and counted; when the output drains, one line says how many were dropped. Everything
+/// else is always queued, never dropped; `flush()` waits until it is written (at exit). Failures (a closed pipe:
+/// `ferry peers | head -1`) are ignored: SIGPIPE is ignored by the process and a command must not fail because its
+/// reader went away.
 public final class FileHandleTextSink: TextSink {
-    private let handle: FileHandle
-    // Serialises writers so two threads' lines never interleave within one write.
-    private let lock = Mutex<Void>(())
+    private struct Backlog {
+        /// Bytes queued and not yet written.
+        var pending = 0
+        /// Droppable texts dropped since the output last drained.
+        var dropped = 0
+    }
 
-    public init(_ handle: FileHandle) {
+    /// Droppable text is dropped while more than this many bytes wait to be written.
+    public static let droppableBound = 64 * 1024
+
+    private let handle: FileHandle
+    private let queue: DispatchQueue
+    private let backlog = Mutex(Backlog())
+
+    public init(_ handle: FileHandle, label: String = "ferry.output") {
         self.handle = handle
+        queue = DispatchQueue(label: label)
     }
 
     /// The process's standard output.
-    public static let standardOutput = FileHandleTextSink(FileHandle.standardOutput)
+    public static let standardOutput = FileHandleTextSink(FileHandle.standardOutput, label: "ferry.stdout")
     /// The process's standard error.
-    public static let standardError = FileHandleTextSink(FileHandle.standardError)
+    public static let standardError = FileHandleTextSink(FileHandle.standardError, label: "ferry.stderr")
 
     public func write(_ text: String) {
-        let bytes = Data(text.utf8)
-        guard !bytes.isEmpty else {
-            return
+        enqueue(Data(text.utf8), droppable: false)
+    }
+
+    @discardableResult
+    public func writeDroppable(_ text: String) -> Bool {
+        enqueue(Data(text.utf8), droppable: true)
+    }
+
+    public var isBackedUp: Bool {
+        backlog.withLock { $0.pending > Self.droppableBound }
+    }
+
+    /// Waits until everything written before is out (or failed): the last lines of a command are never lost.
+    public func flush() {
+        queue.sync {}
+    }
+
+    /// Droppable texts dropped since the output last drained (for tests).
+    var droppedCount: Int {
+        backlog.withLock { $0.dropped }
+    }
+
+    @discardableResult
+    private func enqueue(_ bytes: Data, droppable: Bool) -> Bool {
+        guard !bytes.isEmpty else { return true }
+        let admitted = backlog.withLock { backlog in
+            if droppable, backlog.pending > Self.droppableBound {
+                backlog.dropped += 1
+                return false
+            }
+            backlog.pending += bytes.count
+            return true
         }
-        lock.withLock { _ in
+        guard admitted else { return false }
+        queue.async { [self] in
             try? handle.write(contentsOf: bytes)
+            let dropped = backlog.withLock { backlog in
+                backlog.pending -= bytes.count
+                guard backlog.pending == 0, backlog.dropped > 0 else { return 0 }
+                defer { backlog.dropped = 0 }
+                return backlog.dropped
+            }
+            if dropped > 0 {
+                let note =
+                    "ferry: the output was not being read: \(dropped) progress updates or log lines were dropped\n"
+                try? handle.write(contentsOf: Data(note.utf8))
+            }
         }
+        return true
     }
 }

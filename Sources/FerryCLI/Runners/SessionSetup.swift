@@ -25,7 +25,9 @@ struct SessionSetup {
             let sink = context.stderr
             configuration.log = { level, message in
                 guard level <= verbosity else { return }
-                sink.writeLine("ferry: " + TerminalText.escape(message))
+                // From inside the engine's and the session's actors: never waits for the terminal (dropped and
+                // counted while it is not reading).
+                sink.writeDroppable("ferry: " + TerminalText.escape(message) + "\n")
             }
         }
         manualPeers = try global.peers.map { text in

@@ -12,6 +12,10 @@ import Synchronization
 /// an error) are written above the bars, which are then drawn again below them, so the bars stay at the bottom
 /// of the screen as with curl or apt. It uses only "cursor to the start of the line N lines up" (CSI N F) and
 /// "erase to the end of the screen" (CSI J), and never lets a bar wrap, so the line count it moves by is exact.
+///
+/// A redraw caused by progress alone is written with `TextSink.writeDroppable`: a terminal that stopped reading
+/// (Ctrl-S) loses those, never a message or a change of rows, and nobody waits for it. The screen then still shows
+/// the last redraw written, with the same rows, so the next redraw moves the cursor by the right count.
 final class ProgressBoard: Sendable {
     /// One row: a transfer with one peer.
     struct Key: Hashable, Sendable {
@@ -62,11 +66,12 @@ final class ProgressBoard: Sendable {
                 if !unstalled, let last = state.lastDraw, now - last < Self.interval {
                     return
                 }
+                draw(&state, messages: [], now: now, droppable: true)
             } else {
                 state.rows.append((key, line))
                 state.progressed[key] = now
+                draw(&state, messages: [], now: now)
             }
-            draw(&state, messages: [], now: now)
         }
     }
 
@@ -107,7 +112,9 @@ final class ProgressBoard: Sendable {
         }
     }
 
-    private func draw(_ state: inout State, messages: [String], now: ContinuousClock.Instant) {
+    private func draw(
+        _ state: inout State, messages: [String], now: ContinuousClock.Instant, droppable: Bool = false
+    ) {
         guard state.drawn > 0 || !messages.isEmpty || !state.rows.isEmpty else {
             return
         }
@@ -120,6 +127,11 @@ final class ProgressBoard: Sendable {
         for row in state.rows {
             let line = state.progressed[row.key].map { row.line.stalled(since: $0, now: now) } ?? row.line
             text += line.render(width: columns) + "\n"
+        }
+        if droppable {
+            // Only progress changed: the rows on the screen are the same whether or not this one is written.
+            if sink.writeDroppable(text) { state.lastDraw = now }
+            return
         }
         state.drawn = state.rows.count
         state.lastDraw = now

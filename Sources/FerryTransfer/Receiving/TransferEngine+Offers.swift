@@ -4,8 +4,15 @@ import FerryWire
 
 extension TransferEngine {
     /// Answers an offer waiting under `OfferPolicy.ask`. Unknown or already answered offers are ignored.
+    ///
+    /// The answer is taken at once, whenever it comes after the `offerReceived` event (the ask is registered before
+    /// the event is emitted), and carried out by a task of its own, so that the caller does not wait for the staged
+    /// data of a resumed file to be hashed.
     public func respond(to transferID: TransferID, from peerID: PeerID, accept: Bool) {
-        asks.removeValue(forKey: IncomingKey(peer: peerID, transferID: transferID))?.resume(returning: accept)
+        let key = IncomingKey(peer: peerID, transferID: transferID)
+        guard let ask = asks.removeValue(forKey: key) else { return }
+        ask.timer.cancel()
+        Task { await self.answered(key, accept: accept, timedOut: false) }
     }
 
     func offerReceived(_ offer: Offer, from peerID: PeerID) async {
@@ -65,49 +72,47 @@ extension TransferEngine {
         case .ask:
             incoming[key] = transfer
             let deadline = clock.now + configuration.askTimeout
+            // The ask exists before anyone hears of the offer: an answer given the moment the event arrives (a
+            // trusted peer's, an automatic denial) finds it, however the tasks are scheduled.
+            let timer = Task { [clock] in
+                try? await Task.sleep(until: deadline, clock: clock)
+                guard !Task.isCancelled else { return }
+                await self.answerTimedOut(key)
+            }
+            asks[key] = PendingAsk(deadline: deadline, timer: timer)
             emit(
                 .offerReceived(
                     IncomingOffer(
                         transferID: offer.transferID, peer: info, files: offer.files,
                         totalBytes: total, deadline: deadline)))
-            Task { await self.waitForAnswer(key, deadline: deadline) }
         }
     }
 
-    private func waitForAnswer(_ key: IncomingKey, deadline: ContinuousClock.Instant) async {
-        let timer = Task { [clock] in
-            try? await Task.sleep(until: deadline, clock: clock)
-            self.answerTimedOut(key)
-        }
-        let accepted = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-            guard incoming[key] != nil, !isStopped else {
-                continuation.resume(returning: false)
-                return
-            }
-            asks[key] = continuation
-        }
-        timer.cancel()
-        guard let transfer = incoming[key], transfer.phase == .asking else { return }
-        if accepted {
+    /// Carries out the answer to an asked offer (or its timeout), unless the offer went away meanwhile.
+    private func answered(_ key: IncomingKey, accept: Bool, timedOut: Bool) async {
+        guard let transfer = incoming[key], transfer.phase == .asking, !transfer.isEnding else { return }
+        if accept, !isStopped {
             await acceptOffer(key)
         } else {
             incoming[key] = nil
-            let timedOut = clock.now >= deadline
             await deny(
                 transfer.offer, to: key.peer, timedOut ? .noAnswer : .deniedByUser,
                 timedOut ? "nobody answered in time" : "")
         }
     }
 
-    private func answerTimedOut(_ key: IncomingKey) {
-        asks.removeValue(forKey: key)?.resume(returning: false)
+    private func answerTimedOut(_ key: IncomingKey) async {
+        guard asks.removeValue(forKey: key) != nil else { return }
+        await answered(key, accept: false, timedOut: true)
     }
 
     func deny(_ offer: Offer, to peerID: PeerID, _ reason: OfferDenyReason, _ detail: String) async {
         log(1, "denied transfer \(offer.transferID) from \(peerID): \(reason) \(detail)")
         if let info = await session.peer(peerID) {
-            emit(.denied(transferID: offer.transferID, peer: info, direction: .receiving,
-                         reason: detail.isEmpty ? "\(reason)" : "\(reason): \(detail)"))
+            emit(
+                .denied(
+                    transferID: offer.transferID, peer: info, direction: .receiving,
+                    reason: detail.isEmpty ? "\(reason)" : "\(reason): \(detail)"))
         }
         let reply = OfferReply(
             transferID: offer.transferID, accepted: false, reason: reason, detail: Self.detail(detail), codecs: [],
@@ -158,11 +163,12 @@ extension TransferEngine {
                 return
             }
         }
-        // The staged prefixes are read back and hashed on the I/O queue (gigabytes, for a large resumed file), so
-        // that the final digest covers the whole file; one that cannot be read starts over.
+        // The staged prefixes are read back and hashed on the accepting queue (gigabytes, for a large resumed file),
+        // not behind other transfers' queued writes, so that the final digest covers the whole file; one that cannot
+        // be read starts over.
         let planned = plans
         let held = reservations
-        let hashers = await io.run { () -> [SHA256Hasher?] in
+        let hashers = await accepting.run { () -> [SHA256Hasher?] in
             zip(planned, held).map { plan, reservation in
                 guard plan.resume > 0 else { return nil }
                 guard
@@ -256,4 +262,12 @@ extension TransferEngine {
         let tenths = (value * 10).rounded() / 10
         return "\(tenths) MiB"
     }
+}
+
+/// An offer waiting under `OfferPolicy.ask` for `respond(to:from:accept:)`: registered before the `offerReceived`
+/// event is emitted and removed by the first of the answer, the timeout, the offer's end.
+struct PendingAsk {
+    var deadline: ContinuousClock.Instant
+    /// Sleeps until the deadline, then denies the offer; cancelled by the answer.
+    var timer: Task<Void, Never>
 }

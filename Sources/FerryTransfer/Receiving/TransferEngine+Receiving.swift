@@ -480,7 +480,7 @@ extension TransferEngine {
         // From here on no acknowledgement goes out and arriving chunks are dropped, through the awaits below.
         incoming[key]?.isEnding = true
         if transfer.phase == .asking {
-            asks.removeValue(forKey: key)?.resume(returning: false)
+            asks.removeValue(forKey: key)?.timer.cancel()
             incoming[key] = nil
             // The application may be showing the offer: tell it that it is gone.
             let why = detail.isEmpty ? reason.map { "\($0)" } ?? "withdrawn" : detail

@@ -1,0 +1,68 @@
+import Foundation
+import Glibc
+import Synchronization
+import Testing
+
+@testable import FerryCLI
+
+/// Output never blocks its writer (issue 9, section 5: a terminal that stopped reading stalled the engine).
+@Suite struct FileHandleTextSinkTests {
+    /// Reads `handle` until the text contains `marker`, the pipe ends, or `timeout` passed (a bound, so that a broken
+    /// sink fails the test instead of hanging it).
+    static func read(_ handle: FileHandle, until marker: String, timeout: Duration = .seconds(30)) -> String {
+        let fd = handle.fileDescriptor
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        var data = Data()
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        let deadline = ContinuousClock.now + timeout
+        while !String(decoding: data, as: UTF8.self).contains(marker), ContinuousClock.now < deadline {
+            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            _ = poll(&poller, 1, 200)
+            let count = Glibc.read(fd, &buffer, buffer.count)
+            if count == 0 { break }
+            if count > 0 { data.append(contentsOf: buffer[0..<count]) }
+        }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    @Test func writesToAPipeNobodyReadsReturnAtOnceAndNothingButDroppableTextIsLost() async throws {
+        let pipe = Pipe()
+        defer { try? pipe.fileHandleForReading.close() }
+        let sink = FileHandleTextSink(pipe.fileHandleForWriting, label: "test.output")
+        // Far more than a pipe holds (64 KiB): a write(2) from the caller's thread would block at the first few.
+        let lines = (0..<4000).map { "result line \($0) " + String(repeating: "x", count: 60) }
+        let done = Mutex(false)
+        let writer = Thread {
+            for (index, line) in lines.enumerated() {
+                sink.writeLine(line)
+                sink.writeDroppable("progress \(index)\n")
+            }
+            done.withLock { $0 = true }
+        }
+        writer.start()
+        // The writer thread must finish while nobody reads (generous bound; it takes milliseconds).
+        let deadline = ContinuousClock.now + .seconds(30)
+        while !done.withLock({ $0 }), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(done.withLock { $0 }, "writing blocked on a pipe nobody reads")
+        #expect(sink.isBackedUp)
+        #expect(sink.droppedCount > 0, "progress is dropped while the output is backed up")
+        // Now the reader comes back: every line that must not be lost arrives, in order, then the note.
+        let text = Self.read(pipe.fileHandleForReading, until: "were dropped\n")
+        sink.flush()
+        let received = text.split(separator: "\n").filter { $0.hasPrefix("result line") }.map(String.init)
+        #expect(received == lines)
+        #expect(text.contains("progress updates or log lines were dropped"))
+        try? pipe.fileHandleForWriting.close()
+    }
+
+    @Test func flushWaitsUntilEverythingIsWritten() throws {
+        let pipe = Pipe()
+        let sink = FileHandleTextSink(pipe.fileHandleForWriting, label: "test.output")
+        sink.writeLine("summary")
+        sink.flush()
+        try pipe.fileHandleForWriting.close()
+        #expect(String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) == "summary\n")
+    }
+}
