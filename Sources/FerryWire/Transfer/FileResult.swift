@@ -11,16 +11,23 @@
 /// ```
 ///
 /// `flags` is sent only when one is set (a peer that knows no flags sees trailing bytes it ignores); bit 0 is
-/// `identical`, the other bits are ignored.
+/// `identical`. The other bits are an open set: carried as received (and sent again unchanged by a relay that
+/// re-encodes), never interpreted.
 public struct FileResult: Equatable, Sendable {
     public var transferID: TransferID
     public var fileIndex: UInt32
     public var status: FileStatus
     /// With `.published`: the published relative name; otherwise free text for a human, may be empty.
     public var detail: String
+    /// The flags byte as received (0 when absent); bits other than `identicalFlag` are preserved, not interpreted.
+    public var flags: UInt8
+
     /// With `.published`: the receiver already held a file with exactly these bytes under `detail`, and dropped
     /// its copy instead of publishing "name (1)" beside it (flags bit 0).
-    public var identical: Bool
+    public var identical: Bool {
+        get { flags & Self.identicalFlag != 0 }
+        set { flags = newValue ? flags | Self.identicalFlag : flags & ~Self.identicalFlag }
+    }
 
     public init(
         transferID: TransferID, fileIndex: UInt32, status: FileStatus, detail: String = "", identical: Bool = false
@@ -29,7 +36,7 @@ public struct FileResult: Equatable, Sendable {
         self.fileIndex = fileIndex
         self.status = status
         self.detail = detail
-        self.identical = identical
+        self.flags = identical ? Self.identicalFlag : 0
     }
 
     static let identicalFlag: UInt8 = 0x01
@@ -47,11 +54,7 @@ extension FileResult {
         fileIndex = try reader.readUInt32("fileIndex")
         status = FileStatus(rawValue: try reader.readUInt8("status"))
         detail = try reader.readString8("detail", lengths: StringField.detailLengths)
-        if reader.remainingCount > 0 {
-            identical = try reader.readUInt8("flags") & Self.identicalFlag != 0
-        } else {
-            identical = false
-        }
+        flags = reader.remainingCount > 0 ? try reader.readUInt8("flags") : 0
         reader.skipRemaining()
     }
 
@@ -61,6 +64,6 @@ extension FileResult {
         writer.write(fileIndex)
         writer.write(status.rawValue)
         writer.write(string8: detail)
-        if identical { writer.write(Self.identicalFlag) }
+        if flags != 0 { writer.write(flags) }
     }
 }
