@@ -68,7 +68,9 @@ extension IntegrationTests {
                 // Control: the same bomb, declared at its full length, does cost its length.
                 let control = try Self.inflate("zlib", Self.bombLength, bombFile)
                 #expect(control.line == "inflated \(Self.bombLength)")
-                #expect(control.peak > baseline.peak + Self.bombLength / 2, "control \(control.peak), honest \(baseline.peak)")
+                #expect(
+                    control.peak > baseline.peak + Self.bombLength / 2,
+                    "control \(control.peak), honest \(baseline.peak)")
             }
         }
 
@@ -86,7 +88,9 @@ extension IntegrationTests {
                 #expect(refused.peak < baseline.peak + Self.slack, "bomb \(refused.peak), honest \(baseline.peak)")
                 let control = try Self.inflate("zstd", Self.bombLength, bombFile)
                 #expect(control.line == "inflated \(Self.bombLength)")
-                #expect(control.peak > baseline.peak + Self.bombLength / 2, "control \(control.peak), honest \(baseline.peak)")
+                #expect(
+                    control.peak > baseline.peak + Self.bombLength / 2,
+                    "control \(control.peak), honest \(baseline.peak)")
             }
         }
     }

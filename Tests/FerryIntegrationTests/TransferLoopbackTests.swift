@@ -106,10 +106,13 @@ extension IntegrationTests {
         /// recorder's stop file, a test's filler), only each of `complete` appeared, once, renamed into place at its
         /// full size: nothing partial was ever visible, not even for a moment.
         static func expectOnlyCompleteArrivals(
-            _ events: [InotifyRecorder.Event], _ complete: [String: Int], sourceLocation: SourceLocation = #_sourceLocation
+            _ events: [InotifyRecorder.Event], _ complete: [String: Int],
+            sourceLocation: SourceLocation = #_sourceLocation
         ) {
             let visible = events.filter { !$0.name.hasPrefix(".") }
-            let arrivals = visible.filter { $0.mask & UInt32(IN_MOVED_TO) != 0 && $0.sizeWhenSeen == complete[$0.name] }
+            let arrivals = visible.filter { event in
+                event.mask & UInt32(IN_MOVED_TO) != 0 && complete[event.name].map { $0 == event.sizeWhenSeen } == true
+            }
             #expect(visible.count == arrivals.count, "seen: \(visible)", sourceLocation: sourceLocation)
             #expect(
                 Dictionary(grouping: arrivals, by: \.name).mapValues(\.count) == complete.mapValues { _ in 1 },

@@ -46,8 +46,9 @@ import Testing
     }
 
     /// Nothing but the staging folder ever appeared in the inbox.
-    static func expectNothingAppeared(_ events: [InotifyRecorder.Event], sourceLocation: SourceLocation = #_sourceLocation)
-    {
+    static func expectNothingAppeared(
+        _ events: [InotifyRecorder.Event], sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         let visible = events.filter { $0.name != ".ferry-staging" }
         #expect(visible.isEmpty, "names seen in the inbox: \(visible)", sourceLocation: sourceLocation)
     }
@@ -59,7 +60,8 @@ import Testing
     /// Expects the result of file 0 to name the SHA-256 mismatch.
     static func expectMismatch(_ result: FileResult?, sourceLocation: SourceLocation = #_sourceLocation) {
         #expect(result?.status == .hashMismatch, "\(String(describing: result))", sourceLocation: sourceLocation)
-        #expect(result?.detail.contains("SHA-256") == true, "\(String(describing: result))", sourceLocation: sourceLocation)
+        #expect(
+            result?.detail.contains("SHA-256") == true, "\(String(describing: result))", sourceLocation: sourceLocation)
     }
 
     /// Sends `data` as one file in chunks, each acknowledged `stored`, then a fileEnd with the digest of `digestOf`.

@@ -50,7 +50,9 @@ import Testing
                 #expect(largest > TransferEngine.maxQueuedBytes - Self.chunk, "queued \(largest) bytes")
                 #expect(await engine.incoming.isEmpty, "both transfers ended with the link")
             }
-            let visible = try FileManager.default.contentsOfDirectory(atPath: inbox.path).filter { $0 != ".ferry-staging" }
+            let visible = try FileManager.default.contentsOfDirectory(atPath: inbox.path).filter {
+                $0 != ".ferry-staging"
+            }
             #expect(visible.isEmpty, "\(visible)")
         }
     }

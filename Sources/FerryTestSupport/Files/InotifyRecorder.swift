@@ -11,7 +11,9 @@ public final class InotifyRecorder: @unchecked Sendable {
         public var mask: UInt32
         public var name: String
         public var sizeWhenSeen: Int?
-        public var description: String { "\(name) mask=0x\(String(mask, radix: 16)) size=\(sizeWhenSeen.map(String.init) ?? "-")" }
+        public var description: String {
+            "\(name) mask=0x\(String(mask, radix: 16)) size=\(sizeWhenSeen.map(String.init) ?? "-")"
+        }
     }
 
     private let lock = NSLock()
@@ -43,7 +45,8 @@ public final class InotifyRecorder: @unchecked Sendable {
             var offset = 0
             while offset + 16 <= count {
                 let mask = buffer.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self) }
-                let length = Int(buffer.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self) })
+                let length = Int(
+                    buffer.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self) })
                 let nameBytes = buffer[(offset + 16)..<min(offset + 16 + length, count)].prefix { $0 != 0 }
                 let name = String(decoding: nameBytes, as: UTF8.self)
                 offset += 16 + length
@@ -60,7 +63,11 @@ public final class InotifyRecorder: @unchecked Sendable {
     /// Stops recording (by creating the stop file) and returns every event seen. Calling it again (from a `defer`
     /// that also covers a failing test) returns the same events at once.
     public func stop() -> [Event] {
-        guard lock.withLock({ () -> Bool in defer { stopped = true }; return !stopped }) else {
+        guard
+            lock.withLock({ () -> Bool in
+                defer { stopped = true }; return !stopped
+            })
+        else {
             return lock.withLock { recorded }
         }
         // Created in place (`open`), not written atomically through a temporary name the recording would show.
