@@ -32,12 +32,12 @@ public actor TransferEngine {
     var incoming: [IncomingKey: IncomingTransfer] = [:]
     var asks: [IncomingKey: PendingAsk] = [:]
     var endedIncoming: Set<IncomingKey> = []
+    var endedOrder: [IncomingKey] = []
     /// Raw bytes of each sender handed to the I/O queue and not yet written, over all its transfers: bounded by
     /// `maxQueuedBytes`, whatever the sender does with its window.
     var queuedBytes: [PeerID: Int] = [:]
     /// The most raw bytes one sender ever had queued: kept so that tests can prove the bound holds.
     var largestQueuedBytes = 0
-    var endedOrder: [IncomingKey] = []
     var loop: Task<Void, Never>?
     var isStopped = false
     /// Compressed chunks handed to the inflater: kept so that tests can prove that data for an offer not accepted is

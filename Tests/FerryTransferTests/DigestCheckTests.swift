@@ -160,4 +160,30 @@ import Testing
         #expect(visible.count == 1 && visible.first?.name == name, "\(visible)")
         #expect(visible.first?.mask == UInt32(IN_MOVED_TO) && visible.first?.sizeWhenSeen == data.count, "\(visible)")
     }
+
+    /// The same name, size and time offered again with other content: the receiver resumes from the first content's
+    /// staged prefix, and the new file's digest (honest for its own bytes) does not cover that prefix.
+    @Test func aResumeUnderTheSameNameWithOtherContentIsStoppedByTheDigest() async throws {
+        let old = Self.bytes(3 * Self.chunk, seed: 4)
+        let new = Self.bytes(3 * Self.chunk, seed: 5)
+        let events = try await Self.withLiar { mallory, bob, inbox in
+            let first = HostileSender(session: mallory, receiver: bob)
+            try await first.send(.offer(first.offer([("notes.txt", UInt64(old.count))])))
+            #expect(try #require(await first.reply()).accepted)
+            for start in stride(from: 0, to: 2 * Self.chunk, by: Self.chunk) {
+                try await first.sendChunk(file: 0, offset: UInt64(start), raw: Array(old[start..<start + Self.chunk]))
+                #expect(try #require(await first.ack()).status == .stored)
+            }
+            try await first.send(
+                .cancel(TransferCancel(transferID: first.transferID, reason: .cancelledByUser, detail: "")))
+
+            let second = HostileSender(session: mallory, receiver: bob)
+            try await second.send(.offer(second.offer([("notes.txt", UInt64(new.count))])))
+            #expect(try #require(await second.reply()).files.first?.resumeOffset == UInt64(2 * Self.chunk))
+            try await Self.send(new, claiming: new, from: 2 * Self.chunk, by: second)
+            Self.expectMismatch(await second.result())
+            #expect(try Self.staged(in: inbox).isEmpty, "the staged data is discarded")
+        }
+        Self.expectNothingAppeared(events)
+    }
 }
