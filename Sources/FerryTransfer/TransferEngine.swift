@@ -33,13 +33,17 @@ public actor TransferEngine {
     var asks: [IncomingKey: PendingAsk] = [:]
     var endedIncoming: Set<IncomingKey> = []
     var endedOrder: [IncomingKey] = []
+    /// Raw bytes of each sender handed to the I/O queue and not yet written, over all its transfers: bounded by
+    /// `maxQueuedBytes`, whatever the sender does with its window.
+    var queuedBytes: [PeerID: Int] = [:]
+    /// The most raw bytes one sender ever had queued: kept so that tests can prove the bound holds.
+    var largestQueuedBytes = 0
     var loop: Task<Void, Never>?
     var isStopped = false
-    /// Compressed chunks handed to the inflater, and the largest output length asked of it. Two integers on the
-    /// actor, kept so that tests can prove that data for an offer not accepted is never decompressed and that
-    /// inflation never asks for more than a chunk.
+    /// Compressed chunks handed to the inflater: kept so that tests can prove that data for an offer not accepted is
+    /// never decompressed. (What one inflation allocates is measured on the inflater alone, in a process of its own:
+    /// `InflateBoundTests`.)
     var inflatedChunks = 0
-    var largestInflatedLength = 0
 
     init(session: Session, configuration: TransferConfiguration) throws(TransferError) {
         guard session.configuration.transfersEnabled else {

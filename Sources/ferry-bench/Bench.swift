@@ -13,6 +13,7 @@ struct FerryBench {
         usage: ferry-bench session [--messages N] [--round-trips N]
                ferry-bench transfer [--scale F] [--rows a,b,c,d,e,f] [--repeat N]   (--help for the rows)
                ferry-bench stress [--sends N] [--mbit M] [--parallel P] [--hang-after S]
+               ferry-bench inflate zlib|zstd RAW-LENGTH FILE   (one chunk, alone in its process)
         """
 
     static func main() async {
@@ -24,6 +25,8 @@ struct FerryBench {
             transfer(Array(arguments.dropFirst()))
         case "stress":
             stress(Array(arguments.dropFirst()))
+        case "inflate":
+            exit(InflateProbe.run(Array(arguments.dropFirst())))
         default:
             print(usage)
             exit(64)

@@ -87,13 +87,36 @@ extension IntegrationTests {
             let (receiver, port) = try harness.receiver(once: false)
             let proxy = try FaultProxy(targetPort: UInt16(port), mode: .flipBits(atOffsets: [3 << 20 + 500_000]))
             defer { proxy.close() }
+            let recorder = try InotifyRecorder(directory: harness.inbox.path)
+            defer { _ = recorder.stop() }
             let (status, _, _) = try harness.send([file.path], to: [Int(proxy.port)], ["--compress", "none"])
             #expect(status == 1, "\(receiver.capturedOutput())")
             #expect(try TransferHarness.visibleFiles(in: harness.inbox.path).isEmpty)
-            let (again, _, _) = try harness.send([file.path], to: [port], ["--compress", "none"])
-            #expect(again == 0, "\(receiver.capturedOutput())")
+            let again = try harness.send([file.path], to: [port], ["--compress", "none"])
+            #expect(again.status == 0, "\(receiver.capturedOutput())")
+            // The second send took up the data the first one stored before the link failed.
+            let resumed = again.finished?["resumedBytes"] as? Int ?? 0
+            #expect(resumed > 0, "\(again.summary ?? [:])")
             #expect(try TransferHarness.sha256(harness.inbox.path + "/flip.bin") == TransferHarness.sha256(file.path))
             _ = try receiver.terminate()
+            Self.expectOnlyCompleteArrivals(recorder.stop(), ["flip.bin": 6 << 20])
+        }
+
+        /// Of the names a watcher of the directory saw while a test ran (hidden ones aside: the staging folder, the
+        /// recorder's stop file, a test's filler), only each of `complete` appeared, once, renamed into place at its
+        /// full size: nothing partial was ever visible, not even for a moment.
+        static func expectOnlyCompleteArrivals(
+            _ events: [InotifyRecorder.Event], _ complete: [String: Int],
+            sourceLocation: SourceLocation = #_sourceLocation
+        ) {
+            let visible = events.filter { !$0.name.hasPrefix(".") }
+            let arrivals = visible.filter { event in
+                event.mask & UInt32(IN_MOVED_TO) != 0 && complete[event.name].map { $0 == event.sizeWhenSeen } == true
+            }
+            #expect(visible.count == arrivals.count, "seen: \(visible)", sourceLocation: sourceLocation)
+            #expect(
+                Dictionary(grouping: arrivals, by: \.name).mapValues(\.count) == complete.mapValues { _ in 1 },
+                "seen: \(visible)", sourceLocation: sourceLocation)
         }
 
         @Test func aDroppedLinkResumesFromTheVerifiedData() throws {
@@ -103,6 +126,8 @@ extension IntegrationTests {
             let (receiver, port) = try harness.receiver(once: false)
             let proxy = try FaultProxy(targetPort: UInt16(port), mode: .truncate(afterBytes: 10 << 20, direction: .clientToServer))
             defer { proxy.close() }
+            let recorder = try InotifyRecorder(directory: harness.inbox.path)
+            defer { _ = recorder.stop() }
             let first = try harness.send([file.path], to: [Int(proxy.port)], ["--compress", "none"])
             #expect(first.status == 1)
             #expect(try TransferHarness.visibleFiles(in: harness.inbox.path).isEmpty, "nothing partial is published")
@@ -112,6 +137,7 @@ extension IntegrationTests {
             #expect(resumed >= 1 << 20, "\(second.summary ?? [:])")
             #expect(try TransferHarness.sha256(harness.inbox.path + "/big.bin") == TransferHarness.sha256(file.path))
             _ = try receiver.terminate()
+            Self.expectOnlyCompleteArrivals(recorder.stop(), ["big.bin": size])
         }
 
         @Test func aReceiverKilledMidFileResumesWhenSentAgain() throws {
@@ -148,6 +174,8 @@ extension IntegrationTests {
             defer { disk.unmount() }
             let huge = try harness.files.random("huge.bin", size: 16 << 20)
             let file = try harness.files.random("six.bin", size: 6 << 20, seed: 2)
+            let recorder = try InotifyRecorder(directory: disk.path)
+            defer { _ = recorder.stop() }
             let (receiver, port) = try harness.receiver(into: disk.path, once: false)
             // What cannot fit at all is refused at the offer...
             let denied = try harness.send([huge.path], to: [port], ["--compress", "none"])
@@ -167,6 +195,7 @@ extension IntegrationTests {
             let visible = try TransferHarness.visibleFiles(in: disk.path).filter { $0.key != ".filler" }
             #expect(visible.isEmpty, "\(visible)")
             _ = try receiver.terminate()
+            Self.expectOnlyCompleteArrivals(recorder.stop(), [:])
         }
     }
 }

@@ -36,8 +36,6 @@ struct IncomingTransfer: Sendable {
     var endedCount = 0
     /// Cancelled or failing here: no frame of it goes out any more, and its chunks are dropped.
     var isEnding = false
-    /// Raw bytes handed to the I/O queue and not yet written: bounded, whatever the sender does with its window.
-    var queuedBytes = 0
 }
 
 /// One offered file on the receiving side.

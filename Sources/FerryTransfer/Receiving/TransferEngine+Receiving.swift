@@ -4,8 +4,8 @@ import FerrySystem
 import FerryWire
 
 extension TransferEngine {
-    /// A sender keeps at most its window unacknowledged (8 MiB in ferry); past this many raw bytes waiting to be
-    /// written, it is not keeping to any window.
+    /// A sender keeps at most its window unacknowledged (8 MiB in ferry); past this many raw bytes of one sender
+    /// waiting to be written (all its transfers together), it is not keeping to any window.
     static let maxQueuedBytes = 64 << 20
 
     /// Runs `body` on an incoming transfer's record in place (taken out of the table meanwhile, so its per-file
@@ -58,7 +58,6 @@ extension TransferEngine {
             // Only a chunk the machine expects gets here: its raw length is the offer's chunk size or the file's
             // remainder, and the inflater allocates exactly that, never more.
             inflatedChunks += 1
-            largestInflatedLength = max(largestInflatedLength, Int(chunk.rawLength))
             do {
                 raw = try ChunkInflater.inflate(
                     chunk.data, algorithm: chunk.codec == .zstd ? .zstd : .zlib, rawLength: Int(chunk.rawLength)
@@ -89,10 +88,11 @@ extension TransferEngine {
             return
         }
         typealias Stored = (actions: [IncomingTransferMachine.Action], hasher: SHA256Hasher?)
+        // Counted per sender, over all its transfers: two transfers at once must not double what one may queue.
+        let queued = queuedBytes[peerID, default: 0]
         let stored = withIncoming(key) { transfer -> Stored?? in
-            guard transfer.queuedBytes + raw.count <= Self.maxQueuedBytes else { return .some(nil) }
+            guard queued + raw.count <= Self.maxQueuedBytes else { return .some(nil) }
             guard let actions = transfer.machine?.chunkStored(file: file, rawLength: raw.count) else { return nil }
-            transfer.queuedBytes += raw.count
             transfer.bytesDone += UInt64(raw.count)
             transfer.wireBytes += UInt64(chunk.data.count)
             transfer.files[file].stored += UInt64(raw.count)
@@ -104,6 +104,8 @@ extension TransferEngine {
             await violation(by: peerID, "the sender ignores flow control (more than 64 MiB unacknowledged)")
             return
         }
+        queuedBytes[peerID] = queued + raw.count
+        largestQueuedBytes = max(largestQueuedBytes, queued + raw.count)
         reportIncomingProgress(key)
         // The write and the hash run on the I/O queue while this actor checks the next chunk; the acknowledgement
         // waits for the write, so the sender's window still bounds the bytes in flight.
@@ -134,10 +136,11 @@ extension TransferEngine {
 
     /// A queued write (or just a turn) is done: carry out the actions that waited for it.
     func completed(_ completion: WriteCompletion) async {
-        let ending = withIncoming(completion.key) { transfer -> Bool in
-            transfer.queuedBytes -= completion.bytes
-            return transfer.isEnding
+        if completion.bytes > 0 {
+            let left = queuedBytes[completion.key.peer, default: 0] - completion.bytes
+            queuedBytes[completion.key.peer] = left > 0 ? left : nil
         }
+        let ending = withIncoming(completion.key) { transfer -> Bool in transfer.isEnding }
         guard ending == false else { return }  // gone, or ending: nothing more goes out for it
         if let failure = completion.failure {
             await writeFailed(failure, file: completion.file, completion.key)
