@@ -100,7 +100,8 @@ import Testing
         for bad in ["0", "-5", "86401"] {
             #expect(
                 await FerryRun.run(["receive", "--ask-timeout", bad])
-                    == Self.receive("--ask-timeout: the time must be more than 0 and at most 86400 seconds (got \(bad))"))
+                    == Self.receive(
+                        "--ask-timeout: the time must be more than 0 and at most 86400 seconds (got \(bad))"))
         }
         #expect(
             await FerryRun.run(["receive", "--ask-timeout", "soon"])

@@ -160,6 +160,25 @@ extension IntegrationTests {
             #expect(after.added(since: before).isEmpty, "\(after)")
         }
 
+        /// The sender on a terminal: its connected line gives the code, and the question right after it asks
+        /// whether the receiver shows it; the line does not also claim what the receiver shows.
+        @Test func aSenderOnATerminalShowsTheCodeOnceThenAsks() async throws {
+            let harness = try TransferHarness()
+            let file = try harness.files.random("asked.bin", size: 1000)
+            let (receiver, port) = try harness.receiver(accept: "all", once: false)
+            let pane = try PairingTests.terminalSender(harness, [file.path], port: port)
+            defer { pane.close() }
+            let code = try PairingTests.receiverCode(receiver)
+            let screen = try pane.waitFor("Does inbox show \(code)?")
+            let lines = screen.split(separator: "\n").map(String.init)
+            let question = try #require(lines.firstIndex { $0.hasPrefix("Does inbox show \(code)?") })
+            #expect(question > 0 && lines[question - 1].hasSuffix("): connected, pairing code \(code)"), "\(screen)")
+            #expect(!screen.contains("unless someone is in between"), "\(screen)")
+            try pane.type("n")
+            #expect(try pane.waitForExit().status == 1)
+            _ = try receiver.terminate()
+        }
+
         /// Six offers of one sender at once: the prompt rate (3 a minute per sender, a burst of 3) lets the first
         /// three are asked about; the others are denied without a prompt, unless a token came back meanwhile (one
         /// every 20 s), so at least one is. The ones asked about time out (`--ask-timeout 5`).

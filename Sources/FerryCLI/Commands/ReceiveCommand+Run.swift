@@ -93,8 +93,8 @@ extension ReceiveCommand {
                 case .offerReceived(let offer) where asking && prompts.admit(offer.peer.deviceID, now: .now) != nil:
                     // The sender hears the true reason (offer reason 8), not "denied by the user".
                     let limits = "at most \(promptRatePerPeer) from one peer, \(promptRate) from all"
-                    reporter.noteDenial(
-                        offer.transferID, from: offer.peer, reason: "denied without asking, too many offers (\(limits))")
+                    let why = "denied without asking, too many offers (\(limits))"
+                    reporter.noteDenial(offer.transferID, from: offer.peer, reason: why)
                     await run.engine.respond(
                         to: offer.transferID, from: offer.peer.peerID, accept: false, reason: .tooManyOffers,
                         detail: limits)
