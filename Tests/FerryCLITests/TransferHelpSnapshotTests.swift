@@ -64,17 +64,19 @@ import Testing
         to confirm it before anything is sent. With --accept ask, each offer shows the
         sender, its device ID and that code, the files and their sizes, and waits for y,
         n or a (always: accept, and trust the sender from now on); it is denied when
-        nobody answers within a minute. Offers from trusted peers are accepted without
-        asking; when stdin is not a terminal, nobody can be asked, so those are the only
-        ones accepted. With --accept trusted (for a headless receiver), only trusted
-        peers can connect; see ferry trust. Every refused peer leaves a line with its
-        device ID, to pin it with ferry trust add.
+        nobody answers within --ask-timeout seconds (60 by default). A sender may have 3
+        offers asked about a minute, everyone together 10: more are denied without
+        asking, and the sender is told so. Offers from trusted peers are accepted
+        without asking; when stdin is not a terminal, nobody can be asked, so those are
+        the only ones accepted. With --accept trusted (for a headless receiver), only
+        trusted peers can connect; see ferry trust. Every refused peer leaves a line
+        with its device ID, to pin it with ferry trust add.
 
         The first line tells where ferry listens; with --json it is
         {"event":"listening","port":P,"directory":"...","name":"...","peerID":"..."}.
 
-        USAGE: ferry receive [--into <dir>] [--accept <policy>] [--once] [--json]
-               [<global options>]
+        USAGE: ferry receive [--into <dir>] [--accept <policy>]
+               [--ask-timeout <seconds>] [--once] [--json] [<global options>]
 
         OPTIONS:
           --into <dir>            Put received files in this directory (created if
@@ -83,6 +85,8 @@ import Testing
           --accept <policy>       Ask before accepting each offer, accept all, or accept
                                   trusted peers only. (values: ask, all, trusted;
                                   default: ask)
+          --ask-timeout <seconds> With --accept ask, deny an offer nobody answered
+                                  within this time. (default: 60)
           --once                  Exit after the first transfer: 0 if every file
                                   arrived, 1 otherwise.
           --json                  Print one JSON object per line for every event instead
@@ -104,8 +108,14 @@ import Testing
         after it. Runs until Ctrl-C (or SIGTERM); when the directory is removed, moved
         away or unmounted, it says so and exits 1.
 
-        USAGE: ferry watch [--to <peer> ...] [--all] [--compress <mode>] [--json] <dir>
-               [<global options>]
+        Nobody is asked to compare pairing codes, so watch cannot tell a receiver from
+        someone in between who answers under its name; --trusted-only sends only to
+        receivers this install has pinned (pin one with 'ferry trust add NAME' while it
+        runs 'ferry receive') and refuses every other one before anything is offered to
+        it.
+
+        USAGE: ferry watch [--to <peer> ...] [--all] [--compress <mode>]
+               [--trusted-only] [--json] <dir> [<global options>]
 
         ARGUMENTS:
           <dir>                   The directory to watch.
@@ -116,6 +126,8 @@ import Testing
           --compress <mode>       Compress where it pays (auto), always try zlib or
                                   zstd, or never (none). (values: auto, zlib, zstd,
                                   none; default: auto)
+          --trusted-only          Send only to trusted (pinned) receivers; refuse every
+                                  other one before anything is sent.
           --json                  Print one JSON object per line for every event instead
                                   of text.
           -h, --help              Show help information.

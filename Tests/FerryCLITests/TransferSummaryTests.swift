@@ -226,6 +226,18 @@ struct PairingTextTests {
         #expect(TransferReporter.pairingLine(Self.peer(trusted: true, code: "987654")) ==
             "bob\\u{1B}[2J (AAAA-AAAA): trusted, key verified")
     }
+
+    /// On a terminal the sender asks "Does bob show 987 654?" right after this line: it gives the code only, and
+    /// does not claim what the receiver shows (the question asks it).
+    @Test func senderThatAsksNextGivesOnlyTheCode() {
+        let peer = Self.peer(trusted: false, code: "987654")
+        let line = TransferReporter.pairingLine(peer, confirming: true)
+        #expect(line == "bob\\u{1B}[2J (AAAA-AAAA): connected, pairing code 987 654")
+        #expect(PairingConfirmation.question(peer).hasPrefix("Does bob\\u{1B}[2J show 987 654? "))
+        #expect(
+            TransferReporter.pairingLine(Self.peer(trusted: true, code: "987654"), confirming: true)
+                == "bob\\u{1B}[2J (AAAA-AAAA): trusted, key verified")
+    }
 }
 
 @Suite("Offer prompt answers")

@@ -14,14 +14,14 @@ import Testing
         """
 
     static let receiveUsage = """
-        Usage: ferry receive [--into <dir>] [--accept <policy>] [--once] [--json]
-               [<global options>]
+        Usage: ferry receive [--into <dir>] [--accept <policy>]
+               [--ask-timeout <seconds>] [--once] [--json] [<global options>]
           See 'ferry receive --help' for more information.
         """
 
     static let watchUsage = """
-        Usage: ferry watch [--to <peer> ...] [--all] [--compress <mode>] [--json] <dir>
-               [<global options>]
+        Usage: ferry watch [--to <peer> ...] [--all] [--compress <mode>]
+               [--trusted-only] [--json] <dir> [<global options>]
           See 'ferry watch --help' for more information.
         """
 
@@ -97,6 +97,15 @@ import Testing
         #expect(
             await FerryRun.run(["receive", "--onse"]) == Self.receive("Unknown option '--onse'. Did you mean '--once'?")
         )
+        for bad in ["0", "-5", "86401"] {
+            #expect(
+                await FerryRun.run(["receive", "--ask-timeout", bad])
+                    == Self.receive(
+                        "--ask-timeout: the time must be more than 0 and at most 86400 seconds (got \(bad))"))
+        }
+        #expect(
+            await FerryRun.run(["receive", "--ask-timeout", "soon"])
+                == Self.receive("--ask-timeout: 'soon' is not a valid number of seconds"))
     }
 
     @Test func watchUsageErrors() async {

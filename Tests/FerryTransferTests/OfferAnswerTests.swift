@@ -76,6 +76,25 @@ extension TransferEngine {
         }
     }
 
+    /// A denial the application makes without asking (past its prompt rate) reaches the sender with its own reason
+    /// and detail, not as "denied by the user" (issue 9 gap: the sender is told the true reason).
+    @Test func aDenialWithAReasonReachesTheSenderWithThatReason() async throws {
+        try await TemporaryDirectory.with(prefix: "engine-in") { inbox in
+            try await Self.withAskingReceiver(inbox: inbox.path) { mallory, bob, engine in
+                let sender = HostileSender(session: mallory, receiver: bob)
+                let offer = sender.offer([("many.bin", 4)])
+                await engine.offerReceived(offer, from: mallory.localPeerID)
+                await engine.respond(
+                    to: offer.transferID, from: mallory.localPeerID, accept: false, reason: .tooManyOffers,
+                    detail: "at most 3 from one peer")
+                let reply = try #require(await Self.reply(to: sender), "no reply within \(Self.replyBound)")
+                #expect(!reply.accepted)
+                #expect(reply.reason == .tooManyOffers, "\(reply.reason)")
+                #expect(reply.detail == "at most 3 from one peer")
+            }
+        }
+    }
+
     @Test func anAnswerGivenByTheEventsReaderStartsTheTransfer() async throws {
         try await TemporaryDirectory.with(prefix: "engine-in") { inbox in
             try await Self.withAskingReceiver(inbox: inbox.path) { mallory, bob, engine in

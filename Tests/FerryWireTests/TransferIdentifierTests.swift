@@ -69,6 +69,8 @@ struct TransferIdentifierTests {
         #expect(OfferDenyReason.busy.description == "the receiver is busy")
         #expect(
             OfferDenyReason.nobodyToAsk.description == "nobody is there to answer, so only trusted peers are accepted")
+        #expect(OfferDenyReason.tooManyOffers.rawValue == 8)
+        #expect(OfferDenyReason.tooManyOffers.description == "too many offers; try again later")
         #expect(OfferDenyReason(rawValue: 99).description == "unknown reason (99)")
         #expect(ChunkStatus.stored.description == "stored")
         #expect(ChunkStatus.corrupt.description == "corrupt")

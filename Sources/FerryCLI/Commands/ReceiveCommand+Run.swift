@@ -22,7 +22,8 @@ extension ReceiveCommand {
         let trustStore = TrustStore(environment: context.environment)
         let reporter = TransferReporter(context: context, json: json)
         let configuration = TransferConfiguration(
-            receiveDirectory: directory, offerPolicy: policy, log: setup.configuration.log)
+            receiveDirectory: directory, offerPolicy: policy, askTimeout: .seconds(askTimeout),
+            log: setup.configuration.log)
         let once = self.once
         let code = try await TransferSession.run(
             setup: setup, engine: configuration, reporter: reporter, forwardEvents: true,
@@ -90,11 +91,13 @@ extension ReceiveCommand {
                         "\(OfferPrompt.text(for: offer)[0].dropLast()): accepted, a trusted peer (key verified)")
                     await run.engine.respond(to: offer.transferID, from: offer.peer.peerID, accept: true)
                 case .offerReceived(let offer) where asking && prompts.admit(offer.peer.deviceID, now: .now) != nil:
-                    reporter.noteDenial(
-                        offer.transferID, from: offer.peer,
-                        reason: "denied without asking, too many offers (at most \(promptRatePerPeer) from one peer,"
-                            + " \(promptRate) from all)")
-                    await run.engine.respond(to: offer.transferID, from: offer.peer.peerID, accept: false)
+                    // The sender hears the true reason (offer reason 8), not "denied by the user".
+                    let limits = "at most \(promptRatePerPeer) from one peer, \(promptRate) from all"
+                    let why = "denied without asking, too many offers (\(limits))"
+                    reporter.noteDenial(offer.transferID, from: offer.peer, reason: why)
+                    await run.engine.respond(
+                        to: offer.transferID, from: offer.peer.peerID, accept: false, reason: .tooManyOffers,
+                        detail: limits)
                 case .offerReceived(let offer):
                     prompt.yield(.offer(offer))
                 case .finished(let outcome) where outcome.direction == .receiving:

@@ -26,7 +26,8 @@ public struct ReceiveCommand: ParsableCommand, Equatable {
             code, unless someone is in between, and asks its user to confirm it before anything is sent. With \
             --accept ask, each offer shows the sender, its device ID and that code, the files and their sizes, \
             and waits for y, n or a (always: accept, and trust the sender from now on); it is denied when nobody \
-            answers within a minute. Offers from trusted peers are accepted without asking; when stdin is not a \
+            answers within --ask-timeout seconds (60 by default). A sender may have 3 offers asked about a minute, \
+            everyone together 10: more are denied without asking, and the sender is told so. Offers from trusted peers are accepted without asking; when stdin is not a \
             terminal, nobody can be asked, so those are the only ones accepted. With --accept trusted (for a \
             headless receiver), only trusted peers can connect; see ferry trust. Every refused peer leaves a line \
             with its device ID, to pin it with ferry trust add.
@@ -48,24 +49,38 @@ public struct ReceiveCommand: ParsableCommand, Equatable {
                 default: AcceptPolicy.ask.rawValue,
                 values: AcceptPolicy.allCases.map(\.rawValue)
             ),
+            .option(
+                "ask-timeout",
+                valueName: "seconds",
+                help: "With --accept ask, deny an offer nobody answered within this time.",
+                default: defaultAskTimeout.shortDescription
+            ),
             .flag("once", help: "Exit after the first transfer: 0 if every file arrived, 1 otherwise."),
             .flag("json", help: "Print one JSON object per line for every event instead of text."),
         ]
     )
 
+    /// The default of `--ask-timeout`, in seconds.
+    public static let defaultAskTimeout: Double = 60
+    /// The largest `--ask-timeout` accepted, in seconds (one day).
+    public static let maximumAskTimeout: Double = 86_400
+
     /// Where to put files; nil for the user's download directory.
     public var into: String?
     public var accept: AcceptPolicy
+    /// Seconds an offer waits for the person's answer under `--accept ask`.
+    public var askTimeout: Double
     public var once: Bool
     public var json: Bool
     public var global: GlobalOptions
 
     public init(
-        into: String? = nil, accept: AcceptPolicy = .ask, once: Bool = false, json: Bool = false,
-        global: GlobalOptions = .init()
+        into: String? = nil, accept: AcceptPolicy = .ask, askTimeout: Double = ReceiveCommand.defaultAskTimeout,
+        once: Bool = false, json: Bool = false, global: GlobalOptions = .init()
     ) {
         self.into = into
         self.accept = accept
+        self.askTimeout = askTimeout
         self.once = once
         self.json = json
         self.global = global
@@ -75,6 +90,7 @@ public struct ReceiveCommand: ParsableCommand, Equatable {
         self.init(
             into: values.last("into"),
             accept: try values.choice("accept", as: "policy") ?? .ask,
+            askTimeout: try values.seconds("ask-timeout") ?? Self.defaultAskTimeout,
             once: values.isSet("once"),
             json: values.isSet("json"),
             global: try GlobalOptions(parsing: values)
@@ -87,6 +103,11 @@ public struct ReceiveCommand: ParsableCommand, Equatable {
         }
         if let into, into.unicodeScalars.contains("\u{0}") {
             throw CLIError.usage("--into: the directory must not contain a NUL character")
+        }
+        guard askTimeout > 0, askTimeout <= Self.maximumAskTimeout else {
+            throw CLIError.usage(
+                "--ask-timeout: the time must be more than 0 and at most \(Int(Self.maximumAskTimeout)) seconds (got"
+                    + " \(askTimeout.shortDescription))")
         }
     }
 }

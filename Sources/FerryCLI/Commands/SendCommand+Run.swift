@@ -22,7 +22,8 @@ extension SendCommand {
         let totalBytes = sources.reduce(UInt64(0)) { $0 &+ Self.size(of: $1.path) }
         let setup = try SessionSetup(
             global: global, context: context, mode: .client, acceptPolicy: .none, transfersEnabled: true)
-        let reporter = TransferReporter(context: context, json: json)
+        let reporter = TransferReporter(
+            context: context, json: json, confirmsCodes: Self.confirmsCodes(context, trustedOnly: trustedOnly))
         let configuration = TransferConfiguration(compression: compression, log: setup.configuration.log)
         let summary = try await TransferSession.run(setup: setup, engine: configuration, reporter: reporter) { run in
             let (connected, unconnected) = try await connectPeers(run, context: context)
@@ -90,7 +91,7 @@ extension SendCommand {
     private func confirmPeers(
         _ peers: [PeerInfo], failures: [TransferSummary.PeerResult], _ run: TransferSession, context: CommandContext
     ) async throws -> (peers: [PeerInfo], failures: [TransferSummary.PeerResult]) {
-        let asking = context.isStdinTerminal && context.isStderrTerminal && !trustedOnly
+        let asking = Self.confirmsCodes(context, trustedOnly: trustedOnly)
         guard trustedOnly || asking else { return (peers, failures) }
         let confirmation = PairingConfirmation(show: { run.reporter.say(lines: $0) })
         var kept: [PeerInfo] = []
@@ -141,6 +142,12 @@ extension SendCommand {
                     + " again and answer y when the receiver shows the same code")
         }
         return (kept, failures)
+    }
+
+    /// Whether the person is asked to confirm each untrusted receiver's pairing code: on a terminal, unless
+    /// `--trusted-only` refuses those receivers anyway.
+    static func confirmsCodes(_ context: CommandContext, trustedOnly: Bool) -> Bool {
+        context.isStdinTerminal && context.isStderrTerminal && !trustedOnly
     }
 
     /// The size of a regular file, 0 when it cannot be read (the engine reports that file's failure).

@@ -24,7 +24,7 @@ extension TrustCommand.Add {
         }
         let setup = try SessionSetup(
             global: global, context: context, mode: .client, acceptPolicy: .none, transfersEnabled: true)
-        let reporter = TransferReporter(context: context, json: false, bars: false)
+        let reporter = TransferReporter(context: context, json: false, bars: false, confirmsCodes: true)
         let configuration = TransferConfiguration(log: setup.configuration.log)
         let wait = self.wait
         let pinName = self.name

@@ -51,7 +51,8 @@ extension WatchCommand {
                         + "Ctrl-C to stop")
             }
             let loop = WatchLoop(
-                run: run, directory: handle, watcher: watcher, targets: targets, all: all, json: json)
+                run: run, directory: handle, watcher: watcher, targets: targets, all: all, trustedOnly: trustedOnly,
+                json: json)
             try await loop.run(known: known)
         }
         return .success

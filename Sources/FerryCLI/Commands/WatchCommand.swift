@@ -18,10 +18,18 @@ public struct WatchCommand: ParsableCommand, Equatable {
             While a peer is away its files wait in a queue, sent in order when it is seen again. With --all, \
             every receiving peer that appears gets the files that appear after it. Runs until Ctrl-C (or \
             SIGTERM); when the directory is removed, moved away or unmounted, it says so and exits 1.
+
+            Nobody is asked to compare pairing codes, so watch cannot tell a receiver from someone in between \
+            who answers under its name; --trusted-only sends only to receivers this install has pinned (pin one \
+            with 'ferry trust add NAME' while it runs 'ferry receive') and refuses every other one before \
+            anything is offered to it.
             """,
         arguments: [ArgumentDefinition("dir", help: "The directory to watch.")],
         options: OptionDefinition.peers(help: "Send to this peer (as for 'ferry send'). Repeatable.") + [
             .compress,
+            .flag(
+                "trusted-only",
+                help: "Send only to trusted (pinned) receivers; refuse every other one before anything is sent."),
             .flag("json", help: "Print one JSON object per line for every event instead of text."),
         ]
     )
@@ -30,17 +38,20 @@ public struct WatchCommand: ParsableCommand, Equatable {
     public var targets: [PeerTarget]
     public var all: Bool
     public var compression: CompressionMode
+    /// Refuse receivers that are not pinned (as `send --trusted-only`).
+    public var trustedOnly: Bool
     public var json: Bool
     public var global: GlobalOptions
 
     public init(
         directory: String, targets: [PeerTarget] = [], all: Bool = false, compression: CompressionMode = .auto,
-        json: Bool = false, global: GlobalOptions = .init()
+        trustedOnly: Bool = false, json: Bool = false, global: GlobalOptions = .init()
     ) {
         self.directory = directory
         self.targets = targets
         self.all = all
         self.compression = compression
+        self.trustedOnly = trustedOnly
         self.json = json
         self.global = global
     }
@@ -51,6 +62,7 @@ public struct WatchCommand: ParsableCommand, Equatable {
             targets: try values.peerTargets(),
             all: values.isSet("all"),
             compression: try values.compression(),
+            trustedOnly: values.isSet("trusted-only"),
             json: values.isSet("json"),
             global: try GlobalOptions(parsing: values)
         )

@@ -22,9 +22,15 @@ final class TransferReporter: Sendable {
     /// Ticks the board once a second, so that a bar with no progress says that it is stalled.
     private let ticker: Task<Void, Never>?
 
-    init(context: CommandContext, json: Bool, bars: Bool? = nil) {
+    /// Whether the command asks the person to confirm each untrusted peer's pairing code right after its
+    /// `connected` line ("Does bob show 123 456?"): then that line only gives the code, and the question says
+    /// what to do with it.
+    let confirmsCodes: Bool
+
+    init(context: CommandContext, json: Bool, bars: Bool? = nil, confirmsCodes: Bool = false) {
         self.context = context
         self.json = json
+        self.confirmsCodes = confirmsCodes
         let wantsBars = bars ?? (context.isStderrTerminal && !(json && context.isStdoutTerminal))
         let board = wantsBars ? ProgressBoard(sink: context.stderr) : nil
         self.board = board
@@ -83,7 +89,7 @@ final class TransferReporter: Sendable {
             line.append("trusted", .bool(peer.isTrusted))
             emit(line)
         } else {
-            say(Self.pairingLine(peer))
+            say(Self.pairingLine(peer, confirming: confirmsCodes))
         }
     }
 
@@ -165,11 +171,22 @@ final class TransferReporter: Sendable {
         return line
     }
 
-    /// "bob: pairing code 123 456 (bob shows the same code unless someone is in between)", or "bob: trusted".
-    static func pairingLine(_ peer: PeerInfo) -> String {
+    /// "bob (ABCD-EFGH): pairing code 123 456 - the receiver shows the same code unless someone is in between",
+    /// or "bob (ABCD-EFGH): trusted, key verified".
+    ///
+    /// With `confirming` (the person is asked next whether bob shows the code), only the code:
+    ///
+    /// ```
+    /// bob (ABCD-EFGH): connected, pairing code 123 456
+    /// Does bob show 123 456? [y]es, [n]o, [a]lways (yes, and trust bob from now on)
+    /// ```
+    static func pairingLine(_ peer: PeerInfo, confirming: Bool = false) -> String {
         let name = TerminalText.escape(peer.displayName)
         if peer.isTrusted { return "\(name) (\(peer.deviceID.shortDescription)): trusted, key verified" }
         guard let code = peer.pairingCode else { return "\(name) (\(peer.deviceID.shortDescription)): connected" }
+        if confirming {
+            return "\(name) (\(peer.deviceID.shortDescription)): connected, pairing code \(PairingCode.readable(code))"
+        }
         return "\(name) (\(peer.deviceID.shortDescription)): pairing code \(PairingCode.readable(code))"
             + " - the receiver shows the same code unless someone is in between"
     }

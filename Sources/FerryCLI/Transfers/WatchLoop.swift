@@ -17,6 +17,8 @@ struct WatchLoop: Sendable {
     let watcher: DirectoryWatcher
     let targets: [PeerTarget]
     let all: Bool
+    /// Send only to pinned receivers (`--trusted-only`): any other is disconnected before anything is offered.
+    let trustedOnly: Bool
     let json: Bool
     /// How long a worker waits before asking an absent or refusing peer again (sooner when peers change).
     var retryInterval: Duration = .seconds(5)
@@ -157,6 +159,14 @@ struct WatchLoop: Sendable {
                     return false
                 } catch {
                     return true
+                }
+                if trustedOnly, !peer.isTrusted {
+                    await run.session.disconnect(peer.peerID)
+                    run.reporter.failure(
+                        "\(label): not trusted here, and --trusted-only sends to trusted receivers only; pin it with"
+                            + " 'ferry trust add \(peer.deviceID.shortDescription)' while it runs 'ferry receive'."
+                            + " Its files are not sent.", peer: peer)
+                    return false
                 }
                 do {
                     let outcomes = try await run.engine.send([file], to: [peer.peerID])

@@ -8,11 +8,18 @@ extension TransferEngine {
     /// The answer is taken at once, whenever it comes after the `offerReceived` event (the ask is registered before
     /// the event is emitted), and carried out by a task of its own, so that the caller does not wait for the staged
     /// data of a resumed file to be hashed.
-    public func respond(to transferID: TransferID, from peerID: PeerID, accept: Bool) {
+    ///
+    /// A denial goes to the sender with `reason` and `detail` (PROTOCOL.md 11.4): `deniedByUser` when the person
+    /// said no, another reason when the application denied without asking (e.g. `tooManyOffers` past its prompt
+    /// rate), so that the sender is told the true reason.
+    public func respond(
+        to transferID: TransferID, from peerID: PeerID, accept: Bool, reason: OfferDenyReason = .deniedByUser,
+        detail: String = ""
+    ) {
         let key = IncomingKey(peer: peerID, transferID: transferID)
         guard let ask = asks.removeValue(forKey: key) else { return }
         ask.timer.cancel()
-        Task { await self.answered(key, accept: accept, timedOut: false) }
+        Task { await self.answered(key, accept: accept, denial: (reason, detail)) }
     }
 
     func offerReceived(_ offer: Offer, from peerID: PeerID) async {
@@ -89,21 +96,21 @@ extension TransferEngine {
     }
 
     /// Carries out the answer to an asked offer (or its timeout), unless the offer went away meanwhile.
-    private func answered(_ key: IncomingKey, accept: Bool, timedOut: Bool) async {
+    private func answered(
+        _ key: IncomingKey, accept: Bool, denial: (reason: OfferDenyReason, detail: String)
+    ) async {
         guard let transfer = incoming[key], transfer.phase == .asking, !transfer.isEnding else { return }
         if accept, !isStopped {
             await acceptOffer(key)
         } else {
             incoming[key] = nil
-            await deny(
-                transfer.offer, to: key.peer, timedOut ? .noAnswer : .deniedByUser,
-                timedOut ? "nobody answered in time" : "")
+            await deny(transfer.offer, to: key.peer, denial.reason, denial.detail)
         }
     }
 
     private func answerTimedOut(_ key: IncomingKey) async {
         guard asks.removeValue(forKey: key) != nil else { return }
-        await answered(key, accept: false, timedOut: true)
+        await answered(key, accept: false, denial: (.noAnswer, "nobody answered in time"))
     }
 
     func deny(_ offer: Offer, to peerID: PeerID, _ reason: OfferDenyReason, _ detail: String) async {

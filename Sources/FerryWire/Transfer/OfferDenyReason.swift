@@ -21,6 +21,9 @@ public struct OfferDenyReason: RawRepresentable, Hashable, Sendable, CustomStrin
     public static let busy = OfferDenyReason(rawValue: 6)
     /// The receiver would ask its user, but nobody is there to ask (no terminal): it accepts pinned peers only.
     public static let nobodyToAsk = OfferDenyReason(rawValue: 7)
+    /// The receiver would ask its user, but this sender (or everyone) offered more than its prompt rate allows:
+    /// denied without asking; a later offer may be asked about.
+    public static let tooManyOffers = OfferDenyReason(rawValue: 8)
 
     public var description: String {
         switch self {
@@ -32,6 +35,7 @@ public struct OfferDenyReason: RawRepresentable, Hashable, Sendable, CustomStrin
         case .invalidOffer: "the offer was invalid"
         case .busy: "the receiver is busy"
         case .nobodyToAsk: "nobody is there to answer, so only trusted peers are accepted"
+        case .tooManyOffers: "too many offers; try again later"
         default: "unknown reason (\(rawValue))"
         }
     }
