@@ -9,48 +9,6 @@ extension IntegrationTests {
     /// What a hostile process on the network can throw at a `ferry` process before it is a peer: in the clear
     /// (where only the preface and the TLS handshake listen), and inside TLS with a certificate of its own.
     @Suite(.serialized) struct HostileInputTests {
-        /// Opens a TCP connection from `source` (any 127.0.0.0/8 address, so that one machine plays many hosts) to
-        /// 127.0.0.1:port with a blocking socket.
-        static func connect(port: Int, from source: String = "127.0.0.1") throws -> Int32 {
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-            guard fd >= 0 else { throw POSIXError(.EMFILE) }
-            var local = sockaddr_in()
-            local.sin_family = sa_family_t(AF_INET)
-            local.sin_addr.s_addr = inet_addr(source)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = in_port_t(UInt16(port).bigEndian)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            let size = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let bound = withUnsafePointer(to: &local) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, size) }
-            }
-            let result = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, size) }
-            }
-            guard bound == 0, result == 0 else {
-                close(fd)
-                throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .ECONNREFUSED)
-            }
-            return fd
-        }
-
-        static func send(_ fd: Int32, _ bytes: [UInt8]) {
-            _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-        }
-
-        /// Reads until the peer closes (returns true) or 30 s pass (false).
-        static func waitForClose(_ fd: Int32) -> Bool {
-            var timeout = timeval(tv_sec: 30, tv_usec: 0)
-            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-            var buffer = [UInt8](repeating: 0, count: 4096)
-            while true {
-                let count = recv(fd, &buffer, buffer.count, 0)
-                if count == 0 { return true }
-                if count < 0 { return errno == ECONNRESET }
-            }
-        }
-
         /// How many descriptors the process has open; throws when /proc cannot tell (a count of -1 would pass
         /// every "at most" check).
         static func openDescriptors(of pid: Int32) throws -> Int {
@@ -73,13 +31,13 @@ extension IntegrationTests {
                 Array(Preface.encode().prefix(5)),  // truncated preface, then nothing
             ]
             for (index, attack) in attacks.enumerated() {
-                let fd = try Self.connect(port: port)
-                defer { close(fd) }
-                Self.send(fd, attack)
+                let socket = try LoopbackSocket.connect(port: UInt16(port))
+                defer { socket.close() }
+                try? socket.write(attack)
                 if index == attacks.count - 1 {
-                    shutdown(fd, Int32(SHUT_WR))
+                    socket.shutdown(Int32(SHUT_WR))
                 }
-                #expect(Self.waitForClose(fd), "attack \(index) left the link open")
+                #expect(socket.waitForClose(timeoutSeconds: 30), "attack \(index) left the link open")
             }
             // Still serving: a real peer connects and talks.
             let (friend, _) = try harness.chat("friend")
@@ -95,20 +53,20 @@ extension IntegrationTests {
             let harness = try ChatHarness()
             let (victim, port) = try harness.chat("victim")
             let baseline = try Self.openDescriptors(of: victim.pid)
-            var idle: [Int32] = []
-            defer { idle.forEach { close($0) } }
+            var idle: [LoopbackSocket] = []
+            defer { idle.forEach { $0.close() } }
             for index in 0..<500 {
                 // 400 hosts with one connection each (the global cap), and 100 from one host (the per-address cap).
                 let source = index < 400 ? "127.0.\(1 + index / 200).\(1 + index % 200)" : "127.0.9.9"
-                let fd = try Self.connect(port: port, from: source)
-                idle.append(fd)
+                let socket = try LoopbackSocket.connect(port: UInt16(port), from: source)
+                idle.append(socket)
                 if index % 5 == 0 {
                     // Some send a cleartext hello (valid, of this session) after the preface: refused by TLS.
                     let hello = Hello(
                         peerID: PeerID(rawValue: UInt64(index + 1)),
                         deviceID: DeviceID(bytes: Array(repeating: 9, count: 32))!, mode: .peer, capabilities: [],
                         listenPort: 0, datagramPort: 0, sessionID: harness.session, displayName: "idler\(index)")
-                    Self.send(fd, Preface.encode() + SessionMessage.hello(hello).encoded())
+                    try? socket.write(Preface.encode() + SessionMessage.hello(hello).encoded())
                 }
             }
             // A real peer still gets through while the 500 are held open.
