@@ -12,7 +12,9 @@ import Testing
 @Suite(.serialized, .timeLimit(.minutes(5))) struct SessionBoundsTests {
     /// Plain TCP links from `sources` that send nothing; returns once the session adopted each (sent its preface).
     static func stalledLinks(from sources: [String], to port: UInt16) async throws -> [LoopbackSocket] {
-        let clients = try await onOwnThread { try sources.map { try LoopbackSocket.connect(port: port, from: $0, receiveTimeoutSeconds: 30) } }
+        let clients = try await onOwnThread {
+            try sources.map { try LoopbackSocket.connect(port: port, from: $0, receiveTimeoutSeconds: 30) }
+        }
         for client in clients {
             let preface = try await onOwnThread { client.read(upTo: Preface.length) }
             #expect(preface == Preface.encode(), "the session adopted the link and began its handshake")
@@ -37,7 +39,9 @@ import Testing
                 from: ["127.0.0.2", "127.0.0.2", "127.0.0.2", "127.0.0.3", "127.0.0.3"], to: port)
             defer { stalled.forEach { $0.close() } }
             // A fourth from the same host is closed at once: not a preface, not a TLS byte, nobody else evicted.
-            let refused = try await onOwnThread { try LoopbackSocket.connect(port: port, from: "127.0.0.2", receiveTimeoutSeconds: 30) }
+            let refused = try await onOwnThread {
+                try LoopbackSocket.connect(port: port, from: "127.0.0.2", receiveTimeoutSeconds: 30)
+            }
             defer { refused.close() }
             #expect(try await onOwnThread { refused.read(upTo: 64) } == [])
             var statistics = await bob.statistics
@@ -106,29 +110,60 @@ import Testing
         }
     }
 
-    @Test func aLinkStalledMidHandshakeIsClosedByTheHandshakeDeadline() async throws {
-        try await withSession(SessionTests.configuration("bob")) { bob, address, reactor in
-            let tcp = try await reactor.connectTCP(to: address, timeout: .seconds(30))
-            // Preface and ClientHello pass; our Certificate and Finished never arrive.
-            let stream = try TLSStream(
-                over: SwallowingStream(tcp, passing: 2), context: TLSContext(identity: DeviceIdentity.generate()),
-                role: .client)
-            defer { stream.close() }
+    /// A TLS client to `address` whose preface and ClientHello pass and whose Certificate and Finished never
+    /// arrive: the session waits mid-handshake.
+    static func stalledHandshake(to address: SocketAddress, reactor: Reactor) async throws -> TLSStream {
+        let tcp = try await reactor.connectTCP(to: address, timeout: .seconds(30))
+        let stream = try TLSStream(
+            over: SwallowingStream(tcp, passing: 2), context: TLSContext(identity: DeviceIdentity.generate()),
+            role: .client)
+        do {
             try await stream.handshake()
-            #expect(await bob.links.count == 1)
-            // The 10 s handshake deadline (from the TCP accept) closes it; 60 s is only the test's patience.
-            let expired = Mutex(false)
-            let watchdog = Task {
-                try await reactor.sleep(until: .now + .seconds(60))
-                expired.withLock { $0 = true }
-                stream.close()
+        } catch {
+            stream.close()
+            throw error
+        }
+        return stream
+    }
+
+    /// The configured handshake deadline is what closes a stalled link, and nothing earlier: a session with a 600 s
+    /// deadline gets a stalled link first, then one with a 2 s deadline gets another. The second is closed, for the
+    /// handshake timeout, while the first is still held: one deadline for both (a constant instead of the
+    /// configuration) would have closed the older link first.
+    @Test func aLinkStalledMidHandshakeIsClosedByTheHandshakeDeadline() async throws {
+        var patientConfiguration = SessionTests.configuration("patient")
+        patientConfiguration.handshakeTimeout = .seconds(600)
+        var configuration = SessionTests.configuration("bob")
+        configuration.handshakeTimeout = .seconds(2)
+        let log = Mutex<[String]>([])
+        configuration.log = { _, message in log.withLock { $0.append(message) } }
+        try await withSession(patientConfiguration) { patient, patientAddress, reactor in
+            let patientStream = try await Self.stalledHandshake(to: patientAddress, reactor: reactor)
+            defer { patientStream.close() }
+            #expect(await patient.links.count == 1)
+            try await withSession(configuration) { bob, address, _ in
+                let stream = try await Self.stalledHandshake(to: address, reactor: reactor)
+                defer { stream.close() }
+                #expect(await bob.links.count == 1)
+                // 60 s is only the test's patience.
+                let expired = Mutex(false)
+                let watchdog = Task {
+                    try await reactor.sleep(until: .now + .seconds(60))
+                    expired.withLock { $0 = true }
+                    stream.close()
+                }
+                defer { watchdog.cancel() }
+                let bytes = try? await stream.read(maxBytes: 1024)
+                #expect(bytes?.isEmpty != false, "nothing but the end of the link")
+                #expect(!expired.withLock { $0 }, "the session closed the link, not the test's patience")
+                #expect(await bob.links.isEmpty, "the session let go of the stalled link")
+                #expect(await bob.peers().isEmpty)
+                let closings = log.withLock { $0 }.filter { $0.contains(" closed: ") }
+                #expect(
+                    closings.count == 1 && closings.allSatisfy { $0.hasSuffix("closed: timed out (handshake)") },
+                    "\(closings)")
+                #expect(await patient.links.count == 1, "the 600 s deadline has not closed the older stalled link")
             }
-            defer { watchdog.cancel() }
-            let bytes = try? await stream.read(maxBytes: 1024)
-            #expect(bytes?.isEmpty != false, "nothing but the end of the link")
-            #expect(!expired.withLock { $0 }, "the session closed the link, not the test's patience")
-            #expect(await bob.links.isEmpty, "the session let go of the stalled link")
-            #expect(await bob.peers().isEmpty)
         }
     }
 
