@@ -18,6 +18,23 @@ extension IntegrationTests {
             return entries.count
         }
 
+        /// The chat's peer table, as `/peers` lists it: in `--json` mode one `peerInfo` event a row; the notice that
+        /// `/help`, typed right after, prints marks the end of the list (the chat reads its input in order).
+        static func peerTable(of chat: FerryProcess) throws -> [[String: Any]] {
+            try chat.send(line: "/peers")
+            try chat.send(line: "/help")
+            var rows: [[String: Any]] = []
+            while true {
+                let object = try chat.nextJSON { ["peerInfo", "notice"].contains($0["event"] as? String) }
+                if object["event"] as? String == "notice" { return rows }
+                rows.append(object)
+            }
+        }
+
+        static func names(_ rows: [[String: Any]]) -> [String] {
+            rows.compactMap { ($0["peer"] as? [String: Any])?["name"] as? String }
+        }
+
         @Test func garbageAndHostileLengthsCloseTheLinkAndTheProcessLivesOn() throws {
             let harness = try ChatHarness()
             let (victim, port) = try harness.chat("victim")
@@ -149,6 +166,9 @@ extension IntegrationTests {
             #expect(refusedAtOnce >= 30 - 8, "the one host got more than its 8 pending links")
             let during = try Self.openDescriptors(of: victim.pid)
             #expect(during - baseline <= 64 + 8, "descriptors grew from \(baseline) to \(during)")
+            // The peer table: a stranger's hello makes a row only while its link is one of the 64 pending ones.
+            let flooded = Self.names(try Self.peerTable(of: victim)).filter { $0.hasPrefix("flood") }
+            #expect(flooded.count <= 64, "\(flooded.count) strangers in the peer table")
             // A real peer still gets through while the flood holds what it can.
             let (friend, _) = try harness.chat("friend")
             try victim.waitForEvent("connected", peer: "friend")
@@ -157,6 +177,10 @@ extension IntegrationTests {
             try friend.waitForEvent("connected", peer: "victim")
             try friend.send(line: "through the strangers")
             #expect(try victim.nextMessage().text == "through the strangers")
+            // The listing shows what the table holds: the friend is in it, and the strangers are still bounded.
+            let table = Self.names(try Self.peerTable(of: victim))
+            #expect(table.contains("friend"), "\(table)")
+            #expect(table.filter { $0.hasPrefix("flood") }.count <= 64, "\(table.count) rows")
         }
 
         @Test func beaconFloodKeepsThePeerTableBounded() throws {
@@ -191,13 +215,14 @@ extension IntegrationTests {
             _ = try lister.nextJSON { $0["event"] as? String == "peer" && $0["name"] as? String == "real" }
             lister.signal(SIGINT)
             _ = try lister.waitForExit()
-            let flooded = Set(lister.allStdoutLines.compactMap { line -> String? in
-                guard let data = line.data(using: .utf8),
-                    let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-                    let name = object["name"] as? String, name.hasPrefix("flood")
-                else { return nil }
-                return name
-            })
+            let flooded = Set(
+                lister.allStdoutLines.compactMap { line -> String? in
+                    guard let data = line.data(using: .utf8),
+                        let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+                        let name = object["name"] as? String, name.hasPrefix("flood")
+                    else { return nil }
+                    return name
+                })
             #expect(flooded.count <= 256, "\(flooded.count) flood peers listed")
         }
     }
