@@ -124,7 +124,8 @@ public struct LoopbackSocket: Sendable {
             if count >= 0 { return Array(buffer[..<count]) }
             if errno == EINTR { continue }
             if errno == ECONNRESET { return [] }
-            throw Failure("recv failed (errno \(errno)); EAGAIN means nothing came within the receive timeout", code: errno)
+            throw Failure(
+                "recv failed (errno \(errno)); EAGAIN means nothing came within the receive timeout", code: errno)
         }
     }
 
