@@ -33,8 +33,11 @@ extension IntegrationTests {
             // A last file after the two: the watcher handles changes in order, so a second send of either (a late
             // event for a file already sent) would be queued before this one arrives.
             try Data("the end".utf8).write(to: URL(fileURLWithPath: watched.path + "/last.txt"))
-            _ = try receiver.nextJSON(timeout: .seconds(60)) {
-                $0["event"] as? String == "file" && $0["name"] as? String == "last.txt"
+            // Both sides have said they are done with it (the sender's line comes after the receiver's answer).
+            for process in [receiver, watcher] {
+                _ = try process.nextJSON(timeout: .seconds(60)) {
+                    $0["event"] as? String == "file" && $0["name"] as? String == "last.txt"
+                }
             }
             _ = try watcher.terminate()
             _ = try receiver.terminate()
