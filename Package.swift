@@ -57,11 +57,11 @@ let package = Package(
             dependencies: ["FerryTransfer", "FerrySession", "FerrySecurity", "FerrySystem", "FerryTestSupport"]),
 
         // Test support: processes, network-namespace test bed, fault proxy.
-        .target(name: "FerryTestSupport", dependencies: ["FerrySystem", "FerrySecurity", "FerryWire"]),
+        .target(name: "FerryTestSupport", dependencies: ["FerrySystem", "FerrySecurity", "FerryWire", "FerrySession"]),
 
-        .testTarget(name: "FerryWireTests", dependencies: ["FerryWire"]),
-        .testTarget(name: "FerryStateMachinesTests", dependencies: ["FerryStateMachines"]),
-        .testTarget(name: "FerrySystemTests", dependencies: ["FerrySystem"]),
+        .testTarget(name: "FerryWireTests", dependencies: ["FerryWire", "FerryTestSupport"]),
+        .testTarget(name: "FerryStateMachinesTests", dependencies: ["FerryStateMachines", "FerryTestSupport"]),
+        .testTarget(name: "FerrySystemTests", dependencies: ["FerrySystem", "FerryTestSupport"]),
         .testTarget(name: "FerrySecurityTests", dependencies: ["FerrySecurity", "FerryTestSupport"]),
         .testTarget(name: "FerrySessionTests", dependencies: ["FerrySession", "FerrySecurity", "FerryTestSupport"]),
         .testTarget(name: "FerryTransferTests", dependencies: ["FerryTransfer", "FerryTestSupport"]),

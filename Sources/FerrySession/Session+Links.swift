@@ -101,7 +101,8 @@ extension Session {
         let machine = LinkStateMachine(
             role: role,
             configuration: .init(
-                localHello: hello, disconnectTimeout: configuration.disconnectTimeout, pairingNonce: pairingNonce),
+                localHello: hello, handshakeTimeout: configuration.handshakeTimeout,
+                disconnectTimeout: configuration.disconnectTimeout, pairingNonce: pairingNonce),
             now: now)
         let writer = LinkWriter(stream: stream)
         links[id] = LinkRecord(

@@ -29,6 +29,9 @@ public struct SessionConfiguration: Sendable {
     public var maxPeers: Int
     /// A connected peer silent for this long is Disconnected.
     public var disconnectTimeout: Duration
+    /// A link whose TLS handshake and hello are not done this long after it opened is closed (reason
+    /// `timedOut(.handshake)`): what a stalled stranger can hold a pending slot for.
+    public var handshakeTimeout: Duration = .seconds(10)
     /// How often discovery re-announces (with jitter); a peer is Unavailable after three missed announcements.
     public var announceInterval: Duration
     /// Incoming links not (yet) accepted, before or after their hello: beyond this many, the oldest is closed.

@@ -67,7 +67,7 @@ struct FerryTransferRun {
             started.append((process, port))
         }
         // Every receiver by address: one broadcast transfer when there are several, without depending on how fast
-        // discovery answers (`--all` takes the peers it found until a quiet second passes).
+        // discovery answers (`--all` takes the peers it found until none is new for `SendCommand.allQuietPeriod`).
         let target = zip(receivers, started).flatMap { receiver, started in
             ["--to", "\(receiver.host):\(started.port)"]
         }

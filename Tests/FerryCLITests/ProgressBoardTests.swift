@@ -17,7 +17,8 @@ import Testing
 
     @Test func rowsAreRedrawnInPlaceWithMessagesAbove() {
         let sink = CapturingTextSink()
-        let board = ProgressBoard(sink: sink, width: { 31 })
+        let frozen = ContinuousClock.now  // an injected clock that never moves: no redraw is due to time
+        let board = ProgressBoard(sink: sink, width: { 31 }, now: { frozen })
         board.update(Self.a, Self.line("alice", 0))
         #expect(sink.text == "alice               0%\n")
         board.update(Self.b, Self.line("bob", 50))
@@ -37,15 +38,23 @@ import Testing
 
     @Test func progressAloneRedrawsAtMostTenTimesASecond() {
         let sink = CapturingTextSink()
-        let board = ProgressBoard(sink: sink, width: { 31 })
+        let start = ContinuousClock.now
+        let clock = Mutex(start)
+        let board = ProgressBoard(sink: sink, width: { 31 }, now: { clock.withLock { $0 } })
         board.update(Self.a, Self.line("alice", 0))
         let first = sink.text
-        // Immediately after a draw, an update of an existing row is kept for the next draw.
+        // 99 ms after a draw, an update of an existing row is kept for the next draw.
+        clock.withLock { $0 = start + .milliseconds(99) }
         board.update(Self.a, Self.line("alice", 10))
         #expect(sink.text == first)
         // A message forces a redraw, which shows the kept update.
         board.print(["hello"])
-        #expect(sink.text == first + "\u{1B}[1F\u{1B}[Jhello\nalice              10%\n")
+        let afterMessage = first + "\u{1B}[1F\u{1B}[Jhello\nalice              10%\n"
+        #expect(sink.text == afterMessage)
+        // 100 ms after that draw, an update is drawn at once.
+        clock.withLock { $0 = start + .milliseconds(199) }
+        board.update(Self.a, Self.line("alice", 20))
+        #expect(sink.text == afterMessage + "\u{1B}[1F\u{1B}[Jalice              20%\n")
     }
 
     /// Issue 9, 6: a bar with no progress for 10 s stayed as it was, with its old rate and time left. With no

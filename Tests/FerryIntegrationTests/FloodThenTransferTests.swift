@@ -11,20 +11,12 @@ extension IntegrationTests {
     @Suite(.serialized) struct FloodThenTransferTests {
         /// One flood link: connects from `source`, sends `bytes`, and reports whether the receiver took it (it sent
         /// its own preface) or closed it at once (nothing, then the end).
-        static func flood(port: Int, from source: String, sending bytes: [UInt8]) throws -> (fd: Int32, taken: Bool) {
-            let fd = try HostileInputTests.connect(port: port, from: source)
-            var timeout = timeval(tv_sec: 60, tv_usec: 0)
-            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-            HostileInputTests.send(fd, bytes)
-            var preface = [UInt8](repeating: 0, count: Preface.length)
-            var got = 0
-            while got < preface.count {
-                let count = preface.withUnsafeMutableBytes { recv(fd, $0.baseAddress! + got, $0.count - got, 0) }
-                if count < 0, errno == EINTR { continue }
-                guard count > 0 else { break }
-                got += count
-            }
-            return (fd, got == preface.count && preface == Preface.encode())
+        static func flood(port: Int, from source: String, sending bytes: [UInt8]) throws
+            -> (socket: LoopbackSocket, taken: Bool)
+        {
+            let socket = try LoopbackSocket.connect(port: UInt16(port), from: source, receiveTimeoutSeconds: 60)
+            try? socket.write(bytes)
+            return (socket, socket.read(upTo: Preface.length) == Preface.encode())
         }
 
         @Test func aTransferSucceedsRightAfterAPreAuthenticationFlood() async throws {
@@ -35,8 +27,8 @@ extension IntegrationTests {
             let baseline = try HostileInputTests.openDescriptors(of: receiver.pid)
             let clientHello = try await StrangerLink.prefaceAndClientHello()
 
-            var flood: [Int32] = []
-            defer { flood.forEach { close($0) } }
+            var flood: [LoopbackSocket] = []
+            defer { flood.forEach { $0.close() } }
             var taken = 0
             var closedAtOnce = 0
             // 40 hosts stall in the preface, 40 stall after their ClientHello, and one host opens 60 links.
@@ -48,12 +40,11 @@ extension IntegrationTests {
             for wave in waves {
                 for index in 0..<wave.count {
                     let link = try Self.flood(port: port, from: wave.source(index), sending: wave.bytes)
-                    flood.append(link.fd)
+                    flood.append(link.socket)
                     if link.taken { taken += 1 } else { closedAtOnce += 1 }
                     if wave.bytes == clientHello, link.taken {
                         // The receiver answers the ClientHello (a TLS handshake record) and waits for the rest.
-                        var record: UInt8 = 0
-                        #expect(recv(link.fd, &record, 1, 0) == 1 && record == 0x16, "no ServerHello")
+                        #expect(link.socket.read(upTo: 1) == [0x16], "no ServerHello")
                     }
                 }
             }

@@ -9,48 +9,6 @@ extension IntegrationTests {
     /// What a hostile process on the network can throw at a `ferry` process before it is a peer: in the clear
     /// (where only the preface and the TLS handshake listen), and inside TLS with a certificate of its own.
     @Suite(.serialized) struct HostileInputTests {
-        /// Opens a TCP connection from `source` (any 127.0.0.0/8 address, so that one machine plays many hosts) to
-        /// 127.0.0.1:port with a blocking socket.
-        static func connect(port: Int, from source: String = "127.0.0.1") throws -> Int32 {
-            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-            guard fd >= 0 else { throw POSIXError(.EMFILE) }
-            var local = sockaddr_in()
-            local.sin_family = sa_family_t(AF_INET)
-            local.sin_addr.s_addr = inet_addr(source)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = in_port_t(UInt16(port).bigEndian)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            let size = socklen_t(MemoryLayout<sockaddr_in>.size)
-            let bound = withUnsafePointer(to: &local) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, size) }
-            }
-            let result = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, size) }
-            }
-            guard bound == 0, result == 0 else {
-                close(fd)
-                throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .ECONNREFUSED)
-            }
-            return fd
-        }
-
-        static func send(_ fd: Int32, _ bytes: [UInt8]) {
-            _ = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-        }
-
-        /// Reads until the peer closes (returns true) or 30 s pass (false).
-        static func waitForClose(_ fd: Int32) -> Bool {
-            var timeout = timeval(tv_sec: 30, tv_usec: 0)
-            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-            var buffer = [UInt8](repeating: 0, count: 4096)
-            while true {
-                let count = recv(fd, &buffer, buffer.count, 0)
-                if count == 0 { return true }
-                if count < 0 { return errno == ECONNRESET }
-            }
-        }
-
         /// How many descriptors the process has open; throws when /proc cannot tell (a count of -1 would pass
         /// every "at most" check).
         static func openDescriptors(of pid: Int32) throws -> Int {
@@ -58,6 +16,23 @@ extension IntegrationTests {
                 throw TestSupportError.systemCall("listing /proc/\(pid)/fd", errno: errno)
             }
             return entries.count
+        }
+
+        /// The chat's peer table, as `/peers` lists it: in `--json` mode one `peerInfo` event a row; the notice that
+        /// `/help`, typed right after, prints marks the end of the list (the chat reads its input in order).
+        static func peerTable(of chat: FerryProcess) throws -> [[String: Any]] {
+            try chat.send(line: "/peers")
+            try chat.send(line: "/help")
+            var rows: [[String: Any]] = []
+            while true {
+                let object = try chat.nextJSON { ["peerInfo", "notice"].contains($0["event"] as? String) }
+                if object["event"] as? String == "notice" { return rows }
+                rows.append(object)
+            }
+        }
+
+        static func names(_ rows: [[String: Any]]) -> [String] {
+            rows.compactMap { ($0["peer"] as? [String: Any])?["name"] as? String }
         }
 
         @Test func garbageAndHostileLengthsCloseTheLinkAndTheProcessLivesOn() throws {
@@ -73,13 +48,13 @@ extension IntegrationTests {
                 Array(Preface.encode().prefix(5)),  // truncated preface, then nothing
             ]
             for (index, attack) in attacks.enumerated() {
-                let fd = try Self.connect(port: port)
-                defer { close(fd) }
-                Self.send(fd, attack)
+                let socket = try LoopbackSocket.connect(port: UInt16(port))
+                defer { socket.close() }
+                try? socket.write(attack)
                 if index == attacks.count - 1 {
-                    shutdown(fd, Int32(SHUT_WR))
+                    socket.shutdown(Int32(SHUT_WR))
                 }
-                #expect(Self.waitForClose(fd), "attack \(index) left the link open")
+                #expect(socket.waitForClose(timeoutSeconds: 30), "attack \(index) left the link open")
             }
             // Still serving: a real peer connects and talks.
             let (friend, _) = try harness.chat("friend")
@@ -95,20 +70,20 @@ extension IntegrationTests {
             let harness = try ChatHarness()
             let (victim, port) = try harness.chat("victim")
             let baseline = try Self.openDescriptors(of: victim.pid)
-            var idle: [Int32] = []
-            defer { idle.forEach { close($0) } }
+            var idle: [LoopbackSocket] = []
+            defer { idle.forEach { $0.close() } }
             for index in 0..<500 {
                 // 400 hosts with one connection each (the global cap), and 100 from one host (the per-address cap).
                 let source = index < 400 ? "127.0.\(1 + index / 200).\(1 + index % 200)" : "127.0.9.9"
-                let fd = try Self.connect(port: port, from: source)
-                idle.append(fd)
+                let socket = try LoopbackSocket.connect(port: UInt16(port), from: source)
+                idle.append(socket)
                 if index % 5 == 0 {
                     // Some send a cleartext hello (valid, of this session) after the preface: refused by TLS.
                     let hello = Hello(
                         peerID: PeerID(rawValue: UInt64(index + 1)),
                         deviceID: DeviceID(bytes: Array(repeating: 9, count: 32))!, mode: .peer, capabilities: [],
                         listenPort: 0, datagramPort: 0, sessionID: harness.session, displayName: "idler\(index)")
-                    Self.send(fd, Preface.encode() + SessionMessage.hello(hello).encoded())
+                    try? socket.write(Preface.encode() + SessionMessage.hello(hello).encoded())
                 }
             }
             // A real peer still gets through while the 500 are held open.
@@ -191,6 +166,9 @@ extension IntegrationTests {
             #expect(refusedAtOnce >= 30 - 8, "the one host got more than its 8 pending links")
             let during = try Self.openDescriptors(of: victim.pid)
             #expect(during - baseline <= 64 + 8, "descriptors grew from \(baseline) to \(during)")
+            // The peer table: a stranger's hello makes a row only while its link is one of the 64 pending ones.
+            let flooded = Self.names(try Self.peerTable(of: victim)).filter { $0.hasPrefix("flood") }
+            #expect(flooded.count <= 64, "\(flooded.count) strangers in the peer table")
             // A real peer still gets through while the flood holds what it can.
             let (friend, _) = try harness.chat("friend")
             try victim.waitForEvent("connected", peer: "friend")
@@ -199,6 +177,10 @@ extension IntegrationTests {
             try friend.waitForEvent("connected", peer: "victim")
             try friend.send(line: "through the strangers")
             #expect(try victim.nextMessage().text == "through the strangers")
+            // The listing shows what the table holds: the friend is in it, and the strangers are still bounded.
+            let table = Self.names(try Self.peerTable(of: victim))
+            #expect(table.contains("friend"), "\(table)")
+            #expect(table.filter { $0.hasPrefix("flood") }.count <= 64, "\(table.count) rows")
         }
 
         @Test func beaconFloodKeepsThePeerTableBounded() throws {
@@ -233,13 +215,14 @@ extension IntegrationTests {
             _ = try lister.nextJSON { $0["event"] as? String == "peer" && $0["name"] as? String == "real" }
             lister.signal(SIGINT)
             _ = try lister.waitForExit()
-            let flooded = Set(lister.allStdoutLines.compactMap { line -> String? in
-                guard let data = line.data(using: .utf8),
-                    let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-                    let name = object["name"] as? String, name.hasPrefix("flood")
-                else { return nil }
-                return name
-            })
+            let flooded = Set(
+                lister.allStdoutLines.compactMap { line -> String? in
+                    guard let data = line.data(using: .utf8),
+                        let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+                        let name = object["name"] as? String, name.hasPrefix("flood")
+                    else { return nil }
+                    return name
+                })
             #expect(flooded.count <= 256, "\(flooded.count) flood peers listed")
         }
     }

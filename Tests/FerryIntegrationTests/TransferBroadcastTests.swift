@@ -34,18 +34,32 @@ extension IntegrationTests {
                 receivers.append((try harness.receiver("inbox-\(index)", into: directory.path).process, directory))
             }
             defer { receivers.forEach { $0.1.remove() } }
+            // All three are up and announcing before the sender starts: `ferry peers` has listed each of them.
+            let lister = try harness.chat.peers()
+            var listed = Set<String>()
+            while listed.count < 3 {
+                let peer = try lister.nextJSON(timeout: .seconds(60)) { $0["event"] as? String == "peer" }
+                if let name = peer["name"] as? String, name.hasPrefix("inbox-") { listed.insert(name) }
+            }
+            lister.signal(SIGINT)
+            _ = try lister.waitForExit()
             let sender = try harness.chat.registry.startFerry(
-                ["send", "--json", file.path, "--all", "--wait", "20", "--session", harness.session, "--interface", "lo",
-                 "--name", "outbox"],
+                [
+                    "send", "--json", file.path, "--all", "--wait", "20", "--session", harness.session, "--interface",
+                    "lo",
+                    "--name", "outbox",
+                ],
                 environment: harness.chat.environment("outbox"))
             let status = try sender.waitForExit(timeout: .seconds(120))
             #expect(status == 0, "\(sender.capturedOutput())")
-            let summary = sender.allStdoutLines.compactMap(TransferHarness.json).last { $0["event"] as? String == "summary" }
+            let summary = sender.allStdoutLines.compactMap(TransferHarness.json).last {
+                $0["event"] as? String == "summary"
+            }
             let reached = Set(((summary?["peers"] as? [[String: Any]]) ?? []).compactMap { $0["peer"] as? String })
-            // --all sends to the peers found until a quiet second passes; on a loaded machine a late answer can miss
-            // that window, so the check is: at least one peer, and every peer it reports has the whole file.
-            #expect(!reached.isEmpty, "\(sender.capturedOutput())")
-            for (index, (process, directory)) in receivers.enumerated() where reached.contains("inbox-\(index)") {
+            // --all takes the receivers it hears of until no new one came for longer than a receiver's announce
+            // interval (SendCommand.allQuietPeriod), so each of the three, announcing, is heard and sent to.
+            #expect(reached == ["inbox-0", "inbox-1", "inbox-2"], "\(sender.capturedOutput())")
+            for (process, directory) in receivers {
                 #expect(try process.waitForExit(timeout: .seconds(60)) == 0)
                 #expect(try TransferHarness.visibleFiles(in: directory.path) == ["all.txt": 300_000])
             }

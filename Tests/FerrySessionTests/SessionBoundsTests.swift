@@ -10,22 +10,13 @@ import Testing
 
 /// Promise 4, in-process: what a stranger can make a session hold or show before it is accepted.
 @Suite(.serialized, .timeLimit(.minutes(5))) struct SessionBoundsTests {
-    /// Runs `body` with a session made from `configuration` on a reactor of its own.
-    static func withSession(
-        _ configuration: SessionConfiguration, _ body: (Session, Reactor) async throws -> Void
-    ) async throws {
-        let reactor = try Reactor()
-        defer { reactor.shutdown() }
-        try await Session.run(configuration: configuration, reactor: reactor) { session in
-            try await body(session, reactor)
-        }
-    }
-
     /// Plain TCP links from `sources` that send nothing; returns once the session adopted each (sent its preface).
-    static func stalledLinks(from sources: [String], to port: UInt16) async throws -> [LoopbackClient] {
-        let clients = try await offThePool { try sources.map { try LoopbackClient(from: $0, to: port) } }
+    static func stalledLinks(from sources: [String], to port: UInt16) async throws -> [LoopbackSocket] {
+        let clients = try await onOwnThread {
+            try sources.map { try LoopbackSocket.connect(port: port, from: $0, receiveTimeoutSeconds: 30) }
+        }
         for client in clients {
-            let preface = try await offThePool { client.read(upTo: Preface.length) }
+            let preface = try await onOwnThread { client.read(upTo: Preface.length) }
             #expect(preface == Preface.encode(), "the session adopted the link and began its handshake")
         }
         return clients
@@ -42,15 +33,17 @@ import Testing
         var configuration = SessionTests.configuration("bob")
         configuration.maxPendingLinks = 6
         configuration.maxPendingLinksPerAddress = 3
-        try await Self.withSession(configuration) { bob, reactor in
+        try await withSession(configuration) { bob, address, reactor in
             let port = await bob.listenPort
             let stalled = try await Self.stalledLinks(
                 from: ["127.0.0.2", "127.0.0.2", "127.0.0.2", "127.0.0.3", "127.0.0.3"], to: port)
             defer { stalled.forEach { $0.close() } }
             // A fourth from the same host is closed at once: not a preface, not a TLS byte, nobody else evicted.
-            let refused = try await offThePool { try LoopbackClient(from: "127.0.0.2", to: port) }
+            let refused = try await onOwnThread {
+                try LoopbackSocket.connect(port: port, from: "127.0.0.2", receiveTimeoutSeconds: 30)
+            }
             defer { refused.close() }
-            #expect(try await offThePool { refused.read(upTo: 64) } == [])
+            #expect(try await onOwnThread { refused.read(upTo: 64) } == [])
             var statistics = await bob.statistics
             #expect(statistics.linksRefusedPerAddress == 1)
             #expect(statistics.linksEvicted == 0)
@@ -68,16 +61,15 @@ import Testing
     @Test func evictedRequestsLeaveNoPeerBehind() async throws {
         var configuration = SessionTests.configuration("bob", policy: .ask)
         configuration.maxPendingLinks = 3
-        try await Self.withSession(configuration) { bob, reactor in
+        try await withSession(configuration) { bob, address, reactor in
             let events = EventReader(bob)
-            let address = SocketAddress.ipv4(.loopback, port: await bob.listenPort)
-            var strangers: [HostileLink] = []
+            var strangers: [StrangerLink] = []
             defer { strangers.forEach { $0.close() } }
             for name in ["stranger1", "stranger2"] {
-                let stranger = try await HostileLink.open(to: address, reactor: reactor)
+                let stranger = try await StrangerLink.open(port: Int(address.port))
                 strangers.append(stranger)
                 try await stranger.send(
-                    SessionMessage.hello(stranger.hello(name: name)).encoded()
+                    stranger.hello(name: name)
                         + SessionMessage.connectionRequest.encoded())
                 _ = try await events.next(where: Self.isRequest(from: name))
             }
@@ -96,13 +88,12 @@ import Testing
     @Test func aHelloFloodOfNewDevicesNeverGrowsThePeerTable() async throws {
         var configuration = SessionTests.configuration("bob", policy: .none)
         configuration.maxPendingLinks = 4
-        try await Self.withSession(configuration) { bob, reactor in
-            let address = SocketAddress.ipv4(.loopback, port: await bob.listenPort)
-            var idle: [HostileLink] = []
+        try await withSession(configuration) { bob, address, reactor in
+            var idle: [StrangerLink] = []
             defer { idle.forEach { $0.close() } }
             for index in 0..<40 {
-                let stranger = try await HostileLink.open(to: address, reactor: reactor)
-                let hello = SessionMessage.hello(stranger.hello(name: "flood\(index)")).encoded()
+                let stranger = try await StrangerLink.open(port: Int(address.port))
+                let hello = stranger.hello(name: "flood\(index)")
                 if index % 4 == 0 {
                     // Some say hello and sit there; they are held only while fewer than 4 links are pending.
                     try await stranger.send(hello)
@@ -119,44 +110,73 @@ import Testing
         }
     }
 
-    @Test func aLinkStalledMidHandshakeIsClosedByTheHandshakeDeadline() async throws {
-        try await Self.withSession(SessionTests.configuration("bob")) { bob, reactor in
-            let address = SocketAddress.ipv4(.loopback, port: await bob.listenPort)
-            let tcp = try await reactor.connectTCP(to: address, timeout: .seconds(30))
-            // Preface and ClientHello pass; our Certificate and Finished never arrive.
-            let stream = try TLSStream(
-                over: SwallowingStream(tcp, passing: 2), context: TLSContext(identity: DeviceIdentity.generate()),
-                role: .client)
-            defer { stream.close() }
+    /// A TLS client to `address` whose preface and ClientHello pass and whose Certificate and Finished never
+    /// arrive: the session waits mid-handshake.
+    static func stalledHandshake(to address: SocketAddress, reactor: Reactor) async throws -> TLSStream {
+        let tcp = try await reactor.connectTCP(to: address, timeout: .seconds(30))
+        let stream = try TLSStream(
+            over: SwallowingStream(tcp, passing: 2), context: TLSContext(identity: DeviceIdentity.generate()),
+            role: .client)
+        do {
             try await stream.handshake()
-            #expect(await bob.links.count == 1)
-            // The 10 s handshake deadline (from the TCP accept) closes it; 60 s is only the test's patience.
-            let expired = Mutex(false)
-            let watchdog = Task {
-                try await reactor.sleep(until: .now + .seconds(60))
-                expired.withLock { $0 = true }
-                stream.close()
+        } catch {
+            stream.close()
+            throw error
+        }
+        return stream
+    }
+
+    /// The configured handshake deadline is what closes a stalled link, and nothing earlier: a session with a 600 s
+    /// deadline gets a stalled link first, then one with a 2 s deadline gets another. The second is closed, for the
+    /// handshake timeout, while the first is still held: one deadline for both (a constant instead of the
+    /// configuration) would have closed the older link first.
+    @Test func aLinkStalledMidHandshakeIsClosedByTheHandshakeDeadline() async throws {
+        var patientConfiguration = SessionTests.configuration("patient")
+        patientConfiguration.handshakeTimeout = .seconds(600)
+        var configuration = SessionTests.configuration("bob")
+        configuration.handshakeTimeout = .seconds(2)
+        let log = Mutex<[String]>([])
+        configuration.log = { _, message in log.withLock { $0.append(message) } }
+        try await withSession(patientConfiguration) { patient, patientAddress, reactor in
+            let patientStream = try await Self.stalledHandshake(to: patientAddress, reactor: reactor)
+            defer { patientStream.close() }
+            #expect(await patient.links.count == 1)
+            try await withSession(configuration) { bob, address, _ in
+                let stream = try await Self.stalledHandshake(to: address, reactor: reactor)
+                defer { stream.close() }
+                #expect(await bob.links.count == 1)
+                // 60 s is only the test's patience.
+                let expired = Mutex(false)
+                let watchdog = Task {
+                    try await reactor.sleep(until: .now + .seconds(60))
+                    expired.withLock { $0 = true }
+                    stream.close()
+                }
+                defer { watchdog.cancel() }
+                let bytes = try? await stream.read(maxBytes: 1024)
+                #expect(bytes?.isEmpty != false, "nothing but the end of the link")
+                #expect(!expired.withLock { $0 }, "the session closed the link, not the test's patience")
+                #expect(await bob.links.isEmpty, "the session let go of the stalled link")
+                #expect(await bob.peers().isEmpty)
+                let closings = log.withLock { $0 }.filter { $0.contains(" closed: ") }
+                #expect(
+                    closings.count == 1 && closings.allSatisfy { $0.hasSuffix("closed: timed out (handshake)") },
+                    "\(closings)")
+                #expect(await patient.links.count == 1, "the 600 s deadline has not closed the older stalled link")
             }
-            defer { watchdog.cancel() }
-            let bytes = try? await stream.read(maxBytes: 1024)
-            #expect(bytes?.isEmpty != false, "nothing but the end of the link")
-            #expect(!expired.withLock { $0 }, "the session closed the link, not the test's patience")
-            #expect(await bob.links.isEmpty, "the session let go of the stalled link")
-            #expect(await bob.peers().isEmpty)
         }
     }
 
     @Test func aStrangerUsingAConnectedPeersIDDoesNotRewriteThatPeer() async throws {
-        try await Self.withSession(SessionTests.configuration("bob")) { bob, reactor in
-            let address = SocketAddress.ipv4(.loopback, port: await bob.listenPort)
+        try await withSession(SessionTests.configuration("bob")) { bob, address, reactor in
             try await Session.run(configuration: SessionTests.configuration("alice"), reactor: reactor) { alice in
                 try await alice.connect(toAddress: address)
                 let aliceID = alice.localPeerID
-                let stranger = try await HostileLink.open(to: address, reactor: reactor)
+                let stranger = try await StrangerLink.open(port: Int(address.port))
                 defer { stranger.close() }
                 // Peer IDs travel in beacons: anyone on the network can learn a connected peer's.
                 try await stranger.send(
-                    SessionMessage.hello(stranger.hello(peerID: aliceID.rawValue, name: "mallory")).encoded()
+                    stranger.hello(peerID: aliceID.rawValue, name: "mallory")
                         + SessionMessage.connectionRequest.encoded())
                 #expect(await stranger.messagesUntilClosed().closedByPeer)
                 let record = await bob.peer(aliceID)
@@ -169,9 +189,8 @@ import Testing
     @Test func promptsBeyondTheRateAreDeniedWithoutAnEvent() async throws {
         var configuration = SessionTests.configuration("bob", policy: .ask)
         configuration.connectionRequestRate = RateLimit(burst: 2, per: .seconds(3600))
-        try await Self.withSession(configuration) { bob, reactor in
+        try await withSession(configuration) { bob, address, reactor in
             let events = EventReader(bob)
-            let address = SocketAddress.ipv4(.loopback, port: await bob.listenPort)
             let configurations = ["first", "second", "third"].map { SessionTests.configuration($0) }
             try await Session.run(configuration: configurations[0], reactor: reactor) { first in
                 try await Session.run(configuration: configurations[1], reactor: reactor) { second in
@@ -210,9 +229,8 @@ import Testing
     @Test func oneNoisyPeerUsesUpOnlyItsOwnPrompts() async throws {
         var configuration = SessionTests.configuration("bob", policy: .ask)
         configuration.connectionRequestRatePerPeer = RateLimit(burst: 1, per: .seconds(3600))
-        try await Self.withSession(configuration) { bob, reactor in
+        try await withSession(configuration) { bob, address, reactor in
             let events = EventReader(bob)
-            let address = SocketAddress.ipv4(.loopback, port: await bob.listenPort)
             // The same device (the same identity) asks twice, from two sessions one after the other.
             for attempt in 0..<2 {
                 try await Session.run(configuration: SessionTests.configuration("noisy"), reactor: reactor) { noisy in

@@ -14,7 +14,7 @@ import Testing
     @Test func aConnectionClosedBeforeThePrefaceIsBusyNotAnAuthenticationFailure() async throws {
         var configuration = SessionTests.configuration("bob")
         configuration.maxPendingLinksPerAddress = 2
-        try await SessionBoundsTests.withSession(configuration) { bob, reactor in
+        try await withSession(configuration) { bob, address, reactor in
             let port = await bob.listenPort
             let stalled = try await SessionBoundsTests.stalledLinks(from: ["127.0.0.1", "127.0.0.1"], to: port)
             try await Session.run(configuration: SessionTests.configuration("alice"), reactor: reactor) { alice in

@@ -1,5 +1,6 @@
 import FerrySecurity
 import FerrySystem
+import FerryTestSupport
 import FerryWire
 import Testing
 
@@ -32,7 +33,7 @@ extension SessionSecurityTests {
 
     @Test(.timeLimit(.minutes(1)))
     func aBeaconCannotRewriteTheDeviceOrNameOfAConnectedPeer() async throws {
-        try await Self.withSession(Self.configuration("bob", identity: Self.bob)) { bob, address, reactor in
+        try await withSession(Self.configuration("bob", identity: Self.bob)) { bob, address, reactor in
             try await Session.run(configuration: Self.configuration("alice", identity: Self.alice), reactor: reactor) {
                 alice in
                 try await alice.connect(toAddress: address)
@@ -57,9 +58,9 @@ extension SessionSecurityTests {
     func aBeaconCannotMakeAStrangersRequestLookTrusted() async throws {
         let bobConfiguration = Self.configuration(
             "bob", identity: Self.bob, policy: .trusted, trusting: [Self.alice.deviceID: "alice"])
-        try await Self.withSession(bobConfiguration) { bob, address, reactor in
+        try await withSession(bobConfiguration) { bob, address, reactor in
             for leavingFirst in [false, true] {
-                let stranger = try await HostileLink.open(to: address, reactor: reactor, identity: Self.mallory)
+                let stranger = try await StrangerLink.open(port: Int(address.port), identity: Self.mallory)
                 defer { stranger.close() }
                 let peerID = PeerID(rawValue: .random(in: 1...UInt64.max))
                 if leavingFirst {
@@ -68,7 +69,7 @@ extension SessionSecurityTests {
                         Self.beacon(peerID, device: Self.mallory.deviceID, name: "mallory"), from: Self.beaconSource)
                 }
                 try await stranger.send(
-                    SessionMessage.hello(stranger.hello(peerID: peerID.rawValue, name: "mallory")).encoded())
+                    stranger.hello(peerID: peerID.rawValue, name: "mallory"))
                 try await Self.waitForHello(from: peerID, at: bob, reactor: reactor)
                 if leavingFirst {
                     // "Leaving" must not drop the record of a peer with a live link: a new beacon would make it anew.

@@ -1,5 +1,6 @@
 import FerrySecurity
 import FerrySystem
+import FerryTestSupport
 import FerryWire
 import Testing
 
@@ -10,7 +11,7 @@ import Testing
 extension SessionSecurityTests {
     @Test(.timeLimit(.minutes(1)))
     func datagramsOpenOnlyWithTheLinkKeyAndAreTakenOnce() async throws {
-        try await Self.withSession(Self.configuration("bob", identity: Self.bob)) { bob, address, reactor in
+        try await withSession(Self.configuration("bob", identity: Self.bob)) { bob, address, reactor in
             let bobEvents = EventReader(bob)
             try await Session.run(configuration: Self.configuration("alice", identity: Self.alice), reactor: reactor) {
                 alice in

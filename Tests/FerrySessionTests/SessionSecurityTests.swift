@@ -23,17 +23,6 @@ import Testing
         return configuration
     }
 
-    /// Runs `body` with a listening session and the reactor it runs on; both end when `body` returns or throws.
-    static func withSession(
-        _ configuration: SessionConfiguration, _ body: (Session, SocketAddress, Reactor) async throws -> Void
-    ) async throws {
-        let reactor = try Reactor()
-        defer { reactor.shutdown() }
-        try await Session.run(configuration: configuration, reactor: reactor) { session in
-            try await body(session, .ipv4(.loopback, port: await session.listenPort), reactor)
-        }
-    }
-
     /// A session error, or a peer connected (what a missing check would lead to instead: fail fast).
     static func isSessionErrorOrConnection(_ event: SessionEvent) -> Bool {
         if case .sessionError = event { return true }
@@ -45,13 +34,13 @@ import Testing
 
     @Test(.timeLimit(.minutes(1)))
     func aHelloClaimingAnotherDeviceThanItsCertificateIsRefused() async throws {
-        try await Self.withSession(Self.configuration("bob", identity: Self.bob)) { bob, address, reactor in
-            let stranger = try await HostileLink.open(to: address, reactor: reactor)
+        try await withSession(Self.configuration("bob", identity: Self.bob)) { bob, address, reactor in
+            let stranger = try await StrangerLink.open(port: Int(address.port))
             defer { stranger.close() }
             // Alice's device ID is public (beacons, hellos); her private key is not.
             let claimed = Self.alice.deviceID
             try await stranger.send(
-                SessionMessage.hello(stranger.hello(name: "alice", deviceID: claimed)).encoded()
+                stranger.hello(name: "alice", deviceID: claimed)
                     + SessionMessage.connectionRequest.encoded())
             let (messages, closedByPeer) = await stranger.messagesUntilClosed()
             #expect(closedByPeer)
@@ -74,7 +63,7 @@ import Testing
 
     @Test(.timeLimit(.minutes(1)))
     func aPeerDiscoveredWithOneDeviceIDCannotBeAnsweredByAnother() async throws {
-        try await Self.withSession(Self.configuration("bob", identity: Self.bob)) { bob, address, reactor in
+        try await withSession(Self.configuration("bob", identity: Self.bob)) { bob, address, reactor in
             try await Session.run(
                 configuration: Self.configuration("alice", identity: Self.alice), reactor: reactor
             ) { alice in
@@ -110,7 +99,7 @@ import Testing
     @Test(.timeLimit(.minutes(1)))
     func aPinnedNameWithAnotherKeyIsRefusedAndTheRealPeerIsTrusted() async throws {
         let bobConfiguration = Self.configuration("bob", identity: Self.bob, trusting: [Self.alice.deviceID: "alice"])
-        try await Self.withSession(bobConfiguration) { bob, address, reactor in
+        try await withSession(bobConfiguration) { bob, address, reactor in
             let events = EventReader(bob)
             try await Session.run(
                 configuration: Self.configuration(" ALICE ", identity: Self.mallory), reactor: reactor
@@ -150,7 +139,7 @@ import Testing
 
     @Test(.timeLimit(.minutes(1)))
     func connectingToAPinnedNameThatPresentsAnotherKeyThrowsPinnedKeyChanged() async throws {
-        try await Self.withSession(Self.configuration(" Bob ", identity: Self.mallory)) { impostor, address, reactor in
+        try await withSession(Self.configuration(" Bob ", identity: Self.mallory)) { impostor, address, reactor in
             let aliceConfiguration = Self.configuration(
                 "alice", identity: Self.alice, trusting: [Self.bob.deviceID: "bob"])
             try await Session.run(configuration: aliceConfiguration, reactor: reactor) { alice in
@@ -178,7 +167,7 @@ import Testing
     func trustedPolicyAcceptsPinnedPeersSilentlyAndDeniesOthers() async throws {
         let bobConfiguration = Self.configuration(
             "bob", identity: Self.bob, policy: .trusted, trusting: [Self.alice.deviceID: "alice"])
-        try await Self.withSession(bobConfiguration) { bob, address, reactor in
+        try await withSession(bobConfiguration) { bob, address, reactor in
             let events = EventReader(bob)
             try await Session.run(configuration: Self.configuration("alice", identity: Self.alice), reactor: reactor) {
                 alice in
@@ -226,7 +215,7 @@ import Testing
 
     @Test(.timeLimit(.minutes(1)))
     func bothEndsShowOnePairingCodeAndANewLinkHasANewOne() async throws {
-        try await Self.withSession(Self.configuration("bob", identity: Self.bob)) { bob, address, reactor in
+        try await withSession(Self.configuration("bob", identity: Self.bob)) { bob, address, reactor in
             let events = EventReader(bob)
             try await Session.run(configuration: Self.configuration("alice", identity: Self.alice), reactor: reactor) {
                 alice in

@@ -1,3 +1,4 @@
+import FerryTestSupport
 import Glibc
 import Testing
 
@@ -7,7 +8,8 @@ import Testing
 @Suite("DirectoryHandle")
 struct FilesDirectoryTests {
     @Test func openCreatesOnlyTheLastComponent() async throws {
-        try await withTemporaryDirectory { root in
+        try await TemporaryDirectory.with(prefix: "ferry-files") { directory in
+            let root = directory.path
             let directory = try DirectoryHandle.open(path: root + "/inbox", createIfMissing: true)
             defer { directory.close() }
             #expect(
@@ -22,7 +24,8 @@ struct FilesDirectoryTests {
     }
 
     @Test func openRefusesASymlinkAndAFile() async throws {
-        try await withTemporaryDirectory { root in
+        try await TemporaryDirectory.with(prefix: "ferry-files") { directory in
+            let root = directory.path
             #expect(mkdir(root + "/real", 0o755) == 0)
             #expect(symlink(root + "/real", root + "/link") == 0)
             try writeFile(root + "/file")
@@ -35,7 +38,8 @@ struct FilesDirectoryTests {
     }
 
     @Test func subdirectoryCreatesOpensAndRefusesSymlinks() async throws {
-        try await withTemporaryDirectory { root in
+        try await TemporaryDirectory.with(prefix: "ferry-files") { directory in
+            let root = directory.path
             let directory = try DirectoryHandle.open(path: root, createIfMissing: false)
             let sub = try directory.subdirectory("sub", create: true, permissions: 0o700)
             #expect(sub.path == root + "/sub")
@@ -59,7 +63,8 @@ struct FilesDirectoryTests {
 
     @Test(arguments: ["", ".", "..", "a/b", "/etc", "..\u{0}x", "x\u{0}"])
     func namesThatAreNotOneComponentFailWithEINVAL(_ name: String) async throws {
-        try await withTemporaryDirectory { root in
+        try await TemporaryDirectory.with(prefix: "ferry-files") { directory in
+            let root = directory.path
             let directory = try DirectoryHandle.open(path: root, createIfMissing: false)
             #expect(systemError { _ = try directory.subdirectory(name, create: true) }?.errno == .invalidArgument)
             #expect(systemError { _ = try directory.createFile(name, exclusive: false) }?.errno == .invalidArgument)
@@ -75,7 +80,8 @@ struct FilesDirectoryTests {
     }
 
     @Test func createFileIsExclusiveOnRequestAndNeverFollowsASymlink() async throws {
-        try await withTemporaryDirectory { root in
+        try await TemporaryDirectory.with(prefix: "ferry-files") { directory in
+            let root = directory.path
             let directory = try DirectoryHandle.open(path: root, createIfMissing: false)
             let file = try directory.createFile("a.bin", exclusive: true)
             file.close()
@@ -97,7 +103,8 @@ struct FilesDirectoryTests {
     }
 
     @Test func specialFilesAreRefusedWithoutBlocking() async throws {
-        try await withTemporaryDirectory { root in
+        try await TemporaryDirectory.with(prefix: "ferry-files") { directory in
+            let root = directory.path
             let directory = try DirectoryHandle.open(path: root, createIfMissing: false)
             #expect(mkfifo(root + "/fifo", 0o600) == 0)
             let error = systemError { _ = try directory.openFile("fifo", writable: false) }
@@ -111,7 +118,8 @@ struct FilesDirectoryTests {
     }
 
     @Test func renameRefusesToReplaceUnlessAsked() async throws {
-        try await withTemporaryDirectory { root in
+        try await TemporaryDirectory.with(prefix: "ferry-files") { directory in
+            let root = directory.path
             let directory = try DirectoryHandle.open(path: root, createIfMissing: false)
             let other = try directory.subdirectory("other", create: true)
             try writeFile(root + "/a", [1])
@@ -129,7 +137,8 @@ struct FilesDirectoryTests {
     }
 
     @Test func entriesStatusAndRemoval() async throws {
-        try await withTemporaryDirectory { root in
+        try await TemporaryDirectory.with(prefix: "ferry-files") { directory in
+            let root = directory.path
             let directory = try DirectoryHandle.open(path: root, createIfMissing: false)
             try writeFile(root + "/one")
             try writeFile(root + "/Zoë ✓.txt", [1, 2, 3, 4])
@@ -155,7 +164,8 @@ struct FilesDirectoryTests {
     }
 
     @Test func syncSpaceAndClose() async throws {
-        try await withTemporaryDirectory { root in
+        try await TemporaryDirectory.with(prefix: "ferry-files") { directory in
+            let root = directory.path
             let directory = try DirectoryHandle.open(path: root, createIfMissing: false)
             try directory.sync()
             try directory.syncFileSystem()

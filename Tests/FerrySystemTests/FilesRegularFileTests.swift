@@ -1,3 +1,4 @@
+import FerryTestSupport
 import Glibc
 import Testing
 
@@ -7,7 +8,8 @@ import Testing
 @Suite("RegularFile")
 struct FilesRegularFileTests {
     @Test func positionalWritesAndReads() async throws {
-        try await withTemporaryDirectory { root in
+        try await TemporaryDirectory.with(prefix: "ferry-files") { directory in
+            let root = directory.path
             let directory = try DirectoryHandle.open(path: root, createIfMissing: false)
             let file = try directory.createFile("data", exclusive: true)
             defer { file.close() }
@@ -32,7 +34,8 @@ struct FilesRegularFileTests {
     }
 
     @Test func concurrentReadersShareOneFile() async throws {
-        try await withTemporaryDirectory { root in
+        try await TemporaryDirectory.with(prefix: "ferry-files") { directory in
+            let root = directory.path
             let bytes = patternBytes(count: 1 << 20, seed: 3)
             try writeFile(root + "/big", bytes)
             let file = try RegularFile.open(path: root + "/big")
@@ -51,7 +54,8 @@ struct FilesRegularFileTests {
     }
 
     @Test func offsetsThatDoNotFitFailWithEINVAL() async throws {
-        try await withTemporaryDirectory { root in
+        try await TemporaryDirectory.with(prefix: "ferry-files") { directory in
+            let root = directory.path
             let file = try DirectoryHandle.open(path: root, createIfMissing: false).createFile("f", exclusive: true)
             #expect(systemError { _ = try file.read(count: 1, at: UInt64.max) }?.errno == .invalidArgument)
             #expect(systemError { _ = try file.read(count: 2, at: UInt64(Int64.max)) }?.errno == .invalidArgument)
@@ -65,7 +69,8 @@ struct FilesRegularFileTests {
     }
 
     @Test func permissionsNeverKeepSpecialBits() async throws {
-        try await withTemporaryDirectory { root in
+        try await TemporaryDirectory.with(prefix: "ferry-files") { directory in
+            let root = directory.path
             let file = try DirectoryHandle.open(path: root, createIfMissing: false).createFile("f", exclusive: true)
             try file.setPermissions(0o4755)
             #expect(try file.status().permissions == 0o755)
@@ -80,7 +85,8 @@ struct FilesRegularFileTests {
         FileTimestamp(seconds: -86_400, nanoseconds: 999_999_999),
     ])
     func modificationTimeIsRestoredExactly(_ time: FileTimestamp) async throws {
-        try await withTemporaryDirectory { root in
+        try await TemporaryDirectory.with(prefix: "ferry-files") { directory in
+            let root = directory.path
             let directory = try DirectoryHandle.open(path: root, createIfMissing: false)
             let file = try directory.createFile("f", exclusive: true)
             try file.setModificationTime(seconds: time.seconds, nanoseconds: time.nanoseconds)
@@ -90,7 +96,8 @@ struct FilesRegularFileTests {
     }
 
     @Test func openFollowsTheUsersSymlinkAndNamesTheFileInErrors() async throws {
-        try await withTemporaryDirectory { root in
+        try await TemporaryDirectory.with(prefix: "ferry-files") { directory in
+            let root = directory.path
             try writeFile(root + "/real", [9, 8, 7])
             #expect(symlink(root + "/real", root + "/link") == 0)
             let file = try RegularFile.open(path: root + "/link")

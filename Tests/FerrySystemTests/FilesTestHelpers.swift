@@ -4,18 +4,6 @@ import Testing
 
 @testable import FerrySystem
 
-/// A fresh directory under the system temporary directory, removed with everything in it after `body`, also
-/// when `body` throws.
-func withTemporaryDirectory<Result>(_ body: (String) async throws -> Result) async throws -> Result {
-    var template = Array("\(FileManager.default.temporaryDirectory.path)/ferry-files-XXXXXX".utf8CString)
-    let created = template.withUnsafeMutableBufferPointer { buffer in
-        buffer.baseAddress.flatMap { mkdtemp($0) }.map { String(cString: $0) }
-    }
-    let path = try #require(created, "mkdtemp failed")
-    defer { try? FileManager.default.removeItem(atPath: path) }
-    return try await body(path)
-}
-
 /// Writes `bytes` to `path` with plain Foundation (an outside writer, not the code under test).
 func writeFile(_ path: String, _ bytes: [UInt8] = Array("hello".utf8)) throws {
     try Data(bytes).write(to: URL(fileURLWithPath: path))

@@ -1,3 +1,4 @@
+import FerryTestSupport
 import Glibc
 import Testing
 
@@ -26,7 +27,8 @@ struct FilesWatcherTests {
 
     @Test func reportsClosedAndMovedInFilesButNotDirectories() async throws {
         try await withReactor { reactor in
-            try await withTemporaryDirectory { root in
+            try await TemporaryDirectory.with(prefix: "ferry-files") { directory in
+                let root = directory.path
                 #expect(mkdir(root + "/watched", 0o755) == 0)
                 let watcher = try DirectoryWatcher(path: root + "/watched", reactor: reactor)
                 defer { watcher.close() }
@@ -44,7 +46,8 @@ struct FilesWatcherTests {
 
     @Test func deletedDirectoryIsGoneAndTheWatcherCloses() async throws {
         try await withReactor { reactor in
-            try await withTemporaryDirectory { root in
+            try await TemporaryDirectory.with(prefix: "ferry-files") { directory in
+                let root = directory.path
                 #expect(mkdir(root + "/watched", 0o755) == 0)
                 let watcher = try DirectoryWatcher(path: root + "/watched", reactor: reactor)
                 #expect(rmdir(root + "/watched") == 0)
@@ -58,7 +61,8 @@ struct FilesWatcherTests {
 
     @Test func closeEndsAPendingNext() async throws {
         try await withReactor { reactor in
-            try await withTemporaryDirectory { root in
+            try await TemporaryDirectory.with(prefix: "ferry-files") { directory in
+                let root = directory.path
                 let watcher = try DirectoryWatcher(path: root, reactor: reactor)
                 let pending = Task { try await watcher.next() }
                 try await waitUntil(reactor, "next() suspended") { watcher.registration.suspendedWaiterCount == 1 }
@@ -70,7 +74,8 @@ struct FilesWatcherTests {
 
     @Test func missingDirectoryAndFileAreErrors() async throws {
         try await withReactor { reactor in
-            try await withTemporaryDirectory { root in
+            try await TemporaryDirectory.with(prefix: "ferry-files") { directory in
+                let root = directory.path
                 #expect(throws: SystemError.self) {
                     _ = try DirectoryWatcher(path: root + "/missing", reactor: reactor)
                 }

@@ -1,4 +1,5 @@
 import CFerryLinux
+import FerryTestSupport
 @testable import FerrySystem
 import Glibc
 import Testing
@@ -7,19 +8,10 @@ import Testing
 @Suite("CFerryLinux shim")
 struct ShimTests {
     @Test func renameat2NoReplaceRefusesToOverwrite() throws {
-        var template = Array("/tmp/ferry-system-shim-XXXXXX".utf8CString)
-        let created = template.withUnsafeMutableBufferPointer { buffer -> String? in
-            guard let base = buffer.baseAddress else { return nil }
-            return mkdtemp(base).map { String(cString: $0) }
-        }
-        let directory = try #require(created)
-        let source = directory + "/source"
-        let target = directory + "/target"
-        defer {
-            unlink(source)
-            unlink(target)
-            rmdir(directory)
-        }
+        let temporary = try TemporaryDirectory(prefix: "ferry-system-shim")
+        defer { temporary.remove() }
+        let source = temporary.path + "/source"
+        let target = temporary.path + "/target"
         for path in [source, target] {
             let fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0o600)
             #expect(fd >= 0)

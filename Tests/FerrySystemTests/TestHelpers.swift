@@ -1,5 +1,7 @@
-@testable import FerrySystem
+import FerryTestSupport
 import Testing
+
+@testable import FerrySystem
 
 /// Runs `body` with a fresh reactor and always shuts it down (closing every descriptor), also on failure.
 func withReactor<Result>(_ body: (Reactor) async throws -> Result) async throws -> Result {
@@ -38,15 +40,12 @@ func connectedPair(_ reactor: Reactor) async throws -> (client: TCPConnection, s
     return (client, try await accepted)
 }
 
-/// Deterministic test bytes: a cheap pseudo-random pattern seeded by `seed`.
+/// Deterministic test bytes: the SplitMix64 stream of `seed`.
 func patternBytes(count: Int, seed: UInt64) -> [UInt8] {
-    var state = seed &* 0x9E37_79B9_7F4A_7C15 | 1
-    return (0..<count).map { _ in
-        state ^= state << 13
-        state ^= state >> 7
-        state ^= state << 17
-        return UInt8(truncatingIfNeeded: state)
-    }
+    var generator = SplitMix64(seed: seed)
+    var bytes = [UInt8](repeating: 0, count: count)
+    bytes.withUnsafeMutableBytes { generator.fill($0) }
+    return bytes
 }
 
 /// Reads until the end of the stream.

@@ -1,3 +1,4 @@
+import FerryTestSupport
 import CZlib
 import CZstd
 import Glibc
@@ -11,7 +12,7 @@ struct CodecCompressionTests {
         String(repeating: "ferry moves files between peers; chunks are compressed where it pays. ", count: 400).utf8)
 
     static func random(_ count: Int, seed: UInt64) -> [UInt8] {
-        var generator = SeededGenerator(seed: seed)
+        var generator = SplitMix64(seed: seed)
         return generator.bytes(count: count)
     }
 

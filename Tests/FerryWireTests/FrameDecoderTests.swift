@@ -1,3 +1,4 @@
+import FerryTestSupport
 import Testing
 
 @testable import FerryWire
@@ -90,7 +91,7 @@ struct FrameDecoderTests {
     /// Many frames through one decoder with partial frames left over between reads, so the read index and
     /// compaction paths are exercised; every frame must come out intact and in order.
     @Test func longStreamWithLeftoversStaysCorrect() throws {
-        var generator = SeededGenerator(seed: 42)
+        var generator = SplitMix64(seed: 42)
         var stream: [UInt8] = []
         var expected: [Frame] = []
         for index in 0..<3000 {

@@ -1,3 +1,4 @@
+import FerryTestSupport
 import Testing
 
 @testable import FerryWire
@@ -50,7 +51,7 @@ struct IdentifierTests {
     }
 
     @Test func deviceIDRoundTripsThroughBothForms() throws {
-        var generator = SeededGenerator(seed: 7)
+        var generator = SplitMix64(seed: 7)
         for _ in 0..<200 {
             let id = try #require(DeviceID(bytes: generator.bytes(count: DeviceID.length)))
             #expect(DeviceID(string: id.description) == id)

@@ -1,3 +1,4 @@
+import FerryTestSupport
 import Testing
 
 @testable import FerryWire
@@ -10,7 +11,7 @@ struct TransferFuzzTests {
 
     /// Random bytes, or a golden payload with a few bytes changed, truncated or extended, or with a random
     /// u32 written over a count or length field.
-    static func input(_ generator: inout SeededGenerator, golden: [[UInt8]]) -> [UInt8] {
+    static func input(_ generator: inout SplitMix64, golden: [[UInt8]]) -> [UInt8] {
         var bytes = FuzzTests.input(&generator, golden: golden)
         if bytes.count >= 30, Int.random(in: 0...3, using: &generator) == 0 {
             let at = Int.random(in: 16...(bytes.count - 4), using: &generator)
@@ -25,7 +26,7 @@ struct TransferFuzzTests {
     @Test(arguments: FrameKind.transferMessageKinds)
     func randomPayloadsNeverTrap(_ kind: FrameKind) throws {
         let golden = try TransferSamples.frameCases.map { try $0.payload() }
-        var generator = SeededGenerator(seed: 0x7AA5_0000 + UInt64(kind.rawValue))
+        var generator = SplitMix64(seed: 0x7AA5_0000 + UInt64(kind.rawValue))
         var decoded = 0
         for _ in 0..<Self.iterations {
             let frame = Frame(kind: kind, payload: Self.input(&generator, golden: golden))
@@ -45,7 +46,7 @@ struct TransferFuzzTests {
     }
 
     @Test func randomValidMessagesRoundTrip() throws {
-        var generator = SeededGenerator(seed: 0x7AA5_FFFF)
+        var generator = SplitMix64(seed: 0x7AA5_FFFF)
         for _ in 0..<Self.iterations {
             let message = Self.randomMessage(&generator)
             #expect(throws: Never.self) { try message.validate() }
@@ -56,7 +57,7 @@ struct TransferFuzzTests {
         }
     }
 
-    static func randomMessage(_ g: inout SeededGenerator) -> TransferMessage {
+    static func randomMessage(_ g: inout SplitMix64) -> TransferMessage {
         let id = TransferID.random(using: &g)
         switch Int.random(in: 0...6, using: &g) {
         case 0:
@@ -113,7 +114,7 @@ struct TransferFuzzTests {
         }
     }
 
-    static func randomFile(_ g: inout SeededGenerator) -> OfferedFile {
+    static func randomFile(_ g: inout SplitMix64) -> OfferedFile {
         var path = randomText(&g, maxBytes: 300)
         if path.isEmpty { path = "x" }
         let mediaTypes = ["", "image/jpeg", "image/png", "application/octet-stream", "text/plain"]
@@ -128,7 +129,7 @@ struct TransferFuzzTests {
     }
 
     /// Text of 0 to `maxBytes` UTF-8 bytes mixing ASCII, 2-, 3- and 4-byte characters, NUL and "/".
-    static func randomText(_ g: inout SeededGenerator, maxBytes: Int) -> String {
+    static func randomText(_ g: inout SplitMix64, maxBytes: Int) -> String {
         let alphabet: [Unicode.Scalar] = ["a", "Z", "/", ".", " ", "\u{0}", "ë", "€", "🚢"]
         var text = String.UnicodeScalarView()
         var bytes = 0

@@ -1,3 +1,4 @@
+import FerryTestSupport
 import Testing
 
 @testable import FerryWire
@@ -22,8 +23,8 @@ struct TransferIdentifierTests {
         let first = TransferID.random()
         #expect(first.bytes.count == TransferID.length)
         #expect(TransferID.random() != first)
-        var generator = SeededGenerator(seed: 7)
-        var again = SeededGenerator(seed: 7)
+        var generator = SplitMix64(seed: 7)
+        var again = SplitMix64(seed: 7)
         let seeded = TransferID.random(using: &generator)
         #expect(TransferID.random(using: &again) == seeded)
         #expect(TransferID.random(using: &generator) != seeded)

@@ -47,8 +47,11 @@ public struct SendCommand: ParsableCommand, Equatable {
     public static let defaultWait: Double = 10
     /// The largest `--wait` accepted, in seconds (one day).
     public static let maximumWait: Double = 86_400
-    /// With `--all`: how long no new peer must appear, after the first, before sending.
-    public static let allQuietPeriod = Duration.seconds(1)
+    /// With `--all`: how long no new peer must appear, after the first, before sending. Longer than the longest
+    /// gap between two announcements of a receiver (the 2 s announce interval, +20% jitter), so that every receiver
+    /// of the session is heard at least once in it even when its answer to our query came late or was lost; with
+    /// one second, a receiver slowed down on a loaded machine was left out.
+    public static let allQuietPeriod = Duration.milliseconds(2500)
 
     public var files: [String]
     public var targets: [PeerTarget]

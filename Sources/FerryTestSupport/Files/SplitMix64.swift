@@ -3,14 +3,14 @@
 /// Why not `SystemRandomNumberGenerator`: test files must be the same bytes on every run and every
 /// machine, so a failure can be reproduced from its seed; SplitMix64 is a few wrapping operations per
 /// eight bytes, which keeps a 1 GiB file within seconds.
-struct SplitMix64: RandomNumberGenerator, Sendable {
+public struct SplitMix64: RandomNumberGenerator, Sendable {
     private var state: UInt64
 
-    init(seed: UInt64) {
+    public init(seed: UInt64) {
         state = seed
     }
 
-    mutating func next() -> UInt64 {
+    public mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
@@ -19,7 +19,7 @@ struct SplitMix64: RandomNumberGenerator, Sendable {
     }
 
     /// A value in `0..<bound` (bound > 0); the tiny modulo bias does not matter for test data.
-    mutating func below(_ bound: Int) -> Int {
+    public mutating func below(_ bound: Int) -> Int {
         precondition(bound > 0, "bound must be positive")
         return Int(truncatingIfNeeded: next() % UInt64(bound))
     }
@@ -28,7 +28,7 @@ struct SplitMix64: RandomNumberGenerator, Sendable {
     ///
     /// The stream depends only on the seed, so filling in pieces of any multiple of eight bytes gives
     /// the same bytes as filling once; a shorter last piece takes the first bytes of the next value.
-    mutating func fill(_ buffer: UnsafeMutableRawBufferPointer) {
+    public mutating func fill(_ buffer: UnsafeMutableRawBufferPointer) {
         let words = buffer.count / 8
         for index in 0..<words {
             buffer.storeBytes(of: next().littleEndian, toByteOffset: index * 8, as: UInt64.self)
@@ -40,5 +40,11 @@ struct SplitMix64: RandomNumberGenerator, Sendable {
                 for index in 0..<rest { buffer[words * 8 + index] = bytes[index] }
             }
         }
+    }
+
+    /// `count` bytes, one value of the stream each (`UInt8.random(in:using:)`): the byte stream the wire fuzz
+    /// tests were written against, so their seeds keep giving the same inputs.
+    public mutating func bytes(count: Int) -> [UInt8] {
+        (0..<count).map { _ in UInt8.random(in: 0...255, using: &self) }
     }
 }

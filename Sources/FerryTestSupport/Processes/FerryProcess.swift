@@ -170,10 +170,15 @@ public final class FerryProcess: Sendable, CustomStringConvertible {
     }
 
     /// Waits for the child to exit; returns its exit code, or 128 + signal number.
+    ///
+    /// Also waits (up to 5 s more) until the reader threads have taken in all the child wrote: without that, a line
+    /// printed just before exiting could still be in the pipe when `allStdoutLines` is read.
     public func waitForExit(timeout: Duration = .seconds(30)) throws -> Int32 {
         guard let status = exit.wait(until: .after(timeout), { $0.status }) else {
             throw TestSupportError.timedOut(waitingFor: "exit", process: description, captured: capturedOutput())
         }
+        let deadline = Deadline.after(.seconds(5))
+        _ = stdout.waitFinished(until: deadline) && stderr.waitFinished(until: deadline)
         return status
     }
 

@@ -1,3 +1,4 @@
+import FerryTestSupport
 import Testing
 
 @testable import FerryWire
@@ -12,7 +13,7 @@ enum DecoderVerifier {
     ) throws {
         var splits: [[Int]] = [[stream.count], Array(repeating: 1, count: stream.count)]
         for seed in UInt64(1)...20 {
-            var generator = SeededGenerator(seed: seed)
+            var generator = SplitMix64(seed: seed)
             var sizes: [Int] = []
             var left = stream.count
             while left > 0 {
