@@ -12,10 +12,10 @@ import Testing
         the start of a device ID or peer ID (at least 4 characters), or an IP address
         and port (HOST:PORT; host names are not looked up).
 
-        With --all, the files go to every receiving peer found: ferry waits until a
-        second passes with no new peer after the first one (at most --wait seconds),
-        then sends to all of them at once. With neither, on a terminal, a picker lists
-        the peers as they are found.
+        With --all, the files go to every receiving peer found: ferry waits until 2.5 s
+        pass with no new peer after the first one (at most --wait seconds), then sends
+        to all of them at once. With neither, on a terminal, a picker lists the peers as
+        they are found.
 
         On a terminal, before anything is offered to a receiver this install has not
         pinned, ferry shows the 6-digit pairing code of the link and asks whether the
