@@ -154,7 +154,12 @@ extension Session {
     /// side: closing a socket with unread bytes makes the kernel reset it, and the reset destroys what we sent
     /// last (a transferCancel, the goodbye) before the peer has read it.
     func linkReceived(_ id: LinkID, _ bytes: [UInt8]) -> Bool {
-        guard links[id] != nil else { return !bytes.isEmpty && closingStreams[id] != nil }
+        guard links[id] != nil else {
+            guard !bytes.isEmpty, var entry = closingStreams[id] else { return false }
+            entry.deadline = min(clock.now + Self.closeGrace, entry.limit)  // the peer is still reading ours
+            closingStreams[id] = entry
+            return true
+        }
         if bytes.isEmpty {
             update(id) { machine, _ in machine.streamEnded() }
             return false
@@ -311,7 +316,8 @@ extension Session {
         if link.stream.peer == nil {
             link.stream.close()  // never authenticated: nothing of ours to deliver, free the descriptor now
         } else {
-            closingStreams[id] = (link.stream, clock.now + Self.closeGrace)
+            let now = clock.now
+            closingStreams[id] = (link.stream, now + Self.closeGrace, now + Self.closeLimit)
         }
         let peerName = link.peerID.flatMap { peers[$0]?.displayName } ?? link.remoteAddress.description
         if case .probeFinished = reason, let peerID = link.peerID, var peer = peers[peerID] {

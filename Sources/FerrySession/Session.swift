@@ -38,8 +38,10 @@ public actor Session {
     var writerTasks: [LinkID: Task<Void, Never>] = [:]
     var readerTasks: [LinkID: Task<Void, Never>] = [:]
     /// Links closed by the protocol whose stream is still open: the writer flushes its last frames and half-closes,
-    /// the reader reads (and drops) until the peer closes too; closed then, or at the deadline at the latest.
-    var closingStreams: [LinkID: (stream: any ByteStream, deadline: ContinuousClock.Instant)] = [:]
+    /// the reader reads (and drops) until the peer closes too; closed then, or at the deadline at the latest. The
+    /// deadline moves on (up to `limit`) while the peer still sends: it is still reading what we sent before.
+    var closingStreams:
+        [LinkID: (stream: any ByteStream, deadline: ContinuousClock.Instant, limit: ContinuousClock.Instant)] = [:]
     var manualAddresses: [SocketAddress: ContinuousClock.Instant] = [:]
     var manualFailuresReported: Set<SocketAddress> = []
     var serverStateValue: ServerState
@@ -139,13 +141,16 @@ public actor Session {
         startLoops()
     }
 
-    /// How long a closed link may take to deliver its last frames and see the peer close (PROTOCOL.md 3.5).
+    /// How long a closed link waits for the peer to close once the peer went quiet (PROTOCOL.md 3.4).
     static let closeGrace = Duration.seconds(2)
+    /// How long a closed link waits for the peer to close at most, even while the peer still sends (acknowledging
+    /// data that was in the socket buffers when the link closed).
+    static let closeLimit = Duration.seconds(10)
 
     /// Says goodbye to every peer, announces that this peer leaves, closes every socket and ends `events`.
     ///
-    /// Returns once every link closed cleanly (goodbye sent, write side shut down, the peer's end read), or after
-    /// `closeGrace` at most.
+    /// Returns once every link closed cleanly (goodbye sent, write side shut down, the peer's end read), or once
+    /// no link heard from its peer for `closeGrace` (`closeLimit` at most).
     public func close() async {
         guard !isClosed else { return }
         for id in links.keys.sorted() {
@@ -167,14 +172,16 @@ public actor Session {
         // In a task of its own: `close` often runs because the caller's task was cancelled (Ctrl-C), and in that
         // task the grace sleep would end at once and cut every link (the peer then saw a reset, not our goodbye).
         let reactor = self.reactor
-        let deadline = clock.now + Self.closeGrace
-        await Task.detached {
+        await Task.detached { [weak self] in
             await withTaskGroup(of: Void.self) { group in
                 group.addTask {
                     for task in tasks { await task.value }
                 }
                 group.addTask {
-                    try? await reactor.sleep(until: deadline)
+                    let clock = ContinuousClock()
+                    while let self, await !self.closingOverdue() {
+                        do { try await reactor.sleep(until: clock.now + .milliseconds(100)) } catch { return }
+                    }
                 }
                 await group.next()
                 for stream in streams { stream.close() }
@@ -186,6 +193,12 @@ public actor Session {
         links.removeAll()
         eventSink.finish()
         transferSink.finish()
+    }
+
+    /// Whether every link still closing is past its deadline (see `closingStreams`).
+    func closingOverdue() -> Bool {
+        let now = clock.now
+        return closingStreams.values.allSatisfy { now >= $0.deadline }
     }
 
     // MARK: Server state (GameKit's `available`, Snap!'s matchmaking-server states)
