@@ -105,6 +105,13 @@ struct TLSEngine: ~Copyable, @unchecked Sendable {
         return drain()
     }
 
+    /// A close_notify alert (our side sends no more), as records to send; reading stays possible.
+    func closeNotify() -> [UInt8] {
+        ERR_clear_error()
+        _ = SSL_shutdown(ssl)
+        return drain()
+    }
+
     /// The certificate the peer presented, DER-encoded.
     func peerCertificate() -> [UInt8]? {
         guard let certificate = SSL_get1_peer_certificate(ssl) else { return nil }

@@ -150,6 +150,16 @@ public final class TLSStream: ByteStream {
         } while offset < bytes.count
     }
 
+    /// Sends a TLS close_notify, then shuts down the transport's write side: the peer reads the end of the stream
+    /// (PROTOCOL.md 3.5) and may still write to us. Before the handshake finished only the transport is shut down.
+    public func finishWriting() async {
+        if peer != nil {
+            let records = engine.withLock { $0.closeNotify() }
+            if !records.isEmpty { try? await transport.write(records) }
+        }
+        await transport.finishWriting()
+    }
+
     public func close() {
         transport.close()
         finishHandshake(.failed(.closedDuringHandshake))

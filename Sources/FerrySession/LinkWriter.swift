@@ -1,14 +1,27 @@
 import FerrySystem
+import FerryWire
 import Synchronization
 
-/// The one writer of a link: sends queued byte blocks in order, then closes the stream when finished.
+/// The one writer of a link: sends queued frames in order, then half-closes the stream when finished.
 ///
 /// The session actor enqueues synchronously (so the order of frames is the order of its decisions) and a
-/// task of the writer drains the queue through `ByteStream.write`. `queuedBytes` lets senders wait for room,
-/// so a fast sender cannot queue without bound in front of a slow link.
+/// task of the writer drains the queue through `ByteStream.write`, taking at most `batchLimit` bytes of frames at
+/// a time, so that the rest stays in the queue where `discard(transfer:)` can still take a cancelled transfer's
+/// frames out. `queuedBytes` lets senders wait for room, so a fast sender cannot queue without bound in front of a
+/// slow link. When finished and drained the writer shuts down the stream's write side (`ByteStream.finishWriting`)
+/// instead of closing it: the session's reader keeps reading until the peer closes, so that no unread byte makes
+/// the kernel reset the connection and destroy our last frames (ARCHITECTURE "How a link closes").
 final class LinkWriter: Sendable {
+    /// One frame as queued: its blocks (header and payload may be separate arrays), and the transfer whose data it
+    /// carries when it may be dropped unsent once that transfer is cancelled.
+    private struct Entry {
+        var blocks: [[UInt8]]
+        var byteCount: Int
+        var transfer: TransferID?
+    }
+
     private struct State {
-        var queue: [[UInt8]] = []
+        var queue: [Entry] = []
         var queuedBytes = 0
         var finished = false
         var failed = false
@@ -31,19 +44,48 @@ final class LinkWriter: Sendable {
 
     var queuedBytes: Int { state.withLock { $0.queuedBytes } }
 
-    /// Queues bytes; false when the writer is finished or failed (the bytes are dropped).
+    /// Queues one frame; false when the writer is finished or failed (the bytes are dropped).
     @discardableResult
     func enqueue(_ bytes: [UInt8]) -> Bool {
-        let wake: CheckedContinuation<Void, Never>? = state.withLock { state in
-            guard !state.finished, !state.failed else { return nil }
+        enqueue(frame: [bytes], transfer: nil)
+    }
+
+    /// Queues one frame given as `blocks`; `transfer` marks a frame of that transfer's data (a chunk, a fileEnd),
+    /// which `discard(transfer:)` may drop while it is unsent. False when the writer is finished or failed.
+    @discardableResult
+    func enqueue(frame blocks: [[UInt8]], transfer: TransferID?) -> Bool {
+        let count = blocks.reduce(0) { $0 + $1.count }
+        let (accepted, wake): (Bool, CheckedContinuation<Void, Never>?) = state.withLock { state in
+            guard !state.finished, !state.failed else { return (false, nil) }
             if state.queuedBytes == 0 { state.lastProgress = .now }
-            state.queue.append(bytes)
-            state.queuedBytes += bytes.count
+            state.queue.append(Entry(blocks: blocks, byteCount: count, transfer: transfer))
+            state.queuedBytes += count
             defer { state.wakeWriter = nil }
-            return state.wakeWriter
+            return (true, state.wakeWriter)
         }
         wake?.resume()
-        return true
+        return accepted
+    }
+
+    /// Drops the frames of `transfer` that are queued and not yet taken by the writer (a frame already begun goes
+    /// out whole, so the peer sees a prefix of the transfer's frames); returns how many bytes were dropped. The
+    /// transfer was cancelled: its cancel and a goodbye need not wait behind megabytes of its chunks.
+    @discardableResult
+    func discard(transfer: TransferID) -> Int {
+        let (dropped, waiters): (Int, [CheckedContinuation<Void, Never>]) = state.withLock { state in
+            var dropped = 0
+            state.queue.removeAll { entry in
+                guard entry.transfer == transfer else { return false }
+                dropped += entry.byteCount
+                return true
+            }
+            state.queuedBytes -= dropped
+            guard dropped > 0, state.queuedBytes < highWater else { return (dropped, []) }
+            defer { state.roomWaiters.removeAll() }
+            return (dropped, Array(state.roomWaiters.values))
+        }
+        waiters.forEach { $0.resume() }
+        return dropped
     }
 
     /// No more bytes will come: the writer drains what is queued, then closes the stream.
@@ -91,7 +133,7 @@ final class LinkWriter: Sendable {
         try Task.checkCancellation()
     }
 
-    /// The drain loop; returns when finished and drained (stream closed) or when a write failed.
+    /// The drain loop; returns when finished and drained (write side shut down) or when a write failed.
     func run() async {
         while true {
             await withCheckedContinuation { (wake: CheckedContinuation<Void, Never>) in
@@ -102,10 +144,17 @@ final class LinkWriter: Sendable {
                 }
                 if ready { wake.resume() }
             }
+            // A bounded batch: what stays queued can still be discarded.
             let batch: [[UInt8]]? = state.withLock { state in
                 if state.queue.isEmpty { return state.finished || state.failed ? nil : [] }
-                defer { state.queue.removeAll(keepingCapacity: true) }
-                return state.queue
+                var taken = 0
+                var size = 0
+                while taken < state.queue.count, taken == 0 || size + state.queue[taken].byteCount <= Self.batchLimit {
+                    size += state.queue[taken].byteCount
+                    taken += 1
+                }
+                defer { state.queue.removeFirst(taken) }
+                return state.queue[..<taken].flatMap(\.blocks)
             }
             guard let batch else { break }
             for block in Self.coalesce(batch) {
@@ -132,9 +181,14 @@ final class LinkWriter: Sendable {
                 waiters.forEach { $0.resume() }
             }
         }
-        stream.close()
+        // Everything is sent: half-close (a TLS close_notify, then the socket's write side). The session closes the
+        // stream once its reader has seen the peer close too, or after a grace time.
+        await stream.finishWriting()
         markFailed()
     }
+
+    /// Frames taken from the queue at a time (at least one, whatever its size).
+    static let batchLimit = 256 << 10
 
     /// Joins runs of small blocks so that many small frames cost one write, not one each.
     static func coalesce(_ blocks: [[UInt8]], limit: Int = 256 << 10) -> [[UInt8]] {

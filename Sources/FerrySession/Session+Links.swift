@@ -150,14 +150,23 @@ extension Session {
     }
 
     /// Bytes arrived on a link (empty: the stream ended). Returns whether to keep reading.
+    ///
+    /// A link closed by the protocol (a goodbye either way) is read on, its bytes dropped, until the peer closes its
+    /// side: closing a socket with unread bytes makes the kernel reset it, and the reset destroys what we sent
+    /// last (a transferCancel, the goodbye) before the peer has read it.
     func linkReceived(_ id: LinkID, _ bytes: [UInt8]) -> Bool {
-        guard links[id] != nil else { return false }
+        guard links[id] != nil else {
+            guard !bytes.isEmpty, var entry = closingStreams[id] else { return false }
+            entry.deadline = min(clock.now + Self.closeGrace, entry.limit)  // the peer is still reading ours
+            closingStreams[id] = entry
+            return true
+        }
         if bytes.isEmpty {
             update(id) { machine, _ in machine.streamEnded() }
             return false
         }
         update(id) { machine, now in machine.bytesReceived(bytes, now: now) }
-        return links[id] != nil
+        return links[id] != nil || closingStreams[id] != nil
     }
 
     /// Runs one event through a link's state machine and carries out the actions.
@@ -308,7 +317,8 @@ extension Session {
         if link.stream.peer == nil {
             link.stream.close()  // never authenticated: nothing of ours to deliver, free the descriptor now
         } else {
-            closingStreams.append((link.stream, clock.now + .seconds(2)))
+            let now = clock.now
+            closingStreams[id] = (link.stream, now + Self.closeGrace, now + Self.closeLimit)
         }
         let peerName = link.peerID.flatMap { peers[$0]?.displayName } ?? link.remoteAddress.description
         if case .probeFinished = reason, let peerID = link.peerID, var peer = peers[peerID] {
@@ -366,8 +376,10 @@ extension Session {
         waiters.forEach { $0.resume(with: result) }
     }
 
+    /// The reader saw the peer close (or an error): a closed link whose writer is done too is closed now.
     func readerFinished(_ id: LinkID) {
         readerTasks.removeValue(forKey: id)
+        if writerTasks[id] == nil { closingStreams.removeValue(forKey: id)?.stream.close() }
     }
 
     /// A peer known only through a link (not discovered, not manual) is forgotten when it has no link left,
@@ -379,9 +391,11 @@ extension Session {
         peers.removeValue(forKey: peerID)
     }
 
-    /// A writer drained its last bytes and closed its stream.
+    /// A writer drained its last bytes and half-closed its stream (or a write failed): a closed link whose reader
+    /// is done too is closed now.
     func writerFinished(_ id: LinkID) {
         writerTasks.removeValue(forKey: id)
+        if readerTasks[id] == nil { closingStreams.removeValue(forKey: id)?.stream.close() }
     }
 
     func disconnectLink(_ id: LinkID, reason: GoodbyeReason) {
@@ -406,10 +420,9 @@ extension Session {
                 update(id) { machine, _ in machine.streamEnded() }
             }
         }
-        closingStreams.removeAll { entry in
-            guard now >= entry.deadline else { return false }
+        for (id, entry) in closingStreams where now >= entry.deadline {
             entry.stream.close()
-            return true
+            closingStreams.removeValue(forKey: id)
         }
         if discoverySocket != nil {
             handleDiscovery(discoveryCache.tick(now: now, jitter: Double.random(in: 0..<1)))

@@ -17,8 +17,13 @@ extension Session {
     /// (header and payload may be separate arrays, so one payload can be shared by several peers without a
     /// copy). Waits while the link's writer holds more than its high-water mark. Returns true when bytes were
     /// still queued for the link before this frame (the link, not the sender, is the bottleneck).
+    ///
+    /// `discardable` names the transfer whose data the frame carries (a chunk, a fileEnd): while it waits unsent
+    /// in the writer's queue, `discardQueuedFrames(of:to:)` may drop it.
     @discardableResult
-    public func sendTransferFrame(_ blocks: [[UInt8]], to peerID: PeerID) async throws -> Bool {
+    public func sendTransferFrame(
+        _ blocks: [[UInt8]], to peerID: PeerID, discardable transfer: TransferID? = nil
+    ) async throws -> Bool {
         guard !isClosed else { throw SessionError.sessionClosed }
         guard let peer = peers[peerID] else { throw SessionError.unknownPeer(peerID) }
         guard let id = peer.connectedLink, var link = links[id] else {
@@ -27,9 +32,19 @@ extension Session {
         link.machine.noteSent(now: clock.now)
         links[id] = link
         let backlogged = link.writer.queuedBytes > 0
-        for block in blocks { link.writer.enqueue(block) }
+        link.writer.enqueue(frame: blocks, transfer: transfer)
         if link.writer.queuedBytes >= link.writer.highWater { try await link.writer.waitForRoom() }
         return backlogged
+    }
+
+    /// Drops the frames of `transfer` (sent with `discardable`) still waiting unsent for `peerID`'s link, so that
+    /// what is queued next (the transfer's cancel, a goodbye) goes out at once instead of after megabytes of
+    /// chunks. Frames already begun go out whole: the peer receives a prefix of the transfer's frames. Returns
+    /// the bytes dropped.
+    @discardableResult
+    public func discardQueuedFrames(of transfer: TransferID, to peerID: PeerID) -> Int {
+        guard let id = peers[peerID]?.connectedLink, let link = links[id] else { return 0 }
+        return link.writer.discard(transfer: transfer)
     }
 
     /// The capabilities a connected peer announced in its hello; nil when it is not connected.

@@ -37,8 +37,11 @@ public actor Session {
     var loops: [Task<Void, Never>] = []
     var writerTasks: [LinkID: Task<Void, Never>] = [:]
     var readerTasks: [LinkID: Task<Void, Never>] = [:]
-    /// Links closed by the protocol whose writer is still flushing a last frame; force-closed after a grace time.
-    var closingStreams: [(stream: any ByteStream, deadline: ContinuousClock.Instant)] = []
+    /// Links closed by the protocol whose stream is still open: the writer flushes its last frames and half-closes,
+    /// the reader reads (and drops) until the peer closes too; closed then, or at the deadline at the latest. The
+    /// deadline moves on (up to `limit`) while the peer still sends: it is still reading what we sent before.
+    var closingStreams:
+        [LinkID: (stream: any ByteStream, deadline: ContinuousClock.Instant, limit: ContinuousClock.Instant)] = [:]
     var manualAddresses: [SocketAddress: ContinuousClock.Instant] = [:]
     var manualFailuresReported: Set<SocketAddress> = []
     var serverStateValue: ServerState
@@ -138,7 +141,16 @@ public actor Session {
         startLoops()
     }
 
+    /// How long a closed link waits for the peer to close once the peer went quiet (PROTOCOL.md 3.4).
+    static let closeGrace = Duration.seconds(2)
+    /// How long a closed link waits for the peer to close at most, even while the peer still sends (acknowledging
+    /// data that was in the socket buffers when the link closed).
+    static let closeLimit = Duration.seconds(10)
+
     /// Says goodbye to every peer, announces that this peer leaves, closes every socket and ends `events`.
+    ///
+    /// Returns once every link closed cleanly (goodbye sent, write side shut down, the peer's end read), or once
+    /// no link heard from its peer for `closeGrace` (`closeLimit` at most).
     public func close() async {
         guard !isClosed else { return }
         for id in links.keys.sorted() {
@@ -150,26 +162,43 @@ public actor Session {
         datagramSocket?.close()
         discoverySocket?.close()
         for loop in loops { loop.cancel() }
-        for reader in readerTasks.values { reader.cancel() }
-        // Give the writers a bounded moment to deliver the goodbyes, then close whatever is left: closing a
-        // stream fails a write stuck on a peer that stopped reading, so every writer ends.
-        let writers = Array(writerTasks.values)
-        let streams = closingStreams.map(\.stream) + links.values.map(\.stream)
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask {
-                for writer in writers { await writer.value }
+        // Give the links a bounded moment to close cleanly: each writer delivers its goodbye and half-closes, each
+        // reader reads until the peer closes its side (closing with the peer's bytes unread would make the kernel
+        // reset the connection and destroy what we sent). Then close whatever is left: closing a stream fails a
+        // write stuck on a peer that stopped reading and a read from a peer that never closes, so every task ends.
+        let tasks = Array(writerTasks.values) + Array(readerTasks.values)
+        let readers = Array(readerTasks.values)
+        let streams = closingStreams.values.map(\.stream) + links.values.map(\.stream)
+        // In a task of its own: `close` often runs because the caller's task was cancelled (Ctrl-C), and in that
+        // task the grace sleep would end at once and cut every link (the peer then saw a reset, not our goodbye).
+        let reactor = self.reactor
+        await Task.detached { [weak self] in
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    for task in tasks { await task.value }
+                }
+                group.addTask {
+                    let clock = ContinuousClock()
+                    while let self, await !self.closingOverdue() {
+                        do { try await reactor.sleep(until: clock.now + .milliseconds(100)) } catch { return }
+                    }
+                }
+                await group.next()
+                for stream in streams { stream.close() }
+                for reader in readers { reader.cancel() }
+                group.cancelAll()
             }
-            group.addTask { [reactor, clock] in
-                try? await reactor.sleep(until: clock.now + .seconds(1))
-            }
-            await group.next()
-            for stream in streams { stream.close() }
-            group.cancelAll()
-        }
+        }.value
         closingStreams.removeAll()
         links.removeAll()
         eventSink.finish()
         transferSink.finish()
+    }
+
+    /// Whether every link still closing is past its deadline (see `closingStreams`).
+    func closingOverdue() -> Bool {
+        let now = clock.now
+        return closingStreams.values.allSatisfy { now >= $0.deadline }
     }
 
     // MARK: Server state (GameKit's `available`, Snap!'s matchmaking-server states)

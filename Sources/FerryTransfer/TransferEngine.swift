@@ -180,9 +180,9 @@ public actor TransferEngine {
 
     /// Sends one transfer frame; false when the peer is gone (its transfers end through `peerLost`).
     @discardableResult
-    func send(_ message: TransferMessage, to peerID: PeerID) async -> Bool {
+    func send(_ message: TransferMessage, to peerID: PeerID, discardable: TransferID? = nil) async -> Bool {
         do {
-            try await session.sendTransferFrame([message.frame.encoded()], to: peerID)
+            try await session.sendTransferFrame([message.frame.encoded()], to: peerID, discardable: discardable)
             return true
         } catch {
             log(2, "could not send \(message.frame.kind) to \(peerID): \(error)")

@@ -76,10 +76,8 @@ extension IntegrationTests {
             let finished = try receiver.nextJSON(timeout: .seconds(120)) { $0["event"] as? String == "finished" }
             let failure = finished["failure"] as? String ?? ""
             _ = try? receiver.terminate()
-            withKnownIssue("issue 9, 6: the receiver says 'the link was lost' when the sender pressed Ctrl-C") {
-                #expect(failure.hasPrefix("the sender cancelled"), "\(finished)")
-                #expect(!failure.contains("link was lost"), "\(finished)")
-            }
+            #expect(failure.hasPrefix("the sender cancelled"), "\(finished)")
+            #expect(!failure.contains("link was lost"), "\(finished)")
         }
 
         @Test func aChangedPinnedKeyIsOneErrorLineNotAWarningWrappedAsAnError() async throws {

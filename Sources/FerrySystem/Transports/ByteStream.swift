@@ -13,8 +13,16 @@ public protocol ByteStream: AnyObject, Sendable {
     func write(_ bytes: [UInt8]) async throws
     /// Closes both directions, fails pending reads/writes with `ReactorError.closed`. Idempotent.
     func close()
+    /// Ends the write direction after every write already made (the peer reads the end of the stream); reading
+    /// stays possible. Call after the last `write` returned. Closing still frees the stream.
+    func finishWriting() async
     /// The local end's address.
     var localAddress: SocketAddress { get }
     /// The remote end's address.
     var remoteAddress: SocketAddress { get }
+}
+
+extension ByteStream {
+    /// A stream that cannot half-close does nothing: `close` ends it.
+    public func finishWriting() async {}
 }

@@ -113,6 +113,11 @@ public final class TCPConnection: ByteStream {
         if now { shutDownWriteSide() }
     }
 
+    /// `ByteStream.finishWriting`: `shutdownWrite()`.
+    public func finishWriting() async {
+        shutdownWrite()
+    }
+
     /// Closes both directions (`close(2)`) and fails pending reads and writes with `ReactorError.closed`.
     /// Idempotent.
     public func close() {

@@ -118,7 +118,8 @@ extension TransferEngine {
                     codec: data.codec, crc32: prepared.crc32, dataLength: data.bytes.count)
                 let backlogged: Bool
                 do {
-                    backlogged = try await session.sendTransferFrame([header, data.bytes], to: peerID)
+                    backlogged = try await session.sendTransferFrame(
+                        [header, data.bytes], to: peerID, discardable: id)
                 } catch is CancellationError {
                     // The user cancelled while the link was backlogged: the receiver is still told.
                     await failPeer(id, peerID, "\(CancelReason.cancelledByUser)", cancel: .cancelledByUser, detail: "")
@@ -146,7 +147,7 @@ extension TransferEngine {
                 }
                 guard isSending(id, peerID) else { continue }
                 let end = FileEnd(transferID: id, fileIndex: UInt32(file), sha256: digest)
-                if !(await send(.fileEnd(end), to: peerID)) {
+                if !(await send(.fileEnd(end), to: peerID, discardable: id)) {
                     await failPeer(id, peerID, "the link failed", cancel: nil)
                 }
             }
@@ -332,6 +333,9 @@ extension TransferEngine {
             return true
         }
         guard failed == true else { return }
+        // Its chunks still queued would only delay the cancel (and a goodbye behind it) by megabytes.
+        let dropped = await session.discardQueuedFrames(of: id, to: peerID)
+        if dropped > 0 { log(2, "transfer \(id): \(dropped) queued bytes for \(peerID) dropped") }
         if let reason {
             let cancel = TransferCancel(transferID: id, reason: reason, detail: Self.detail(detail ?? failure))
             await send(.cancel(cancel), to: peerID)

@@ -1,0 +1,89 @@
+import FerrySystem
+import FerryWire
+import Synchronization
+import Testing
+
+@testable import FerrySession
+
+/// A stream that records what is written and holds the first write until `release()`.
+private final class GatedStream: ByteStream {
+    private struct State {
+        var written: [[UInt8]] = []
+        var gate: CheckedContinuation<Void, Never>?
+        var released = false
+        var writeStarted = false
+        var finishedWriting = false
+        var closed = false
+    }
+
+    private let state = Mutex(State())
+    private let started: AsyncStream<Void>.Continuation
+    let firstWriteStarted: AsyncStream<Void>
+
+    init() {
+        (firstWriteStarted, started) = AsyncStream.makeStream(of: Void.self)
+    }
+
+    var written: [[UInt8]] { state.withLock { $0.written } }
+    var finishedWriting: Bool { state.withLock { $0.finishedWriting } }
+    var closed: Bool { state.withLock { $0.closed } }
+
+    func read(maxBytes: Int) async throws -> [UInt8] { [] }
+
+    func write(_ bytes: [UInt8]) async throws {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let wait = state.withLock { state -> Bool in
+                state.written.append(bytes)
+                guard !state.released else { return false }
+                state.gate = continuation
+                return true
+            }
+            if wait { started.yield() } else { continuation.resume() }
+        }
+    }
+
+    func release() {
+        let gate = state.withLock { state in
+            state.released = true
+            defer { state.gate = nil }
+            return state.gate
+        }
+        gate?.resume()
+    }
+
+    func finishWriting() async { state.withLock { $0.finishedWriting = true } }
+    func close() { state.withLock { $0.closed = true } }
+    var localAddress: SocketAddress { .ipv4(.loopback, port: 1) }
+    var remoteAddress: SocketAddress { .ipv4(.loopback, port: 2) }
+}
+
+@Suite struct LinkWriterTests {
+    /// A cancelled transfer's frames that wait unsent are dropped, a frame already begun and other frames are not;
+    /// once finished the writer half-closes the stream instead of closing it (the reader drains first).
+    @Test func discardDropsOnlyTheTransfersUnsentFramesAndFinishHalfCloses() async throws {
+        let stream = GatedStream()
+        let writer = LinkWriter(stream: stream)
+        let cancelled = try #require(TransferID(bytes: [UInt8](repeating: 1, count: TransferID.length)))
+        let other = try #require(TransferID(bytes: [UInt8](repeating: 2, count: TransferID.length)))
+        let chunk = [UInt8](repeating: 0xC0, count: LinkWriter.batchLimit)
+        writer.enqueue(frame: [[0xA0], chunk], transfer: cancelled)  // taken by the writer: goes out whole
+        writer.enqueue(frame: [[0xA1], chunk], transfer: cancelled)
+        writer.enqueue(frame: [[0xB0], chunk], transfer: other)
+        writer.enqueue(frame: [[0xA2], chunk], transfer: cancelled)
+        writer.enqueue([0xD0])  // the cancel
+        let run = Task { await writer.run() }
+        var iterator = stream.firstWriteStarted.makeAsyncIterator()
+        await iterator.next()
+        #expect(writer.discard(transfer: cancelled) == 2 * (chunk.count + 1))
+        writer.enqueue([0xE0])  // the goodbye
+        writer.finish()
+        stream.release()
+        await run.value
+        let expected: [UInt8] = [0xA0] + chunk + [0xB0] + chunk + [0xD0, 0xE0]
+        let sent = stream.written.flatMap { $0 }
+        #expect(sent.count == expected.count, "\(stream.written.map(\.count))")
+        let same = sent == expected  // not in the expectation: it would print both arrays
+        #expect(same, "the bytes sent are the untouched frames in order")
+        #expect(stream.finishedWriting && !stream.closed)
+    }
+}
