@@ -35,3 +35,19 @@ public enum Limits {
     /// Media type length in bytes (may be 0 = unknown).
     public static let maxMediaTypeLength = 127
 }
+
+extension Limits {
+    /// `text` cut, at a character boundary, to the `maxDetailLength` UTF-8 bytes a deny, goodbye or transfer detail
+    /// field holds: for texts built from error descriptions or file names, whose length the caller does not control.
+    public static func clippedDetail(_ text: String) -> String {
+        var result = ""
+        var length = 0
+        for character in text {
+            let size = character.utf8.count
+            guard length + size <= maxDetailLength else { break }
+            result.append(character)
+            length += size
+        }
+        return result
+    }
+}

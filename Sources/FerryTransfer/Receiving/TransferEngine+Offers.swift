@@ -252,15 +252,7 @@ extension TransferEngine {
 
     /// A detail string for the wire: at most `Limits.maxDetailLength` UTF-8 bytes, cut at a character.
     static func detail(_ text: String) -> String {
-        var result = ""
-        var length = 0
-        for character in text {
-            let size = character.utf8.count
-            guard length + size <= Limits.maxDetailLength else { break }
-            result.append(character)
-            length += size
-        }
-        return result
+        Limits.clippedDetail(text)
     }
 
     /// "11.0 MiB": sizes in messages for people.

@@ -21,15 +21,7 @@ public struct Goodbye: Equatable, Sendable {
     /// A goodbye whose detail is cut, at a character boundary, to the 255 UTF-8 bytes the field holds: for texts
     /// built from error descriptions, whose length the caller does not control.
     public init(reason: GoodbyeReason, clipping detail: String) {
-        var clipped = ""
-        var length = 0
-        for character in detail {
-            let size = character.utf8.count
-            guard length + size <= Limits.maxDetailLength else { break }
-            clipped.append(character)
-            length += size
-        }
-        self.init(reason: reason, detail: clipped)
+        self.init(reason: reason, detail: Limits.clippedDetail(detail))
     }
 
     /// Throws `invalidField` when the detail is longer than 255 UTF-8 bytes.
