@@ -168,3 +168,14 @@ extension TransferEngine {
         }
     }
 }
+
+@Suite struct DenialTextTests {
+    /// A detail that only repeats the reason is said once; another detail follows the reason.
+    @Test func aDetailThatRepeatsTheReasonIsNotSaidTwice() {
+        #expect(TransferEngine.denialText(.noAnswer, "nobody answered in time") == "nobody answered in time")
+        #expect(TransferEngine.denialText(.noAnswer, "") == "nobody answered in time")
+        #expect(
+            TransferEngine.denialText(.insufficientSpace, "the files need 2 MiB")
+                == "\(OfferDenyReason.insufficientSpace): the files need 2 MiB")
+    }
+}

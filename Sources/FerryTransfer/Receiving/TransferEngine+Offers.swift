@@ -119,7 +119,7 @@ extension TransferEngine {
             emit(
                 .denied(
                     transferID: offer.transferID, peer: info, direction: .receiving,
-                    reason: detail.isEmpty ? "\(reason)" : "\(reason): \(detail)"))
+                    reason: Self.denialText(reason, detail)))
         }
         let reply = OfferReply(
             transferID: offer.transferID, accepted: false, reason: reason, detail: Self.detail(detail), codecs: [],
@@ -248,6 +248,13 @@ extension TransferEngine {
             offset += UInt64(count)
         }
         return hasher
+    }
+
+    /// "reason: detail" for people, or the reason alone when the detail is empty or only says it again
+    /// ("nobody answered in time: nobody answered in time" read as a stutter).
+    static func denialText(_ reason: OfferDenyReason, _ detail: String) -> String {
+        let name = "\(reason)"
+        return detail.isEmpty || detail == name ? name : "\(name): \(detail)"
     }
 
     /// A detail string for the wire: at most `Limits.maxDetailLength` UTF-8 bytes, cut at a character.

@@ -220,7 +220,7 @@ extension TransferEngine {
             if peer.failure != nil { return nil }
             do throws(TransferProtocolError) {
                 guard try peer.machine.replyReceived(reply) else {
-                    let reason = reply.detail.isEmpty ? "\(reply.reason)" : "\(reply.reason): \(reply.detail)"
+                    let reason = Self.denialText(reply.reason, reply.detail)
                     peer.deniedReason = reason
                     return .success(.denied(transferID: id, peer: peer.info, direction: .sending, reason: reason))
                 }
