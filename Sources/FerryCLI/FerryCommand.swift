@@ -18,11 +18,11 @@ public enum FerryCommand {
             messages.
 
             Global options (--session, --name, --port, --peer, --interface, -v) may come before or after the \
-            subcommand; 'ferry help <subcommand>' lists them.
+            subcommand; 'ferry help <subcommand>' lists them. 'ferry help --man' prints the manual page, ferry(1).
             """,
         subcommands: [
             PeersCommand.self, SendCommand.self, ReceiveCommand.self, WatchCommand.self, ChatCommand.self,
-            IdCommand.self, TrustCommand.self,
+            IdCommand.self, TrustCommand.self, CompletionsCommand.self,
         ]
     )
 

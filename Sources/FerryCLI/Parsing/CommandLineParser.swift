@@ -11,6 +11,8 @@ struct CommandLineParser {
         case rootHelp
         case help(any ParsableCommand.Type)
         case version
+        /// `ferry help --man`: the manual page.
+        case manPage
         case run(any ParsableCommand)
     }
 
@@ -44,6 +46,9 @@ struct CommandLineParser {
         }
         let name = words[subcommandIndex]
         if name == "help" && !rootScan.optionsEnded {
+            if words[(subcommandIndex + 1)...].contains(ManPageFormatter.manOption.longSpelling) {
+                return .manPage
+            }
             return try helpInvocation(topics: words[(subcommandIndex + 1)...].filter { !$0.hasPrefix("-") })
         }
         guard var command = root.subcommand(named: name) else {

@@ -28,6 +28,9 @@ struct CommandRunner {
         case .help(let command):
             context.stdout.write(formatter.help(for: command))
             return .success
+        case .manPage:
+            context.stdout.write(ManPageFormatter(root: root).page())
+            return .success
         case .version:
             context.stdout.writeLine("\(root.commandName) \(root.version)")
             return .success
