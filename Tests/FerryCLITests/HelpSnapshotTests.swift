@@ -12,7 +12,8 @@ import Testing
         denied, then exchange reliable and unreliable messages.
 
         Global options (--session, --name, --port, --peer, --interface, -v) may come
-        before or after the subcommand; 'ferry help <subcommand>' lists them.
+        before or after the subcommand; 'ferry help <subcommand>' lists them. 'ferry
+        help --man' prints the manual page, ferry(1).
 
         USAGE: ferry <subcommand>
 
@@ -30,6 +31,7 @@ import Testing
           chat                    Chat line by line with every peer of the session.
           id                      Show this install's device ID and display name.
           trust                   List, pin and unpin the peers this install trusts.
+          completions             Print a shell completion script for bash, zsh or fish.
 
           See 'ferry help <subcommand>' for detailed help.
         """
@@ -60,6 +62,23 @@ import Testing
           --timeout <seconds>     Stop listing after this many seconds; 0 runs until
                                   interrupted. (default: 3)
           --json                  Print one JSON object per line instead of text.
+          -h, --help              Show help information.
+        """ + "\n\n" + globalOptionsHelp
+
+    static let completionsHelp = """
+        OVERVIEW: Print a shell completion script for bash, zsh or fish.
+
+        Install it where your shell looks for completions, e.g.:
+          ferry completions bash > ~/.local/share/bash-completion/completions/ferry
+          ferry completions zsh > ~/.zfunc/_ferry   (with ~/.zfunc in fpath)
+          ferry completions fish > ~/.config/fish/completions/ferry.fish
+
+        USAGE: ferry completions <shell> [<global options>]
+
+        ARGUMENTS:
+          <shell>                 The shell to complete for: bash, zsh, fish.
+
+        OPTIONS:
           -h, --help              Show help information.
         """ + "\n\n" + globalOptionsHelp
 
@@ -110,6 +129,11 @@ import Testing
         #expect(await FerryRun.run(arguments) == .printed(Self.chatHelp))
     }
 
+    @Test(arguments: [["completions", "--help"], ["help", "completions"], ["completions", "tcsh", "-h"]])
+    func completionsHelp(arguments: [String]) async {
+        #expect(await FerryRun.run(arguments) == .printed(Self.completionsHelp))
+    }
+
     @Test func version() async {
         #expect(await FerryRun.run(["--version"]) == .printed("ferry 0.1.0"))
         #expect(await FerryRun.run(["--session", "x", "--version"]) == .printed("ferry 0.1.0"))
@@ -117,7 +141,7 @@ import Testing
 
     @Test func helpFitsInEightyColumns() async {
         for arguments in [["--help"], ["help", "peers"], ["help", "chat"], ["help", "send"], ["help", "receive"],
-            ["help", "watch"]]
+            ["help", "watch"], ["help", "completions"]]
         {
             let text = await FerryRun.run(arguments).stdout
             for line in text.split(separator: "\n") {

@@ -25,7 +25,7 @@ import Testing
             await FerryRun.run(["send-all"])
                 == .usageError(
                     "Error: Unknown subcommand 'send-all'; choose one of: peers, send, receive, watch, chat, id,"
-                        + " trust\n" + Self.rootUsage)
+                        + " trust, completions\n" + Self.rootUsage)
         )
         #expect(
             await FerryRun.run(["peer"])
@@ -201,7 +201,8 @@ import Testing
         #expect(
             await FerryRun.run(["--session", "s", "-v"])
                 == .usageError(
-                    "Error: Missing subcommand; choose one of: peers, send, receive, watch, chat, id, trust\n"
+                    "Error: Missing subcommand; choose one of: peers, send, receive, watch, chat, id, trust,"
+                        + " completions\n"
                         + Self.rootUsage)
         )
     }
