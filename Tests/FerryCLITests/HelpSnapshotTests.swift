@@ -140,9 +140,10 @@ import Testing
     }
 
     @Test func helpFitsInEightyColumns() async {
-        for arguments in [["--help"], ["help", "peers"], ["help", "chat"], ["help", "send"], ["help", "receive"],
-            ["help", "watch"], ["help", "completions"]]
-        {
+        for arguments in [
+            ["--help"], ["help", "peers"], ["help", "chat"], ["help", "send"], ["help", "receive"],
+            ["help", "watch"], ["help", "completions"],
+        ] {
             let text = await FerryRun.run(arguments).stdout
             for line in text.split(separator: "\n") {
                 #expect(line.count <= 80, "\(arguments): \(line)")
