@@ -61,9 +61,14 @@ public struct GlobalOptions: Sendable, Equatable {
             "session",
             valueName: "id",
             help: "Session ID; peers with another ID never see each other.",
-            default: defaultSession
+            default: "$\(sessionVariable), else \(defaultSession)"
         ),
-        .option("name", valueName: "name", help: "Display name shown to other peers.", default: "the host name"),
+        .option(
+            "name",
+            valueName: "name",
+            help: "Display name shown to other peers.",
+            default: "$\(nameVariable), else the host name"
+        ),
         .option(
             "port",
             valueName: "n",
@@ -79,7 +84,7 @@ public struct GlobalOptions: Sendable, Equatable {
             "interface",
             valueName: "name",
             help: "Discover peers only on this network interface (e.g. lo). Repeatable.",
-            default: "every multicast-capable interface"
+            default: "$\(interfaceVariable), comma-separated, else every multicast-capable interface"
         ),
         .counter("verbose", short: "v", help: "Log protocol events to stderr. Repeat for more detail."),
     ]
@@ -94,6 +99,63 @@ public struct GlobalOptions: Sendable, Equatable {
             interfaces: values.all("interface"),
             verbose: values.count("verbose")
         )
+    }
+
+    /// The environment variable that gives `--session` its default.
+    public static let sessionVariable = "FERRY_SESSION"
+    /// The environment variable that gives `--name` its default.
+    public static let nameVariable = "FERRY_NAME"
+    /// The environment variable that gives `--interface` its default: one name, or several separated by commas
+    /// (spaces around them are ignored).
+    public static let interfaceVariable = "FERRY_INTERFACE"
+
+    /// Fills in, from `environment`, each of `--session`, `--name` and `--interface` that `given` (the scanned
+    /// command line) does not set: a flag overrides its variable. A variable that is set but invalid is a usage
+    /// error naming the variable, checked only when it is used.
+    ///
+    /// The command line is not rewritten on purpose: `trust add --name` reads its own `--name` from the scanned
+    /// values, and `FERRY_NAME` must not become the name a peer is pinned under.
+    public mutating func applyEnvironment(_ environment: [String: String], given: ParsedValues) throws {
+        if !given.isSet("session"), let value = environment[Self.sessionVariable] {
+            try Self.validateName(value, variable: Self.sessionVariable, what: "a session ID")
+            session = value
+        }
+        if !given.isSet("name"), let value = environment[Self.nameVariable] {
+            try Self.validateName(value, variable: Self.nameVariable, what: "a display name")
+            name = value
+        }
+        if !given.isSet("interface"), let value = environment[Self.interfaceVariable] {
+            let variable = Self.interfaceVariable
+            let names = value.split { $0 == "," || $0.isWhitespace }.map(String.init)
+            guard !names.isEmpty else {
+                throw CLIError.usage(
+                    "\(variable) is empty; unset it or set interface names separated by commas (e.g. lo or eth0,wlan0)"
+                )
+            }
+            for name in names where !Self.isValidInterfaceName(name) {
+                throw CLIError.usage(
+                    "\(variable): '\(TerminalText.excerpt(name))' is not a valid interface name (1 to 15 bytes "
+                        + "without '/', ':' or spaces); unset it or set names separated by commas, e.g. lo or eth0,wlan0"
+                )
+            }
+            interfaces = names
+        }
+    }
+
+    /// Checks a name given by an environment variable; the error names the variable and what to do.
+    private static func validateName(_ value: String, variable: String, what: String) throws {
+        let bytes = value.utf8.count
+        guard bytes > 0 else {
+            throw CLIError.usage("\(variable) is empty; unset it or set \(what) of 1-\(maximumNameBytes) bytes")
+        }
+        guard bytes <= maximumNameBytes else {
+            throw CLIError.usage(
+                "\(variable) is \(bytes) bytes long; unset it or set \(what) of 1-\(maximumNameBytes) bytes"
+            )
+        }
+        guard !value.unicodeScalars.contains(where: TerminalText.needsEscape) else {
+            throw CLIError.usage("\(variable) contains control characters; unset it or set \(what) without them")
+        }
     }
 
     /// Checks the values against the limits of the wire format and of Linux.

@@ -7,10 +7,12 @@ struct FerryRun: Equatable {
     var stderr: String
 
     /// Runs `ferry <arguments>` (or another root's commands) in-process with capturing sinks.
-    static func run(_ arguments: [String], root: RootCommand = FerryCommand.root) async -> FerryRun {
+    static func run(
+        _ arguments: [String], root: RootCommand = FerryCommand.root, environment: [String: String] = [:]
+    ) async -> FerryRun {
         let out = CapturingTextSink()
         let err = CapturingTextSink()
-        let context = CommandContext(stdout: out, stderr: err)
+        let context = CommandContext(stdout: out, stderr: err, environment: environment)
         let code = await FerryCommand.main(arguments: ["ferry"] + arguments, context: context, root: root)
         return FerryRun(code: code, stdout: out.text, stderr: err.text)
     }
@@ -26,11 +28,12 @@ struct FerryRun: Equatable {
     }
 }
 
-/// Parses a `ferry` command line into the command it would run, or the usage error it would report.
-func parseCommand(_ arguments: [String]) throws -> any ParsableCommand {
+/// Parses a `ferry` command line (in `environment`) into the command it would run, or the usage error it would
+/// report.
+func parseCommand(_ arguments: [String], environment: [String: String] = [:]) throws -> any ParsableCommand {
     let invocation: CommandLineParser.Invocation
     do {
-        invocation = try CommandLineParser(root: FerryCommand.root).parse(arguments)
+        invocation = try CommandLineParser(root: FerryCommand.root, environment: environment).parse(arguments)
     } catch {
         throw error.error
     }

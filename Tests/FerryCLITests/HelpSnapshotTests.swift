@@ -39,16 +39,17 @@ import Testing
     static let globalOptionsHelp = """
         GLOBAL OPTIONS:
           --session <id>          Session ID; peers with another ID never see each
-                                  other. (default: ferry)
-          --name <name>           Display name shown to other peers. (default: the host
-                                  name)
+                                  other. (default: $FERRY_SESSION, else ferry)
+          --name <name>           Display name shown to other peers. (default:
+                                  $FERRY_NAME, else the host name)
           --port <n>              TCP port to accept links on; 0 picks any free port.
                                   (default: 41971, falling back to a free port when
                                   taken)
           --peer <host:port>      Connect to this address directly, for networks where
                                   multicast does not pass. Repeatable.
           --interface <name>      Discover peers only on this network interface (e.g.
-                                  lo). Repeatable. (default: every multicast-capable
+                                  lo). Repeatable. (default: $FERRY_INTERFACE,
+                                  comma-separated, else every multicast-capable
                                   interface)
           -v, --verbose           Log protocol events to stderr. Repeat for more detail.
         """

@@ -68,8 +68,8 @@ import Testing
         """ + "\n\n"
         + HelpSnapshotTests.globalOptionsHelp.replacingOccurrences(
             of: """
-                  --name <name>           Display name shown to other peers. (default: the host
-                                          name)
+                  --name <name>           Display name shown to other peers. (default:
+                                          $FERRY_NAME, else the host name)
 
                 """,
             with: "")

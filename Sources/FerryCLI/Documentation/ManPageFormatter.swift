@@ -49,8 +49,16 @@ struct ManPageFormatter {
             Self.escape(
                 "The device identity and the trusted peers of this install (created mode 0700 on first use)."),
             ".SH ENVIRONMENT",
+            ".TP", "FERRY_SESSION",
+            Self.escape("The session ID when --session is not given."),
+            ".TP", "FERRY_NAME",
+            Self.escape("This peer's display name when --name is not given."),
+            ".TP", "FERRY_INTERFACE",
+            Self.escape("The interfaces to discover peers on, comma-separated, when --interface is not given."),
             ".TP", "XDG_CONFIG_HOME",
-            Self.escape("Where the config directory is kept when set to an absolute path."),
+            Self.escape(
+                "Where the config directory is kept when set to an absolute path; its user-dirs.dirs names the "
+                    + "download directory 'receive' uses without --into (else ~/Downloads)."),
             ".TP", "HOME",
             Self.escape("The config directory is ~/.config/ferry when XDG_CONFIG_HOME is not usable."),
             ".SH SEE ALSO",

@@ -4,7 +4,7 @@
 /// names another word (`ferry trust add ID`): global options may come before or after any subcommand word (values
 /// from every place are merged, later ones winning), `ferry help [<subcommand>...]` and `-h`/`--help` anywhere show
 /// help, `--version` before the subcommand shows the version.
-/// Parsing, `GlobalOptions.validate()` and the command's `validate()` all run here; nothing runs the command.
+/// Parsing, the environment's defaults for global options (`FERRY_SESSION`, ...), `GlobalOptions.validate()` and the command's `validate()` all run here; nothing runs the command.
 struct CommandLineParser {
     /// What the command line asks for.
     enum Invocation {
@@ -23,6 +23,8 @@ struct CommandLineParser {
     }
 
     let root: RootCommand
+    /// The environment, for the defaults of global options (`GlobalOptions.applyEnvironment`).
+    var environment: [String: String] = [:]
 
     /// Parses `words` (the arguments without the executable's name).
     func parse(_ words: [String]) throws(Failure) -> Invocation {
@@ -106,7 +108,8 @@ struct CommandLineParser {
             }
             try Self.checkArity(scan.values.arguments, against: command.configuration.arguments)
             values.merge(scan.values)
-            let parsed = try command.init(parsing: values)
+            var parsed = try command.init(parsing: values)
+            try parsed.global.applyEnvironment(environment, given: values)
             try parsed.global.validate()
             try parsed.validate()
             return .run(parsed)

@@ -16,7 +16,8 @@ struct CommandRunner {
         let formatter = HelpFormatter(root: root)
         let invocation: CommandLineParser.Invocation
         do {
-            invocation = try CommandLineParser(root: root).parse(Array(arguments.dropFirst()))
+            invocation = try CommandLineParser(root: root, environment: context.environment).parse(
+                Array(arguments.dropFirst()))
         } catch {
             report(error.error, command: error.command)
             return error.error.exitCode
