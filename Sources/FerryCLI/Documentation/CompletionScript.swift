@@ -134,25 +134,7 @@ struct CompletionScript {
                 case "$cmdpath" in
 
             """
-        for node in nodes {
-            text += "        \"\(node.pathText)\")\n"
-            let valued = node.options.filter(\.takesValue)
-            if !valued.isEmpty {
-                text += "            case \"$prev\" in\n"
-                for option in valued {
-                    text +=
-                        "                \(option.longSpelling)) \(bashReply(Self.values(of: option))) return 0 ;;\n"
-                }
-                text += "            esac\n"
-            }
-            text += "            if [[ \"$cur\" == -* ]]; then\n"
-            text += "                \(bashReply(.words(Self.spellings(node))))\n"
-            text += "            else\n"
-            text +=
-                "                \(bashReply(node.subcommands.isEmpty ? node.arguments : .words(node.subcommands.map(\.name))))\n"
-            text += "            fi\n"
-            text += "            ;;\n"
-        }
+        text += caseArms(reply: bashReply, afterValue: " return 0 ;;")
         text += """
                 esac
                 return 0
@@ -160,6 +142,31 @@ struct CompletionScript {
             complete -o filenames -F _\(name) \(name)
 
             """
+        return text
+    }
+
+    /// One `case` arm per command path, the same shape in bash and zsh: after an option that takes a value, its
+    /// values (then `afterValue` ends the completion); after `-`, the options; else the subcommands or arguments.
+    private func caseArms(reply: (Values) -> String, afterValue: String) -> String {
+        var text = ""
+        for node in nodes {
+            text += "        \"\(node.pathText)\")\n"
+            let valued = node.options.filter(\.takesValue)
+            if !valued.isEmpty {
+                text += "            case \"$prev\" in\n"
+                for option in valued {
+                    text += "                \(option.longSpelling)) \(reply(Self.values(of: option)))\(afterValue)\n"
+                }
+                text += "            esac\n"
+            }
+            let words = node.subcommands.isEmpty ? node.arguments : .words(node.subcommands.map(\.name))
+            text += "            if [[ \"$cur\" == -* ]]; then\n"
+            text += "                \(reply(.words(Self.spellings(node))))\n"
+            text += "            else\n"
+            text += "                \(reply(words))\n"
+            text += "            fi\n"
+            text += "            ;;\n"
+        }
         return text
     }
 
@@ -191,24 +198,7 @@ struct CompletionScript {
                 case "$cmdpath" in
 
             """
-        for node in nodes {
-            text += "        \"\(node.pathText)\")\n"
-            let valued = node.options.filter(\.takesValue)
-            if !valued.isEmpty {
-                text += "            case \"$prev\" in\n"
-                for option in valued {
-                    text += "                \(option.longSpelling)) \(zshReply(Self.values(of: option))); return ;;\n"
-                }
-                text += "            esac\n"
-            }
-            text += "            if [[ \"$cur\" == -* ]]; then\n"
-            text += "                \(zshReply(.words(Self.spellings(node))))\n"
-            text += "            else\n"
-            text +=
-                "                \(zshReply(node.subcommands.isEmpty ? node.arguments : .words(node.subcommands.map(\.name))))\n"
-            text += "            fi\n"
-            text += "            ;;\n"
-        }
+        text += caseArms(reply: zshReply, afterValue: "; return ;;")
         text += """
                 esac
             }
