@@ -1,6 +1,7 @@
 import FerrySecurity
 import FerrySystem
 import FerryWire
+import Foundation
 
 extension Session {
     func openDatagramSocket() throws {
@@ -56,6 +57,6 @@ extension Session {
         channel.window.record(datagram.sequence)
         peer.datagrams = channel
         peers[datagram.sender] = peer
-        emit(.dataReceived(payload, from: peer.info, mode: .unreliable))
+        emit(.dataReceived(Data(payload), from: peer.info, mode: .unreliable))
     }
 }

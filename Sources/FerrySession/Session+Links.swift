@@ -3,6 +3,7 @@ import FerrySecurity
 import FerryStateMachines
 import FerrySystem
 import FerryWire
+import Foundation
 
 extension Session {
     // MARK: Sockets
@@ -194,7 +195,7 @@ extension Session {
                 linkConnected(id)
             case .messageReceived(let payload):
                 if let peerID = link.peerID, let peer = peers[peerID] {
-                    emit(.dataReceived(payload, from: peer.info, mode: .reliable))
+                    emit(.dataReceived(Data(payload), from: peer.info, mode: .reliable))
                 }
             case .transferFrameReceived(let frame):
                 transferFrameReceived(frame, on: id)

@@ -1,4 +1,5 @@
 import FerrySystem
+import Foundation
 import FerryWire
 
 /// A peer's state as GameKit reports it (`GKPeerStateAvailable` ... `GKPeerStateDisconnected`).
@@ -9,6 +10,7 @@ public enum PeerState: String, Equatable, Sendable {
     case unavailable
     /// A connection to it is being asked for.
     case connecting
+    /// Connected: messages and transfers flow.
     case connected
     /// The connection ended.
     case disconnected
@@ -16,9 +18,13 @@ public enum PeerState: String, Equatable, Sendable {
 
 /// What the session knows of one peer. Discovery presence and connection state are tracked apart.
 public struct PeerInfo: Equatable, Sendable {
+    /// Its peer ID in this session (random per session, as GameKit's).
     public var peerID: PeerID
+    /// Its install's device ID: the SHA-256 of its certificate, stable across sessions.
     public var deviceID: DeviceID
+    /// The name it announces (escape it before printing it: a peer chooses it).
     public var displayName: String
+    /// Server, client or peer.
     public var mode: PeerMode
     /// Where its links are accepted (discovered or manual), if known.
     public var address: SocketAddress?
@@ -26,6 +32,7 @@ public struct PeerInfo: Equatable, Sendable {
     public var isDiscovered: Bool
     /// Whether it announces that it takes connections.
     public var isAcceptingConnections: Bool
+    /// Where its connection stands.
     public var state: PeerState
     /// The 6-digit code both people can compare on first contact, from the latest authenticated link (nil
     /// before one): equal codes on both screens mean nobody sits in the middle.
@@ -33,6 +40,7 @@ public struct PeerInfo: Equatable, Sendable {
     /// Whether its device ID is pinned (trusted).
     public var isTrusted: Bool
 
+    /// A peer as described (for tests and applications that keep their own tables).
     public init(
         peerID: PeerID, deviceID: DeviceID, displayName: String, mode: PeerMode, address: SocketAddress?,
         isDiscovered: Bool, isAcceptingConnections: Bool, state: PeerState, pairingCode: String? = nil,
@@ -61,8 +69,10 @@ public enum SessionEvent: Sendable {
     /// the prompt rate), without asking: who it was and what it was told, so that an unattended operator can see
     /// who tried and pin them. Requests the application denies with `deny(_:)` are not reported again.
     case connectionDenied(PeerInfo, reason: DenyReason, detail: String)
-    /// GameKit's `receiveData:fromPeer:`.
-    case dataReceived([UInt8], from: PeerInfo, mode: DataMode)
+    /// GameKit's `receiveData:fromPeer:inSession:context:`: a message a connected peer sent with
+    /// `Session.send(_:to:mode:)`, its sender, and how it travelled. Reliable messages arrive in the order each peer
+    /// sent them; unreliable ones may be lost or reordered, never repeated (replays are dropped).
+    case dataReceived(Data, from: PeerInfo, mode: DataMode)
     /// GameKit's `session:didFailWithError:`: a problem of the session itself, not of one peer.
     case sessionError(SessionError)
 }

@@ -205,7 +205,7 @@ import Testing
                     Issue.record("an unpinned peer became a prompt: \(next)")
                     return
                 }
-                #expect(bytes == [42])
+                #expect(Array(bytes) == [42])
                 #expect(await bob.peers(withState: .connected).map(\.displayName) == ["alice"])
             }
         }

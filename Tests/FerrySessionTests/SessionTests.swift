@@ -47,7 +47,7 @@ final class EventReader: @unchecked Sendable {
     func nextData() async throws -> ([UInt8], DataMode) {
         let event = try await next { if case .dataReceived = $0 { true } else { false } }
         guard case .dataReceived(let bytes, _, let mode) = event else { return ([], .reliable) }
-        return (bytes, mode)
+        return (Array(bytes), mode)
     }
 }
 
