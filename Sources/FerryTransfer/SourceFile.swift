@@ -8,6 +8,7 @@ public struct SourceFile: Sendable, Equatable {
     /// Its relative path inside the transfer ("photo.jpg", or "album/2026/photo.jpg" for a directory sent whole).
     public var name: String
 
+    /// The file at `path`, sent as `name`.
     public init(path: String, name: String) {
         self.path = path
         self.name = name

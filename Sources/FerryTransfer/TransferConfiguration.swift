@@ -14,6 +14,7 @@ public struct TransferConfiguration: Sendable {
     public var chunkSize: Int
     /// Chunk bytes sent and not yet acknowledged, per peer: what bounds memory on both sides.
     public var window: Int
+    /// Whether chunks are compressed: by measurement (`auto`), always with one codec, or never.
     public var compression: CompressionMode
     /// Staged data of interrupted transfers older than this is removed when the engine starts.
     public var staleAfter: Duration
@@ -21,7 +22,12 @@ public struct TransferConfiguration: Sendable {
     public var progressInterval: Duration
     /// Where the engine logs (level 1: transfers and their ends; level 2: every file). Nil logs nothing.
     public var log: (@Sendable (_ level: Int, _ message: String) -> Void)?
+    /// Which received entries are handed to the application in memory (`FileOutcome.payload`) instead of (or as
+    /// well as) being published in `receiveDirectory`; nil: every entry is published as a file.
+    public var memoryDelivery: MemoryDelivery? = nil
 
+    /// An engine that receives into `receiveDirectory` (nil: sends only) under `offerPolicy`, with the protocol's
+    /// knobs; `memoryDelivery` is set apart (nil here).
     public init(
         receiveDirectory: String? = nil, offerPolicy: OfferPolicy = .ask, askTimeout: Duration = .seconds(60),
         chunkSize: Int = Limits.defaultChunkSize, window: Int = 8 << 20, compression: CompressionMode = .auto,
@@ -51,4 +57,34 @@ public enum OfferPolicy: String, Sendable, CaseIterable {
     /// Offers from pinned (trusted) peers are accepted, every other is denied with `nobodyToAsk`: what `ask`
     /// becomes when nobody is there to ask (no terminal), decided in the engine so that no answer is in flight.
     case trusted
+}
+
+/// Received entries an application takes in memory, like GameKit's received `NSData`, instead of files.
+///
+/// An entry is taken when its size is at most `maxSize` and (when `mediaTypes` is set) its offered media type is
+/// one of them; every other entry is published in the receive directory as usual. A taken entry is received
+/// exactly as a file is (staged in the receive directory's staging area, resumable, verified against the sender's
+/// digest) and handed over only once verified: its bytes are read back from the staged file, which is then removed
+/// (or, with `alsoPublish`, published as well). So the receive directory is needed either way, and memory holds at
+/// most the entries of one publishing batch at a time; the application owns each `Data` once it is delivered.
+public struct MemoryDelivery: Sendable, Equatable {
+    /// The largest entry taken in memory, in bytes.
+    public var maxSize: UInt64
+    /// The media types taken (exactly, "image/png"); nil: any.
+    public var mediaTypes: Set<String>?
+    /// Whether a taken entry is also published as a file (then `FileOutcome.publishedName` names it).
+    public var alsoPublish: Bool
+
+    /// Entries up to `maxSize` bytes, of `mediaTypes` (nil: any), delivered in memory and, with `alsoPublish`,
+    /// published too.
+    public init(maxSize: UInt64, mediaTypes: Set<String>? = nil, alsoPublish: Bool = false) {
+        self.maxSize = maxSize
+        self.mediaTypes = mediaTypes
+        self.alsoPublish = alsoPublish
+    }
+
+    /// Whether `file` is delivered in memory.
+    public func takes(_ file: OfferedFile) -> Bool {
+        file.size <= maxSize && (mediaTypes?.contains(file.mediaType) ?? true)
+    }
 }

@@ -11,7 +11,9 @@ import FerryWire
 /// itself into `configuration.receiveDirectory`, offers answered by `configuration.offerPolicy`.
 /// All state lives in this actor; each peer of a send has a pump task that asks it what to send next.
 public actor TransferEngine {
+    /// Every event of every transfer, in order (offers, progress, file and transfer ends). Ends when the engine stops.
     public nonisolated let events: AsyncStream<TransferEvent>
+    /// What the engine was created with.
     public nonisolated let configuration: TransferConfiguration
     let eventSink: AsyncStream<TransferEvent>.Continuation
     let session: Session

@@ -8,18 +8,28 @@ public enum TransferError: Error, Equatable, Sendable, CustomStringConvertible {
     case pathTooLong(String, bytes: Int, limit: Int)
     /// A path with one name in it longer than the system takes (`limit` bytes, `NAME_MAX`).
     case nameTooLong(String, bytes: Int, limit: Int)
+    /// A path given to send does not exist.
     case fileNotFound(String)
+    /// A file or directory to send cannot be read (or is not a regular file).
     case notReadable(String, reason: String)
+    /// Two entries would be sent under one name.
     case duplicateName(String, first: String, second: String)
+    /// No entry to send (nothing given, or directories without regular files).
     case nothingToSend
+    /// More entries than one offer carries (`Limits.maxOfferFiles`).
     case tooManyFiles(Int, limit: Int)
     /// The peer's session runs no transfer engine (e.g. `ferry chat`).
     case peerCannotReceive(String)
+    /// A peer to send to is not connected.
     case notConnected(String)
     /// The receive directory cannot be used.
     case receiveDirectory(String)
+    /// The transfer was cancelled (the engine stopped, or the task was cancelled).
     case cancelled
+    /// A payload's name (or media type) could not be offered: the receiver would refuse it (PROTOCOL.md 11.9).
+    case invalidPayloadName(String, reason: String)
 
+    /// What went wrong, for a person, and what to do.
     public var description: String {
         switch self {
         case .emptyPath:
@@ -48,6 +58,9 @@ public enum TransferError: Error, Equatable, Sendable, CustomStringConvertible {
             text
         case .cancelled:
             "The transfer was cancelled."
+        case .invalidPayloadName(let name, let reason):
+            "\"\(Self.shown(name))\" cannot be sent as a payload name (\(reason)); choose a relative name such as "
+                + "\"photo.jpg\"."
         }
     }
 }

@@ -1,17 +1,24 @@
 import FerrySession
 import FerryWire
+import Foundation
 
 /// Which way a transfer goes, seen from this engine.
 public enum TransferDirection: String, Sendable {
+    /// This engine sends.
     case sending
+    /// This engine receives.
     case receiving
 }
 
 /// An offer waiting for the application's answer (`OfferPolicy.ask`).
 public struct IncomingOffer: Sendable {
+    /// The transfer, as the sender named it.
     public var transferID: TransferID
+    /// Who offers.
     public var peer: PeerInfo
+    /// The offered entries, in order.
     public var files: [OfferedFile]
+    /// Their sizes added up.
     public var totalBytes: UInt64
     /// When it is denied unless answered.
     public var deadline: ContinuousClock.Instant
@@ -19,18 +26,27 @@ public struct IncomingOffer: Sendable {
 
 /// Where one transfer with one peer stands.
 public struct TransferProgress: Sendable, Equatable {
+    /// The transfer.
     public var transferID: TransferID
+    /// The peer on the other end.
     public var peer: PeerInfo
+    /// Sending or receiving.
     public var direction: TransferDirection
     /// The file being moved now (index into the offer) and its name in the transfer.
     public var fileIndex: Int
+    /// Its name in the transfer.
     public var fileName: String
+    /// Bytes of that file moved (resumed bytes included).
     public var fileBytesDone: UInt64
+    /// That file's size.
     public var fileSize: UInt64
     /// All accepted files of the transfer.
     public var bytesDone: UInt64
+    /// Bytes of all accepted files.
     public var totalBytes: UInt64
+    /// Accepted files ended so far.
     public var filesDone: Int
+    /// Accepted files.
     public var fileCount: Int
     /// Bytes per second over the last few seconds; 0 until known.
     public var rate: Double
@@ -40,11 +56,17 @@ public struct TransferProgress: Sendable, Equatable {
 
 /// How one file of a transfer ended.
 public struct FileOutcome: Sendable, Equatable {
+    /// The transfer.
     public var transferID: TransferID
+    /// The peer on the other end.
     public var peer: PeerInfo
+    /// Sending or receiving.
     public var direction: TransferDirection
+    /// Its index in the offer.
     public var fileIndex: Int
+    /// Its name in the transfer (the offered path).
     public var fileName: String
+    /// Its size in bytes.
     public var size: UInt64
     /// The name it was published under (receiver's view, relative to its directory); nil when it failed.
     public var publishedName: String?
@@ -55,14 +77,24 @@ public struct FileOutcome: Sendable, Equatable {
     /// The receiver already held this file byte for byte under `publishedName`: nothing new was published there
     /// (no "name (1)"), and the outcome is a success.
     public var alreadyThere = false
+    /// Receiving, under `TransferConfiguration.memoryDelivery`: the entry's verified bytes, handed over in memory
+    /// (`publishedName` is nil then, unless `MemoryDelivery.alsoPublish` published it too). Nil otherwise.
+    public var payload: Data? = nil
+    /// The media type the offer gave the entry ("image/png"; empty when unknown).
+    public var mediaType = ""
 }
 
 /// How a whole transfer with one peer ended.
 public struct TransferOutcome: Sendable, Equatable {
+    /// The transfer.
     public var transferID: TransferID
+    /// The peer on the other end.
     public var peer: PeerInfo
+    /// Sending or receiving.
     public var direction: TransferDirection
+    /// Files published (or delivered in memory) at the receiver.
     public var filesSucceeded: Int
+    /// Files that failed (or never ended).
     public var filesFailed: Int
     /// Files the receiver chose not to take.
     public var filesSkipped: Int
@@ -72,6 +104,7 @@ public struct TransferOutcome: Sendable, Equatable {
     public var wireBytes: UInt64
     /// The raw bytes those chunks carried (before compression), re-sent chunks included.
     public var chunkBytes: UInt64
+    /// Bytes that were already there from an interrupted transfer.
     public var resumedBytes: UInt64
     /// From the accepting reply (not the offer) to the end.
     public var duration: Duration
@@ -97,7 +130,10 @@ public enum TransferEvent: Sendable {
                  accepted: [Bool], resumeOffsets: [UInt64])
     /// The offer was denied (by the peer when sending, by this side when receiving).
     case denied(transferID: TransferID, peer: PeerInfo, direction: TransferDirection, reason: String)
+    /// Bytes moved with one peer, at most every `TransferConfiguration.progressInterval`.
     case progress(TransferProgress)
+    /// One entry ended with one peer: published, delivered in memory (`FileOutcome.payload`), or failed.
     case fileFinished(FileOutcome)
+    /// A transfer with one peer ended (each peer of a broadcast has its own).
     case finished(TransferOutcome)
 }

@@ -53,4 +53,8 @@ struct IncomingFile: Sendable {
     var digest: [UInt8]?
     var stored: UInt64 = 0
     var ended = false
+    /// Handed to the application in memory once verified (`TransferConfiguration.memoryDelivery`).
+    var inMemory = false
+    /// With `inMemory`: published as a file as well.
+    var alsoPublish = false
 }

@@ -11,6 +11,7 @@ public enum PublishedFile: Equatable, Sendable {
     /// of its numbered variants): the staged copy was removed and nothing changed in the directory.
     case identical(String)
 
+    /// Whether the name already held these bytes (nothing new was published).
     public var isIdentical: Bool {
         if case .identical = self { true } else { false }
     }

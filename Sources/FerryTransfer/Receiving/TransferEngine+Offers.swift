@@ -51,6 +51,10 @@ extension TransferEngine {
                     IncomingFile(
                         components: components, size: file.size,
                         key: ResumeKey.make(sender: info.deviceID, file: file, chunkSize: offer.chunkSize)))
+                if let memory = configuration.memoryDelivery, memory.takes(file) {
+                    files[files.count - 1].inMemory = true
+                    files[files.count - 1].alsoPublish = memory.alsoPublish
+                }
             }
         }
         var total: UInt64 = 0

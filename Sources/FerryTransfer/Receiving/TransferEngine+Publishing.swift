@@ -2,6 +2,7 @@ import FerrySession
 import FerryStateMachines
 import FerrySystem
 import FerryWire
+import Foundation
 
 /// Publishing verified files: the publish loop of each transfer (group commit of sync and rename on the publishing
 /// queue, while later files still stream), and the result each published file sends back.
@@ -51,7 +52,7 @@ extension TransferEngine {
     private func publishBatch(_ key: IncomingKey, _ directory: ReceiveDirectory) async -> Bool {
         typealias Request = (
             file: Int, key: String, components: [String], permissions: UInt16, time: (Int64, UInt32),
-            handle: RegularFile?, digest: [UInt8]?, size: UInt64
+            handle: RegularFile?, digest: [UInt8]?, size: UInt64, inMemory: Bool, publishes: Bool
         )
         var heavyFollows = false
         let requests: [Request] =
@@ -66,7 +67,8 @@ extension TransferEngine {
                     return (
                         file, transfer.files[file].key, transfer.files[file].components, offered.permissions,
                         (offered.modificationTime.seconds, offered.modificationTime.nanoseconds), handle,
-                        transfer.files[file].digest, transfer.files[file].size
+                        transfer.files[file].digest, transfer.files[file].size, transfer.files[file].inMemory,
+                        !transfer.files[file].inMemory || transfer.files[file].alsoPublish
                     )
                 }
             } ?? []
@@ -75,8 +77,19 @@ extension TransferEngine {
         // One trip to the publishing queue syncs the batch and renames it into place, while the I/O queue goes on
         // writing the chunks of the next files. Every byte of these files is written already: a file is verified
         // only after its last write completed.
-        let results = await publishing.run { () -> [(Int, Result<PublishedFile, SystemError>)] in
-            let handles = requests.compactMap(\.handle)
+        let results = await publishing.run { () -> [(Int, Result<Delivered, SystemError>)] in
+            // Entries delivered in memory are read back first (only they: never synced, as they are not published).
+            var payloads: [Int: Result<Data, SystemError>] = [:]
+            for request in requests where request.inMemory {
+                payloads[request.file] = Result { () throws(SystemError) in
+                    try Self.readBack(request.handle, size: request.size)
+                }
+                if !request.publishes {
+                    request.handle?.close()
+                    directory.removeStaged(key: request.key)
+                }
+            }
+            let handles = requests.filter(\.publishes).compactMap(\.handle)
             do throws(SystemError) {
                 if fileByFile {
                     for handle in handles { try handle.sync(dataOnly: true) }
@@ -85,22 +98,28 @@ extension TransferEngine {
                 }
             } catch {
                 handles.forEach { $0.close() }
-                return requests.map { ($0.file, .failure(error)) }
+                return requests.map { request in
+                    guard !request.publishes, let payload = payloads[request.file] else { return (request.file, .failure(error)) }
+                    return (request.file, payload.map { Delivered(published: nil, payload: $0) })
+                }
             }
             return requests.map { request in
-                let result = Result { () throws(SystemError) -> PublishedFile in
-                    try directory.publish(
+                let result = Result { () throws(SystemError) -> Delivered in
+                    let payload = try payloads[request.file]?.get()
+                    guard request.publishes else { return Delivered(published: nil, payload: payload) }
+                    let published = try directory.publish(
                         key: request.key, components: request.components, permissions: request.permissions,
                         modificationTime: request.time, staged: request.handle, size: request.size,
                         digest: request.digest)
+                    return Delivered(published: published, payload: payload)
                 }
                 return (request.file, result)
             }
         }
         for (file, result) in results {
             switch result {
-            case .success(let published):
-                await fileSucceeded(file, published, key)
+            case .success(let delivered):
+                await fileSucceeded(file, delivered, key)
             case .failure(let error):
                 await fileFailed(file, status: .writeFailed, detail: "\(error)", key, removeStaged: false)
             }
@@ -131,9 +150,9 @@ extension TransferEngine {
         return false
     }
 
-    private func fileSucceeded(_ file: Int, _ published: PublishedFile, _ key: IncomingKey) async {
-        let identical = published.isIdentical
-        let publishedName = published.name
+    private func fileSucceeded(_ file: Int, _ delivered: Delivered, _ key: IncomingKey) async {
+        let identical = delivered.published?.isIdentical ?? false
+        let publishedName = delivered.published?.name
         guard
             let outcome = withIncoming(
                 key,
@@ -148,16 +167,44 @@ extension TransferEngine {
                         transferID: key.transferID, peer: transfer.peer, direction: .receiving, fileIndex: file,
                         fileName: transfer.offer.files[file].path, size: transfer.files[file].size,
                         publishedName: publishedName, failure: nil, resumedBytes: transfer.files[file].resumeOffset,
-                        alreadyThere: identical)
+                        alreadyThere: identical, payload: delivered.payload,
+                        mediaType: transfer.offer.files[file].mediaType)
                 })
         else { return }
-        let what = identical ? "already there (identical):" : "published"
-        log(2, "\(what) \(publishedName) from \(outcome.peer.displayName)")
+        let what = identical ? "already there (identical):" : publishedName == nil ? "delivered in memory" : "published"
+        log(2, "\(what) \(publishedName ?? outcome.fileName) from \(outcome.peer.displayName)")
         emit(.fileFinished(outcome))
+        // An entry delivered in memory only is reported under its offered name (PROTOCOL.md 11.10).
         let result = FileResult(
             transferID: key.transferID, fileIndex: UInt32(file), status: .published,
-            detail: Self.detail(publishedName), identical: identical)
+            detail: Self.detail(publishedName ?? outcome.fileName), identical: identical)
         await send(.fileResult(result), to: key.peer)
         await finishIfDone(key)
+    }
+}
+
+/// How a verified entry was delivered: published (as what), in memory (its bytes), or both.
+struct Delivered: Sendable {
+    var published: PublishedFile?
+    var payload: Data?
+}
+
+extension TransferEngine {
+    /// The verified bytes of an entry delivered in memory, read back through the staged file's descriptor (the one
+    /// that was written and verified). Throws ESTALE when the file no longer has the size verified.
+    static func readBack(_ handle: RegularFile?, size: UInt64) throws(SystemError) -> Data {
+        guard let handle else { throw SystemError(call: "read back the staged data", errno: .badFileDescriptor) }
+        var data = Data(capacity: Int(size))
+        var offset: UInt64 = 0
+        while offset < size {
+            let bytes = try handle.read(count: Int(min(size - offset, 1 << 20)), at: offset)
+            guard !bytes.isEmpty else { break }
+            data.append(contentsOf: bytes)
+            offset += UInt64(bytes.count)
+        }
+        guard offset == size, try handle.status().size == size else {
+            throw SystemError(call: "read back the staged data (it changed size)", errno: Errno(rawValue: ESTALE))
+        }
+        return data
     }
 }

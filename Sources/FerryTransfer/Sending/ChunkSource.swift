@@ -1,6 +1,7 @@
 import FerryStateMachines
 import FerrySystem
 import FerryWire
+import Foundation
 
 /// Reads, compresses and checksums the chunks of one send operation, and hashes each file once, whatever the
 /// number of peers it goes to.
@@ -48,7 +49,9 @@ actor ChunkSource {
         var offered: OfferedFile
         var alreadyCompressed: Bool
         var status: FerrySystem.FileStatus
-        var handle: RegularFile?
+        /// A payload's bytes (nil for a file on disk).
+        var memory: Data?
+        var handle: SourceHandle?
         /// Work on the queue that holds `handle`: it is closed only when none is left.
         var users = 0
         var hasher: SHA256Hasher?
@@ -75,7 +78,7 @@ actor ChunkSource {
         self.files = files.map { file in
             FileEntry(
                 source: file.source, offered: file.offered, alreadyCompressed: file.alreadyCompressed,
-                status: file.status)
+                status: file.status, memory: file.memory)
         }
         self.policy = policy
         self.chunkSize = chunkSize
@@ -221,11 +224,11 @@ actor ChunkSource {
         return (from, hasher)
     }
 
-    private func openIfNeeded(_ index: Int) throws(Failure) -> RegularFile {
+    private func openIfNeeded(_ index: Int) throws(Failure) -> SourceHandle {
         if let handle = files[index].handle { return handle }
         let name = files[index].source.path
         do {
-            let handle = try RegularFile.open(path: name)
+            let handle = try SourceHandle.open(path: name, memory: files[index].memory, status: files[index].status)
             handle.adviseSequential()
             files[index].handle = handle
             return handle
@@ -236,7 +239,7 @@ actor ChunkSource {
 
     /// The digest, once the file is checked to be as it was offered (every byte hashed was read while it was).
     private static func finish(
-        _ hasher: SHA256Hasher, _ handle: RegularFile, _ offered: FerrySystem.FileStatus, _ name: String
+        _ hasher: SHA256Hasher, _ handle: SourceHandle, _ offered: FerrySystem.FileStatus, _ name: String
     ) throws(Failure) -> [UInt8] {
         try checkUnchanged(handle, offered, name)
         return hasher.finalize()
@@ -244,7 +247,7 @@ actor ChunkSource {
 
     /// Throws `.changed` unless the open file still is the one offered, unwritten since (`isUnchanged(since:)`).
     private static func checkUnchanged(
-        _ handle: RegularFile, _ offered: FerrySystem.FileStatus, _ name: String
+        _ handle: SourceHandle, _ offered: FerrySystem.FileStatus, _ name: String
     ) throws(Failure) {
         let now: FerrySystem.FileStatus
         do { now = try handle.status() } catch { throw .readFailed(file: name, reason: "\(error)") }
@@ -252,7 +255,7 @@ actor ChunkSource {
     }
 
     private static func hash(
-        _ handle: RegularFile, _ range: Range<UInt64>, into hasher: SHA256Hasher, name: String, chunkSize: Int,
+        _ handle: SourceHandle, _ range: Range<UInt64>, into hasher: SHA256Hasher, name: String, chunkSize: Int,
         _ offered: FerrySystem.FileStatus
     ) throws(Failure) {
         var offset = range.lowerBound
@@ -267,7 +270,7 @@ actor ChunkSource {
     /// `count` bytes at `offset`, read while the file was as offered: checked after the read, so bytes written
     /// before or during it show as a change.
     private static func read(
-        _ handle: RegularFile, offset: UInt64, count: Int, name: String, _ offered: FerrySystem.FileStatus
+        _ handle: SourceHandle, offset: UInt64, count: Int, name: String, _ offered: FerrySystem.FileStatus
     ) throws(Failure) -> [UInt8] {
         let bytes: [UInt8]
         do {
@@ -297,6 +300,8 @@ struct PreparedFile: Sendable {
     var offered: OfferedFile
     var alreadyCompressed: Bool
     var status: FerrySystem.FileStatus
+    /// A payload's bytes, read from memory instead of a file (`Payload`); nil for a file.
+    var memory: Data? = nil
 
     /// Stats the file and sniffs its first 64 KiB for the media type, image size and compressibility.
     static func prepare(_ source: SourceFile) throws(TransferError) -> PreparedFile {

@@ -8,8 +8,37 @@ extension TransferEngine {
     /// Returns one outcome per peer when all have finished, failed or been dropped. Cancelling the calling task
     /// cancels the transfer (the peers are told; nothing partial is published).
     public func send(_ files: [SourceFile], to peers: [PeerID]) async throws -> [TransferOutcome] {
+        try await send(files.map(TransferItem.file), to: peers)
+    }
+
+    /// Sends one payload (bytes in memory, with a name and a media type) to every peer in `peers`, as
+    /// `send(_:to:)` sends files.
+    public func send(_ payload: Payload, to peers: [PeerID]) async throws -> [TransferOutcome] {
+        try await send([.payload(payload)], to: peers)
+    }
+
+    /// Sends files and payloads in one transfer (one offer, in this order) to every peer in `peers`, as
+    /// `send(_:to:)` sends files. Throws `TransferError` before anything is offered when an item cannot be sent: a
+    /// file that cannot be read, an invalid payload name, two items with one name, no item, more than
+    /// `Limits.maxOfferFiles`.
+    public func send(_ items: [TransferItem], to peers: [PeerID]) async throws -> [TransferOutcome] {
         guard !isStopped else { throw TransferError.cancelled }
-        let prepared = try files.map { file throws(TransferError) in try PreparedFile.prepare(file) }
+        guard !items.isEmpty else { throw TransferError.nothingToSend }
+        guard items.count <= Limits.maxOfferFiles else {
+            throw TransferError.tooManyFiles(items.count, limit: Limits.maxOfferFiles)
+        }
+        var names: [String: String] = [:]
+        for item in items {
+            let origin: String
+            switch item {
+            case .file(let file): origin = file.path
+            case .payload(let payload): origin = "a payload of \(payload.data.count) bytes"
+            }
+            if let first = names.updateValue(origin, forKey: item.name) {
+                throw TransferError.duplicateName(item.name, first: first, second: origin)
+            }
+        }
+        let prepared = try items.map { item throws(TransferError) in try PreparedFile.prepare(item) }
         var infos: [PeerInfo] = []
         var seen = Set<PeerID>()
         for peerID in peers where seen.insert(peerID).inserted {
@@ -306,7 +335,7 @@ extension TransferEngine {
                     size: offered.size, publishedName: published ? result.detail : nil,
                     failure: published ? nil : failure,
                     resumedBytes: published ? 0 : min(peer.fileBytesDone[file], offered.size),
-                    alreadyThere: published && result.identical))
+                    alreadyThere: published && result.identical, mediaType: offered.mediaType))
         }
         switch outcome {
         case .success(let fileOutcome)??: emit(.fileFinished(fileOutcome))
