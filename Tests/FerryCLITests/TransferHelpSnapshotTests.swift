@@ -26,12 +26,16 @@ import Testing
         --trusted-only refuses every receiver that is not pinned (pin one with 'ferry
         trust add NAME' while it runs 'ferry receive').
 
+        With --text, a short text (at most 64 KiB of UTF-8) goes too, as a message that
+        ferry receive prints with the sender's name (it keeps it as a file only when it
+        was started with --into); it may be sent alone or with files.
+
         Exit status: 0 when every file reached every peer, 1 otherwise, 130 when
         interrupted.
 
         USAGE: ferry send [--to <peer> ...] [--all] [--wait <seconds>]
-               [--compress <mode>] [--trusted-only] [--json] <file> ...
-               [<global options>]
+               [--compress <mode>] [--trusted-only] [--text <text>] [--json]
+               [<file> ...] [<global options>]
 
         ARGUMENTS:
           <file>                  A file or directory to send.
@@ -46,6 +50,7 @@ import Testing
                                   none; default: auto)
           --trusted-only          Send only to trusted (pinned) receivers; refuse every
                                   other one before anything is sent.
+          --text <text>           Send this short text as a message (at most 64 KiB).
           --json                  Print one JSON object per line for every event instead
                                   of text.
           -h, --help              Show help information.
@@ -71,6 +76,9 @@ import Testing
         the only ones accepted. With --accept trusted (for a headless receiver), only
         trusted peers can connect; see ferry trust. Every refused peer leaves a line
         with its device ID, to pin it with ferry trust add.
+
+        A text sent with ferry send --text is printed with the sender's name (escaped);
+        it is kept as a file (message.txt) only when --into names the directory.
 
         The first line tells where ferry listens; with --json it is
         {"event":"listening","port":P,"directory":"...","name":"...","peerID":"..."}.

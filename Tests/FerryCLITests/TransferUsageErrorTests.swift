@@ -8,8 +8,8 @@ import Testing
 @Suite struct TransferUsageErrorTests {
     static let sendUsage = """
         Usage: ferry send [--to <peer> ...] [--all] [--wait <seconds>]
-               [--compress <mode>] [--trusted-only] [--json] <file> ...
-               [<global options>]
+               [--compress <mode>] [--trusted-only] [--text <text>] [--json]
+               [<file> ...] [<global options>]
           See 'ferry send --help' for more information.
         """
 
@@ -38,8 +38,15 @@ import Testing
     }
 
     @Test func sendUsageErrors() async {
-        #expect(await FerryRun.run(["send"]) == Self.send("Missing expected argument '<file> ...'"))
-        #expect(await FerryRun.run(["send", "--to", "bob"]) == Self.send("Missing expected argument '<file> ...'"))
+        let missing = "Missing expected argument '<file> ...' (or a message with --text <text>)"
+        #expect(await FerryRun.run(["send"]) == Self.send(missing))
+        #expect(await FerryRun.run(["send", "--to", "bob"]) == Self.send(missing))
+        #expect(await FerryRun.run(["send", "--text", "", "--to", "bob"]) == Self.send("--text: the text must not be empty"))
+        #expect(
+            await FerryRun.run(["send", "--text", String(repeating: "é", count: 32_769), "--to", "bob"])
+                == Self.send(
+                    "--text: the text is 65538 bytes, more than a message can carry (65536 bytes, 64 KiB); send it as a"
+                        + " file instead"))
         #expect(
             await FerryRun.run(["send", "a.jpg", "--to", "bob", "--all"])
                 == Self.send(

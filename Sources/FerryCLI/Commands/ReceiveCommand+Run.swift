@@ -21,9 +21,12 @@ extension ReceiveCommand {
             transfersEnabled: true)
         let trustStore = TrustStore(environment: context.environment)
         let reporter = TransferReporter(context: context, json: json)
-        let configuration = TransferConfiguration(
+        var configuration = TransferConfiguration(
             receiveDirectory: directory, offerPolicy: policy, askTimeout: .seconds(askTimeout),
             log: setup.configuration.log)
+        // Text messages (send --text) are shown; kept as files only in a directory the user named.
+        configuration.memoryDelivery = MemoryDelivery(
+            maxSize: UInt64(Payload.maxMessageBytes), mediaTypes: [Payload.messageMediaType], alsoPublish: into != nil)
         let once = self.once
         let code = try await TransferSession.run(
             setup: setup, engine: configuration, reporter: reporter, forwardEvents: true,

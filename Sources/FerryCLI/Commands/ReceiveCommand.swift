@@ -32,6 +32,9 @@ public struct ReceiveCommand: ParsableCommand, Equatable {
             headless receiver), only trusted peers can connect; see ferry trust. Every refused peer leaves a line \
             with its device ID, to pin it with ferry trust add.
 
+            A text sent with ferry send --text is printed with the sender's name (escaped); it is kept as a \
+            file (message.txt) only when --into names the directory.
+
             The first line tells where ferry listens; with --json it is \
             {"event":"listening","port":P,"directory":"...","name":"...","peerID":"..."}.
             """,

@@ -9,7 +9,7 @@ extension SendCommand {
         // Files first: a typo in a path is reported before anything touches the network.
         let sources: [SourceFile]
         do {
-            sources = try SourceFile.collect(files)
+            sources = files.isEmpty ? [] : try SourceFile.collect(files)
         } catch {
             throw CLIError.failure(error.description)
         }
@@ -19,7 +19,8 @@ extension SendCommand {
                 "no peer given: name peers with --to PEER, or send to every peer with --all "
                     + "(without them a picker is shown, which needs a terminal)")
         }
-        let totalBytes = sources.reduce(UInt64(0)) { $0 &+ Self.size(of: $1.path) }
+        let items = Self.items(files: sources, text: text)
+        let totalBytes = sources.reduce(UInt64(text?.utf8.count ?? 0)) { $0 &+ Self.size(of: $1.path) }
         let setup = try SessionSetup(
             global: global, context: context, mode: .client, acceptPolicy: .none, transfersEnabled: true)
         let reporter = TransferReporter(
@@ -33,7 +34,7 @@ extension SendCommand {
             var elapsed: Duration?
             if !peers.isEmpty {
                 do {
-                    let outcomes = try await run.engine.send(sources, to: peers.map(\.peerID))
+                    let outcomes = try await run.engine.send(items, to: peers.map(\.peerID))
                     results = outcomes.map(TransferSummary.PeerResult.init) + failures
                     elapsed = TransferSummary.transferTime(outcomes)
                 } catch let error as TransferError {
@@ -41,7 +42,7 @@ extension SendCommand {
                 }
             }
             return TransferSummary(
-                files: sources.count, bytes: totalBytes,
+                files: items.count, bytes: totalBytes,
                 seconds: TransferFormat.seconds(elapsed ?? ContinuousClock.now - started), peers: results)
         }
         reporter.board?.clear()

@@ -25,9 +25,15 @@ public struct SendCommand: ParsableCommand, Equatable {
             receiver from someone in between who answers under its name; --trusted-only refuses every receiver \
             that is not pinned (pin one with 'ferry trust add NAME' while it runs 'ferry receive').
 
+            With --text, a short text (at most 64 KiB of UTF-8) goes too, as a message that ferry receive \
+            prints with the sender's name (it keeps it as a file only when it was started with --into); it may \
+            be sent alone or with files.
+
             Exit status: 0 when every file reached every peer, 1 otherwise, 130 when interrupted.
             """,
-        arguments: [ArgumentDefinition("file", help: "A file or directory to send.", isRepeating: true)],
+        arguments: [
+            ArgumentDefinition("file", help: "A file or directory to send.", isOptional: true, isRepeating: true)
+        ],
         options: OptionDefinition.peers(help: "Send to this peer. Repeatable.") + [
             .option(
                 "wait",
@@ -39,6 +45,7 @@ public struct SendCommand: ParsableCommand, Equatable {
             .flag(
                 "trusted-only",
                 help: "Send only to trusted (pinned) receivers; refuse every other one before anything is sent."),
+            .option("text", valueName: "text", help: "Send this short text as a message (at most 64 KiB)."),
             .flag("json", help: "Print one JSON object per line for every event instead of text."),
         ]
     )
@@ -62,13 +69,16 @@ public struct SendCommand: ParsableCommand, Equatable {
     /// Refuse receivers that are not pinned, instead of asking about (or, headless, trusting) their code.
     public var trustedOnly: Bool
     public var json: Bool
+    /// A text message to send (`--text`), with the files or alone.
+    public var text: String?
     public var global: GlobalOptions
 
     public init(
         files: [String], targets: [PeerTarget] = [], all: Bool = false, wait: Double = SendCommand.defaultWait,
-        compression: CompressionMode = .auto, trustedOnly: Bool = false, json: Bool = false,
+        compression: CompressionMode = .auto, trustedOnly: Bool = false, json: Bool = false, text: String? = nil,
         global: GlobalOptions = .init()
     ) {
+        self.text = text
         self.files = files
         self.targets = targets
         self.all = all
@@ -88,11 +98,13 @@ public struct SendCommand: ParsableCommand, Equatable {
             compression: try values.compression(),
             trustedOnly: values.isSet("trusted-only"),
             json: values.isSet("json"),
+            text: values.last("text"),
             global: try GlobalOptions(parsing: values)
         )
     }
 
     public func validate() throws {
+        try Self.validateText(text, files: files)
         try Self.validateTargets(targets, all: all)
         guard wait >= 0, wait <= Self.maximumWait else {
             throw CLIError.usage(

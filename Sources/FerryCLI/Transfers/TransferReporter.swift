@@ -193,6 +193,9 @@ final class TransferReporter: Sendable {
 
     /// Reports one engine event.
     func report(_ event: TransferEvent) {
+        if case .fileFinished(let outcome) = event, let text = Self.message(in: outcome) {
+            return reportMessage(outcome, text: text)
+        }
         if json {
             emit(Self.jsonLine(for: event))
         }
