@@ -10,6 +10,7 @@ import FerryWire
 /// ended when the closure returns or throws. All state lives in this actor; socket I/O happens in the reactor and
 /// in small tasks (one reader and one writer per link, one loop per UDP socket, one ticker) that call back in.
 public actor Session {
+    /// What the session was created with.
     public nonisolated let configuration: SessionConfiguration
     /// This session's peer ID: random for each session, as GameKit's peer IDs.
     public nonisolated let localPeerID: PeerID
@@ -51,6 +52,7 @@ public actor Session {
     let sessionTag: UInt32
     /// Counters for diagnostics and tests.
     public internal(set) var statistics = SessionStatistics()
+    /// The TCP port links are accepted on (the one bound, when the configuration asked for any free port).
     public internal(set) var listenPort: UInt16 = 0
     var datagramPort: UInt16 = 0
 
@@ -203,6 +205,7 @@ public actor Session {
 
     // MARK: Server state (GameKit's `available`, Snap!'s matchmaking-server states)
 
+    /// Whether new connections are taken now (GameKit's `available`; see `setServerState(_:)`).
     public var serverState: ServerState { serverStateValue }
 
     /// Starts or stops taking new connections; advertising follows.
@@ -224,6 +227,7 @@ public actor Session {
         peers[peerID]?.displayName
     }
 
+    /// What the session knows of one peer now; nil for a peer it never saw.
     public func peer(_ peerID: PeerID) -> PeerInfo? {
         peers[peerID]?.info
     }
@@ -252,6 +256,7 @@ public actor Session {
 
 /// Counters a session keeps for diagnostics and tests.
 public struct SessionStatistics: Equatable, Sendable {
+    /// Incoming links taken (before their handshake).
     public var linksAccepted = 0
     /// Pending links closed because `maxPendingLinks` were pending (the oldest goes).
     public var linksEvicted = 0
@@ -267,5 +272,6 @@ public struct SessionStatistics: Equatable, Sendable {
     public var datagramsForged = 0
     /// Authentic datagrams received a second time (or too late to tell).
     public var datagramsReplayed = 0
+    /// Discovery beacons dropped: malformed, too large, another session, or this peer itself.
     public var beaconsRejected = 0
 }

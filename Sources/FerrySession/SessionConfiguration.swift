@@ -10,6 +10,7 @@ public struct SessionConfiguration: Sendable {
     public var sessionID: String
     /// The name other peers show for this one.
     public var displayName: String
+    /// Server (advertises, accepts), client (browses, connects) or peer (both): GameKit's `sessionMode`.
     public var mode: PeerMode
     /// This install's key and certificate: every link's TLS presents it.
     public var identity: DeviceIdentity
@@ -51,6 +52,7 @@ public struct SessionConfiguration: Sendable {
     /// The same for the requests of one device (by its certificate's device ID).
     public var connectionRequestRatePerPeer: RateLimit
 
+    /// GameKit's `initWithSessionID:displayName:sessionMode:`, with this install's `identity` and the knobs at their defaults.
     public init(
         sessionID: String = "ferry", displayName: String, mode: PeerMode = .peer, identity: DeviceIdentity,
         trustedDevices: [DeviceID: String] = [:],

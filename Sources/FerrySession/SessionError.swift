@@ -4,24 +4,39 @@ import FerryWire
 
 /// Every error of the session layer: what went wrong and, where the user can act, what to do.
 public enum SessionError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// No peer with this ID was ever seen by the session.
     case unknownPeer(PeerID)
+    /// The peer is known, but not where to reach it (no discovery, no manual address).
     case peerHasNoAddress(String)
+    /// The peer is not connected (a message or transfer needs a connected link).
     case notConnected(String)
+    /// The peer denied the connection request, with its reason.
     case denied(peer: String, reason: DenyReason, detail: String)
     /// The peer refused the connection for now: it closed it before its preface (too many connections from our
     /// address are waiting) or during the TLS handshake without an alert (too many from everyone): PROTOCOL.md
     /// 10.6. Trying again later may succeed.
     case busy(peer: String, detail: String)
+    /// A connection request to this peer is already pending.
     case alreadyConnecting(String)
+    /// The peer did not answer the connection request within the timeout.
     case connectTimedOut(peer: String, after: Duration)
+    /// The peer could not be reached (refused, unreachable, reset).
     case connectFailed(peer: String, underlying: String)
+    /// The connected link ended: the peer left, went silent, or was cut off.
     case disconnected(peer: String, reason: String)
+    /// The peer sent something the protocol forbids; its link was closed.
     case protocolViolation(peer: String, detail: String)
+    /// A reliable message over `Session.maxReliableMessageSize`; nothing was sent.
     case messageTooLarge(size: Int, limit: Int)
+    /// An unreliable message over `Session.maxUnreliableMessageSize`; nothing was sent.
     case datagramTooLarge(size: Int, limit: Int)
+    /// The configuration cannot be used (a name too long, a limit out of range, TLS could not be set up).
     case invalidConfiguration(String)
+    /// The TCP port asked for is taken.
     case portInUse(UInt16)
+    /// Multicast discovery could not start; manual addresses still work.
     case discoveryUnavailable(String)
+    /// The session is closed: nothing more can be sent or connected.
     case sessionClosed
     /// The peer could not be authenticated: a bad preface, a failed TLS handshake, a certificate that does not
     /// match the device ID it announced.
@@ -29,6 +44,7 @@ public enum SessionError: Error, Equatable, Sendable, CustomStringConvertible {
     /// A peer showed the name of a pinned peer with another key: someone may be impersonating it.
     case pinnedKeyChanged(name: String, pinned: DeviceID, presented: DeviceID)
 
+    /// What went wrong, for a person, and what to do where the user can act.
     public var description: String {
         switch self {
         case .unknownPeer(let id):
