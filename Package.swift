@@ -13,6 +13,8 @@ let package = Package(
         .executable(name: "ferry-bench", targets: ["ferry-bench"]),
         .library(name: "FerrySession", targets: ["FerrySession"]),
         .library(name: "FerryTransfer", targets: ["FerryTransfer"]),
+        // An app's identity (DeviceIdentity) for SessionConfiguration: docs/LIBRARY.md, Examples/ImageBroadcast.
+        .library(name: "FerrySecurity", targets: ["FerrySecurity"]),
         .library(name: "FerryProtocol", targets: ["FerryWire", "FerryStateMachines"]),
     ],
     targets: [

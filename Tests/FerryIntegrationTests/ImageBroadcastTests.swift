@@ -1,0 +1,58 @@
+import Foundation
+import FerryTestSupport
+import Testing
+
+/// Examples/ImageBroadcast, the library's example app (docs/LIBRARY.md), built as its own package against this
+/// checkout and run twice in one session on loopback: each instance sends its image as `Data` to the other as it
+/// joins and prints `received NAME SHA256 from PEER` for the image it receives in memory.
+@Suite(.serialized, .timeLimit(.minutes(30))) struct ImageBroadcastTests {
+    /// The checkout: three levels above this file (Tests/FerryIntegrationTests/ImageBroadcastTests.swift).
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+
+    /// Builds the example (once: this suite has one test; an up-to-date build is quick) and returns its executable.
+    static func build() throws -> URL {
+        let package = root.appendingPathComponent("Examples/ImageBroadcast")
+        let registry = ProcessRegistry()
+        defer { registry.stopAll() }
+        let build = try registry.start(
+            executable: "/usr/bin/env", arguments: ["swift", "build", "--package-path", package.path])
+        let status = try build.waitForExit(timeout: .seconds(1500))
+        try #require(status == 0, "swift build of the example failed:\n\(build.capturedOutput(stdoutLines: 80, stderrLines: 80))")
+        let binary = package.appendingPathComponent(".build/debug/ImageBroadcast")
+        try #require(FileManager.default.isExecutableFile(atPath: binary.path), "no \(binary.path)")
+        return binary
+    }
+
+    @Test func twoInstancesEachPrintTheOthersImageWithItsSHA256() async throws {
+        let binary = try Self.build()
+        let files = try TemporaryDirectory(prefix: "imagebroadcast")
+        defer { files.remove() }
+        let imageA = try TestFiles(in: files).jpeg("alpha.jpg", width: 64, height: 48)
+        let imageB = try TestFiles(in: files).jpeg("beta.jpg", width: 40, height: 30)
+        let shaA = try TestFiles.sha256(ofFile: imageA)
+        let shaB = try TestFiles.sha256(ofFile: imageB)
+        #expect(shaA != shaB)
+        let session = "t-imagebroadcast-\(String(UInt32.random(in: 0...UInt32.max), radix: 16))"
+        let registry = ProcessRegistry()
+        defer { registry.stopAll() }
+        // Each instance stages what it receives under TMPDIR: the test's directory, removed with it.
+        let environment = ["TMPDIR": files.path]
+        func start(_ name: String, _ image: URL) throws -> FerryProcess {
+            try registry.start(
+                executable: binary.path,
+                arguments: ["--session", session, "--interface", "lo", "--image", image.path, "--name", name,
+                            "--count", "1"],
+                environment: environment)
+        }
+        let alpha = try start("alpha", imageA)
+        let beta = try start("beta", imageB)
+        #expect(try alpha.waitForExit(timeout: .seconds(120)) == 0, "\(alpha.capturedOutput())")
+        #expect(try beta.waitForExit(timeout: .seconds(120)) == 0, "\(beta.capturedOutput())")
+        #expect(alpha.allStdoutLines == ["received beta.jpg \(shaB) from beta"], "\(alpha.capturedOutput())")
+        #expect(beta.allStdoutLines == ["received alpha.jpg \(shaA) from alpha"], "\(beta.capturedOutput())")
+        // Nothing left staged: each delivered in memory only.
+        let left = try FileManager.default.contentsOfDirectory(atPath: files.path).filter { $0.hasPrefix("imagebroadcast-") }
+        #expect(left.isEmpty, "\(left)")
+    }
+}
