@@ -41,7 +41,9 @@ import Testing
         let missing = "Missing expected argument '<file> ...' (or a message with --text <text>)"
         #expect(await FerryRun.run(["send"]) == Self.send(missing))
         #expect(await FerryRun.run(["send", "--to", "bob"]) == Self.send(missing))
-        #expect(await FerryRun.run(["send", "--text", "", "--to", "bob"]) == Self.send("--text: the text must not be empty"))
+        #expect(
+            await FerryRun.run(["send", "--text", "", "--to", "bob"]) == Self.send("--text: the text must not be empty")
+        )
         #expect(
             await FerryRun.run(["send", "--text", String(repeating: "é", count: 32_769), "--to", "bob"])
                 == Self.send(

@@ -18,7 +18,9 @@ import Testing
         let build = try registry.start(
             executable: "/usr/bin/env", arguments: ["swift", "build", "--package-path", package.path])
         let status = try build.waitForExit(timeout: .seconds(1500))
-        try #require(status == 0, "swift build of the example failed:\n\(build.capturedOutput(stdoutLines: 80, stderrLines: 80))")
+        try #require(
+            status == 0, "swift build of the example failed:\n\(build.capturedOutput(stdoutLines: 80, stderrLines: 80))"
+        )
         let binary = package.appendingPathComponent(".build/debug/ImageBroadcast")
         try #require(FileManager.default.isExecutableFile(atPath: binary.path), "no \(binary.path)")
         return binary
@@ -41,8 +43,10 @@ import Testing
         func start(_ name: String, _ image: URL) throws -> FerryProcess {
             try registry.start(
                 executable: binary.path,
-                arguments: ["--session", session, "--interface", "lo", "--image", image.path, "--name", name,
-                            "--count", "1"],
+                arguments: [
+                    "--session", session, "--interface", "lo", "--image", image.path, "--name", name,
+                    "--count", "1",
+                ],
                 environment: environment)
         }
         let alpha = try start("alpha", imageA)
@@ -52,7 +56,9 @@ import Testing
         #expect(alpha.allStdoutLines == ["received beta.jpg \(shaB) from beta"], "\(alpha.capturedOutput())")
         #expect(beta.allStdoutLines == ["received alpha.jpg \(shaA) from alpha"], "\(beta.capturedOutput())")
         // Nothing left staged: each delivered in memory only.
-        let left = try FileManager.default.contentsOfDirectory(atPath: files.path).filter { $0.hasPrefix("imagebroadcast-") }
+        let left = try FileManager.default.contentsOfDirectory(atPath: files.path).filter {
+            $0.hasPrefix("imagebroadcast-")
+        }
         #expect(left.isEmpty, "\(left)")
     }
 }

@@ -46,7 +46,8 @@ import Testing
             try await alice.send(onlyBob, to: [bobID])
             try await alice.sendToAll(Data("to everyone".utf8))
             let first = try await Self.nextMessage(bobEvents)
-            #expect(first.data == Data((100..<150).map { UInt8($0) }) && first.from == "alice" && first.mode == .reliable)
+            #expect(
+                first.data == Data((100..<150).map { UInt8($0) }) && first.from == "alice" && first.mode == .reliable)
             #expect(try await Self.nextMessage(bobEvents).data == Data("to everyone".utf8))
             // Carol was not chosen for the first message: the message to all is the first she gets.
             let carols = try await Self.nextMessage(carolEvents)

@@ -21,7 +21,8 @@ import Testing
         let reactor = try Reactor()
         defer { reactor.shutdown() }
         try await Session.run(configuration: TransferEngineTests.configuration("bob"), reactor: reactor) { bob in
-            try await Session.run(configuration: TransferEngineTests.configuration("alice"), reactor: reactor) { alice in
+            try await Session.run(configuration: TransferEngineTests.configuration("alice"), reactor: reactor) {
+                alice in
                 var receiving = TransferConfiguration(
                     receiveDirectory: inbox, offerPolicy: .all, chunkSize: Limits.minChunkSize)
                 receiving.memoryDelivery = memory
@@ -118,7 +119,8 @@ import Testing
             let picture = Payload(name: "dot.bin", data: Data([1, 2, 3]), mediaType: "image/x-test")
             let memory = MemoryDelivery(maxSize: 1 << 20, mediaTypes: [Payload.messageMediaType], alsoPublish: true)
             try await Self.withEngines(inbox: inbox.path, memory: memory) { receiver, sender, bob in
-                let outcome = try #require(try await sender.send([.payload(message), .payload(picture)], to: [bob]).first)
+                let outcome = try #require(
+                    try await sender.send([.payload(message), .payload(picture)], to: [bob]).first)
                 #expect(outcome.isSuccess, "\(outcome)")
                 let outcomes = await Self.received(2, by: receiver)
                 #expect(outcomes["message.txt"]?.payload == Data("hello\nworld".utf8))
@@ -127,7 +129,8 @@ import Testing
                 #expect(outcomes["dot.bin"]?.payload == nil)
             }
             #expect(try Self.contents(of: inbox.path).published == ["dot.bin", "message.txt"])
-            #expect(try Data(contentsOf: URL(fileURLWithPath: inbox.path + "/message.txt")) == Data("hello\nworld".utf8))
+            #expect(
+                try Data(contentsOf: URL(fileURLWithPath: inbox.path + "/message.txt")) == Data("hello\nworld".utf8))
         }
     }
 
@@ -145,7 +148,9 @@ import Testing
                         [.payload(Payload(name: "a", data: Data([1]))), .payload(Payload(name: "a", data: Data([2])))],
                         to: [bob])
                 }
-                await #expect(throws: TransferError.nothingToSend) { try await sender.send([TransferItem](), to: [bob]) }
+                await #expect(throws: TransferError.nothingToSend) {
+                    try await sender.send([TransferItem](), to: [bob])
+                }
             }
             #expect(try Self.contents(of: inbox.path).published.isEmpty)
         }

@@ -5,7 +5,9 @@ extension SendCommand {
     /// Something must be sent: files, a text, or both; the text is not empty and fits one message.
     static func validateText(_ text: String?, files: [String]) throws(CLIError) {
         guard let text else {
-            if files.isEmpty { throw .usage("Missing expected argument '<file> ...' (or a message with --text <text>)") }
+            if files.isEmpty {
+                throw .usage("Missing expected argument '<file> ...' (or a message with --text <text>)")
+            }
             return
         }
         guard !text.isEmpty else { throw .usage("--text: the text must not be empty") }

@@ -99,7 +99,9 @@ extension TransferEngine {
             } catch {
                 handles.forEach { $0.close() }
                 return requests.map { request in
-                    guard !request.publishes, let payload = payloads[request.file] else { return (request.file, .failure(error)) }
+                    guard !request.publishes, let payload = payloads[request.file] else {
+                        return (request.file, .failure(error))
+                    }
                     return (request.file, payload.map { Delivered(published: nil, payload: $0) })
                 }
             }

@@ -26,8 +26,9 @@ struct ImageBroadcast {
         do {
             options = try parse(Array(CommandLine.arguments.dropFirst()))
         } catch {
-            fail("\(error)\nusage: ImageBroadcast --session S --interface IF --image FILE [--name NAME] [--count N]",
-                 status: 64)
+            fail(
+                "\(error)\nusage: ImageBroadcast --session S --interface IF --image FILE [--name NAME] [--count N]",
+                status: 64)
         }
         do {
             try await run(options)
@@ -148,7 +149,9 @@ actor Progress {
             while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
             return
         }
-        await withCheckedContinuation { waiter = $0; check() }
+        await withCheckedContinuation {
+            waiter = $0; check()
+        }
     }
 
     private func check() {
@@ -171,8 +174,10 @@ func hex(_ bytes: [UInt8]) -> String {
 
 /// A peer's text with control characters made visible, so that a name cannot move the cursor or forge a line.
 func visible(_ text: String) -> String {
-    String(text.unicodeScalars.flatMap { scalar -> String.UnicodeScalarView in
-        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
-            ? "\\u{\(String(scalar.value, radix: 16, uppercase: true))}".unicodeScalars : String(scalar).unicodeScalars
-    }.map(Character.init))
+    String(
+        text.unicodeScalars.flatMap { scalar -> String.UnicodeScalarView in
+            scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+                ? "\\u{\(String(scalar.value, radix: 16, uppercase: true))}".unicodeScalars
+                : String(scalar).unicodeScalars
+        }.map(Character.init))
 }
