@@ -10,7 +10,8 @@ import Foundation
 /// Joins session S (discovery on the interface), reads FILE into `Data`, sends it to every peer of the session as it
 /// connects, and prints `received NAME SHA256 from PEER` for each payload it receives in memory (SHA256: the hex
 /// SHA-256 of the bytes). Runs until interrupted or, with `--count N`, until it has received N images and sent its
-/// own to N peers. Errors go to stderr with exit status 1 (64 for a usage error).
+/// own to N peers (exit status 0); Ctrl-C ends it with 130. Errors go to stderr with exit status 1 (64 for a usage
+/// error).
 @main
 struct ImageBroadcast {
     struct Options {
@@ -30,11 +31,25 @@ struct ImageBroadcast {
                 "\(error)\nusage: ImageBroadcast --session S --interface IF --image FILE [--name NAME] [--count N]",
                 status: 64)
         }
+        // Ctrl-C or SIGTERM cancels the run: the session says goodbye and the staging directory is removed.
+        let work = Task { try await run(options) }
+        var sources: [any DispatchSourceSignal] = []
+        for number in [SIGINT, SIGTERM] {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number)
+            source.setEventHandler { work.cancel() }
+            source.resume()
+            sources.append(source)
+        }
         do {
-            try await run(options)
+            try await work.value
+            if work.isCancelled { exit(130) }
+        } catch is CancellationError {
+            exit(130)
         } catch {
             fail("\(error)", status: 1)
         }
+        sources.forEach { $0.cancel() }
     }
 
     static func run(_ options: Options) async throws {
