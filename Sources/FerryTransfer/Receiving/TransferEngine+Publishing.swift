@@ -81,13 +81,12 @@ extension TransferEngine {
             // Entries delivered in memory are read back first (only they: never synced, as they are not published).
             var payloads: [Int: Result<Data, SystemError>] = [:]
             for request in requests where request.inMemory {
-                payloads[request.file] = Result { () throws(SystemError) in
-                    try Self.readBack(request.handle, size: request.size)
-                }
-                if !request.publishes {
-                    request.handle?.close()
-                    directory.removeStaged(key: request.key)
-                }
+                let payload = Result { () throws(SystemError) in try Self.readBack(request.handle, size: request.size) }
+                payloads[request.file] = payload
+                guard !request.publishes else { continue }
+                // Delivered in memory only: its staged data goes (kept, for a later resume, when it could not be read).
+                request.handle?.close()
+                if case .success = payload { directory.removeStaged(key: request.key) }
             }
             let handles = requests.filter(\.publishes).compactMap(\.handle)
             do throws(SystemError) {
@@ -176,7 +175,7 @@ extension TransferEngine {
         let what = identical ? "already there (identical):" : publishedName == nil ? "delivered in memory" : "published"
         log(2, "\(what) \(publishedName ?? outcome.fileName) from \(outcome.peer.displayName)")
         emit(.fileFinished(outcome))
-        // An entry delivered in memory only is reported under its offered name (PROTOCOL.md 11.10).
+        // An entry delivered in memory only is reported under its offered name (PROTOCOL.md 11.8).
         let result = FileResult(
             transferID: key.transferID, fileIndex: UInt32(file), status: .published,
             detail: Self.detail(publishedName ?? outcome.fileName), identical: identical)
