@@ -59,8 +59,8 @@ public enum TransferError: Error, Equatable, Sendable, CustomStringConvertible {
         case .cancelled:
             "The transfer was cancelled."
         case .invalidPayloadName(let name, let reason):
-            "\"\(Self.shown(name))\" cannot be sent as a payload name (\(reason)); choose a relative name such as "
-                + "\"photo.jpg\"."
+            "the payload \"\(Self.shown(name))\" cannot be offered (\(reason)); give it a relative name such as "
+                + "\"photo.jpg\" and a media type such as \"image/jpeg\" (printable ASCII, no spaces), or none."
         }
     }
 }

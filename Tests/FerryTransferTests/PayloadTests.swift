@@ -140,6 +140,15 @@ import Testing
                 await #expect(throws: TransferError.self) {
                     try await sender.send(Payload(name: "../escape", data: Data([1])), to: [bob])
                 }
+                await #expect(throws: TransferError.self) {
+                    try await sender.send(
+                        Payload(name: "a.txt", data: Data([1]), mediaType: "text/plain; utf-8"), to: [bob])
+                }
+                await #expect(throws: TransferError.self) {
+                    try await sender.send(
+                        Payload(name: "a.txt", data: Data([1]), mediaType: String(repeating: "x", count: 128)),
+                        to: [bob])
+                }
                 await #expect(throws: TransferError.emptyPath) {
                     try await sender.send(Payload(name: "", data: Data([1])), to: [bob])
                 }

@@ -47,10 +47,6 @@ extension PreparedFile {
         if case .failure(let error) = NameValidator.components(of: payload.name) {
             throw .invalidPayloadName(payload.name, reason: "\(error)")
         }
-        guard payload.mediaType.utf8.count <= Limits.maxMediaTypeLength else {
-            throw .invalidPayloadName(
-                payload.name, reason: "its media type is longer than \(Limits.maxMediaTypeLength) bytes")
-        }
         let now = Date().timeIntervalSince1970
         let seconds = Int64(now.rounded(.down))
         let nanoseconds = UInt32(((now - Double(seconds)) * 1e9).rounded(.down).clamped(0, 999_999_999))
@@ -60,6 +56,13 @@ extension PreparedFile {
             modificationTime: FileTime(seconds: seconds, nanoseconds: nanoseconds),
             mediaType: payload.mediaType.isEmpty ? media.mediaType ?? "" : payload.mediaType,
             pixelWidth: media.pixelWidth, pixelHeight: media.pixelHeight)
+        // The wire's rules (a media type of at most 127 printable ASCII bytes, no spaces): checked here, so that the
+        // offer's encoder never meets an entry it must refuse.
+        do throws(WireError) {
+            try offered.validate()
+        } catch {
+            throw .invalidPayloadName(payload.name, reason: "\(error)")
+        }
         let status = FerrySystem.FileStatus(
             size: offered.size, permissions: 0o644, kind: .regular,
             modificationTime: FileTimestamp(seconds: seconds, nanoseconds: nanoseconds), device: 0, inode: 0)
