@@ -1,10 +1,18 @@
+import Glibc
 import FerrySecurity
 import FerrySystem
 import FerryWire
 
 extension Session {
+    /// Binds the datagram socket to the UDP port with the number of the TCP listen port (so one number, TCP and
+    /// UDP, is what a firewall lets through), or to any free port when that one is taken or there is no listener.
     func openDatagramSocket() throws {
-        let socket = try reactor.openUDP(bindingTo: .ipv4(.any, port: 0))
+        let socket: UDPSocket
+        do {
+            socket = try reactor.openUDP(bindingTo: .ipv4(.any, port: listenPort))
+        } catch let error as SystemError where error.errno.rawValue == EADDRINUSE && listenPort != 0 {
+            socket = try reactor.openUDP(bindingTo: .ipv4(.any, port: 0))
+        }
         datagramSocket = socket
         datagramPort = socket.localAddress.port
     }
