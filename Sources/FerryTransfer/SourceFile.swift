@@ -30,6 +30,11 @@ public struct SourceFile: Sendable, Equatable {
         }
         public var name: String
         public var kind: Kind
+
+        public init(name: String, kind: Kind) {
+            self.name = name
+            self.kind = kind
+        }
     }
 
     /// `collect(_:)`, and the symbolic links and special files it skipped inside directories, in `skipped`.

@@ -40,8 +40,8 @@ extension SendCommand {
         let name = standardInputName ?? Self.defaultStandardInputName
         if let clash = sources.first(where: { $0.name == name }) {
             throw CLIError.usage(
-                "standard input would be sent as '\(TerminalText.escape(name))', the name \(TerminalText.excerpt(clash.path)) "
-                    + "is sent under too; choose another name with --as")
+                "standard input would be sent as '\(TerminalText.escape(name))', which is also the name of "
+                    + "\(TerminalText.excerpt(clash.path)); choose another name with --as")
         }
         let picking = targets.isEmpty && !all
         let terminalReachable = context.isStdinTerminal || Self.terminalCanBeOpened()

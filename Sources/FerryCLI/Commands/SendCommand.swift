@@ -27,7 +27,7 @@ public struct SendCommand: ParsableCommand, Equatable {
 
             A FILE of - sends standard input, under the name given with --as (stdin by default): ferry reads it \
             to its end first (an offer names each file's size), into a temporary file in $TMPDIR (else /tmp) that \
-            has no name from the start, so nothing is left behind however ferry ends; it says so on stderr when \
+            is unlinked as soon as it is created, so nothing is left behind however ferry ends; it says so on stderr when \
             the input is large. - may be given once, beside other files. Read from a terminal, the input ends \
             with Ctrl-D; an empty input sends an empty file (and says so). When standard input is a pipe and \
             stderr a terminal, the picker and the pairing-code question read the terminal (/dev/tty).

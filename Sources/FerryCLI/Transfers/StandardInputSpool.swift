@@ -8,7 +8,7 @@ import Synchronization
 /// Standard input copied into a private temporary file, for `ferry send -`: an offer names every file's size before
 /// the first byte is sent, and a pipe's size is known only at its end.
 ///
-/// The file is created with `mkostemp` (mode 0600, `O_CLOEXEC`) in `$TMPDIR` (else `/tmp`) and unlinked at once,
+/// The file is created with `mkstemp` (mode 0600; close-on-exec set at once) in `$TMPDIR` (else `/tmp`) and unlinked at once,
 /// before a byte is read: it has no name from then on, so nothing is left behind however ferry ends (an error,
 /// Ctrl-C, SIGKILL, a crash), and the system frees its blocks when the descriptor closes. The transfer engine opens
 /// it as `/proc/self/fd/N`, which reaches the open file (not a path that could be swapped). Once complete, the file
@@ -69,7 +69,7 @@ final class StandardInputSpool: Sendable {
         let shownDirectory = TerminalText.excerpt(directory)
         var template = Array((directory.hasSuffix("/") ? directory : directory + "/").utf8CString.dropLast())
         template += Array("ferry-stdin-XXXXXX".utf8CString)
-        let descriptor = template.withUnsafeMutableBufferPointer { mkostemp($0.baseAddress!, O_CLOEXEC) }
+        let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
         guard descriptor >= 0 else {
             throw CLIError.failure(
                 "cannot keep standard input in \(shownDirectory) before sending it: \(Self.reason(errno)); set TMPDIR "
@@ -77,6 +77,7 @@ final class StandardInputSpool: Sendable {
         }
         let created = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
         unlink(created)
+        _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
         var handedOver = false
         defer {
             if !handedOver { close(descriptor) }
