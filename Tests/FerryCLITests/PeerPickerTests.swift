@@ -115,6 +115,10 @@ import Testing
         // Every column starts where the header's does.
         for row in rows.dropFirst() {
             let characters = Array(row)
+            guard characters.count > 40 else {
+                Issue.record("row too short: \(row)")
+                continue
+            }
             #expect(characters[4] == ")" && characters[5] == " " && characters[6] != " ", "\(row)")
             #expect(characters[17] != " " && characters[39] == " " && characters[40] != " ", "\(row)")
         }
