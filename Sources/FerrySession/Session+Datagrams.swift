@@ -55,7 +55,8 @@ extension Session {
             statistics.datagramsReplayed += 1
             return
         }
-        guard let payload = channel.receive.open(
+        guard
+            let payload = channel.receive.open(
                 datagram.sealed[...], header: bytes[..<Datagram.headerLength], sequence: datagram.sequence)
         else {
             statistics.datagramsForged += 1

@@ -36,7 +36,8 @@ import Testing
         defer { directory.remove() }
         let staging = try Self.stage(directory, [(Self.keyA, 1_572_864, 60), (Self.keyB, 500, 0)])
         let run = await FerryRun.run(["receive", "--clear-staged", "--into", directory.path])
-        #expect(run == FerryRun(code: .success, stdout: "removed 2 staged files (1.5 MiB) from \(staging)\n", stderr: ""))
+        #expect(
+            run == FerryRun(code: .success, stdout: "removed 2 staged files (1.5 MiB) from \(staging)\n", stderr: ""))
         #expect(try Self.names(staging) == ["notes"])
         let again = await FerryRun.run(["receive", "--clear-staged", "--into", directory.path, "--json"])
         #expect(again.code == .success && again.stderr == "")
@@ -81,7 +82,8 @@ import Testing
         #expect(try Self.names(staging) == [Self.keyB, "notes"])
         #expect(
             err.text
-                == "removed 1 staged file (2.0 KiB) from \(staging) (partial files of transfers untouched for 7 days)\n")
+                == "removed 1 staged file (2.0 KiB) from \(staging) (partial files of transfers untouched for 7 days)\n"
+        )
         // Nothing old left: nothing said.
         let quiet = CapturingTextSink()
         ReceiveCommand(into: directory.path).expireStaged(

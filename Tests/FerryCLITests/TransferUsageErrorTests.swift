@@ -250,9 +250,11 @@ import Testing
         #expect(try ReceiveCommand.prepareDirectory(new, createParents: false) == new)
         #expect(FileManager.default.fileExists(atPath: new))
         let deep = directory.path + "/a/b"
-        #expect(throws: CLIError.failure(
-            "cannot receive into \(deep): \(directory.path)/a does not exist; create it first, or choose another "
-                + "directory with --into")) {
+        #expect(
+            throws: CLIError.failure(
+                "cannot receive into \(deep): \(directory.path)/a does not exist; create it first, or choose another "
+                    + "directory with --into")
+        ) {
             try ReceiveCommand.prepareDirectory(deep, createParents: false)
         }
         #expect(!FileManager.default.fileExists(atPath: directory.path + "/a"))

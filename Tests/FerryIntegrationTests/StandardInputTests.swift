@@ -16,7 +16,9 @@ extension IntegrationTests {
             _ harness: TransferHarness, _ arguments: [String], temporary: TemporaryDirectory
         ) throws -> FerryProcess {
             try harness.chat.registry.startFerry(
-                ["send", "--json"] + arguments + ["--session", harness.session, "--name", "outbox", "--interface", "lo"],
+                ["send", "--json"] + arguments + [
+                    "--session", harness.session, "--name", "outbox", "--interface", "lo",
+                ],
                 environment: harness.chat.environment("outbox").merging(["TMPDIR": temporary.path]) { $1 })
         }
 
@@ -34,7 +36,8 @@ extension IntegrationTests {
             let (status, lines, errors) = try await sender.finish()
             #expect(status == 0, "\(lines) \(errors)")
             #expect(try receiver.waitForExit(timeout: .seconds(60)) == 0)
-            #expect(try TransferHarness.visibleFiles(in: harness.inbox.path) == ["notes.bin": 300_000, "beside.bin": 5000])
+            #expect(
+                try TransferHarness.visibleFiles(in: harness.inbox.path) == ["notes.bin": 300_000, "beside.bin": 5000])
             let received = try Data(contentsOf: URL(fileURLWithPath: harness.inbox.path + "/notes.bin"))
             #expect(Array(received) == bytes)
             #expect(!errors.contains("choose the name with --as"), "\(errors)")
@@ -97,7 +100,10 @@ extension IntegrationTests {
             let harness = try TransferHarness()
             let (receiver, _) = try harness.receiver("typed-inbox")
             let pane = try TerminalPane(
-                ["send", "-", "--as", "typed.txt", "--session", harness.session, "--name", "outbox", "--interface", "lo"],
+                [
+                    "send", "-", "--as", "typed.txt", "--session", harness.session, "--name", "outbox", "--interface",
+                    "lo",
+                ],
                 environment: harness.chat.environment("outbox"), name: "typed")
             defer { pane.close() }
             try pane.waitFor("reading from the terminal; end with Ctrl-D")
@@ -119,7 +125,10 @@ extension IntegrationTests {
             let input = try harness.files.random("input.bin", size: 70_000, seed: 6)
             let (receiver, _) = try harness.receiver("picked-inbox")
             let pane = try TerminalPane(
-                ["send", "-", "--as", "piped.bin", "--session", harness.session, "--name", "outbox", "--interface", "lo"],
+                [
+                    "send", "-", "--as", "piped.bin", "--session", harness.session, "--name", "outbox", "--interface",
+                    "lo",
+                ],
                 environment: harness.chat.environment("outbox"), name: "piped", stdinFile: input.path)
             defer { pane.close() }
             try pane.waitFor("picked-inbox")

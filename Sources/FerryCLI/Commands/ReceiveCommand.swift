@@ -100,7 +100,8 @@ public struct ReceiveCommand: ParsableCommand, Equatable {
         if values.isSet("clear-staged"),
             let other = ["accept", "ask-timeout", "once"].first(where: { values.count($0) > 0 })
         {
-            throw CLIError.usage("--clear-staged removes staged files and exits; it takes --into and --json, not --\(other)")
+            throw CLIError.usage(
+                "--clear-staged removes staged files and exits; it takes --into and --json, not --\(other)")
         }
         self.init(
             into: values.last("into"),

@@ -79,7 +79,9 @@ extension WatchCommand {
     /// `text` as one shell word: bare when it has only characters no shell treats specially, else in single quotes.
     static func shellQuoted(_ text: String) -> String {
         let plain = text.unicodeScalars.allSatisfy { scalar in
-            scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || "/._-+,:@%".unicodeScalars.contains(scalar))
+            scalar.isASCII
+                && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar)
+                    || "/._-+,:@%".unicodeScalars.contains(scalar))
         }
         return plain && !text.isEmpty ? text : "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }

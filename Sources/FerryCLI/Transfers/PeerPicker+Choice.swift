@@ -81,7 +81,8 @@ extension PeerPicker {
                         message: "\(quoted) matches \(indices.count) peers: \(names.joined(separator: ", ")); "
                             + "type more of the name, or the number"))
             case .none:
-                return .failure(PickerInputError(message: "\(quoted) names no peer listed; " + hint(count: shown.count)))
+                return .failure(
+                    PickerInputError(message: "\(quoted) names no peer listed; " + hint(count: shown.count)))
             }
         }
         return .success(numbers)

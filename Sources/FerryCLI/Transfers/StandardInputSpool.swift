@@ -50,7 +50,8 @@ final class StandardInputSpool: Sendable {
     ) async throws -> StandardInputSpool {
         let cancelled = CancelFlag()
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<StandardInputSpool, any Error>) in
+            try await withCheckedThrowingContinuation {
+                (continuation: CheckedContinuation<StandardInputSpool, any Error>) in
                 let thread = Thread {
                     continuation.resume(
                         with: Result { try copy(from: input, into: directory, cancelled: cancelled, say: say) })
