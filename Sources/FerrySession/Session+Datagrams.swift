@@ -1,11 +1,19 @@
+import Glibc
 import FerrySecurity
 import FerrySystem
 import FerryWire
 import Foundation
 
 extension Session {
+    /// Binds the datagram socket to the UDP port with the number of the TCP listen port (so one number, TCP and
+    /// UDP, is what a firewall lets through), or to any free port when that one is taken or there is no listener.
     func openDatagramSocket() throws {
-        let socket = try reactor.openUDP(bindingTo: .ipv4(.any, port: 0))
+        let socket: UDPSocket
+        do {
+            socket = try reactor.openUDP(bindingTo: .ipv4(.any, port: listenPort))
+        } catch let error as SystemError where error.errno.rawValue == EADDRINUSE && listenPort != 0 {
+            socket = try reactor.openUDP(bindingTo: .ipv4(.any, port: 0))
+        }
         datagramSocket = socket
         datagramPort = socket.localAddress.port
     }
@@ -48,7 +56,8 @@ extension Session {
             statistics.datagramsReplayed += 1
             return
         }
-        guard let payload = channel.receive.open(
+        guard
+            let payload = channel.receive.open(
                 datagram.sealed[...], header: bytes[..<Datagram.headerLength], sequence: datagram.sequence)
         else {
             statistics.datagramsForged += 1

@@ -19,6 +19,27 @@ public struct SourceFile: Sendable, Equatable {
     /// Throws when a path is empty, too long, missing or not a file or directory, when two files would get the same
     /// name, when nothing is left to send, or when there are more than `Limits.maxOfferFiles` files.
     public static func collect(_ paths: [String]) throws(TransferError) -> [SourceFile] {
+        var skipped: [Skipped] = []
+        return try collect(paths, skipped: &skipped)
+    }
+
+    /// An entry of a directory sent whole that is not sent: its name inside the transfer and what it is.
+    public struct Skipped: Sendable, Equatable {
+        public enum Kind: String, Sendable {
+            case symbolicLink
+            case special
+        }
+        public var name: String
+        public var kind: Kind
+
+        public init(name: String, kind: Kind) {
+            self.name = name
+            self.kind = kind
+        }
+    }
+
+    /// `collect(_:)`, and the symbolic links and special files it skipped inside directories, in `skipped`.
+    public static func collect(_ paths: [String], skipped: inout [Skipped]) throws(TransferError) -> [SourceFile] {
         var result: [SourceFile] = []
         var names: [String: String] = [:]
         func add(_ file: SourceFile) throws(TransferError) {
@@ -36,9 +57,11 @@ public struct SourceFile: Sendable, Equatable {
             }
             let base = URL(fileURLWithPath: path).standardizedFileURL.lastPathComponent
             if isDirectory.boolValue {
-                for relative in try regularFiles(under: path) {
+                let listing = try regularFiles(under: path)
+                for relative in listing.files {
                     try add(SourceFile(path: path + "/" + relative, name: base + "/" + relative))
                 }
+                skipped += listing.skipped.map { Skipped(name: base + "/" + $0.name, kind: $0.kind) }
             } else {
                 guard FileManager.default.isReadableFile(atPath: path) else {
                     throw .notReadable(path, reason: "permission denied")
@@ -69,8 +92,11 @@ public struct SourceFile: Sendable, Equatable {
         }
     }
 
-    /// Regular files under a directory, as sorted relative paths; symbolic links are not followed.
-    private static func regularFiles(under directory: String) throws(TransferError) -> [String] {
+    /// Regular files under a directory, as sorted relative paths, and the symbolic links (not followed) and special
+    /// files skipped.
+    private static func regularFiles(under directory: String) throws(TransferError) -> (
+        files: [String], skipped: [Skipped]
+    ) {
         let root = URL(fileURLWithPath: directory)
         guard
             let enumerator = FileManager.default.enumerator(
@@ -78,14 +104,21 @@ public struct SourceFile: Sendable, Equatable {
         else { throw .notReadable(directory, reason: "cannot list the directory") }
         let rootLength = root.standardizedFileURL.path.count + 1
         var files: [String] = []
+        var skipped: [Skipped] = []
         for case let url as URL in enumerator {
-            guard let values = try? url.resourceValues(forKeys: [.isRegularFileKey, .isSymbolicLinkKey]),
-                values.isRegularFile == true, values.isSymbolicLink != true
-            else { continue }
+            let keys: Set<URLResourceKey> = [.isRegularFileKey, .isSymbolicLinkKey, .isDirectoryKey]
+            guard let values = try? url.resourceValues(forKeys: keys) else { continue }
             let full = url.standardizedFileURL.path
             guard full.count > rootLength else { continue }
-            files.append(String(full.dropFirst(rootLength)))
+            let relative = String(full.dropFirst(rootLength))
+            if values.isSymbolicLink == true {
+                skipped.append(Skipped(name: relative, kind: .symbolicLink))
+            } else if values.isRegularFile == true {
+                files.append(relative)
+            } else if values.isDirectory != true {
+                skipped.append(Skipped(name: relative, kind: .special))
+            }
         }
-        return files.sorted()
+        return (files.sorted(), skipped.sorted { $0.name < $1.name })
     }
 }

@@ -102,8 +102,9 @@ import Testing
                                   peer; default: peer)
           --max-peers <n>         Connect to at most this many peers; further requests
                                   are denied. (default: 16)
-          --accept <policy>       Answer connection requests by accepting or denying
-                                  them all. (values: all, none; default: all)
+          --accept <policy>       Accept every connection request, those of trusted
+                                  (pinned) peers only, or none. (values: all, trusted,
+                                  none; default: all)
           --disconnect-timeout <seconds>
                                   Consider a silent peer gone after this many seconds.
                                   (default: 10)

@@ -30,6 +30,15 @@ import Testing
         ferry receive prints with the sender's name (it keeps it as a file only when it
         was started with --into); it may be sent alone or with files.
 
+        A FILE of - sends standard input, under the name given with --as (stdin by
+        default): ferry reads it to its end first (an offer names each file's size),
+        into a temporary file in $TMPDIR (else /tmp) that is unlinked as soon as it is
+        created, so nothing is left behind however ferry ends; it says so on stderr when
+        the input is large. - may be given once, beside other files. Read from a
+        terminal, the input ends with Ctrl-D; an empty input sends an empty file (and
+        says so). When standard input is a pipe and stderr a terminal, the picker and
+        the pairing-code question read the terminal (/dev/tty).
+
         Exit status: 0 when every file reached every peer, 1 otherwise, 130 when
         interrupted.
 
@@ -38,13 +47,15 @@ import Testing
                [<file> ...] [<global options>]
 
         ARGUMENTS:
-          <file>                  A file or directory to send.
+          <file>                  A file or directory to send; - for standard input.
 
         OPTIONS:
           --to <peer>             Send to this peer. Repeatable.
           --all                   Send to every receiving peer found.
           --wait <seconds>        How long to look for the peers before giving up.
                                   (default: 10)
+          --as <name>             The name standard input (-) is sent under. (default:
+                                  stdin)
           --compress <mode>       Compress where it pays (auto), always try zlib or
                                   zstd, or never (none). (values: auto, zlib, zstd,
                                   none; default: auto)
@@ -80,16 +91,23 @@ import Testing
         A text sent with ferry send --text is printed with the sender's name (escaped);
         it is kept as a file (message.txt) only when --into names the directory.
 
+        Partial files of interrupted transfers stay in DIR/.ferry-staging so that a
+        transfer sent again resumes; those untouched for 7 days are removed when ferry
+        receive starts (it says how many), and --clear-staged removes them all now
+        (except those a running receiver is writing).
+
         The first line tells where ferry listens; with --json it is
         {"event":"listening","port":P,"directory":"...","name":"...","peerID":"..."}.
 
         USAGE: ferry receive [--into <dir>] [--accept <policy>]
-               [--ask-timeout <seconds>] [--once] [--json] [<global options>]
+               [--ask-timeout <seconds>] [--once] [--clear-staged] [--json]
+               [<global options>]
 
         OPTIONS:
           --into <dir>            Put received files in this directory (created if
-                                  missing). (default: XDG_DOWNLOAD_DIR from
-                                  ~/.config/user-dirs.dirs, else ~/Downloads)
+                                  missing, but not its parents). (default:
+                                  XDG_DOWNLOAD_DIR from ~/.config/user-dirs.dirs, else
+                                  ~/Downloads)
           --accept <policy>       Ask before accepting each offer, accept all, or accept
                                   trusted peers only. (values: ask, all, trusted;
                                   default: ask)
@@ -97,6 +115,8 @@ import Testing
                                   within this time. (default: 60)
           --once                  Exit after the first transfer: 0 if every file
                                   arrived, 1 otherwise.
+          --clear-staged          Remove the partial files kept for resuming
+                                  (DIR/.ferry-staging), say how many, and exit.
           --json                  Print one JSON object per line for every event instead
                                   of text.
           -h, --help              Show help information.

@@ -172,20 +172,6 @@ import Testing
             #expect(!OfferPrompt.isYes(no), "\(no)")
         }
     }
-
-    @Test func pickerInput() {
-        #expect(PeerPicker.choice("1 3", count: 3) == .success([1, 3]))
-        #expect(PeerPicker.choice(" 2,1, 2 ", count: 2) == .success([2, 1]))
-        #expect(PeerPicker.choice("", count: 2) == .success([]))
-        #expect(
-            PeerPicker.choice("4", count: 3) == .failure(PickerInputError(message: "'4': type numbers from 1 to 3")))
-        #expect(
-            PeerPicker.choice("1 two", count: 3)
-                == .failure(PickerInputError(message: "'two': type numbers from 1 to 3")))
-        #expect(PeerPicker.choice("1", count: 0) == .failure(PickerInputError(message: "'1': no peer is listed yet")))
-        #expect(
-            PeerPicker.choice("0", count: 3) == .failure(PickerInputError(message: "'0': type numbers from 1 to 3")))
-    }
 }
 
 @Suite("Pairing in prompts and output")

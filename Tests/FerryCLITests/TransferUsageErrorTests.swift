@@ -15,7 +15,8 @@ import Testing
 
     static let receiveUsage = """
         Usage: ferry receive [--into <dir>] [--accept <policy>]
-               [--ask-timeout <seconds>] [--once] [--json] [<global options>]
+               [--ask-timeout <seconds>] [--once] [--clear-staged] [--json]
+               [<global options>]
           See 'ferry receive --help' for more information.
         """
 
@@ -206,7 +207,7 @@ import Testing
         #expect(
             await FerryRun.run(["receive", "--" + huge]).stderr.hasPrefix(
                 "Error: Unknown option '--\(String(repeating: "x", count: 36))..."))
-        #expect(await FerryRun.run(["receive", "--peer", huge]).stderr.count < 400)
+        #expect(await FerryRun.run(["receive", "--peer", huge]).stderr.count < 450)
         // Hostile bytes are still escaped, and a short value is shown whole.
         #expect(
             await FerryRun.run(["send", "a.jpg", "--to", "b\u{1B}", "--to", "b\u{1B}"])
@@ -235,8 +236,64 @@ import Testing
         let run = await FerryRun.run(["watch", directory.path + "/missing", "--all"])
         #expect(run.code == .failure)
         #expect(run.stdout == "")
-        #expect(run.stderr.hasPrefix("Error: cannot watch \(directory.path)/missing: "))
-        #expect(run.stderr.split(separator: "\n").count == 1)
+        #expect(
+            run.stderr
+                == "Error: cannot watch \(directory.path)/missing: no such directory; create it with 'mkdir -p "
+                + "\(directory.path)/missing' (ferry does not create it), or name another one\n")
+        #expect(!FileManager.default.fileExists(atPath: directory.path + "/missing"))
+        let spaced = await FerryRun.run(["watch", directory.path + "/my inbox", "--all"])
+        #expect(spaced.stderr.contains("create it with 'mkdir -p '\(directory.path)/my inbox''"), "\(spaced.stderr)")
+        let file = try directory.file("plain", contents: "x")
+        let notDirectory = await FerryRun.run(["watch", file, "--all"])
+        #expect(
+            notDirectory
+                == FerryRun(
+                    code: .failure, stdout: "",
+                    stderr: "Error: cannot watch \(file): it is not a directory; name a directory\n"))
+    }
+
+    @Test func receiveCreatesTheDirectoryButNotItsParents() throws {
+        let directory = try TemporaryFiles()
+        defer { directory.remove() }
+        let new = directory.path + "/new"
+        #expect(try ReceiveCommand.prepareDirectory(new, createParents: false) == new)
+        #expect(FileManager.default.fileExists(atPath: new))
+        let deep = directory.path + "/a/b"
+        #expect(
+            throws: CLIError.failure(
+                "cannot receive into \(deep): \(directory.path)/a does not exist; create it first, or choose another "
+                    + "directory with --into")
+        ) {
+            try ReceiveCommand.prepareDirectory(deep, createParents: false)
+        }
+        #expect(!FileManager.default.fileExists(atPath: directory.path + "/a"))
+        #expect(
+            ReceiveCommand.configuration.options.first { $0.name == "into" }?.help
+                == "Put received files in this directory (created if missing, but not its parents).")
+    }
+
+    @Test func standardInputUsageErrors() async throws {
+        #expect(
+            await FerryRun.run(["send", "-", "-", "--all"])
+                == Self.send("'-' (standard input) is given 2 times; it can be sent once"))
+        #expect(
+            await FerryRun.run(["send", "a.jpg", "--as", "x", "--all"])
+                == Self.send("--as names standard input: give - among the files (e.g. 'ferry send - --as notes.txt')"))
+        #expect(
+            await FerryRun.run(["send", "-", "--as", "../x", "--all"])
+                == Self.send("--as: '../x' cannot be sent as a name: the name refers to a parent directory (\"..\")"))
+        #expect(
+            await FerryRun.run(["send", "-", "--as", "", "--all"])
+                == Self.send("--as: '' cannot be sent as a name: the name is empty"))
+        // A clash with a file's name is found before standard input is read.
+        let directory = try TemporaryFiles()
+        defer { directory.remove() }
+        let file = try directory.file("stdin", contents: "x")
+        #expect(
+            await FerryRun.run(["send", "-", file, "--all"])
+                == Self.send(
+                    "standard input would be sent as 'stdin', which is also the name of \(file); choose another "
+                        + "name with --as"))
     }
 }
 

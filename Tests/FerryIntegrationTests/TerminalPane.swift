@@ -11,12 +11,17 @@ import FerryTestSupport
 final class TerminalPane: Sendable {
     let socket: String
 
-    /// Starts `ferry ARGUMENTS` with `environment` in a new 200x50 pane.
-    init(_ arguments: [String], environment: [String: String], name: String = "pane") throws {
+    /// Starts `ferry ARGUMENTS` with `environment` in a new 200x50 pane; with `stdinFile`, standard input is that
+    /// file instead of the terminal (which stays the controlling terminal, `/dev/tty`).
+    init(_ arguments: [String], environment: [String: String], name: String = "pane", stdinFile: String? = nil)
+        throws
+    {
         socket = "ferry-test-\(name.filter { $0.isLetter || $0.isNumber })-\(UInt32.random(in: 0...UInt32.max))"
         let binary = try FerryBinary.url.path
         let assignments = environment.map { "\($0.key)=\(Self.quote($0.value))" }.sorted().joined(separator: " ")
-        let command = ([binary] + arguments).map(Self.quote).joined(separator: " ")
+        let command =
+            ([binary] + arguments).map(Self.quote).joined(separator: " ")
+            + (stdinFile.map { " < " + Self.quote($0) } ?? "")
         let script = "env \(assignments) \(command); echo \"[exit $?]\"; exec cat >/dev/null"
         try Self.tmux(["-L", socket, "new-session", "-d", "-x", "200", "-y", "50", "sh", "-c", script])
     }
@@ -40,6 +45,11 @@ final class TerminalPane: Sendable {
     func type(_ line: String) throws {
         try Self.tmux(["-L", socket, "send-keys", "-l", line])
         try Self.tmux(["-L", socket, "send-keys", "Enter"])
+    }
+
+    /// Presses one key, named as tmux names it (`C-d` for Ctrl-D).
+    func press(_ key: String) throws {
+        try Self.tmux(["-L", socket, "send-keys", key])
     }
 
     /// Waits until the pane shows `text`; returns the pane's text then.

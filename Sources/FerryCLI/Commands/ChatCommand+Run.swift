@@ -12,7 +12,7 @@ extension ChatCommand {
         case .peer: .peer
         }
         let setup = try SessionSetup(
-            global: global, context: context, mode: sessionMode, acceptPolicy: accept == .all ? .all : .none,
+            global: global, context: context, mode: sessionMode, acceptPolicy: Self.sessionPolicy(accept),
             maxPeers: maxPeers, disconnectTimeout: .seconds(disconnectTimeout))
         let printer = ChatPrinter(context: context, json: json)
         let input = StandardInputLines.stream()
@@ -118,6 +118,17 @@ enum ChatLoop {
             } catch {
                 return
             }
+        }
+    }
+}
+
+extension ChatCommand {
+    /// The session's answer to connection requests for `--accept`.
+    static func sessionPolicy(_ accept: AcceptPolicy) -> FerryStateMachines.AcceptPolicy {
+        switch accept {
+        case .all: .all
+        case .trusted: .trusted
+        case .none: .none
         }
     }
 }

@@ -17,6 +17,8 @@ public struct ChatCommand: ParsableCommand, Equatable {
     /// What to answer a connection request with, for headless use.
     public enum AcceptPolicy: String, Sendable, CaseIterable {
         case all
+        /// As `receive --accept trusted`: only pinned peers may connect.
+        case trusted
         case none
     }
 
@@ -48,7 +50,7 @@ public struct ChatCommand: ParsableCommand, Equatable {
             .option(
                 "accept",
                 valueName: "policy",
-                help: "Answer connection requests by accepting or denying them all.",
+                help: "Accept every connection request, those of trusted (pinned) peers only, or none.",
                 default: AcceptPolicy.all.rawValue,
                 values: AcceptPolicy.allCases.map(\.rawValue)
             ),

@@ -7,11 +7,15 @@ import Foundation
 extension ReceiveCommand {
     /// Prepares the directory, advertises, and receives until Ctrl-C (or the first transfer with `--once`).
     public func run(context: CommandContext) async throws -> ExitCode {
+        if clearStaged {
+            return try clearStaged(context: context)
+        }
         // A directory named with --into is created if missing, but not its parents (a typo in a parent would
         // otherwise make a new tree somewhere unexpected); the default download directory is created whole.
         let directory = try Self.prepareDirectory(
             into.map { Self.absolute($0) } ?? DownloadDirectory.resolve(environment: context.environment),
             createParents: into == nil)
+        expireStaged(in: directory, context: context)
         let asking = accept == .ask && context.isStdinTerminal
         // With no one to ask, the engine accepts pinned peers' offers and refuses the others itself (as "nobody to
         // ask"), so that no answer has to travel through this loop.

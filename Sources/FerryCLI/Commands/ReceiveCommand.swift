@@ -35,6 +35,10 @@ public struct ReceiveCommand: ParsableCommand, Equatable {
             A text sent with ferry send --text is printed with the sender's name (escaped); it is kept as a \
             file (message.txt) only when --into names the directory.
 
+            Partial files of interrupted transfers stay in DIR/.ferry-staging so that a transfer sent again \
+            resumes; those untouched for 7 days are removed when ferry receive starts (it says how many), and \
+            --clear-staged removes them all now (except those a running receiver is writing).
+
             The first line tells where ferry listens; with --json it is \
             {"event":"listening","port":P,"directory":"...","name":"...","peerID":"..."}.
             """,
@@ -42,7 +46,7 @@ public struct ReceiveCommand: ParsableCommand, Equatable {
             .option(
                 "into",
                 valueName: "dir",
-                help: "Put received files in this directory (created if missing).",
+                help: "Put received files in this directory (created if missing, but not its parents).",
                 default: "XDG_DOWNLOAD_DIR from ~/.config/user-dirs.dirs, else ~/Downloads"
             ),
             .option(
@@ -59,6 +63,9 @@ public struct ReceiveCommand: ParsableCommand, Equatable {
                 default: defaultAskTimeout.shortDescription
             ),
             .flag("once", help: "Exit after the first transfer: 0 if every file arrived, 1 otherwise."),
+            .flag(
+                "clear-staged",
+                help: "Remove the partial files kept for resuming (DIR/.ferry-staging), say how many, and exit."),
             .flag("json", help: "Print one JSON object per line for every event instead of text."),
         ]
     )
@@ -74,27 +81,37 @@ public struct ReceiveCommand: ParsableCommand, Equatable {
     /// Seconds an offer waits for the person's answer under `--accept ask`.
     public var askTimeout: Double
     public var once: Bool
+    /// `--clear-staged`: remove the staged files and exit instead of receiving.
+    public var clearStaged: Bool
     public var json: Bool
     public var global: GlobalOptions
 
     public init(
         into: String? = nil, accept: AcceptPolicy = .ask, askTimeout: Double = ReceiveCommand.defaultAskTimeout,
-        once: Bool = false, json: Bool = false, global: GlobalOptions = .init()
+        once: Bool = false, clearStaged: Bool = false, json: Bool = false, global: GlobalOptions = .init()
     ) {
         self.into = into
         self.accept = accept
         self.askTimeout = askTimeout
         self.once = once
+        self.clearStaged = clearStaged
         self.json = json
         self.global = global
     }
 
     public init(parsing values: ParsedValues) throws {
+        if values.isSet("clear-staged"),
+            let other = ["accept", "ask-timeout", "once"].first(where: { values.count($0) > 0 })
+        {
+            throw CLIError.usage(
+                "--clear-staged removes staged files and exits; it takes --into and --json, not --\(other)")
+        }
         self.init(
             into: values.last("into"),
             accept: try values.choice("accept", as: "policy") ?? .ask,
             askTimeout: try values.seconds("ask-timeout") ?? Self.defaultAskTimeout,
             once: values.isSet("once"),
+            clearStaged: values.isSet("clear-staged"),
             json: values.isSet("json"),
             global: try GlobalOptions(parsing: values)
         )

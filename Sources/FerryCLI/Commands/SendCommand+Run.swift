@@ -6,21 +6,17 @@ import Foundation
 extension SendCommand {
     /// Checks the files, finds and connects the peers, sends one transfer to all of them, prints the summary.
     public func run(context: CommandContext) async throws -> ExitCode {
-        // Files first: a typo in a path is reported before anything touches the network.
-        let sources: [SourceFile]
-        do {
-            sources = files.isEmpty ? [] : try SourceFile.collect(files)
-        } catch {
-            throw CLIError.failure(error.description)
-        }
+        // Files first: a typo in a path is reported before anything touches the network (or stdin is read).
+        var context = context
+        let collected = try await collectSources(context: &context)
+        defer { withExtendedLifetime(collected.spool) {} }
+        let sources = collected.files
         let picking = targets.isEmpty && !all
         if picking, !(context.isStdinTerminal && context.isStderrTerminal) {
-            throw CLIError.usage(
-                "no peer given: name peers with --to PEER, or send to every peer with --all "
-                    + "(without them a picker is shown, which needs a terminal)")
+            throw Self.pickerNeedsATerminal
         }
         let items = Self.items(files: sources, text: text)
-        let totalBytes = sources.reduce(UInt64(text?.utf8.count ?? 0)) { $0 &+ Self.size(of: $1.path) }
+        let totalBytes = collected.bytes &+ UInt64(text?.utf8.count ?? 0)
         let setup = try SessionSetup(
             global: global, context: context, mode: .client, acceptPolicy: .none, transfersEnabled: true)
         let reporter = TransferReporter(

@@ -29,10 +29,19 @@ public struct SendCommand: ParsableCommand, Equatable {
             prints with the sender's name (it keeps it as a file only when it was started with --into); it may \
             be sent alone or with files.
 
+            A FILE of - sends standard input, under the name given with --as (stdin by default): ferry reads it \
+            to its end first (an offer names each file's size), into a temporary file in $TMPDIR (else /tmp) that \
+            is unlinked as soon as it is created, so nothing is left behind however ferry ends; it says so on stderr when \
+            the input is large. - may be given once, beside other files. Read from a terminal, the input ends \
+            with Ctrl-D; an empty input sends an empty file (and says so). When standard input is a pipe and \
+            stderr a terminal, the picker and the pairing-code question read the terminal (/dev/tty).
+
             Exit status: 0 when every file reached every peer, 1 otherwise, 130 when interrupted.
             """,
         arguments: [
-            ArgumentDefinition("file", help: "A file or directory to send.", isOptional: true, isRepeating: true)
+            ArgumentDefinition(
+                "file", help: "A file or directory to send; - for standard input.", isOptional: true,
+                isRepeating: true)
         ],
         options: OptionDefinition.peers(help: "Send to this peer. Repeatable.") + [
             .option(
@@ -41,6 +50,9 @@ public struct SendCommand: ParsableCommand, Equatable {
                 help: "How long to look for the peers before giving up.",
                 default: defaultWait.shortDescription
             ),
+            .option(
+                "as", valueName: "name", help: "The name standard input (-) is sent under.",
+                default: defaultStandardInputName),
             .compress,
             .flag(
                 "trusted-only",
@@ -49,6 +61,11 @@ public struct SendCommand: ParsableCommand, Equatable {
             .flag("json", help: "Print one JSON object per line for every event instead of text."),
         ]
     )
+
+    /// The FILE that stands for standard input.
+    public static let standardInput = "-"
+    /// The name standard input is sent under without `--as`.
+    public static let defaultStandardInputName = "stdin"
 
     /// The default of `--wait`, in seconds.
     public static let defaultWait: Double = 10
@@ -66,6 +83,8 @@ public struct SendCommand: ParsableCommand, Equatable {
     /// Seconds to look for the peers.
     public var wait: Double
     public var compression: CompressionMode
+    /// The name standard input is sent under (`--as`); nil when not given.
+    public var standardInputName: String?
     /// Refuse receivers that are not pinned, instead of asking about (or, headless, trusting) their code.
     public var trustedOnly: Bool
     public var json: Bool
@@ -75,8 +94,8 @@ public struct SendCommand: ParsableCommand, Equatable {
 
     public init(
         files: [String], targets: [PeerTarget] = [], all: Bool = false, wait: Double = SendCommand.defaultWait,
-        compression: CompressionMode = .auto, trustedOnly: Bool = false, json: Bool = false, text: String? = nil,
-        global: GlobalOptions = .init()
+        compression: CompressionMode = .auto, standardInputName: String? = nil, trustedOnly: Bool = false,
+        json: Bool = false, text: String? = nil, global: GlobalOptions = .init()
     ) {
         self.text = text
         self.files = files
@@ -84,6 +103,7 @@ public struct SendCommand: ParsableCommand, Equatable {
         self.all = all
         self.wait = wait
         self.compression = compression
+        self.standardInputName = standardInputName
         self.trustedOnly = trustedOnly
         self.json = json
         self.global = global
@@ -96,6 +116,7 @@ public struct SendCommand: ParsableCommand, Equatable {
             all: values.isSet("all"),
             wait: try values.seconds("wait") ?? Self.defaultWait,
             compression: try values.compression(),
+            standardInputName: values.last("as"),
             trustedOnly: values.isSet("trusted-only"),
             json: values.isSet("json"),
             text: values.last("text"),
@@ -106,9 +127,25 @@ public struct SendCommand: ParsableCommand, Equatable {
     public func validate() throws {
         try Self.validateText(text, files: files)
         try Self.validateTargets(targets, all: all)
+        try Self.validateStandardInput(files, name: standardInputName)
         guard wait >= 0, wait <= Self.maximumWait else {
             throw CLIError.usage(
                 "--wait: the wait must be 0 to \(Int(Self.maximumWait)) seconds (got \(wait.shortDescription))")
+        }
+    }
+
+    /// `-` at most once; `--as` only with `-`, and a name a receiver takes.
+    static func validateStandardInput(_ files: [String], name: String?) throws(CLIError) {
+        let count = files.filter { $0 == standardInput }.count
+        if count > 1 {
+            throw .usage("'-' (standard input) is given \(count) times; it can be sent once")
+        }
+        guard let name else { return }
+        if count == 0 {
+            throw .usage("--as names standard input: give - among the files (e.g. 'ferry send - --as notes.txt')")
+        }
+        if case .failure(let error) = NameValidator.components(of: name) {
+            throw .usage("--as: '\(TerminalText.excerpt(name))' cannot be sent as a name: \(error)")
         }
     }
 

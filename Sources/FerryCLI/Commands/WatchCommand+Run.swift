@@ -1,6 +1,7 @@
 import FerrySession
 import FerrySystem
 import FerryTransfer
+import Foundation
 
 extension WatchCommand {
     /// Opens the directory and remembers what is in it, then sends what appears until Ctrl-C.
@@ -14,6 +15,7 @@ extension WatchCommand {
         }
         defer { reactor.shutdown() }
         // The directory is checked (and its contents remembered) before anything touches the network.
+        try Self.checkExists(path, typed: directory)
         let handle: DirectoryHandle
         let watcher: DirectoryWatcher
         var known = WatchedFiles()
@@ -56,5 +58,31 @@ extension WatchCommand {
             try await loop.run(known: known)
         }
         return .success
+    }
+}
+
+extension WatchCommand {
+    /// A missing directory is not created (a typo would make a folder nobody fills): ferry says how to create it.
+    static func checkExists(_ path: String, typed: String) throws(CLIError) {
+        var isDirectory: ObjCBool = false
+        let exists = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
+        if !exists {
+            throw .failure(
+                "cannot watch \(TerminalText.excerpt(path)): no such directory; create it with 'mkdir -p "
+                    + "\(TerminalText.excerpt(shellQuoted(typed)))' (ferry does not create it), or name another one")
+        }
+        if !isDirectory.boolValue {
+            throw .failure("cannot watch \(TerminalText.excerpt(path)): it is not a directory; name a directory")
+        }
+    }
+
+    /// `text` as one shell word: bare when it has only characters no shell treats specially, else in single quotes.
+    static func shellQuoted(_ text: String) -> String {
+        let plain = text.unicodeScalars.allSatisfy { scalar in
+            scalar.isASCII
+                && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar)
+                    || "/._-+,:@%".unicodeScalars.contains(scalar))
+        }
+        return plain && !text.isEmpty ? text : "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }
 }

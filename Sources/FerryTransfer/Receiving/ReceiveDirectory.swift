@@ -93,21 +93,7 @@ public final class ReceiveDirectory: Sendable {
     /// returns how many. Errors are ignored: a file that cannot be removed now is tried again next time.
     @discardableResult
     public func removeStale(olderThan age: Duration = .seconds(7 * 24 * 3600), now: Date = Date()) -> Int {
-        let (seconds, attoseconds) = age.components
-        let cutoff = now.timeIntervalSince1970 - (Double(seconds) + Double(attoseconds) / 1e18)
-        guard let names = try? staging.entries() else { return 0 }
-        var removed = 0
-        for name in names where Self.isKey(name) {
-            guard let status = try? staging.status(of: name), status.kind == .regular else { continue }
-            let modified = Double(status.modificationTime.seconds) + Double(status.modificationTime.nanoseconds) / 1e9
-            guard modified < cutoff else { continue }
-            // A staged file locked by a transfer (a resume in another process, hashing an old prefix) is in use.
-            guard let file = try? staging.openFile(name, writable: false) else { continue }
-            defer { file.close() }
-            guard (try? file.tryLock()) == true else { continue }
-            if (try? staging.removeFile(name)) != nil { removed += 1 }
-        }
-        return removed
+        removeStaged(untouchedFor: age, now: now).files
     }
 
     /// Bytes available to this user on the directory's file system, or nil if that cannot be found out.

@@ -1,0 +1,117 @@
+import FerryTransfer
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+extension SendCommand {
+    /// What `send` sends: the files named, with standard input (`-`) read into its spool among them.
+    struct Sources {
+        var files: [SourceFile]
+        /// The bytes of every file, for the summary.
+        var bytes: UInt64
+        /// Keeps standard input's copy open while the transfer runs.
+        var spool: StandardInputSpool?
+    }
+
+    static let pickerNeedsATerminal = CLIError.usage(
+        "no peer given: name peers with --to PEER, or send to every peer with --all "
+            + "(without them a picker is shown, which needs a terminal)")
+
+    /// The files named (checked first), then standard input read to its end when `-` is among them.
+    ///
+    /// When standard input was a pipe and stderr is a terminal, stdin is reopened on `/dev/tty` afterwards (and
+    /// `context` says so), so that the picker and the pairing-code question still reach the person at it.
+    func collectSources(context: inout CommandContext) async throws -> Sources {
+        // A --text alone has no files (validate() allows that only with --text).
+        guard !files.isEmpty else { return Sources(files: [], bytes: 0, spool: nil) }
+        let readsStandardInput = files.contains(Self.standardInput)
+        var sources: [SourceFile] = []
+        var skipped: [SourceFile.Skipped] = []
+        defer { reportSkipped(skipped, context: context) }
+        do {
+            sources = try SourceFile.collect(files.filter { $0 != Self.standardInput }, skipped: &skipped)
+        } catch .nothingToSend where readsStandardInput {
+            // `-` alone, or beside empty directories: standard input is still something to send.
+        } catch {
+            throw CLIError.failure(error.description)
+        }
+        var bytes = sources.reduce(UInt64(0)) { $0 &+ Self.size(of: $1.path) }
+        guard readsStandardInput else { return Sources(files: sources, bytes: bytes, spool: nil) }
+        let name = standardInputName ?? Self.defaultStandardInputName
+        if let clash = sources.first(where: { $0.name == name }) {
+            throw CLIError.usage(
+                "standard input would be sent as '\(TerminalText.escape(name))', which is also the name of "
+                    + "\(TerminalText.excerpt(clash.path)); choose another name with --as")
+        }
+        let picking = targets.isEmpty && !all
+        let terminalReachable = context.isStdinTerminal || Self.terminalCanBeOpened()
+        if picking, !(context.isStderrTerminal && terminalReachable) {
+            throw Self.pickerNeedsATerminal
+        }
+        if context.isStdinTerminal {
+            context.stderr.writeLine("reading from the terminal; end with Ctrl-D")
+        }
+        let stderr = context.stderr
+        let spool = try await StandardInputSpool.spool(
+            into: StandardInputSpool.directory(context.environment), say: { stderr.writeLine($0) })
+        let shownName = "'\(TerminalText.escape(name))'"
+        if spool.size == 0 {
+            context.stderr.writeLine("standard input was empty: sending an empty file \(shownName)")
+        } else if standardInputName == nil {
+            context.stderr.writeLine("sending standard input as \(shownName) (choose the name with --as NAME)")
+        }
+        if !context.isStdinTerminal, context.isStderrTerminal, context.trapsSignals, Self.reopenTerminal() {
+            context.isStdinTerminal = true
+        }
+        sources.append(SourceFile(path: spool.path, name: name))
+        bytes &+= spool.size
+        return Sources(files: sources, bytes: bytes, spool: spool)
+    }
+
+    /// Says which entries of the folders sent were left out (symbolic links and special files): a count, each one
+    /// with `-v`; with `--json`, one `{"event":"skipped","name":...,"kind":"symbolicLink"|"special"}` line each.
+    func reportSkipped(_ skipped: [SourceFile.Skipped], context: CommandContext) {
+        guard !skipped.isEmpty else { return }
+        if json {
+            for entry in skipped {
+                let line: JSONLine = [
+                    "event": "skipped", "name": .string(entry.name), "kind": .string(entry.kind.rawValue),
+                ]
+                context.stdout.writeLine(line.text)
+            }
+            return
+        }
+        let links = skipped.filter { $0.kind == .symbolicLink }.count
+        let special = skipped.count - links
+        var kinds: [String] = []
+        if links > 0 { kinds.append(links == 1 ? "1 symbolic link" : "\(links) symbolic links") }
+        if special > 0 { kinds.append(special == 1 ? "1 special file" : "\(special) special files") }
+        context.stderr.writeLine(
+            "skipped \(kinds.joined(separator: " and ")) in the folders sent (only regular files are sent)"
+                + (global.verbose > 0 ? ":" : "; -v lists them"))
+        if global.verbose > 0 {
+            for entry in skipped {
+                let what = entry.kind == .symbolicLink ? "a symbolic link" : "not a regular file"
+                context.stderr.writeLine("  skipped \(TerminalText.escape(entry.name)): \(what)")
+            }
+        }
+    }
+
+    /// Whether this process has a controlling terminal it can read.
+    private static func terminalCanBeOpened() -> Bool {
+        let descriptor = open("/dev/tty", O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return false }
+        close(descriptor)
+        return true
+    }
+
+    /// Makes the controlling terminal the process's standard input; false when there is none.
+    private static func reopenTerminal() -> Bool {
+        let descriptor = open("/dev/tty", O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        return dup2(descriptor, STDIN_FILENO) == STDIN_FILENO
+    }
+}

@@ -1,0 +1,24 @@
+import FerryStateMachines
+import Testing
+
+@testable import FerryCLI
+
+/// Issue 13: `--accept` takes the same words where they mean the same: `all` accepts everyone, `trusted` only
+/// pinned peers, in `receive` and in `chat`.
+@Suite struct AcceptWordsTests {
+    @Test func chatTakesTrustedAsReceiveDoes() throws {
+        let chat = try #require(try parseCommand(["chat", "--accept", "trusted"]) as? ChatCommand)
+        #expect(chat.accept == .trusted)
+        #expect(ChatCommand.sessionPolicy(.trusted) == .trusted)
+        #expect(ChatCommand.sessionPolicy(.all) == .all)
+        #expect(ChatCommand.sessionPolicy(.none) == .none)
+        let receive = try #require(try parseCommand(["receive", "--accept", "trusted"]) as? ReceiveCommand)
+        #expect(receive.accept == .trusted)
+    }
+
+    @Test func wordsSharedByReceiveAndChatMeanTheSame() {
+        let receive = Set(ReceiveCommand.AcceptPolicy.allCases.map(\.rawValue))
+        let chat = Set(ChatCommand.AcceptPolicy.allCases.map(\.rawValue))
+        #expect(receive.intersection(chat) == ["all", "trusted"])
+    }
+}
