@@ -32,11 +32,14 @@ public struct PeerInfo: Equatable, Sendable {
     public var pairingCode: String?
     /// Whether its device ID is pinned (trusted).
     public var isTrusted: Bool
+    /// Whether its application reads messages: false when it announced `filesOnly` (a `ferry receive`, which only
+    /// takes files), so that a chat does not count it as a member.
+    public var takesMessages: Bool
 
     public init(
         peerID: PeerID, deviceID: DeviceID, displayName: String, mode: PeerMode, address: SocketAddress?,
         isDiscovered: Bool, isAcceptingConnections: Bool, state: PeerState, pairingCode: String? = nil,
-        isTrusted: Bool = false
+        isTrusted: Bool = false, takesMessages: Bool = true
     ) {
         self.peerID = peerID
         self.deviceID = deviceID
@@ -48,6 +51,7 @@ public struct PeerInfo: Equatable, Sendable {
         self.state = state
         self.pairingCode = pairingCode
         self.isTrusted = isTrusted
+        self.takesMessages = takesMessages
     }
 }
 

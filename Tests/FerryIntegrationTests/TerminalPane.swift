@@ -42,6 +42,11 @@ final class TerminalPane: Sendable {
         try Self.tmux(["-L", socket, "send-keys", "Enter"])
     }
 
+    /// Types `text` without Enter (a line left half typed).
+    func typeKeys(_ text: String) throws {
+        try Self.tmux(["-L", socket, "send-keys", "-l", text])
+    }
+
     /// Waits until the pane shows `text`; returns the pane's text then.
     @discardableResult
     func waitFor(_ text: String, timeout: Duration = .seconds(60)) throws -> String {
