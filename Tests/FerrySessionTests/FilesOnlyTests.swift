@@ -15,7 +15,8 @@ import Testing
             #expect(await alice.beacon(query: false, leaving: false).flags.contains(.filesOnly))
             #expect(await !bob.beacon(query: false, leaving: false).flags.contains(.filesOnly))
             let bobEvents = EventReader(bob)
-            let connected = try await alice.connect(toAddress: await SessionTests.address(of: bob), timeout: .seconds(30))
+            let connected = try await alice.connect(
+                toAddress: await SessionTests.address(of: bob), timeout: .seconds(30))
             #expect(connected.takesMessages, "bob reads messages")
             let event = try await bobEvents.next {
                 if case .peerStateChanged(_, .connected, _) = $0 { true } else { false }

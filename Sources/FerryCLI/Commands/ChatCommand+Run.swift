@@ -6,11 +6,12 @@ extension ChatCommand {
     /// The chat: connects to every peer it discovers (the lower peer ID asks, so two peers ask once), accepts
     /// or denies requests by policy, sends each typed line to every connected peer, and prints what arrives.
     public func run(context: CommandContext) async throws -> ExitCode {
-        let sessionMode: PeerMode = switch mode {
-        case .server: .server
-        case .client: .client
-        case .peer: .peer
-        }
+        let sessionMode: PeerMode =
+            switch mode {
+            case .server: .server
+            case .client: .client
+            case .peer: .peer
+            }
         let setup = try SessionSetup(
             global: global, context: context, mode: sessionMode, acceptPolicy: accept == .all ? .all : .none,
             maxPeers: maxPeers, disconnectTimeout: .seconds(disconnectTimeout))
@@ -24,8 +25,9 @@ extension ChatCommand {
         }
         defer { ChatTerminal.restore() }
         try await setup.run { [printer] session in
-            printer.ready(session: session.configuration.sessionID, name: session.configuration.displayName,
-                          peerID: session.localPeerID, port: await session.listenPort)
+            printer.ready(
+                session: session.configuration.sessionID, name: session.configuration.displayName,
+                peerID: session.localPeerID, port: await session.listenPort)
             await withTaskGroup(of: Void.self) { group in
                 group.addTask {
                     await ChatLoop.events(of: session, printer: printer)
@@ -111,7 +113,8 @@ enum ChatLoop {
                 continue
             }
             if line == "/help" {
-                for line in helpLines { printer.notice(line) }
+                // One notice (two lines of text): scripts read the answer to /help as one event.
+                printer.notice(helpLines.joined(separator: "\n"))
                 continue
             }
             var text = line

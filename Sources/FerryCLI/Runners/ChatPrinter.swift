@@ -37,8 +37,10 @@ struct ChatPrinter: Sendable {
         emit(
             JSONLine(
                 event: JSONEvents.Chat.ready,
-                ["session": .string(session), "name": .string(name), "peerID": .string(peerID.description),
-                 "port": .int(Int(port))]),
+                [
+                    "session": .string(session), "name": .string(name), "peerID": .string(peerID.description),
+                    "port": .int(Int(port)),
+                ]),
             text: "Chatting in session '\(TerminalText.escape(session))' as '\(TerminalText.escape(name))'"
                 + " (port \(port)). Type /help for commands.")
     }
@@ -74,8 +76,10 @@ struct ChatPrinter: Sendable {
         emit(
             JSONLine(
                 event: JSONEvents.Chat.message,
-                ["from": .string(peer.displayName), "peerID": .string(peer.peerID.description),
-                 "mode": .string(mode.rawValue), "text": .string(text)]),
+                [
+                    "from": .string(peer.displayName), "peerID": .string(peer.peerID.description),
+                    "mode": .string(mode.rawValue), "text": .string(text),
+                ]),
             text: "<\(PeerFormat.name(peer))\(mode == .unreliable ? "~" : "")> \(TerminalText.escape(text))")
     }
 

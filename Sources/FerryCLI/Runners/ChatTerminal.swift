@@ -61,10 +61,12 @@ final class ChatTerminal: Sendable {
 
     /// Puts the terminal back as it was before the chat (idempotent; safe from any thread).
     static func restore() {
-        guard var settings = saved.withLock({ state -> termios? in
-            defer { state = nil }
-            return state
-        }) else { return }
+        guard
+            var settings = saved.withLock({ state -> termios? in
+                defer { state = nil }
+                return state
+            })
+        else { return }
         tcsetattr(STDIN_FILENO, TCSANOW, &settings)
     }
 
