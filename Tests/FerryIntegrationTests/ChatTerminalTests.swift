@@ -46,6 +46,23 @@ extension IntegrationTests {
             #expect(help.contains("a ~ after the sender's name, as in <bob~> hi,"), "\(help)")
         }
 
+        /// The chat gives the terminal back as it found it (echo on), whether it ends by `/quit` or by Ctrl-D: after
+        /// the chat, the pane runs `cat`, and what is typed to it shows only when the terminal echoes. (Ctrl-C is not
+        /// tried here: tmux sends its SIGINT to the pane's whole process group, the shell that runs `cat` included.)
+        @Test(arguments: ["/quit", "C-d"]) func theTerminalEchoesAgainAfterTheChat(ending: String) throws {
+            let harness = try ChatHarness()
+            let pane = try Self.pane(harness, "solo")
+            defer { pane.close() }
+            try pane.typeKeys("half")
+            try pane.waitFor("half")
+            try pane.press("C-u")
+            if ending.hasPrefix("/") { try pane.type(ending) } else { try pane.press(ending) }
+            let (status, _) = try pane.waitForExit()
+            #expect(status == 0)
+            try pane.typeKeys("echoed-after-the-chat")
+            try pane.waitFor("echoed-after-the-chat", timeout: .seconds(20))
+        }
+
         /// A `ferry receive` in the chat's session is not announced, asked, or written to: its beacon (seen in
         /// the chat's `-vv` log) comes before bob's, and the chat's events are printed in the order they happen, so
         /// once bob joined, any line about the receiver would have been printed already.

@@ -47,6 +47,11 @@ final class TerminalPane: Sendable {
         try Self.tmux(["-L", socket, "send-keys", "-l", text])
     }
 
+    /// Presses one key by its tmux name (`C-c`, `C-d`).
+    func press(_ key: String) throws {
+        try Self.tmux(["-L", socket, "send-keys", key])
+    }
+
     /// Waits until the pane shows `text`; returns the pane's text then.
     @discardableResult
     func waitFor(_ text: String, timeout: Duration = .seconds(60)) throws -> String {
