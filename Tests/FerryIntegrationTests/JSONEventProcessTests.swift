@@ -83,6 +83,29 @@ extension IntegrationTests {
                 "\(events)")
         }
 
+        @Test func watchPrintsOnlyDocumentedEvents() throws {
+            let document = try EventsDocument.load(besides: #filePath)
+            let harness = try TransferHarness()
+            let watched = try TemporaryDirectory(prefix: "ferry-watched")
+            defer { watched.remove() }
+            let (receiver, port) = try harness.receiver(once: false)
+            let watcher = try harness.chat.registry.startFerry(
+                [
+                    "watch", watched.path, "--to", "127.0.0.1:\(port)", "--json", "--session", harness.session,
+                    "--interface", "lo", "--name", "camera",
+                ],
+                environment: harness.chat.environment("camera"))
+            _ = try watcher.nextJSON { $0["event"] as? String == "watching" }
+            try Data(repeating: 65, count: 70_000).write(to: URL(fileURLWithPath: watched.path + "/new.txt"))
+            _ = try watcher.nextJSON(timeout: .seconds(60)) { $0["event"] as? String == "file" }
+            _ = try watcher.terminate()
+            _ = try receiver.terminate()
+            let lines = watcher.allStdoutLines + receiver.allStdoutLines
+            #expect(document.undocumented(in: lines, command: "ferry send|receive|watch --json") == [])
+            let events = Set(lines.compactMap { TransferHarness.json($0)?["event"] as? String })
+            #expect(events.isSuperset(of: ["watching", "queued", "connected", "file", "finished"]), "\(events)")
+        }
+
         /// Two chats on terminals, started as the README's quick start shows: bob's screen has the README's
         /// transcript, line by line in order (other lines, such as "* alice is here", may come between).
         @Test func theReadmeChatTranscriptIsWhatChatShows() throws {
