@@ -67,7 +67,7 @@ let package = Package(
         .testTarget(name: "FerrySecurityTests", dependencies: ["FerrySecurity", "FerryTestSupport"]),
         .testTarget(name: "FerrySessionTests", dependencies: ["FerrySession", "FerrySecurity", "FerryTestSupport"]),
         .testTarget(name: "FerryTransferTests", dependencies: ["FerryTransfer", "FerryTestSupport"]),
-        .testTarget(name: "FerryCLITests", dependencies: ["FerryCLI", "FerrySession", "FerryTransfer"]),
+        .testTarget(name: "FerryCLITests", dependencies: ["FerryCLI", "FerrySession", "FerryTransfer", "FerryTestSupport"]),
         .testTarget(
             name: "FerryIntegrationTests",
             dependencies: ["FerryTestSupport", "FerrySystem", "FerryWire", "FerrySecurity"]),

@@ -15,6 +15,7 @@ public final class DeviceIdentity: @unchecked Sendable {
     /// Name of the file in the configuration directory.
     public static let fileName = "identity.pem"
 
+    /// The SHA-256 of `certificateDER`: what peers know this install by and pin.
     public let deviceID: DeviceID
     /// The certificate, DER-encoded: what peers hash into the device ID.
     public let certificateDER: [UInt8]

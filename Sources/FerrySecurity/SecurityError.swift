@@ -22,6 +22,7 @@ public enum SecurityError: Error, Equatable, Sendable, CustomStringConvertible {
     /// An OpenSSL call that should not fail did (out of memory...).
     case openSSL(String)
 
+    /// What failed, with OpenSSL's reason where it gave one.
     public var description: String {
         switch self {
         case .identity(let text): return text

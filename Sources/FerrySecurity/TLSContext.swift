@@ -22,9 +22,12 @@ public final class TLSContext: @unchecked Sendable {
     /// The one signature algorithm, for both sides' CertificateVerify: ferry identities are Ed25519 keys.
     static let signatureAlgorithms = "ed25519"
 
+    /// The key and certificate this context presents on every link.
     public let identity: DeviceIdentity
     let context: OpaquePointer
 
+    /// A TLS 1.3-only context presenting `identity`, asking the peer for its certificate (mutual TLS,
+    /// accepted whatever its issuer: the device ID is what is checked). Throws when OpenSSL refuses the setup.
     public init(identity: DeviceIdentity) throws(SecurityError) {
         guard let context = SSL_CTX_new(TLS_method()) else {
             throw .openSSL(SecurityError.drainOpenSSLErrors(fallback: "could not create a TLS context"))

@@ -53,13 +53,16 @@ public final class TLSStream: ByteStream {
     private let handshakeState = Mutex<(state: HandshakeState, waiters: [CheckedContinuation<Peer, any Error>])>(
         (.notStarted, []))
 
+    /// A TLS stream over `transport` as `role`; the handshake runs on the first read or write (or `handshake()`).
     public init(over transport: any ByteStream, context: TLSContext, role: Role) throws(SecurityError) {
         self.transport = transport
         self.role = role
         self.engine = Mutex(try TLSEngine(context: context, isClient: role == .client))
     }
 
+    /// The transport's local address.
     public var localAddress: SocketAddress { transport.localAddress }
+    /// The transport's remote address.
     public var remoteAddress: SocketAddress { transport.remoteAddress }
 
     /// The authenticated peer; nil until the handshake finished.
@@ -116,6 +119,8 @@ public final class TLSStream: ByteStream {
         }
     }
 
+    /// Decrypted bytes, at most `maxBytes` (positive); empty at the end of the stream. Runs the handshake first
+    /// when it has not run yet.
     public func read(maxBytes: Int) async throws -> [UInt8] {
         precondition(maxBytes > 0, "read(maxBytes:) needs a positive maxBytes")
         try await handshake()
@@ -139,6 +144,8 @@ public final class TLSStream: ByteStream {
     /// records while later ones are encrypted, and the output buffer stays small.
     static let writeSlice = 64 << 10
 
+    /// Encrypts and sends `bytes`, suspending while the transport is full. Runs the handshake first when it has
+    /// not run yet.
     public func write(_ bytes: [UInt8]) async throws {
         try await handshake()
         var offset = 0
@@ -160,6 +167,7 @@ public final class TLSStream: ByteStream {
         await transport.finishWriting()
     }
 
+    /// Closes the transport at once, without a close_notify (see `finishWriting()` for an orderly end).
     public func close() {
         transport.close()
         finishHandshake(.failed(.closedDuringHandshake))

@@ -27,6 +27,8 @@ struct PeerRecord: Sendable {
     /// Reached through a manual address (`--peer`); such a peer does not expire with discovery.
     var isManual = false
     var isAcceptingConnections = false
+    /// Whether its application reads messages (no `filesOnly` in its latest beacon or hello).
+    var takesMessages = true
     var connection: Connection = .none
     /// Where its unreliable datagrams come from and go to, while connected.
     var datagramAddress: SocketAddress?
@@ -53,7 +55,7 @@ struct PeerRecord: Sendable {
         PeerInfo(
             peerID: peerID, deviceID: deviceID, displayName: displayName, mode: mode, address: address,
             isDiscovered: isDiscovered, isAcceptingConnections: isAcceptingConnections, state: state,
-            pairingCode: pairingCode, isTrusted: isTrusted)
+            pairingCode: pairingCode, isTrusted: isTrusted, takesMessages: takesMessages)
     }
 
     var connectedLink: LinkID? {

@@ -62,6 +62,7 @@ extension Session {
         var flags: BeaconFlags = []
         if query { flags.insert(.query) }
         if leaving { flags.insert(.leaving) }
+        if !configuration.takesMessages { flags.insert(.filesOnly) }
         let connectedCount = peers.values.filter { $0.connectedLink != nil }.count
         if configuration.mode != .client, serverStateValue == .acceptingConnections,
             connectedCount < configuration.maxPeers, !leaving
@@ -125,6 +126,7 @@ extension Session {
                 if !links.values.contains(where: { $0.peerID == record.peerID }) {
                     peer.displayName = record.displayName
                     peer.mode = record.mode
+                    peer.takesMessages = record.takesMessages
                 }
                 peer.address = record.address
                 peer.isDiscovered = true

@@ -83,9 +83,12 @@ extension Session {
     }
 
     func localHello() -> Hello {
-        Hello(
+        var capabilities: Capabilities =
+            configuration.transfersEnabled ? [.zlib, .zstd, .datagrams, .transfers] : [.zlib, .datagrams]
+        if !configuration.takesMessages { capabilities.insert(.filesOnly) }
+        return Hello(
             peerID: localPeerID, deviceID: configuration.deviceID, mode: configuration.mode,
-            capabilities: configuration.transfersEnabled ? [.zlib, .zstd, .datagrams, .transfers] : [.zlib, .datagrams], listenPort: listenPort, datagramPort: datagramPort,
+            capabilities: capabilities, listenPort: listenPort, datagramPort: datagramPort,
             sessionID: configuration.sessionID, displayName: configuration.displayName)
     }
 
@@ -226,6 +229,7 @@ extension Session {
         peer.deviceID = hello.deviceID
         peer.displayName = hello.displayName
         peer.mode = hello.mode
+        peer.takesMessages = !hello.capabilities.contains(.filesOnly)
         peer.pairingCode = nil  // this link's code comes with the pairing nonces (`pairingAgreed`)
         peer.isTrusted = trustedDevices[hello.deviceID] != nil
         if peer.address == nil {

@@ -40,6 +40,10 @@ public struct SessionConfiguration: Sendable {
     /// Whether a transfer engine runs on this session: the hello announces the `transfers` capability and
     /// transfer frames reach `Session.transferEvents`; without it, a peer that sends one is cut off.
     public var transfersEnabled: Bool
+    /// Whether the application reads messages (`send(_:to:mode:)` from its peers). False announces `filesOnly` in
+    /// the beacon and the hello, for an application that only transfers files, so that a chat leaves it out
+    /// (`PeerInfo.takesMessages` on the other side).
+    public var takesMessages = true
     /// Where protocol events are logged (links opened and closed with their reasons, evictions, rejected
     /// beacons); level 1 is the interesting events, level 2 adds every beacon. Nil logs nothing.
     public var log: (@Sendable (_ level: Int, _ message: String) -> Void)?

@@ -39,12 +39,15 @@ public struct PeerInfo: Equatable, Sendable {
     public var pairingCode: String?
     /// Whether its device ID is pinned (trusted).
     public var isTrusted: Bool
+    /// Whether its application reads messages: false when it announced `filesOnly` (a `ferry receive`, which only
+    /// takes files), so that a chat does not count it as a member.
+    public var takesMessages: Bool
 
     /// A peer as described (for tests and applications that keep their own tables).
     public init(
         peerID: PeerID, deviceID: DeviceID, displayName: String, mode: PeerMode, address: SocketAddress?,
         isDiscovered: Bool, isAcceptingConnections: Bool, state: PeerState, pairingCode: String? = nil,
-        isTrusted: Bool = false
+        isTrusted: Bool = false, takesMessages: Bool = true
     ) {
         self.peerID = peerID
         self.deviceID = deviceID
@@ -56,6 +59,7 @@ public struct PeerInfo: Equatable, Sendable {
         self.state = state
         self.pairingCode = pairingCode
         self.isTrusted = isTrusted
+        self.takesMessages = takesMessages
     }
 }
 

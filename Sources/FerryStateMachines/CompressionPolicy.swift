@@ -36,6 +36,7 @@ public struct CompressionPolicy: Sendable {
     /// While CPU-bound, every this-many-th chunk is still tried.
     public static let probeInterval = 8
 
+    /// What the user asked for: `auto` (where it pays), always zlib, always zstd, or `none`.
     public let mode: CompressionMode
     /// Negotiated with the peers, best first.
     public let available: [CompressionAlgorithm]
@@ -50,6 +51,7 @@ public struct CompressionPolicy: Sendable {
     /// Position within the CPU-bound run, modulo `probeInterval`.
     private var cpuBoundPosition = 0
 
+    /// A policy for one transfer: `mode` as asked, `available` the algorithms both sides have, best first.
     public init(mode: CompressionMode, available: [CompressionAlgorithm]) {
         self.mode = mode
         self.available = available

@@ -9,16 +9,24 @@ import FerryWire
 public struct DiscoveryCache<Address: Hashable & Sendable>: Sendable {
     /// A peer as discovery knows it.
     public struct Record: Equatable, Sendable {
+        /// The peer's ID for its current run.
         public var peerID: PeerID
+        /// The device ID its beacon names (not authenticated).
         public var deviceID: DeviceID
+        /// Its display name.
         public var displayName: String
+        /// Its session mode (server or peer: clients are never listed).
         public var mode: PeerMode
         /// Where its beacon came from, with the TCP port it announced.
         public var address: Address
+        /// The TCP port it accepts links on.
         public var tcpPort: UInt16
         /// Whether it announces that it accepts connections.
         public var isAvailable: Bool
+        /// When its latest beacon arrived; it expires after `Configuration.missedAnnouncementsBeforeExpiry` intervals without one.
         public var lastSeen: ContinuousClock.Instant
+        /// Whether its application reads messages: false when its beacon has the `filesOnly` flag.
+        public var takesMessages = true
     }
 
     /// What the driver must do after an event.
@@ -35,14 +43,20 @@ public struct DiscoveryCache<Address: Hashable & Sendable>: Sendable {
 
     /// Tunables; the defaults are the documented protocol values.
     public struct Configuration: Sendable {
+        /// Our own peer ID: our beacons come back through multicast loopback and are dropped.
         public var localPeerID: PeerID
+        /// Our session: beacons of other sessions are dropped (and counted).
         public var sessionID: String
+        /// How often we announce (with jitter), and the unit of expiry.
         public var announceInterval: Duration
+        /// A peer unheard for this many intervals (and a half) is lost.
         public var missedAnnouncementsBeforeExpiry: Int
+        /// Most peers listed at once; beacons of new peers beyond it are dropped until some expire.
         public var capacity: Int
         /// Minimum spacing between two answers to queries, so a query flood cannot make us flood the group.
         public var minimumAnswerSpacing: Duration
 
+        /// A configuration with the protocol's defaults (10.5) for what is not given.
         public init(
             localPeerID: PeerID, sessionID: String, announceInterval: Duration = .seconds(2),
             missedAnnouncementsBeforeExpiry: Int = 3, capacity: Int = 256,
@@ -57,7 +71,9 @@ public struct DiscoveryCache<Address: Hashable & Sendable>: Sendable {
         }
     }
 
+    /// The tunables the cache was made with.
     public let configuration: Configuration
+    /// The peers listed now, by peer ID.
     public private(set) var records: [PeerID: Record] = [:]
     /// Beacons dropped because the cache was full.
     public private(set) var droppedForCapacity = 0
@@ -66,6 +82,7 @@ public struct DiscoveryCache<Address: Hashable & Sendable>: Sendable {
     private var nextAnnouncement: ContinuousClock.Instant?
     private var lastAnswer: ContinuousClock.Instant?
 
+    /// An empty cache.
     public init(configuration: Configuration) {
         self.configuration = configuration
     }
@@ -106,7 +123,7 @@ public struct DiscoveryCache<Address: Hashable & Sendable>: Sendable {
         let record = Record(
             peerID: beacon.peerID, deviceID: beacon.deviceID, displayName: beacon.displayName, mode: beacon.mode,
             address: address, tcpPort: beacon.tcpPort, isAvailable: beacon.flags.contains(.available),
-            lastSeen: now)
+            lastSeen: now, takesMessages: !beacon.flags.contains(.filesOnly))
         if let old = records[beacon.peerID] {
             records[beacon.peerID] = record
             var comparable = old

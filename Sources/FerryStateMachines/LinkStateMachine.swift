@@ -81,10 +81,15 @@ public struct LinkStateMachine: Sendable {
 
     /// Tunables; the defaults are the documented protocol values.
     public struct Configuration: Sendable {
+        /// The hello we send (an acceptor's carries the commitment to `pairingNonce`).
         public var localHello: Hello
+        /// From the link's start to the peer's hello (the transport's TLS handshake included): beyond it the link closes.
         public var handshakeTimeout: Duration
+        /// Acceptor: how long after the hellos the initiator has to send its request (or goodbye).
         public var idleTimeout: Duration
+        /// Acceptor: how long a request may wait for the application's accept or deny; then it is denied.
         public var decisionTimeout: Duration
+        /// A connected link silent for this long is lost (`timedOut`).
         public var disconnectTimeout: Duration
         /// Send a heartbeat when nothing was sent for this long. Fixed by the protocol, so that a peer with a
         /// short disconnect timeout is kept alive by a peer with a long one.
@@ -93,6 +98,7 @@ public struct LinkStateMachine: Sendable {
         /// as its `pairingCommitment`; the nonce itself is revealed only after the initiator sent its own.
         public var pairingNonce: [UInt8]?
 
+        /// A configuration with the protocol's defaults for what is not given.
         public init(
             localHello: Hello, handshakeTimeout: Duration = .seconds(10), idleTimeout: Duration = .seconds(30),
             decisionTimeout: Duration = .seconds(60), disconnectTimeout: Duration = .seconds(10),
@@ -122,8 +128,11 @@ public struct LinkStateMachine: Sendable {
         case closed
     }
 
+    /// Which end of the link this is.
     public let role: Role
+    /// The tunables the machine was made with.
     public let configuration: Configuration
+    /// Where the link is now.
     public private(set) var state: State = .awaitingHello
     /// The peer's hello, once received.
     public private(set) var peerHello: Hello?
@@ -138,6 +147,7 @@ public struct LinkStateMachine: Sendable {
     /// Initiator: whether the acceptor's nonce arrived (it is revealed once).
     private var pairingRevealed = false
 
+    /// A machine for a link that opened `now`; its first actions come from `start(now:)`.
     public init(role: Role, configuration: Configuration, now: ContinuousClock.Instant) {
         self.role = role
         self.configuration = configuration

@@ -85,6 +85,7 @@ public enum NameError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The path contains a bidirectional control character (e.g. U+202E RIGHT-TO-LEFT OVERRIDE).
     case bidiControl
 
+    /// Why the name was refused, in words for the sending user.
     public var description: String {
         switch self {
         case .empty: return "the name is empty"

@@ -14,6 +14,7 @@ public struct ReplayWindow: Equatable, Sendable {
     /// Bit i set: `highest - i` was recorded.
     private var seen: UInt64 = 0
 
+    /// An empty window: every number above 0 is fresh.
     public init() {}
 
     /// Whether `sequence` was not recorded yet and is not too old to tell.

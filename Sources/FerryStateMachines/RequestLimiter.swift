@@ -18,7 +18,9 @@ public struct RequestLimiter<Key: Hashable & Sendable>: Sendable {
         case globalExhausted
     }
 
+    /// The allowance of everyone together.
     public let globalRate: RateLimit
+    /// The allowance of each requester.
     public let perRequesterRate: RateLimit
     /// Most requesters tracked at once.
     public let capacity: Int
@@ -31,6 +33,7 @@ public struct RequestLimiter<Key: Hashable & Sendable>: Sendable {
         var lastUse: UInt64
     }
 
+    /// A limiter with full buckets at `now`, tracking at most `capacity` requesters.
     public init(global: RateLimit, perRequester: RateLimit, capacity: Int = 256, now: ContinuousClock.Instant) {
         precondition(capacity >= 1, "the limiter tracks at least one requester")
         self.globalRate = global

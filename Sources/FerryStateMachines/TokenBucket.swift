@@ -8,6 +8,7 @@ public struct RateLimit: Equatable, Sendable, CustomStringConvertible {
     /// The time in which `burst` tokens are refilled. Positive.
     public let interval: Duration
 
+    /// `burst` events at once, and `burst` more per `interval`. Preconditions: `burst` >= 1, `interval` > 0.
     public init(burst: Int, per interval: Duration) {
         precondition(burst >= 1, "a rate allows at least one event")
         precondition(interval > .zero, "a rate's interval is positive")
@@ -20,6 +21,7 @@ public struct RateLimit: Equatable, Sendable, CustomStringConvertible {
         RateLimit(burst: burst, per: .seconds(60))
     }
 
+    /// `N per DURATION`, for logs.
     public var description: String { "\(burst) per \(interval)" }
 }
 
@@ -30,6 +32,7 @@ public struct RateLimit: Equatable, Sendable, CustomStringConvertible {
 /// that runs backwards (an instant older than the last one seen) refills nothing. Refill is counted in whole
 /// tokens from the last refill instant, so fractions are not lost between calls.
 public struct TokenBucket: Equatable, Sendable {
+    /// The rate the bucket enforces.
     public let rate: RateLimit
     /// Tokens left at `refilledAt`.
     public private(set) var tokens: Int

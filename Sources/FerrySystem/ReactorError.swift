@@ -11,6 +11,7 @@ public enum ReactorError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The reactor was shut down; every descriptor it owned is closed.
     case reactorShutDown
 
+    /// What failed, with the call's name, for logs and error messages.
     public var description: String {
         switch self {
         case .closed: return "descriptor closed"

@@ -17,16 +17,24 @@ public struct Beacon: Equatable, Sendable {
     public static let currentVersion: UInt8 = 1
     static let magic: [UInt8] = [0x46, 0x52, 0x59, 0x42]
 
+    /// The beacon format's version (1); others are dropped on receipt.
     public var version: UInt8 = Beacon.currentVersion
+    /// Query, available, leaving, files only.
     public var flags: BeaconFlags
+    /// The sender's session mode, as in its hello.
     public var mode: PeerMode
+    /// The sender's peer ID for this run.
     public var peerID: PeerID
+    /// The sender's device ID (not authenticated here: beacons never change who a peer is).
     public var deviceID: DeviceID
     /// TCP port the sender accepts links on.
     public var tcpPort: UInt16
+    /// The session; receivers drop beacons of other sessions.
     public var sessionID: String
+    /// The sender's display name.
     public var displayName: String
 
+    /// A beacon with the given fields, of the current version.
     public init(
         flags: BeaconFlags, mode: PeerMode, peerID: PeerID, deviceID: DeviceID, tcpPort: UInt16,
         sessionID: String, displayName: String

@@ -29,12 +29,14 @@ public struct Datagram: Equatable, Sendable {
 
     /// `sessionTag(for:)` of the sender's session ID.
     public var sessionTag: UInt32
+    /// The sender's peer ID (authenticated with the rest of the header by the AEAD).
     public var sender: PeerID
     /// Per link and direction, starting at 1, never repeated: the AEAD nonce.
     public var sequence: UInt64
     /// Ciphertext followed by the tag.
     public var sealed: [UInt8]
 
+    /// A datagram with the given header fields and sealed payload.
     public init(sessionTag: UInt32, sender: PeerID, sequence: UInt64, sealed: [UInt8]) {
         self.sessionTag = sessionTag
         self.sender = sender

@@ -9,6 +9,7 @@ public struct DeviceID: Hashable, Sendable, CustomStringConvertible {
     /// Characters per group in the readable form.
     static let groupLength = 4
 
+    /// The 32 bytes: the SHA-256 of the device's certificate.
     public let bytes: [UInt8]
 
     /// Nil unless `bytes` has exactly 32 bytes.

@@ -14,9 +14,12 @@ public struct Frame: Equatable, Sendable {
     /// Length of the kind + length header.
     public static let headerLength = 6
 
+    /// What the frame is (the header's `u16` kind).
     public var kind: FrameKind
+    /// The bytes after the header, as many as the header's length says.
     public var payload: [UInt8]
 
+    /// A frame of `kind` carrying `payload`.
     public init(kind: FrameKind, payload: [UInt8]) {
         self.kind = kind
         self.payload = payload

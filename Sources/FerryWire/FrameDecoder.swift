@@ -17,6 +17,8 @@ public struct FrameDecoder: Sendable {
     /// Above this capacity an emptied buffer gives its memory back instead of keeping it for the next frame.
     private static let retainedCapacity = 256 * 1024
 
+    /// A decoder that refuses frames longer than `maximumPayloadLength` from their header, before buffering them
+    /// (the small pre-authentication limit by default; raise it once the link is accepted).
     public init(maximumPayloadLength: Int = Limits.maxHelloPayload) {
         self.maximumPayloadLength = maximumPayloadLength
     }
@@ -24,11 +26,13 @@ public struct FrameDecoder: Sendable {
     /// Bytes received but not yet returned as a frame (or preface).
     public var bufferedByteCount: Int { buffer.count - readIndex }
 
+    /// Adds bytes read from the link; frames are taken out with `nextFrame()`.
     public mutating func append(_ bytes: [UInt8]) {
         compactIfWorthwhile()
         buffer.append(contentsOf: bytes)
     }
 
+    /// Adds bytes read from the link; frames are taken out with `nextFrame()`.
     public mutating func append(_ bytes: ArraySlice<UInt8>) {
         compactIfWorthwhile()
         buffer.append(contentsOf: bytes)

@@ -3,8 +3,10 @@
 /// A distinct type rather than a bare `UInt64` so it cannot be mixed up with sequence numbers or ports.
 /// Chosen at random per session start; stable device identity is `DeviceID`. Big-endian u64 on the wire.
 public struct PeerID: RawRepresentable, Hashable, Sendable, Comparable, CustomStringConvertible {
+    /// The ID as sent: a big-endian `u64`.
     public var rawValue: UInt64
 
+    /// The ID `rawValue`.
     public init(rawValue: UInt64) {
         self.rawValue = rawValue
     }
@@ -24,6 +26,7 @@ public struct PeerID: RawRepresentable, Hashable, Sendable, Comparable, CustomSt
     /// 16 lowercase hex digits.
     public var description: String { Hex.string(rawValue, width: 16) }
 
+    /// Orders IDs as unsigned numbers: of two peers, the lower one asks to connect (10.4).
     public static func < (lhs: PeerID, rhs: PeerID) -> Bool {
         lhs.rawValue < rhs.rawValue
     }

@@ -9,6 +9,7 @@ public enum PeerMode: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     /// Both.
     case peer = 3
 
+    /// `server`, `client` or `peer`, as the CLI prints it.
     public var description: String {
         switch self {
         case .server: "server"

@@ -14,6 +14,7 @@ public enum Preface {
     /// "FERRY" followed by a NUL byte.
     static let magic: [UInt8] = [0x46, 0x45, 0x52, 0x52, 0x59, 0x00]
 
+    /// The preface bytes for `version`: the magic, then major and minor.
     public static func encode(_ version: ProtocolVersion = .current) -> [UInt8] {
         magic + [version.major, version.minor]
     }

@@ -18,6 +18,7 @@ public enum WireError: Error, Equatable, Sendable, CustomStringConvertible {
     /// A field with a value outside its rules, e.g. "sessionID: empty", "displayName: invalid UTF-8".
     case invalidField(String)
 
+    /// What was wrong with the bytes, for logs and error messages.
     public var description: String {
         switch self {
         case .badMagic:

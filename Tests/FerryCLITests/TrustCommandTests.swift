@@ -67,8 +67,8 @@ import Testing
         let json = await home.run(["trust", "list", "--json"])
         #expect(
             json.stdout == """
-                {"deviceID":"\(alice)","hex":"\(alice.hex)","name":"al\\u001b[2Jice","added":"2026-11-30T12:00:00Z"}
-                {"deviceID":"\(bob)","hex":"\(bob.hex)","name":"bob","added":"2026-11-30T12:00:00Z"}
+                {"event":"trustedPeer","deviceID":"\(alice)","hex":"\(alice.hex)","name":"al\\u001b[2Jice","added":"2026-11-30T12:00:00Z"}
+                {"event":"trustedPeer","deviceID":"\(bob)","hex":"\(bob.hex)","name":"bob","added":"2026-11-30T12:00:00Z"}
 
                 """)
     }
@@ -139,7 +139,7 @@ import Testing
                     stderr: ""))
         #expect(
             await home.run(["--name", "zoe", "id", "--json"]).stdout
-                == "{\"deviceID\":\"\(id)\",\"hex\":\"\(id.hex)\",\"name\":\"zoe\",\"configDirectory\":"
+                == "{\"event\":\"identity\",\"deviceID\":\"\(id)\",\"hex\":\"\(id.hex)\",\"name\":\"zoe\",\"configDirectory\":"
                 + "\"\(home.ferryDirectory)\"}\n")
         // The same ID every time, and the one the trust store would pin.
         #expect(try IdCommand.deviceID(environment: home.environment) == id)

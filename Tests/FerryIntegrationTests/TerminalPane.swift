@@ -47,7 +47,12 @@ final class TerminalPane: Sendable {
         try Self.tmux(["-L", socket, "send-keys", "Enter"])
     }
 
-    /// Presses one key, named as tmux names it (`C-d` for Ctrl-D).
+    /// Types `text` without Enter (a line left half typed).
+    func typeKeys(_ text: String) throws {
+        try Self.tmux(["-L", socket, "send-keys", "-l", text])
+    }
+
+    /// Presses one key by its tmux name (`C-c`, `C-d`).
     func press(_ key: String) throws {
         try Self.tmux(["-L", socket, "send-keys", key])
     }

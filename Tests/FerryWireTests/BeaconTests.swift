@@ -17,6 +17,18 @@ struct BeaconTests {
         }
     }
 
+    /// PROTOCOL.md 6 and 4.1: `filesOnly` is beacon flag bit 3 (byte 5) and hello capability bit 4.
+    @Test func filesOnlyIsBeaconFlagBit3AndCapabilityBit4() throws {
+        var beacon = Samples.beacon
+        beacon.flags = [.available, .filesOnly]
+        let bytes = beacon.encoded()
+        #expect(bytes[5] == 0x0A)
+        #expect(try Beacon(decoding: bytes[...]).flags.contains(.filesOnly))
+        #expect(Capabilities.filesOnly.rawValue == 1 << 4)
+        #expect(Capabilities.known.contains(.filesOnly))
+        #expect(Capabilities([.zlib, .filesOnly]).description == "[zlib, filesOnly]")
+    }
+
     @Test func extensionBytesAreIgnoredUpToTheLimit() throws {
         let bytes = try Fixtures.bytes("beacon")
         let padded = bytes + [UInt8](repeating: 0xEE, count: Limits.maxBeaconLength - bytes.count)

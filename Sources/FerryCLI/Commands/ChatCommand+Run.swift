@@ -6,19 +6,28 @@ extension ChatCommand {
     /// The chat: connects to every peer it discovers (the lower peer ID asks, so two peers ask once), accepts
     /// or denies requests by policy, sends each typed line to every connected peer, and prints what arrives.
     public func run(context: CommandContext) async throws -> ExitCode {
-        let sessionMode: PeerMode = switch mode {
-        case .server: .server
-        case .client: .client
-        case .peer: .peer
-        }
+        let sessionMode: PeerMode =
+            switch mode {
+            case .server: .server
+            case .client: .client
+            case .peer: .peer
+            }
         let setup = try SessionSetup(
             global: global, context: context, mode: sessionMode, acceptPolicy: Self.sessionPolicy(accept),
             maxPeers: maxPeers, disconnectTimeout: .seconds(disconnectTimeout))
-        let printer = ChatPrinter(context: context, json: json)
-        let input = StandardInputLines.stream()
-        try await setup.run { session in
-            printer.ready(session: session.configuration.sessionID, name: session.configuration.displayName,
-                          peerID: session.localPeerID, port: await session.listenPort)
+        var printer = ChatPrinter(context: context, json: json)
+        let input: AsyncStream<String>
+        if let started = ChatTerminal.start(context: context) {
+            printer.terminal = started.terminal
+            input = started.lines
+        } else {
+            input = StandardInputLines.stream()
+        }
+        defer { ChatTerminal.restore() }
+        try await setup.run { [printer] session in
+            printer.ready(
+                session: session.configuration.sessionID, name: session.configuration.displayName,
+                peerID: session.localPeerID, port: await session.listenPort)
             await withTaskGroup(of: Void.self) { group in
                 group.addTask {
                     await ChatLoop.events(of: session, printer: printer)
@@ -49,6 +58,9 @@ enum ChatLoop {
         for await event in session.events {
             switch event {
             case .peerStateChanged(let peer, let state, let reason):
+                // A peer that only transfers files (`ferry receive`, a sender passing by) is no member of the chat:
+                // never announced, asked or written to.
+                guard peer.takesMessages else { continue }
                 printer.state(peer, state, reason: reason)
                 if state == .available, shouldAsk(peer, session: session) {
                     Task {
@@ -85,15 +97,24 @@ enum ChatLoop {
         }
     }
 
+    /// What `/help` prints: the commands, and how a line that came as a datagram is marked.
+    static let helpLines = [
+        "commands: /peers lists the peers, /unreliable TEXT sends TEXT as a datagram, /quit leaves;"
+            + " other lines go to every connected peer",
+        "a ~ after the sender's name, as in <bob~> hi, marks a line that came as a datagram"
+            + " (sent with /unreliable: it may be lost or arrive out of order)",
+    ]
+
     static func input(_ lines: AsyncStream<String>, session: Session, printer: ChatPrinter) async {
         for await line in lines {
             if line == "/quit" { return }
             if line == "/peers" {
-                for peer in await session.peers() { printer.peerRow(peer) }
+                for peer in await session.peers() where peer.takesMessages { printer.peerRow(peer) }
                 continue
             }
             if line == "/help" {
-                printer.notice("commands: /peers, /unreliable TEXT, /quit; other lines go to every connected peer")
+                // One notice (two lines of text): scripts read the answer to /help as one event.
+                printer.notice(helpLines.joined(separator: "\n"))
                 continue
             }
             var text = line
@@ -106,7 +127,7 @@ enum ChatLoop {
                 continue
             }
             do {
-                let connected = await session.peers(withState: .connected)
+                let connected = await session.peers(withState: .connected).filter(\.takesMessages)
                 if connected.isEmpty {
                     printer.failure("no peer is connected yet; the line was not sent")
                     continue

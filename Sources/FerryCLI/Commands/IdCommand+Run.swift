@@ -7,12 +7,15 @@ extension IdCommand {
         let name = global.displayName
         let directory = ConfigDirectory.url(environment: context.environment).path
         if json {
-            let line: JSONLine = [
-                "deviceID": .string(deviceID.description),
-                "hex": .string(deviceID.hex),
-                "name": .string(name),
-                "configDirectory": .string(directory),
-            ]
+            // The same first keys, in the same order, as `trust list --json` gives each pinned peer.
+            let line = JSONLine(
+                event: JSONEvents.Id.identity,
+                [
+                    "deviceID": .string(deviceID.description),
+                    "hex": .string(deviceID.hex),
+                    "name": .string(name),
+                    "configDirectory": .string(directory),
+                ])
             context.stdout.writeLine(line.text)
         } else {
             context.stdout.write(

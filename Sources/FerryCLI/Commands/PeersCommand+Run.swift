@@ -19,7 +19,9 @@ extension PeersCommand {
                         if case .sessionError(let error) = event {
                             if json {
                                 context.stdout.writeLine(
-                                    JSONLine(["event": "error", "message": .string(error.description)]).text)
+                                    JSONLine(
+                                        event: JSONEvents.Peers.error, ["message": .string(error.description)]
+                                    ).text)
                             } else {
                                 context.stderr.writeLine("Warning: " + TerminalText.escape(error.description))
                             }
@@ -27,7 +29,7 @@ extension PeersCommand {
                         guard case .peerStateChanged(let peer, let state, _) = event else { continue }
                         seen.insert(peer.peerID)
                         if json {
-                            var line = JSONLine(["event": "peer"])
+                            var line = JSONLine(event: JSONEvents.Peers.peer)
                             if case .object(let pairs) = PeerFormat.json(peer.with(state: state)) {
                                 for pair in pairs { line.append(pair.key, pair.value) }
                             }

@@ -137,12 +137,15 @@ extension ReceiveCommand {
         let port = await run.session.listenPort
         let name = run.session.configuration.displayName
         if json {
-            reporter.emit([
-                "event": "listening", "port": .int(Int(port)), "directory": .string(directory),
-                "name": .string(name), "peerID": .string(run.session.localPeerID.description),
-                "deviceID": .string(run.session.configuration.deviceID.description),
-                "session": .string(run.session.configuration.sessionID),
-            ])
+            reporter.emit(
+                JSONLine(
+                    event: JSONEvents.Transfers.listening,
+                    [
+                        "port": .int(Int(port)), "directory": .string(directory), "name": .string(name),
+                        "peerID": .string(run.session.localPeerID.description),
+                        "deviceID": .string(run.session.configuration.deviceID.description),
+                        "session": .string(run.session.configuration.sessionID),
+                    ]))
         } else {
             context.stderr.writeLine(
                 "receiving into \(TerminalText.escape(directory)) as \(TerminalText.escape(name)) (port \(port)); "

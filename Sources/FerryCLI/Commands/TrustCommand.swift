@@ -39,14 +39,17 @@ public struct TrustCommand: ParsableCommand, Equatable {
         peer.name.isEmpty ? "\(peer.deviceID)" : "'\(TerminalText.escape(peer.name))' (\(peer.deviceID))"
     }
 
-    /// The peer as `--json` shows it: `{"deviceID":..., "hex":..., "name":..., "added":...}`.
+    /// The peer as `--json` shows it: `{"event":"trustedPeer","deviceID":...,"hex":...,"name":...,"added":...}`,
+    /// the same first keys as `ferry id --json` (an `identity` event), so that one reader takes both.
     static func json(_ peer: TrustedPeer) -> JSONLine {
-        [
-            "deviceID": .string(peer.deviceID.description),
-            "hex": .string(peer.deviceID.hex),
-            "name": .string(peer.name),
-            "added": .string(peer.added.formatted(.iso8601)),
-        ]
+        JSONLine(
+            event: JSONEvents.TrustList.trustedPeer,
+            [
+                "deviceID": .string(peer.deviceID.description),
+                "hex": .string(peer.deviceID.hex),
+                "name": .string(peer.name),
+                "added": .string(peer.added.formatted(.iso8601)),
+            ])
     }
 
     /// The usage error for text that is not a device ID.

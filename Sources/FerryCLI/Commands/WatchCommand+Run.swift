@@ -42,10 +42,13 @@ extension WatchCommand {
             run in
             let peers = all ? "every receiving peer" : targets.map(\.description).joined(separator: ", ")
             if json {
-                reporter.emit([
-                    "event": "watching", "directory": .string(path), "files": .int(known.count),
-                    "peers": all ? .null : .array(targets.map { .string($0.text) }),
-                ])
+                reporter.emit(
+                    JSONLine(
+                        event: JSONEvents.Transfers.watching,
+                        [
+                            "directory": .string(path), "files": .int(known.count),
+                            "peers": all ? .null : .array(targets.map { .string($0.text) }),
+                        ]))
             } else {
                 let there = known.count == 1 ? "1 file already there is" : "\(known.count) files already there are"
                 context.stderr.writeLine(

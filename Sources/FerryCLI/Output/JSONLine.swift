@@ -4,8 +4,11 @@
 /// happen with any line reader; the text never contains a raw newline, whatever a peer puts in its name or
 /// message. Build it from literal pairs or append as you go:
 ///
-///     var line: JSONLine = ["event": "peerFound", "name": .string(name)]
+///     var line = JSONLine(event: JSONEvents.Peers.peer, ["name": .string(name)])
 ///     line.append("port", .int(port))
+///
+/// The `event` key is written by `init(event:_:)` only, from the registry in `JSONEvent.swift` (a test fails on
+/// any other `"event"` in the sources), so that docs/EVENTS.md can be checked against every event ferry prints.
 ///     context.stdout.writeLine(line.text)
 public struct JSONLine: Sendable, Equatable, ExpressibleByDictionaryLiteral {
     /// The key/value pairs in output order.
@@ -22,6 +25,11 @@ public struct JSONLine: Sendable, Equatable, ExpressibleByDictionaryLiteral {
     /// A line from literal pairs: `JSONLine(["event": "ready", "port": .int(port)])`.
     public init(_ pairs: KeyValuePairs<String, JSONValue>) {
         self.pairs = pairs.map { (key: $0.key, value: $0.value) }
+    }
+
+    /// A line that starts with `"event": event`, then `pairs`.
+    public init<Event: JSONEvent>(event: Event, _ pairs: KeyValuePairs<String, JSONValue> = [:]) {
+        self.pairs = [(key: "event", value: .string(event.rawValue))] + pairs.map { (key: $0.key, value: $0.value) }
     }
 
     public init(dictionaryLiteral elements: (String, JSONValue)...) {

@@ -67,6 +67,7 @@ final class SignalTrap: Sendable {
         if seen == 1 {
             onInterrupt()
         } else {
+            ChatTerminal.restore()  // a chat's terminal gets its echo back
             _exit(Self.exitCode(for: stoppedBy).rawValue)
         }
     }

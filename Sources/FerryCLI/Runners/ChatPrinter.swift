@@ -2,30 +2,51 @@ import FerrySession
 import FerryWire
 
 /// Everything `ferry chat` prints: text for people, or one JSON object per line with `--json`.
+///
+/// On a terminal (`terminal`), every line is printed above the line being typed, which stays whole below it.
 struct ChatPrinter: Sendable {
     let context: CommandContext
     let json: Bool
+    /// The terminal the person types on, when stdin and stdout are one.
+    var terminal: ChatTerminal? = nil
 
     private func emit(_ line: JSONLine, text: @autoclosure () -> String, error: Bool = false) {
         if json {
-            context.stdout.writeLine(line.text)
+            write(line.text, to: context.stdout)
         } else if error {
-            context.stderr.writeLine(text())
+            // On the screen (stderr a terminal too), an error must not break the typed line either.
+            if context.isStderrTerminal, let terminal {
+                terminal.printAbove(text() + "\n")
+            } else {
+                context.stderr.writeLine(text())
+            }
         } else {
-            context.stdout.writeLine(text())
+            write(text(), to: context.stdout)
+        }
+    }
+
+    private func write(_ line: String, to sink: any TextSink) {
+        if let terminal {
+            terminal.printAbove(line + "\n")
+        } else {
+            sink.writeLine(line)
         }
     }
 
     func ready(session: String, name: String, peerID: PeerID, port: UInt16) {
         emit(
-            ["event": "ready", "session": .string(session), "name": .string(name),
-             "peerID": .string(peerID.description), "port": .int(Int(port))],
+            JSONLine(
+                event: JSONEvents.Chat.ready,
+                [
+                    "session": .string(session), "name": .string(name), "peerID": .string(peerID.description),
+                    "port": .int(Int(port)),
+                ]),
             text: "Chatting in session '\(TerminalText.escape(session))' as '\(TerminalText.escape(name))'"
                 + " (port \(port)). Type /help for commands.")
     }
 
     func state(_ peer: PeerInfo, _ state: PeerState, reason: SessionError?) {
-        var line: JSONLine = ["event": .string(state.rawValue), "peer": PeerFormat.json(peer)]
+        var line = JSONLine(event: Self.event(state), ["peer": PeerFormat.json(peer)])
         if let reason { line.append("reason", .string(reason.description)) }
         if case .denied(_, let deny, _)? = reason { line.append("denyReason", .string(deny.description)) }
         let name = PeerFormat.name(peer)
@@ -40,29 +61,50 @@ struct ChatPrinter: Sendable {
         emit(line, text: text)
     }
 
+    /// The event of a peer state: its name, as GameKit's states are named.
+    static func event(_ state: PeerState) -> JSONEvents.Chat {
+        switch state {
+        case .available: .available
+        case .unavailable: .unavailable
+        case .connecting: .connecting
+        case .connected: .connected
+        case .disconnected: .disconnected
+        }
+    }
+
     func message(_ text: String, from peer: PeerInfo, mode: DataMode) {
         emit(
-            ["event": "message", "from": .string(peer.displayName), "peerID": .string(peer.peerID.description),
-             "mode": .string(mode.rawValue), "text": .string(text)],
+            JSONLine(
+                event: JSONEvents.Chat.message,
+                [
+                    "from": .string(peer.displayName), "peerID": .string(peer.peerID.description),
+                    "mode": .string(mode.rawValue), "text": .string(text),
+                ]),
             text: "<\(PeerFormat.name(peer))\(mode == .unreliable ? "~" : "")> \(TerminalText.escape(text))")
     }
 
     func sent(_ text: String, mode: DataMode, count: Int) {
         guard json else { return }  // the terminal already shows what was typed
-        context.stdout.writeLine(
-            JSONLine(["event": "sent", "mode": .string(mode.rawValue), "peers": .int(count),
-                      "bytes": .int(text.utf8.count)]).text)
+        write(
+            JSONLine(
+                event: JSONEvents.Chat.sent,
+                ["mode": .string(mode.rawValue), "peers": .int(count), "bytes": .int(text.utf8.count)]
+            ).text, to: context.stdout)
     }
 
     func peerRow(_ peer: PeerInfo) {
-        emit(["event": "peerInfo", "peer": PeerFormat.json(peer)], text: PeerFormat.row(peer, state: peer.state))
+        emit(
+            JSONLine(event: JSONEvents.Chat.peerInfo, ["peer": PeerFormat.json(peer)]),
+            text: PeerFormat.row(peer, state: peer.state))
     }
 
     func notice(_ text: String) {
-        emit(["event": "notice", "text": .string(text)], text: text)
+        emit(JSONLine(event: JSONEvents.Chat.notice, ["text": .string(text)]), text: text)
     }
 
     func failure(_ message: String) {
-        emit(["event": "error", "message": .string(message)], text: "Error: \(message)", error: true)
+        emit(
+            JSONLine(event: JSONEvents.Chat.error, ["message": .string(message)]), text: "Error: \(message)",
+            error: true)
     }
 }

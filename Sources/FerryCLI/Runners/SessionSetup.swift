@@ -20,6 +20,8 @@ struct SessionSetup {
             listenPort: global.port, interfaces: global.interfaces.isEmpty ? nil : global.interfaces,
             acceptPolicy: acceptPolicy, maxPeers: maxPeers, disconnectTimeout: disconnectTimeout,
             transfersEnabled: transfersEnabled)
+        // The file commands (receive, send, watch, trust add --peer) read no messages: chats leave them out.
+        configuration.takesMessages = !transfersEnabled
         if global.verbose > 0 {
             let verbosity = global.verbose
             let sink = context.stderr

@@ -9,7 +9,7 @@ extension TransferReporter {
     static func jsonLine(for event: TransferEvent) -> JSONLine {
         switch event {
         case .offerReceived(let offer):
-            var line = header("offer", offer.transferID, offer.peer, direction: .receiving)
+            var line = header(.offer, offer.transferID, offer.peer, direction: .receiving)
             line.append("files", files(offer.files, accepted: nil, resumeOffsets: nil))
             line.append("bytes", int(offer.totalBytes))
             line.append("code", offer.peer.pairingCode.map { .string($0) } ?? .null)
@@ -18,17 +18,17 @@ extension TransferReporter {
             line.append("answerWithin", .double(max(0, left)))
             return line
         case .started(let transferID, let peer, let direction, let offered, let accepted, let resumeOffsets):
-            var line = header("started", transferID, peer, direction: direction)
+            var line = header(.started, transferID, peer, direction: direction)
             line.append("files", files(offered, accepted: accepted, resumeOffsets: resumeOffsets))
             let total = zip(offered, accepted).reduce(UInt64(0)) { $0 + ($1.1 ? $1.0.size : 0) }
             line.append("bytes", int(total))
             return line
         case .denied(let transferID, let peer, let direction, let reason):
-            var line = header("denied", transferID, peer, direction: direction)
+            var line = header(.denied, transferID, peer, direction: direction)
             line.append("reason", .string(reason))
             return line
         case .progress(let progress):
-            var line = header("progress", progress.transferID, progress.peer, direction: progress.direction)
+            var line = header(.progress, progress.transferID, progress.peer, direction: progress.direction)
             line.append("fileIndex", .int(progress.fileIndex))
             line.append("file", .string(progress.fileName))
             line.append("fileBytes", int(progress.fileBytesDone))
@@ -41,7 +41,7 @@ extension TransferReporter {
             line.append("secondsLeft", progress.secondsLeft.map { .double($0) } ?? .null)
             return line
         case .fileFinished(let outcome):
-            var line = header("file", outcome.transferID, outcome.peer, direction: outcome.direction)
+            var line = header(.file, outcome.transferID, outcome.peer, direction: outcome.direction)
             line.append("fileIndex", .int(outcome.fileIndex))
             line.append("name", .string(outcome.fileName))
             line.append("size", int(outcome.size))
@@ -52,7 +52,7 @@ extension TransferReporter {
             line.append("alreadyThere", .bool(outcome.alreadyThere))
             return line
         case .finished(let outcome):
-            var line = header("finished", outcome.transferID, outcome.peer, direction: outcome.direction)
+            var line = header(.finished, outcome.transferID, outcome.peer, direction: outcome.direction)
             line.append("ok", .bool(outcome.isSuccess))
             line.append("filesSucceeded", .int(outcome.filesSucceeded))
             line.append("filesFailed", .int(outcome.filesFailed))
@@ -68,10 +68,10 @@ extension TransferReporter {
     }
 
     /// `{"event":..., "direction":..., "transferID":..., "peer":..., "peerID":..., "deviceID":...}`.
-    static func header(_ event: String, _ transferID: TransferID, _ peer: PeerInfo, direction: TransferDirection)
-        -> JSONLine
-    {
-        var line: JSONLine = ["event": .string(event), "direction": .string(direction.rawValue)]
+    static func header(
+        _ event: JSONEvents.Transfers, _ transferID: TransferID, _ peer: PeerInfo, direction: TransferDirection
+    ) -> JSONLine {
+        var line = JSONLine(event: event, ["direction": .string(direction.rawValue)])
         line.append("transferID", .string(transferID.description))
         appendPeer(peer, to: &line)
         return line

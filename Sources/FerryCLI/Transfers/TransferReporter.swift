@@ -67,7 +67,7 @@ final class TransferReporter: Sendable {
     /// A failure to report: a JSON `error` event, or an `Error:` line.
     func failure(_ message: String, peer: PeerInfo? = nil) {
         if json {
-            var line: JSONLine = ["event": "error"]
+            var line = JSONLine(event: JSONEvents.Transfers.error)
             if let peer {
                 Self.appendPeer(peer, to: &line)
             }
@@ -82,7 +82,7 @@ final class TransferReporter: Sendable {
     /// receiver's screen, unless the peer is trusted (then its key was checked against the pin).
     func connected(_ peer: PeerInfo) {
         if json {
-            var line: JSONLine = ["event": "connected"]
+            var line = JSONLine(event: JSONEvents.Transfers.connected)
             Self.appendPeer(peer, to: &line)
             line.append("address", peer.address.map { .string($0.description) } ?? .null)
             line.append("code", peer.pairingCode.map { .string($0) } ?? .null)
@@ -97,7 +97,7 @@ final class TransferReporter: Sendable {
     /// so that both people compare the code while the sender is asked to confirm it.
     func linkUp(_ peer: PeerInfo) {
         if json {
-            var line: JSONLine = ["event": "connected"]
+            var line = JSONLine(event: JSONEvents.Transfers.connected)
             Self.appendPeer(peer, to: &line)
             line.append("code", peer.pairingCode.map { .string($0) } ?? .null)
             line.append("trusted", .bool(peer.isTrusted))
@@ -118,7 +118,7 @@ final class TransferReporter: Sendable {
     /// it) and why, or a JSON `refused` event.
     func connectionRefused(_ peer: PeerInfo, reason: DenyReason, detail: String) {
         if json {
-            var line: JSONLine = ["event": "refused", "what": "connection"]
+            var line = JSONLine(event: JSONEvents.Transfers.refused, ["what": "connection"])
             Self.appendPeer(peer, to: &line)
             line.append("reason", .string(detail.isEmpty ? "\(reason)" : "\(reason): \(detail)"))
             emit(line)
@@ -140,7 +140,7 @@ final class TransferReporter: Sendable {
             func list(_ peers: [(name: String, id: DeviceID)]) -> JSONValue {
                 .array(peers.map { .object([("name", .string($0.name)), ("deviceID", .string($0.id.description))]) })
             }
-            emit(["event": "trusted", "added": list(added), "removed": list(removed)])
+            emit(JSONLine(event: JSONEvents.Transfers.trusted, ["added": list(added), "removed": list(removed)]))
             return
         }
         func names(_ peers: [(name: String, id: DeviceID)]) -> String {

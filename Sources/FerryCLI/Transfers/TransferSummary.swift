@@ -166,7 +166,7 @@ public struct TransferSummary: Sendable, Equatable {
 
     /// The JSON form: `{"event":"summary","ok":...,"files":...,"peers":[...]}`.
     public var jsonLine: JSONLine {
-        var line: JSONLine = ["event": "summary", "ok": .bool(isSuccess), "files": .int(files)]
+        var line = JSONLine(event: JSONEvents.Transfers.summary, ["ok": .bool(isSuccess), "files": .int(files)])
         line.append("bytes", TransferReporter.int(bytes))
         line.append("sentBytes", TransferReporter.int(sentBytes))
         line.append("wireBytes", TransferReporter.int(wireBytes))

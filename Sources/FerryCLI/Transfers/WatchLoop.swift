@@ -136,7 +136,10 @@ struct WatchLoop: Sendable {
             return
         }
         if json {
-            run.reporter.emit(["event": "queued", "name": .string(name), "size": TransferReporter.int(status.size)])
+            run.reporter.emit(
+                JSONLine(
+                    event: JSONEvents.Transfers.queued,
+                    ["name": .string(name), "size": TransferReporter.int(status.size)]))
         }
         let file = SourceFile(path: directory.path + "/" + name, name: name)
         queues.state.withLock { queues in

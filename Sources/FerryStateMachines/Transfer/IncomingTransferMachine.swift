@@ -9,6 +9,7 @@ public struct IncomingTransferMachine: Sendable {
     /// Copies of one chunk that may arrive corrupt before the file fails.
     public static let maxCorruptCopies = 3
 
+    /// What to do with a chunk that arrived.
     public enum ChunkVerdict: Equatable, Sendable {
         /// Check, store and acknowledge it.
         case process
@@ -16,6 +17,7 @@ public struct IncomingTransferMachine: Sendable {
         case discard
     }
 
+    /// What the driver must do after an event, in order.
     public enum Action: Equatable, Sendable {
         case acknowledge(file: Int, offset: UInt64, status: ChunkStatus)
         /// Every byte is stored and the digest is known: compare, then publish.
@@ -34,9 +36,11 @@ public struct IncomingTransferMachine: Sendable {
         var ended = false
     }
 
+    /// The offer's chunk size: every chunk but a file's last is this long.
     public let chunkSize: Int
     private var files: [FileState]
 
+    /// A machine for the accepted files of an offer: their sizes, decisions and resume offsets (one each, in the offer's order).
     public init(sizes: [UInt64], accepted: [Bool], resumeOffsets: [UInt64], chunkSize: Int) {
         precondition(sizes.count == accepted.count && sizes.count == resumeOffsets.count)
         self.chunkSize = chunkSize
@@ -48,8 +52,11 @@ public struct IncomingTransferMachine: Sendable {
     /// Every accepted file has ended (published or failed).
     public var isFinished: Bool { files.allSatisfy { !$0.accepted || $0.ended } }
 
+    /// Where the next chunk of `file` must start (chunks come in order).
     public func expectedOffset(of file: Int) -> UInt64 { files[file].expectedOffset }
 
+    /// A chunk header arrived: whether to process or drop it. Throws for a chunk of a file that was not accepted,
+    /// out of order, or of the wrong length.
     public mutating func chunkArrived(file: Int, offset: UInt64, rawLength: Int) throws(TransferProtocolError)
         -> ChunkVerdict
     {
@@ -94,6 +101,8 @@ public struct IncomingTransferMachine: Sendable {
         return [.acknowledge(file: file, offset: offset, status: .corrupt)]
     }
 
+    /// The sender's `fileEnd` arrived with the file's SHA-256: the actions (verify when every chunk is stored).
+    /// Throws for a file that was not accepted or ended twice.
     public mutating func fileEndArrived(file: Int, digest: [UInt8]) throws(TransferProtocolError) -> [Action] {
         guard file >= 0, file < files.count, files[file].accepted else {
             throw TransferProtocolError("the end of file \(file), which was not accepted")

@@ -45,21 +45,27 @@ public struct OutgoingTransferMachine: Sendable {
         var length: Int
     }
 
+    /// Where the transfer is: waiting for the reply, sending, or finished.
     public enum Phase: Equatable, Sendable {
         case awaitingReply
         case sending
         case finished
     }
 
+    /// Where the transfer is now.
     public private(set) var phase = Phase.awaitingReply
+    /// The offer's chunk size.
     public let chunkSize: Int
+    /// Most bytes of chunks sent and not yet acknowledged.
     public let window: Int
     private var files: [FileState]
     private var inFlight: [InFlight] = []
+    /// Bytes of chunks sent and not yet acknowledged (at most `window`).
     public private(set) var inFlightBytes = 0
     /// Lowest file index that may still have something to send.
     private var cursor = 0
 
+    /// A machine for an offer of files of `sizes`. Precondition: the window holds at least one chunk.
     public init(sizes: [UInt64], chunkSize: Int, window: Int) {
         precondition(chunkSize > 0 && window >= chunkSize, "window must hold at least one chunk")
         self.files = sizes.map { FileState(size: $0) }
@@ -67,8 +73,11 @@ public struct OutgoingTransferMachine: Sendable {
         self.window = window
     }
 
+    /// How many files the offer has.
     public var fileCount: Int { files.count }
+    /// Whether the receiver accepted `file`.
     public func isAccepted(_ file: Int) -> Bool { files[file].accepted }
+    /// How `file` ended, once its result arrived.
     public func result(of file: Int) -> FileStatus? { files[file].result }
 
     /// The receiver's answer. Returns false when it denied the whole offer (the machine is finished).
@@ -119,6 +128,7 @@ public struct OutgoingTransferMachine: Sendable {
         !file.accepted || file.result != nil || file.abandoned || (file.nextOffset >= file.size && file.endSent)
     }
 
+    /// The driver sent the chunk `nextStep` asked for. Precondition: it is the next one of `file`.
     public mutating func chunkSent(file: Int, offset: UInt64, length: Int) {
         precondition(files[file].nextOffset == offset, "chunks must be sent in the order nextStep gives")
         files[file].nextOffset = offset + UInt64(length)
@@ -126,6 +136,7 @@ public struct OutgoingTransferMachine: Sendable {
         inFlightBytes += length
     }
 
+    /// The driver sent the `fileEnd` of `file`.
     public mutating func fileEndSent(file: Int) {
         files[file].endSent = true
     }
@@ -138,6 +149,8 @@ public struct OutgoingTransferMachine: Sendable {
         files[file].abandoned = true
     }
 
+    /// A chunk acknowledgement arrived: frees its window space, or asks to send again from a corrupt chunk. Throws
+    /// for an acknowledgement of a chunk that is not in flight.
     public mutating func ackReceived(_ ack: ChunkAck) throws(TransferProtocolError) -> AckOutcome {
         let file = Int(ack.fileIndex)
         // Stopped here (cancelled, failed) or the file already ended: acknowledgements still in flight.

@@ -10,6 +10,7 @@ public enum AddressError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The host name did not resolve (`getaddrinfo(3)`); `reason` is the resolver's message.
     case unknownHost(host: String, reason: String)
 
+    /// What was wrong with the address, for error messages.
     public var description: String {
         switch self {
         case .invalidSyntax(let input, let expected):

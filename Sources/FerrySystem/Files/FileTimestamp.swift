@@ -14,6 +14,7 @@ public struct FileTimestamp: Sendable, Hashable, Comparable, CustomStringConvert
         self.nanoseconds = nanoseconds
     }
 
+    /// Orders by seconds, then nanoseconds.
     public static func < (lhs: FileTimestamp, rhs: FileTimestamp) -> Bool {
         (lhs.seconds, lhs.nanoseconds) < (rhs.seconds, rhs.nanoseconds)
     }

@@ -20,7 +20,9 @@ public final class TCPConnection: ByteStream {
         var shutdownWhenIdle = false
     }
 
+    /// Our end of the connection.
     public let localAddress: SocketAddress
+    /// The peer's end of the connection.
     public let remoteAddress: SocketAddress
     let registration: Registration
     private let reactor: Reactor

@@ -7,6 +7,7 @@ public enum CompressionError: Error, Equatable, Sendable, CustomStringConvertibl
     /// What was wrong, e.g. "zlib: inflates past 1048576 bytes".
     case corrupt(String)
 
+    /// What failed, for logs and error messages.
     public var description: String {
         switch self {
         case .corrupt(let what): "Corrupt compressed data (\(what))."

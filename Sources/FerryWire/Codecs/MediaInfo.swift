@@ -13,6 +13,7 @@ public struct MediaInfo: Equatable, Sendable {
     /// Image height in pixels; 0 when unknown or not an image.
     public var pixelHeight: UInt32
 
+    /// What is known of a file's content: its media type, whether it is compressed already, its pixel size.
     public init(mediaType: String? = nil, isCompressed: Bool = false, pixelWidth: UInt32 = 0, pixelHeight: UInt32 = 0) {
         self.mediaType = mediaType
         self.isCompressed = isCompressed

@@ -9,10 +9,12 @@
 /// +--------+--------------------------+--------------------------+
 /// ```
 public struct Deny: Equatable, Sendable {
+    /// Why the connection was denied.
     public var reason: DenyReason
     /// Free text for a human, may be empty.
     public var detail: String
 
+    /// A denial for `reason`, with free text for a human.
     public init(reason: DenyReason, detail: String = "") {
         self.reason = reason
         self.detail = detail

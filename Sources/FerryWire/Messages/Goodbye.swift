@@ -9,10 +9,12 @@
 /// +--------+--------------------------+--------------------------+
 /// ```
 public struct Goodbye: Equatable, Sendable {
+    /// Why the sender closes the link.
     public var reason: GoodbyeReason
     /// Free text for a human, may be empty.
     public var detail: String
 
+    /// A goodbye for `reason`, with free text for a human (at most 255 UTF-8 bytes, see `validate()`).
     public init(reason: GoodbyeReason, detail: String = "") {
         self.reason = reason
         self.detail = detail

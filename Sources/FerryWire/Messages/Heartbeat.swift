@@ -8,8 +8,10 @@
 /// +--------------------+--------------------------+
 /// ```
 public struct Heartbeat: Equatable, Sendable {
+    /// A counter of the sender's heartbeats on this link, for logs.
     public var sequence: UInt64
 
+    /// A heartbeat numbered `sequence`.
     public init(sequence: UInt64) {
         self.sequence = sequence
     }

@@ -16,16 +16,23 @@
 /// `pairing` frame only after the initiator sent its own nonce: neither side can choose the pairing code after
 /// seeing the other's contribution (PROTOCOL.md 7). Bytes after the commitment are ignored.
 public struct Hello: Equatable, Sendable {
+    /// The sender's protocol version (the preface's decides compatibility).
     public var version: ProtocolVersion
+    /// The sender's peer ID for this run.
     public var peerID: PeerID
+    /// The sender's device ID; the receiver closes the link when it differs from the certificate's (10.8).
     public var deviceID: DeviceID
+    /// The sender's session mode.
     public var mode: PeerMode
+    /// What the sender supports; a feature is used only when both hellos have it.
     public var capabilities: Capabilities
     /// TCP port the sender accepts links on, 0 = none.
     public var listenPort: UInt16
     /// UDP port the sender receives datagrams on, 0 = none.
     public var datagramPort: UInt16
+    /// The session; peers of different sessions do not connect.
     public var sessionID: String
+    /// The sender's name for people.
     public var displayName: String
     /// SHA-256 of the sender's pairing nonce (acceptors send one; nil: none).
     public var pairingCommitment: [UInt8]?
@@ -33,6 +40,7 @@ public struct Hello: Equatable, Sendable {
     /// Length of the pairing commitment and of a pairing nonce.
     public static let pairingFieldLength = 32
 
+    /// A hello with the given fields; `version` defaults to the current one.
     public init(
         version: ProtocolVersion = .current, peerID: PeerID, deviceID: DeviceID, mode: PeerMode,
         capabilities: Capabilities, listenPort: UInt16, datagramPort: UInt16, sessionID: String,

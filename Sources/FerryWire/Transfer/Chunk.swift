@@ -19,6 +19,7 @@ public struct Chunk: Sendable, Equatable {
     /// transferID 16 + fileIndex 4 + offset 8 + rawLength 4 + codec 1 + crc32 4.
     public static let headerLength = 37
 
+    /// The transfer the chunk belongs to.
     public var transferID: TransferID
     /// Index of the file in the offer's list.
     public var fileIndex: UInt32
@@ -26,12 +27,14 @@ public struct Chunk: Sendable, Equatable {
     public var offset: UInt64
     /// Number of raw bytes, after inflation.
     public var rawLength: UInt32
+    /// How `data` is encoded (none, zlib, zstd).
     public var codec: Codec
     /// CRC-32 (ISO-HDLC, as zlib's `crc32`) of the raw bytes.
     public var crc32: UInt32
     /// The encoded bytes; when decoded, a slice of the frame payload.
     public var data: ArraySlice<UInt8>
 
+    /// A chunk with the given fields; `validate()` checks the lengths.
     public init(
         transferID: TransferID, fileIndex: UInt32, offset: UInt64, rawLength: UInt32, codec: Codec, crc32: UInt32,
         data: ArraySlice<UInt8>

@@ -10,12 +10,16 @@
 /// +------------+-----------+--------+--------+--------------------------+
 /// ```
 public struct ChunkAck: Equatable, Sendable {
+    /// The transfer the chunk belongs to.
     public var transferID: TransferID
+    /// The file's index in the offer's list.
     public var fileIndex: UInt32
     /// The acknowledged chunk's offset.
     public var offset: UInt64
+    /// Stored, or corrupt (send it again).
     public var status: ChunkStatus
 
+    /// The answer to the chunk at `offset` of file `fileIndex`.
     public init(transferID: TransferID, fileIndex: UInt32, offset: UInt64, status: ChunkStatus) {
         self.transferID = transferID
         self.fileIndex = fileIndex

@@ -3,8 +3,10 @@
 /// An open set so a newer peer's status is carried; the transfer engine treats an unknown status as a
 /// protocol error.
 public struct ChunkStatus: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    /// The status as sent.
     public var rawValue: UInt8
 
+    /// Any value: an unknown status is carried (the engine treats it as a protocol error).
     public init(rawValue: UInt8) {
         self.rawValue = rawValue
     }
@@ -14,6 +16,7 @@ public struct ChunkStatus: RawRepresentable, Hashable, Sendable, CustomStringCon
     /// The CRC-32 did not match or the data did not inflate to `rawLength` bytes: send it again.
     public static let corrupt = ChunkStatus(rawValue: 1)
 
+    /// The status in words, for logs.
     public var description: String {
         switch self {
         case .stored: "stored"

@@ -9,16 +9,22 @@
 /// | 1 | zlib: raw deflate (RFC 1951), no zlib or gzip header |
 /// | 2 | zstd: one zstd frame (RFC 8878) |
 public struct Codec: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    /// The codec as sent in a chunk header.
     public var rawValue: UInt8
 
+    /// Any value: an unknown codec is carried (and refused where a chunk is inflated).
     public init(rawValue: UInt8) {
         self.rawValue = rawValue
     }
 
+    /// Raw bytes, not compressed.
     public static let none = Codec(rawValue: 0)
+    /// Raw deflate (RFC 1951), without a zlib or gzip header.
     public static let zlib = Codec(rawValue: 1)
+    /// One zstd frame (RFC 8878).
     public static let zstd = Codec(rawValue: 2)
 
+    /// The codec's name (`none`, `zlib`, `zstd`), or its number when unknown.
     public var description: String {
         switch self {
         case .none: "none"

@@ -9,13 +9,17 @@
 /// | 0 | zlib |
 /// | 1 | zstd |
 public struct CodecSet: OptionSet, Hashable, Sendable, CustomStringConvertible {
+    /// The bit set as sent, unknown bits included.
     public let rawValue: UInt8
 
+    /// Any bit set: unknown bits are kept.
     public init(rawValue: UInt8) {
         self.rawValue = rawValue
     }
 
+    /// zlib (raw deflate).
     public static let zlib = CodecSet(rawValue: 1 << 0)
+    /// zstd.
     public static let zstd = CodecSet(rawValue: 1 << 1)
     /// Every codec this version defines.
     public static let known: CodecSet = [.zlib, .zstd]
@@ -31,6 +35,7 @@ public struct CodecSet: OptionSet, Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// The names of the codecs in the set (`[zlib, zstd]`).
     public var description: String {
         var names: [String] = []
         if contains(.zlib) { names.append("zlib") }

@@ -13,11 +13,13 @@ public struct FileDecision: Equatable, Sendable {
     /// Bytes of one entry.
     static let encodedLength = 9
 
+    /// Whether the receiver takes this file.
     public var accepted: Bool
     /// First byte the sender sends: a multiple of the offer's chunk size, at most the file's size (the engine
     /// checks both). 0 for a skipped file.
     public var resumeOffset: UInt64
 
+    /// A decision for one file; `resumeOffset` where the sender starts (0: from the beginning).
     public init(accepted: Bool, resumeOffset: UInt64 = 0) {
         self.accepted = accepted
         self.resumeOffset = resumeOffset

@@ -13,11 +13,14 @@ public struct FileEnd: Equatable, Sendable {
     /// Bytes of a SHA-256 digest.
     public static let digestLength = 32
 
+    /// The transfer the file belongs to.
     public var transferID: TransferID
+    /// The file's index in the offer's list.
     public var fileIndex: UInt32
     /// Exactly 32 bytes.
     public var sha256: [UInt8]
 
+    /// The end of file `fileIndex`, with the SHA-256 of its bytes.
     public init(transferID: TransferID, fileIndex: UInt32, sha256: [UInt8]) {
         self.transferID = transferID
         self.fileIndex = fileIndex

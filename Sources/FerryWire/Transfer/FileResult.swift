@@ -14,8 +14,11 @@
 /// `identical`. The other bits are an open set: carried as received (and sent again unchanged by a relay that
 /// re-encodes), never interpreted.
 public struct FileResult: Equatable, Sendable {
+    /// The transfer the file belongs to.
     public var transferID: TransferID
+    /// The file's index in the offer's list.
     public var fileIndex: UInt32
+    /// How the file ended on the receiver's side.
     public var status: FileStatus
     /// With `.published`: the published relative name; otherwise free text for a human, may be empty.
     public var detail: String
@@ -29,6 +32,7 @@ public struct FileResult: Equatable, Sendable {
         set { flags = newValue ? flags | Self.identicalFlag : flags & ~Self.identicalFlag }
     }
 
+    /// A result with the given fields; `flags` defaults from `identical`.
     public init(
         transferID: TransferID, fileIndex: UInt32, status: FileStatus, detail: String = "", identical: Bool = false
     ) {

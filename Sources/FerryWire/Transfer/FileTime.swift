@@ -7,9 +7,12 @@ public struct FileTime: Hashable, Sendable, Comparable, CustomStringConvertible 
     /// Nanoseconds per second; `nanoseconds` must stay below it.
     public static let nanosecondsPerSecond: UInt32 = 1_000_000_000
 
+    /// Seconds since 1970 (negative before).
     public var seconds: Int64
+    /// Nanoseconds within the second, below `nanosecondsPerSecond`.
     public var nanoseconds: UInt32
 
+    /// The time `seconds` + `nanoseconds`; `validate()` checks the nanoseconds.
     public init(seconds: Int64, nanoseconds: UInt32 = 0) {
         self.seconds = seconds
         self.nanoseconds = nanoseconds
@@ -22,6 +25,7 @@ public struct FileTime: Hashable, Sendable, Comparable, CustomStringConvertible 
         }
     }
 
+    /// Orders by seconds, then nanoseconds.
     public static func < (lhs: FileTime, rhs: FileTime) -> Bool {
         (lhs.seconds, lhs.nanoseconds) < (rhs.seconds, rhs.nanoseconds)
     }

@@ -3,12 +3,19 @@
 /// All are critical (bit 15 clear) and inside `FrameKind.transferKinds`: they are only sent to a peer whose
 /// hello has the `transfers` capability, so a peer without it never sees them.
 extension FrameKind {
+    /// `offer` (11.3): the sender proposes files.
     public static let offer = FrameKind(0x0100)
+    /// `offerReply` (11.4): the receiver accepts (some of) the files or denies the offer.
     public static let offerReply = FrameKind(0x0101)
+    /// `chunk` (11.5): bytes of one file, with their CRC-32.
     public static let chunk = FrameKind(0x0102)
+    /// `chunkAck` (11.6): the receiver stored a chunk (or asks for it again).
     public static let chunkAck = FrameKind(0x0103)
+    /// `fileEnd` (11.7): the sender sent the last chunk of a file; its SHA-256.
     public static let fileEnd = FrameKind(0x0104)
+    /// `fileResult` (11.8): how the file ended on the receiver's side.
     public static let fileResult = FrameKind(0x0105)
+    /// `transferCancel` (11.9): either side ends the whole transfer.
     public static let transferCancel = FrameKind(0x0106)
 
     /// The transfer kinds a 1.0 peer understands, in kind order.

@@ -16,13 +16,16 @@ public struct Offer: Equatable, Sendable {
     /// Bytes before the first entry.
     static let fixedLength = TransferID.length + 4 + 1 + 4
 
+    /// The transfer's ID, chosen by the sender (random).
     public var transferID: TransferID
     /// Every chunk except a file's last one carries exactly this many raw bytes.
     public var chunkSize: UInt32
     /// Codecs the sender can produce.
     public var codecs: CodecSet
+    /// The files offered, in order; chunks and results name them by index.
     public var files: [OfferedFile]
 
+    /// An offer with the given fields; `validate()` checks the limits.
     public init(transferID: TransferID, chunkSize: UInt32, codecs: CodecSet, files: [OfferedFile]) {
         self.transferID = transferID
         self.chunkSize = chunkSize

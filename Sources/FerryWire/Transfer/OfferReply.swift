@@ -15,7 +15,9 @@
 ///
 /// `count` is at most 10 000, checked before anything is reserved, and 0 when `accepted` is 0.
 public struct OfferReply: Equatable, Sendable {
+    /// The offer answered.
     public var transferID: TransferID
+    /// Whether any of the offer is accepted; false denies the whole offer.
     public var accepted: Bool
     /// Why the offer was denied; `.unspecified` (0) in an accepting reply.
     public var reason: OfferDenyReason
@@ -23,8 +25,10 @@ public struct OfferReply: Equatable, Sendable {
     public var detail: String
     /// Codecs the receiver inflates; chunks use only these (or none).
     public var codecs: CodecSet
+    /// One decision per offered file, in the offer's order (empty when denied).
     public var files: [FileDecision]
 
+    /// A reply with the given fields; see `accepting` and `denying` for the usual ones.
     public init(
         transferID: TransferID, accepted: Bool, reason: OfferDenyReason = .unspecified, detail: String = "",
         codecs: CodecSet, files: [FileDecision]

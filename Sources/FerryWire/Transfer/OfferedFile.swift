@@ -19,9 +19,11 @@ public struct OfferedFile: Equatable, Sendable {
     /// Relative, "/"-separated. Only its length and UTF-8 are checked here; whether the name is acceptable
     /// (no "..", no absolute path, no NUL) is the receiver's name validator's decision.
     public var path: String
+    /// Its size in bytes.
     public var size: UInt64
     /// Mode bits of the source file; receivers apply only `& 0o777`.
     public var permissions: UInt16
+    /// When it was last modified on the sender's side (a resume needs it unchanged).
     public var modificationTime: FileTime
     /// E.g. "image/jpeg"; "" when unknown.
     public var mediaType: String
@@ -30,6 +32,7 @@ public struct OfferedFile: Equatable, Sendable {
     /// 0 when unknown or not an image.
     public var pixelHeight: UInt32
 
+    /// An offered file with the given fields; `validate()` checks the name and the media type.
     public init(
         path: String, size: UInt64, permissions: UInt16 = 0o644, modificationTime: FileTime,
         mediaType: String = "", pixelWidth: UInt32 = 0, pixelHeight: UInt32 = 0

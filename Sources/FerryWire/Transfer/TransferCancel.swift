@@ -10,11 +10,14 @@
 /// +------------+--------+-----------------------+--------------------------+
 /// ```
 public struct TransferCancel: Equatable, Sendable {
+    /// The transfer cancelled.
     public var transferID: TransferID
+    /// Why.
     public var reason: CancelReason
     /// Free text for a human, may be empty.
     public var detail: String
 
+    /// A cancel of `transferID` for `reason`, with free text for a human.
     public init(transferID: TransferID, reason: CancelReason, detail: String = "") {
         self.transferID = transferID
         self.reason = reason

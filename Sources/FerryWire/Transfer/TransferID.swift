@@ -7,6 +7,7 @@ public struct TransferID: Hashable, Sendable, CustomStringConvertible {
     /// Number of bytes.
     public static let length = 16
 
+    /// The 16 random bytes.
     public let bytes: [UInt8]
 
     /// Nil unless `bytes` has exactly 16 bytes.
