@@ -25,13 +25,17 @@ public struct SourceFile: Sendable, Equatable {
 
     /// An entry of a directory sent whole that is not sent: its name inside the transfer and what it is.
     public struct Skipped: Sendable, Equatable {
+        /// What the skipped entry is.
         public enum Kind: String, Sendable {
             case symbolicLink
             case special
         }
+        /// Its path inside the transfer, as it would have been offered.
         public var name: String
+        /// A symbolic link or a special file (device, socket, FIFO).
         public var kind: Kind
 
+        /// An entry left out of a directory sent whole.
         public init(name: String, kind: Kind) {
             self.name = name
             self.kind = kind

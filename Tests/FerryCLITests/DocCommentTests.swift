@@ -14,10 +14,9 @@ import Testing
         .deletingLastPathComponent()
 
     /// Modules whose every public declaration must be documented.
-    static let enforced = ["FerryWire", "FerryStateMachines", "FerrySystem", "FerrySecurity"]
-    /// Modules being documented on another branch (`library`): listed, not failed, until it is merged; then move
-    /// them to `enforced`.
-    static let listedOnly = ["FerrySession", "FerryTransfer"]
+    static let enforced = [
+        "FerryWire", "FerryStateMachines", "FerrySystem", "FerrySecurity", "FerrySession", "FerryTransfer",
+    ]
 
     /// `file:line: declaration` for each public declaration of `module` without a doc comment.
     static func undocumented(in module: String) throws -> [String] {
@@ -53,15 +52,6 @@ import Testing
     @Test(arguments: enforced) func everyPublicDeclarationHasADocComment(module: String) throws {
         let offenders = try Self.undocumented(in: module)
         #expect(offenders == [], "public declarations without a /// doc comment:\n\(offenders.joined(separator: "\n"))")
-    }
-
-    /// Until the `library` branch is merged: prints what is left to document, fails on nothing.
-    @Test(arguments: listedOnly) func publicDeclarationsLeftToDocument(module: String) throws {
-        let offenders = try Self.undocumented(in: module)
-        if !offenders.isEmpty {
-            print("\(module): \(offenders.count) public declarations without a doc comment:")
-            for offender in offenders { print("  " + offender) }
-        }
     }
 
     @Test func theCheckSeesDeclarationsBehindAttributesAndSkipsExtensions() {

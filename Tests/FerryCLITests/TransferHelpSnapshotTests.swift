@@ -42,7 +42,7 @@ import Testing
         Exit status: 0 when every file reached every peer, 1 otherwise, 130 when
         interrupted.
 
-        USAGE: ferry send [--to <peer> ...] [--all] [--wait <seconds>]
+        USAGE: ferry send [--to <peer> ...] [--all] [--wait <seconds>] [--as <name>]
                [--compress <mode>] [--trusted-only] [--text <text>] [--json]
                [<file> ...] [<global options>]
 

@@ -7,7 +7,7 @@ import Testing
 /// before any network activity (exit 1, one line).
 @Suite struct TransferUsageErrorTests {
     static let sendUsage = """
-        Usage: ferry send [--to <peer> ...] [--all] [--wait <seconds>]
+        Usage: ferry send [--to <peer> ...] [--all] [--wait <seconds>] [--as <name>]
                [--compress <mode>] [--trusted-only] [--text <text>] [--json]
                [<file> ...] [<global options>]
           See 'ferry send --help' for more information.

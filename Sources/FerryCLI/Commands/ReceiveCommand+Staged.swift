@@ -53,10 +53,13 @@ extension ReceiveCommand {
     /// `{"event":"stagedRemoved","directory":...,"files":2,"bytes":1500000,"inUse":0,"reason":"cleared"}`.
     private func report(_ removal: StagedRemoval, staging: String, reason: String, context: CommandContext) {
         if json {
-            let line: JSONLine = [
-                "event": "stagedRemoved", "directory": .string(staging), "files": .int(removal.files),
-                "bytes": .int(Int(clamping: removal.bytes)), "inUse": .int(removal.inUse), "reason": .string(reason),
-            ]
+            let line = JSONLine(
+                event: JSONEvents.Transfers.stagedRemoved,
+                [
+                    "directory": .string(staging), "files": .int(removal.files),
+                    "bytes": .int(Int(clamping: removal.bytes)), "inUse": .int(removal.inUse),
+                    "reason": .string(reason),
+                ])
             context.stdout.writeLine(line.text)
             return
         }

@@ -76,9 +76,9 @@ extension SendCommand {
         guard !skipped.isEmpty else { return }
         if json {
             for entry in skipped {
-                let line: JSONLine = [
-                    "event": "skipped", "name": .string(entry.name), "kind": .string(entry.kind.rawValue),
-                ]
+                let line = JSONLine(
+                    event: JSONEvents.Transfers.skipped,
+                    ["name": .string(entry.name), "kind": .string(entry.kind.rawValue)])
                 context.stdout.writeLine(line.text)
             }
             return

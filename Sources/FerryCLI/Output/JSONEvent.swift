@@ -35,7 +35,7 @@ public enum JSONEvents {
     public enum Transfers: String, JSONEvent {
         public static let command = "ferry send|receive|watch --json"
         case listening, watching, queued, connected, refused, trusted, offer, started, denied, progress, file, finished
-        case summary, error
+        case message, summary, skipped, stagedRemoved, error
     }
 
     /// `ferry id --json`.

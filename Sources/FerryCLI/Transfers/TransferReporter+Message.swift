@@ -18,7 +18,7 @@ extension TransferReporter {
     /// character in it (an escape sequence, a CR) is shown, never obeyed, and no line can pass for ferry's own.
     func reportMessage(_ outcome: FileOutcome, text: String) {
         if json {
-            var line = Self.header("message", outcome.transferID, outcome.peer, direction: outcome.direction)
+            var line = Self.header(.message, outcome.transferID, outcome.peer, direction: outcome.direction)
             line.append("text", .string(text))
             line.append("bytes", Self.int(outcome.size))
             line.append("keptAs", outcome.publishedName.map { .string($0) } ?? .null)

@@ -10,6 +10,7 @@ public struct StagedRemoval: Sendable, Equatable {
     /// Staged files kept because a transfer (of this or another process) holds them.
     public var inUse: Int
 
+    /// A count of removed and kept staged files (all zero by default).
     public init(files: Int = 0, bytes: UInt64 = 0, inUse: Int = 0) {
         self.files = files
         self.bytes = bytes
