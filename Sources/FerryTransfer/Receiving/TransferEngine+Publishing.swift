@@ -51,7 +51,7 @@ extension TransferEngine {
     private func publishBatch(_ key: IncomingKey, _ directory: ReceiveDirectory) async -> Bool {
         typealias Request = (
             file: Int, key: String, components: [String], permissions: UInt16, time: (Int64, UInt32),
-            handle: RegularFile?, digest: [UInt8]?, size: UInt64
+            handle: RegularFile?, digest: (bytes: [UInt8], chunkSize: Int)?, size: UInt64
         )
         var heavyFollows = false
         let requests: [Request] =
@@ -66,7 +66,7 @@ extension TransferEngine {
                     return (
                         file, transfer.files[file].key, transfer.files[file].components, offered.permissions,
                         (offered.modificationTime.seconds, offered.modificationTime.nanoseconds), handle,
-                        transfer.files[file].digest, transfer.files[file].size
+                        transfer.files[file].digest.map { ($0, Int(transfer.offer.chunkSize)) }, transfer.files[file].size
                     )
                 }
             } ?? []

@@ -115,7 +115,7 @@ extension TransferEngine {
                 let data = Self.sendable(prepared, codecs: codecs)
                 let header = Chunk.frameHeader(
                     transferID: id, fileIndex: UInt32(file), offset: offset, rawLength: UInt32(prepared.rawLength),
-                    codec: data.codec, crc32: prepared.crc32, dataLength: data.bytes.count)
+                    codec: data.codec, sha256: prepared.sha256, dataLength: data.bytes.count)
                 let backlogged: Bool
                 do {
                     backlogged = try await session.sendTransferFrame(
@@ -146,7 +146,7 @@ extension TransferEngine {
                     continue
                 }
                 guard isSending(id, peerID) else { continue }
-                let end = FileEnd(transferID: id, fileIndex: UInt32(file), sha256: digest)
+                let end = FileEnd(transferID: id, fileIndex: UInt32(file), digest: digest)
                 if !(await send(.fileEnd(end), to: peerID, discardable: id)) {
                     await failPeer(id, peerID, "the link failed", cancel: nil)
                 }
