@@ -175,7 +175,8 @@ import Testing
                     expected += UInt64(chunk.rawLength)
                 }
                 replies = [
-                    .chunkAck(ChunkAck(transferID: chunk.transferID, fileIndex: 0, offset: chunk.offset, status: status))
+                    .chunkAck(
+                        ChunkAck(transferID: chunk.transferID, fileIndex: 0, offset: chunk.offset, status: status))
                 ]
             case .fileEnd(let fileEnd):
                 end = fileEnd
