@@ -100,7 +100,8 @@ extension ReceiveDirectory {
             guard let digest else { return nil }
             for spelling in [candidate, Self.decomposedTwin(candidate)].compactMap({ $0 })
             where hashed.insert(spelling).inserted {
-                if Self.holds(spelling, in: directory, size: written.size, digest: digest.bytes, chunkSize: digest.chunkSize)
+                if Self.holds(
+                    spelling, in: directory, size: written.size, digest: digest.bytes, chunkSize: digest.chunkSize)
                 {
                     return spelling
                 }

@@ -66,7 +66,8 @@ extension TransferEngine {
                     return (
                         file, transfer.files[file].key, transfer.files[file].components, offered.permissions,
                         (offered.modificationTime.seconds, offered.modificationTime.nanoseconds), handle,
-                        transfer.files[file].digest.map { ($0, Int(transfer.offer.chunkSize)) }, transfer.files[file].size
+                        transfer.files[file].digest.map { ($0, Int(transfer.offer.chunkSize)) },
+                        transfer.files[file].size
                     )
                 }
             } ?? []
