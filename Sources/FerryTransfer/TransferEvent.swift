@@ -55,6 +55,9 @@ public struct FileOutcome: Sendable, Equatable {
     /// The receiver already held this file byte for byte under `publishedName`: nothing new was published there
     /// (no "name (1)"), and the outcome is a success.
     public var alreadyThere = false
+    /// The file digest (PROTOCOL.md 11.7, what `ferry hash` prints): the one the receiver verified, or the one the
+    /// sender sent for a file the receiver published; nil otherwise.
+    public var digest: [UInt8]? = nil
 }
 
 /// How a whole transfer with one peer ended.

@@ -55,3 +55,28 @@ import Testing
         }
     }
 }
+
+extension IntegrationTests {
+    /// The digest in the JSON file events of both sides is the one `ferry hash` prints for the original.
+    @Suite(.serialized) struct DigestInEventsTests {
+        @Test func bothSidesReportTheDigestThatFerryHashPrints() throws {
+            let harness = try TransferHarness()
+            let file = try harness.files.random("data.bin", size: (3 << 20) + 5, seed: 9)
+            let hashed = try FerryProcess.run(try FerryBinary.url.path, ["hash", file.path]).requireSuccess()
+            let expected = String(hashed.stdout.prefix(64))
+            let (receiver, port) = try harness.receiver()
+            let sender = try harness.sender([file.path], to: [port])
+            #expect(try sender.waitForExit(timeout: .seconds(120)) == 0, "\(sender.capturedOutput())")
+            #expect(try receiver.waitForExit(timeout: .seconds(60)) == 0, "\(receiver.capturedOutput())")
+            for (side, process) in [("sender", sender), ("receiver", receiver)] {
+                let events = process.allStdoutLines.compactMap(TransferHarness.json)
+                let fileEvent = try #require(events.last { $0["event"] as? String == "file" }, "\(side): \(events)")
+                #expect(fileEvent["digest"] as? String == expected, "\(side): \(fileEvent)")
+            }
+            let copy = try FerryProcess.run(
+                try FerryBinary.url.path, ["hash", harness.inbox.path + "/data.bin"]
+            ).requireSuccess()
+            #expect(copy.stdout.prefix(64) == hashed.stdout.prefix(64))
+        }
+    }
+}

@@ -26,8 +26,7 @@ extension HashCommand {
     /// `<64 hex digits>  <file>`, and as `sha256sum` writes it for a name with a backslash or a newline: the
     /// line starts with a backslash and the name has `\\` and `\n` in their place, so every line stays one line.
     static func line(digest: [UInt8], file: String) -> String {
-        let digits = Array("0123456789abcdef")
-        let hex = String(digest.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0x0F)]] })
+        let hex = Self.hex(digest)
         guard file.contains("\\") || file.contains("\n") else { return "\(hex)  \(file)" }
         var escaped = ""
         for character in file {
@@ -38,5 +37,11 @@ extension HashCommand {
             }
         }
         return "\\\(hex)  \(escaped)"
+    }
+
+    /// A digest as lowercase hex digits, as `ferry hash` and the `digest` of JSON file events show it.
+    static func hex(_ digest: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef")
+        return String(digest.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0x0F)]] })
     }
 }

@@ -149,7 +149,7 @@ extension TransferEngine {
                         transferID: key.transferID, peer: transfer.peer, direction: .receiving, fileIndex: file,
                         fileName: transfer.offer.files[file].path, size: transfer.files[file].size,
                         publishedName: publishedName, failure: nil, resumedBytes: transfer.files[file].resumeOffset,
-                        alreadyThere: identical)
+                        alreadyThere: identical, digest: transfer.files[file].digest)
                 })
         else { return }
         let what = identical ? "already there (identical):" : "published"

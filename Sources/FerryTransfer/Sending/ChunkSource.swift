@@ -203,6 +203,11 @@ actor ChunkSource {
         handle.close()
     }
 
+    /// The file digest sent in the file's `fileEnd`, once it is known.
+    func sentDigest(of index: Int) -> [UInt8]? {
+        files[index].digest
+    }
+
     /// What went wrong with a file, for the user ("" if nothing did).
     func failureText(of index: Int) -> String {
         files[index].failure?.description ?? ""

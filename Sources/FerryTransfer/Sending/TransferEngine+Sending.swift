@@ -287,6 +287,7 @@ extension TransferEngine {
         }
         let file = Int(result.fileIndex)
         let published = result.status == .published
+        let digest = published ? await operations[id]?.source.sentDigest(of: file) : nil
         let outcome = withPeer(id, peerID) { peer -> Result<FileOutcome, TransferProtocolError>? in
             if peer.failure != nil { return nil }  // crossed this side's cancel
             do throws(TransferProtocolError) {
@@ -306,7 +307,7 @@ extension TransferEngine {
                     size: offered.size, publishedName: published ? result.detail : nil,
                     failure: published ? nil : failure,
                     resumedBytes: published ? 0 : min(peer.fileBytesDone[file], offered.size),
-                    alreadyThere: published && result.identical))
+                    alreadyThere: published && result.identical, digest: digest))
         }
         switch outcome {
         case .success(let fileOutcome)??: emit(.fileFinished(fileOutcome))
