@@ -83,12 +83,15 @@ def chunk_payload(file_index, offset, raw, codec):
     data = {0: raw, 1: raw_deflate(raw)}.get(codec)
     if codec == 2:
         data = zstd_frame([(0, raw, len(raw))], len(raw))
-    header = TRANSFER_ID + struct.pack(">IQIBI", file_index, offset, len(raw), codec, zlib.crc32(raw))
+    header = TRANSFER_ID + struct.pack(">IQIB", file_index, offset, len(raw), codec) + hashlib.sha256(raw).digest()
     return header + data
 
 
-def file_end_payload(file_index, content):
-    return TRANSFER_ID + struct.pack(">I", file_index) + hashlib.sha256(content).digest()
+def file_end_payload(file_index, content, chunk_size=CHUNK_SIZE):
+    """fileEnd with the file digest (PROTOCOL.md 11.7): SHA-256 over the SHA-256 of each chunk."""
+    chunks = [content[start:start + chunk_size] for start in range(0, len(content), chunk_size)]
+    digest = hashlib.sha256(b"".join(hashlib.sha256(piece).digest() for piece in chunks)).digest()
+    return TRANSFER_ID + struct.pack(">I", file_index) + digest
 
 
 def record(kind, payload):

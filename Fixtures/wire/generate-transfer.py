@@ -3,7 +3,8 @@
 
 An encoder independent of the Swift one (standard library only), so the fixtures check the Swift codecs
 against the specification rather than against themselves. Fixtures are never edited once released: run
-this only to create new ones, then check `git diff` shows no change to existing files.
+this only to create new ones, then check `git diff` shows no change to existing files (1.0 is unreleased, and
+PROTOCOL.md section 8 says which of its layouts changed in place before the release).
 
     python3 Fixtures/wire/generate-transfer.py            # write the .bin files
     python3 Fixtures/wire/generate-transfer.py --markdown # also print the section 9 entries
@@ -82,10 +83,22 @@ def raw_deflate(data):
     return compressed
 
 
+def chunk_digest(raw):
+    """The chunk digest (PROTOCOL.md 11.5): SHA-256 of the chunk's raw bytes."""
+    return hashlib.sha256(raw).digest()
+
+
+def file_digest(content, chunk_size=1_048_576):
+    """The file digest (PROTOCOL.md 11.7): SHA-256 over the chunk digests in offset order (of nothing, for an
+    empty file)."""
+    chunks = [content[start:start + chunk_size] for start in range(0, len(content), chunk_size)]
+    return hashlib.sha256(b"".join(chunk_digest(piece) for piece in chunks)).digest()
+
+
 def chunk():
     data = raw_deflate(CHUNK_RAW)
-    header = TRANSFER_ID + struct.pack(">IQIBI", 0, 0, len(CHUNK_RAW), CODEC_ZLIB, zlib.crc32(CHUNK_RAW))
-    assert len(header) == 37
+    header = TRANSFER_ID + struct.pack(">IQIB", 0, 0, len(CHUNK_RAW), CODEC_ZLIB) + chunk_digest(CHUNK_RAW)
+    assert len(header) == 65
     return frame(KIND_CHUNK, header + data)
 
 
@@ -94,7 +107,7 @@ def chunk_ack():
 
 
 def file_end():
-    return frame(KIND_FILE_END, TRANSFER_ID + struct.pack(">I", 1) + hashlib.sha256(b"hello\n").digest())
+    return frame(KIND_FILE_END, TRANSFER_ID + struct.pack(">I", 1) + file_digest(b"hello\n"))
 
 
 def file_result():
@@ -114,12 +127,15 @@ FIXTURES = [
      "offerReply frame: accepted, reason 0, empty detail, codecs `0x01` (zlib), 2 decisions: file 0 accepted "
      "from offset 0, file 1 skipped."),
     ("transfer-chunk", chunk,
-     "chunk frame: file 0, offset 0, rawLength 36, codec 1 (zlib), crc32 `0x%08x` of the 36 raw bytes "
-     "`ferry ferry ferry ferry ferry ferry\\n`; data: their raw deflate (RFC 1951), %d bytes."
-     % (zlib.crc32(CHUNK_RAW), len(raw_deflate(CHUNK_RAW)))),
+     "chunk frame: file 0, offset 0, rawLength 36, codec 1 (zlib), sha256 of the 36 raw bytes "
+     "`ferry ferry ferry ferry ferry ferry\\n` (`%s...%s`); data: their raw deflate (RFC 1951), %d bytes."
+     % (chunk_digest(CHUNK_RAW).hex()[:8], chunk_digest(CHUNK_RAW).hex()[-8:], len(raw_deflate(CHUNK_RAW)))),
     ("transfer-chunk-ack", chunk_ack, "chunkAck frame: file 0, offset 0, status 0 (stored)."),
     ("transfer-file-end", file_end,
-     "fileEnd frame: file 1, sha256 of the 6 bytes `hello\\n` (`5891b5b5...46f6be03`)."),
+     "fileEnd frame: file 1, the file digest (11.7) of the 6 bytes `hello\\n`: SHA-256 of their one chunk digest "
+     "`%s...%s`, which is `%s...%s`."
+     % (chunk_digest(b"hello\n").hex()[:8], chunk_digest(b"hello\n").hex()[-8:], file_digest(b"hello\n").hex()[:8],
+        file_digest(b"hello\n").hex()[-8:])),
     ("transfer-file-result", file_result,
      "fileResult frame: file 0, status 0 (published), detail `photos/Zo\u00eb.jpg` (the published name)."),
     ("transfer-cancel", transfer_cancel,

@@ -22,7 +22,7 @@ public enum FerryCommand {
             """,
         subcommands: [
             PeersCommand.self, SendCommand.self, ReceiveCommand.self, WatchCommand.self, ChatCommand.self,
-            IdCommand.self, TrustCommand.self, CompletionsCommand.self,
+            IdCommand.self, TrustCommand.self, HashCommand.self, CompletionsCommand.self,
         ]
     )
 

@@ -6,7 +6,7 @@ import Dispatch
 /// Why: the pool has one thread per core, and the session's heartbeats, readers and writers run on it. An
 /// `fsync` or `syncfs` behind a few hundred megabytes of dirty pages can block for seconds; on the pool that
 /// starves the session until peers time out. A serial queue also keeps the order of the work given to it, which
-/// the SHA-256 of a file needs.
+/// the file digest (a SHA-256 over the chunks' digests, in order) needs.
 struct BlockingIO: Sendable {
     private let queue: DispatchQueue
 

@@ -82,6 +82,9 @@ public struct FileOutcome: Sendable, Equatable {
     public var payload: Data? = nil
     /// The media type the offer gave the entry ("image/png"; empty when unknown).
     public var mediaType = ""
+    /// The file digest (PROTOCOL.md 11.7, what `ferry hash` prints): the one the receiver verified, or the one the
+    /// sender sent for a file the receiver published; nil otherwise.
+    public var digest: [UInt8]? = nil
 }
 
 /// How a whole transfer with one peer ended.

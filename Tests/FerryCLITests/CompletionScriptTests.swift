@@ -53,6 +53,8 @@ import Testing
         #expect(try Self.complete(["ferry", "--session", "x", "chat", "--mode", "se"]) == ["server"])
         #expect(try Self.complete(["ferry", "help", "wa"]) == ["watch"])
         #expect(try Self.complete(["ferry", "comp"]) == ["completions"])
+        #expect(try Self.complete(["ferry", "ha"]) == ["hash"])
+        #expect(try Self.complete(["ferry", "hash", "--chu"]) == ["--chunk-size"])
     }
 
     /// What the bash script offers for `words`, the last being the word under the cursor.

@@ -31,6 +31,7 @@ import Testing
           chat                    Chat line by line with every peer of the session.
           id                      Show this install's device ID and display name.
           trust                   List, pin and unpin the peers this install trusts.
+          hash                    Print the ferry digest of files, to compare copies.
           completions             Print a shell completion script for bash, zsh or fish.
 
           See 'ferry help <subcommand>' for detailed help.

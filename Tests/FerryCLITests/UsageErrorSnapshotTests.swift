@@ -25,7 +25,7 @@ import Testing
             await FerryRun.run(["send-all"])
                 == .usageError(
                     "Error: Unknown subcommand 'send-all'; choose one of: peers, send, receive, watch, chat, id,"
-                        + " trust, completions\n" + Self.rootUsage)
+                        + " trust, hash, completions\n" + Self.rootUsage)
         )
         #expect(
             await FerryRun.run(["peer"])
@@ -202,7 +202,7 @@ import Testing
             await FerryRun.run(["--session", "s", "-v"])
                 == .usageError(
                     "Error: Missing subcommand; choose one of: peers, send, receive, watch, chat, id, trust,"
-                        + " completions\n"
+                        + " hash, completions\n"
                         + Self.rootUsage)
         )
     }

@@ -79,7 +79,7 @@ extension IntegrationTests {
         }
 
         /// TLS authenticates every record: a bit flipped on the wire fails the link at once (it is never taken as
-        /// data, and there is nothing for the chunk CRC to catch); nothing partial is published and sending again
+        /// data, and there is nothing for the chunk digest to catch); nothing partial is published and sending again
         /// resumes from the verified data.
         @Test func flippedBitsOnTheWireFailTheLinkAndSendingAgainResumes() throws {
             let harness = try TransferHarness()

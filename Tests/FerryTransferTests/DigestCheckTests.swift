@@ -6,9 +6,9 @@ import Testing
 
 @testable import FerryTransfer
 
-/// The SHA-256 check before publishing (promise 2 of docs/SECURITY.md section 5), against a sender that lies: its
-/// fileEnd digest, a chunk's data (with a CRC-32 that matches the lie) or the staged prefix a resume builds on is
-/// wrong. Each test watches the receive directory with inotify while it runs and requires that no name ever
+/// The file digest check before publishing (promise 2 of docs/SECURITY.md section 5), against a sender that lies: its
+/// fileEnd digest, a chunk's data (with a chunk digest that matches the lie) or the staged prefix a resume builds on
+/// is wrong. Each test watches the receive directory with inotify while it runs and requires that no name ever
 /// appears in it, that the file's result names the mismatch, and that the staged data is discarded (PROTOCOL.md
 /// 11.10 rule 5), so that the next offer of the same file starts from its first byte.
 @Suite(.serialized, .timeLimit(.minutes(2))) struct DigestCheckTests {
@@ -57,11 +57,11 @@ import Testing
         try FileManager.default.contentsOfDirectory(atPath: inbox + "/.ferry-staging")
     }
 
-    /// Expects the result of file 0 to name the SHA-256 mismatch.
+    /// Expects the result of file 0 to name the digest mismatch.
     static func expectMismatch(_ result: FileResult?, sourceLocation: SourceLocation = #_sourceLocation) {
         #expect(result?.status == .hashMismatch, "\(String(describing: result))", sourceLocation: sourceLocation)
         #expect(
-            result?.detail.contains("SHA-256") == true, "\(String(describing: result))", sourceLocation: sourceLocation)
+            result?.detail.contains("digest") == true, "\(String(describing: result))", sourceLocation: sourceLocation)
     }
 
     /// Sends `data` as one file in chunks, each acknowledged `stored`, then a fileEnd with the digest of `digestOf`.
@@ -91,16 +91,17 @@ import Testing
         Self.expectNothingAppeared(events)
     }
 
-    /// A chunk whose bytes are not the file's, with a CRC-32 computed over those bytes: the CRC cannot catch it, it is
-    /// stored and acknowledged, and only the SHA-256 of the whole file stops it.
-    @Test func aLyingChunkWithAMatchingCRCIsStoppedByTheDigest() async throws {
+    /// A chunk whose bytes are not the file's, with a chunk digest computed over those bytes: the chunk check cannot
+    /// catch it, it is stored and acknowledged, and only the file digest (over the digests of the file's true
+    /// chunks, PROTOCOL.md 11.7) stops it.
+    @Test func aLyingChunkWithAMatchingChunkDigestIsStoppedByTheFileDigest() async throws {
         let data = Self.bytes(3 * Self.chunk, seed: 2)
         let events = try await Self.withLiar { mallory, bob, inbox in
             let sender = HostileSender(session: mallory, receiver: bob)
             try await sender.send(.offer(sender.offer([("photo.jpg", UInt64(data.count))])))
             #expect(try #require(await sender.reply()).accepted)
             var lie = data
-            lie[Self.chunk + 7] ^= 0x80  // the second chunk, sent with the CRC-32 of these bytes
+            lie[Self.chunk + 7] ^= 0x80  // the second chunk, sent with the SHA-256 of these bytes
             try await Self.send(lie, claiming: data, by: sender)
             Self.expectMismatch(await sender.result())
             #expect(try Self.staged(in: inbox).isEmpty, "the staged data is discarded")

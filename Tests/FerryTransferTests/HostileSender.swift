@@ -42,14 +42,15 @@ struct HostileSender {
         let payload = data ?? raw
         let header = Chunk.frameHeader(
             transferID: transferID, fileIndex: file, offset: offset, rawLength: UInt32(raw.count), codec: codec,
-            crc32: CRC32.checksum(raw), dataLength: payload.count)
+            sha256: FileDigest.chunkDigest(raw), dataLength: payload.count)
         try await session.sendTransferFrame([header, payload], to: receiver)
     }
 
-    func sendEnd(file: UInt32, of bytes: [UInt8]) async throws {
-        let hasher = SHA256Hasher()
-        hasher.update(bytes)
-        try await send(.fileEnd(FileEnd(transferID: transferID, fileIndex: file, sha256: hasher.finalize())))
+    /// A fileEnd with the file digest of `bytes` cut into chunks of `chunkSize` (the offer's, by default the one
+    /// `offer` uses).
+    func sendEnd(file: UInt32, of bytes: [UInt8], chunkSize: Int = Limits.minChunkSize) async throws {
+        let digest = FileDigest.of(bytes, chunkSize: chunkSize)
+        try await send(.fileEnd(FileEnd(transferID: transferID, fileIndex: file, digest: digest)))
     }
 
     /// What the receiver did next, as seen from this side.

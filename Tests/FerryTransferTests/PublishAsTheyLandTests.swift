@@ -109,7 +109,7 @@ import Testing
     @Test func onlyARegularFileWithTheSameBytesIsIdentical() async throws {
         try await TemporaryDirectory.with(prefix: "publish") { temporary in
             let bytes = Self.small
-            let digest = SHA256Hasher.digest(bytes)
+            let digest = (bytes: FileDigest.of(bytes, chunkSize: Limits.minChunkSize), chunkSize: Limits.minChunkSize)
             try Data(bytes).write(to: URL(fileURLWithPath: temporary.path + "/outside.txt"))
             let path = temporary.path + "/inbox"
             let directory = try ReceiveDirectory(path: path)

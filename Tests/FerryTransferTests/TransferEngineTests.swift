@@ -148,7 +148,7 @@ import Testing
                 let data: [UInt8] = Array("../../etc/passwd".utf8)
                 let header = Chunk.frameHeader(
                     transferID: TransferID.random(), fileIndex: 0, offset: 0, rawLength: UInt32(data.count),
-                    codec: .none, crc32: CRC32.checksum(data), dataLength: data.count)
+                    codec: .none, sha256: FileDigest.chunkDigest(data), dataLength: data.count)
                 try await mallory.sendTransferFrame([header, data], to: bob)
                 for await event in mallory.transferEvents {
                     if case .peerDisconnected(let peer, _) = event, peer == bob { break }

@@ -9,25 +9,49 @@ struct CodecChecksumTests {
         bytes.map { Hex.string(UInt64($0), width: 2) }.joined()
     }
 
-    @Test func crc32Vectors() {
-        #expect(CRC32.checksum(Array("123456789".utf8)) == 0xCBF4_3926)  // the CRC-32 check value
-        #expect(CRC32.checksum([UInt8]()) == 0)
-        #expect(CRC32.checksum(Array("The quick brown fox jumps over the lazy dog".utf8)) == 0x414F_A339)
-        let bytes = Array("123456789".utf8)
-        #expect(bytes.withUnsafeBytes { CRC32.checksum($0) } == 0xCBF4_3926)
-        #expect(CRC32.checksum(bytes[2...]) == CRC32.checksum(Array(bytes[2...])))
-        #expect(CRC32.checksum(bytes.lazy.map { $0 }) == 0xCBF4_3926)  // A non-contiguous sequence.
+    /// 200 000 bytes `(i * 31 + 7) & 0xff`: three chunks of 64 KiB and one of 3392 bytes at the smallest chunk size,
+    /// one chunk at 1 MiB.
+    static let pattern: [UInt8] = (0..<200_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
+
+    /// File digests (PROTOCOL.md 11.7) computed by Python's hashlib, independently of this implementation:
+    /// `sha256(b"".join(sha256(data[s:s + c]).digest() for s in range(0, len(data), c)))`.
+    @Test func fileDigestVectors() {
+        #expect(
+            Self.hex(FileDigest.of(Self.pattern, chunkSize: 65_536))
+                == "1d5f68e3669c888b9a89fe8271ba8274d6b0e00840652d70b6f79f174b5d0ff0")
+        #expect(
+            Self.hex(FileDigest.of(Self.pattern, chunkSize: 1_048_576))
+                == "4749d196a617e7e58a509350b2fc3f002a516f8bbd4d4aec46380f0ec3426b31")
+        #expect(
+            Self.hex(FileDigest.of(Array(Self.pattern.prefix(131_072)), chunkSize: 65_536))
+                == "7dfe9ac602f1c1455694ec2008d8b8a9193001efd41e2cf90ef1198b6e88a7f3")
+        // An empty file has no chunks: the SHA-256 of the empty string.
+        #expect(
+            Self.hex(FileDigest.of([], chunkSize: 65_536))
+                == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        // Not the SHA-256 of the bytes ("8f9d1bf4..."): the digest over the chunk digests.
+        #expect(FileDigest.of(Self.pattern, chunkSize: 1_048_576) != SHA256Hasher.digest(Self.pattern))
+        // One chunk: the SHA-256 of its SHA-256 (the fileEnd golden frame's "hello\n").
+        #expect(FileDigest.of(Array("hello\n".utf8), chunkSize: 65_536) == TransferSamples.helloFileDigest)
+        #expect(FileDigest.chunkDigest(Array("hello\n".utf8)) == TransferSamples.helloChunkDigest)
+        #expect(FileDigest.chunkDigest(TransferSamples.chunkRaw) == TransferSamples.chunkDigest)
     }
 
-    @Test func crc32InPiecesEqualsWhole() {
-        var generator = SplitMix64(seed: 11)
-        let bytes = generator.bytes(count: 10_000)
-        for _ in 0..<50 {
-            let cut = Int.random(in: 0...bytes.count, using: &generator)
-            var crc = bytes[..<cut].withUnsafeBytes { CRC32.update(0, $0) }
-            crc = CRC32.update(crc, bytes[cut...])
-            #expect(crc == CRC32.checksum(bytes))
+    /// Added chunk by chunk, from their digests or their bytes, the digest is the one of the whole; and it starts
+    /// over after `finalize`.
+    @Test func fileDigestFedChunkByChunkEqualsWhole() {
+        let whole = FileDigest.of(Self.pattern, chunkSize: 65_536)
+        let digest = FileDigest()
+        for (index, start) in stride(from: 0, to: Self.pattern.count, by: 65_536).enumerated() {
+            let chunk = Self.pattern[start..<min(start + 65_536, Self.pattern.count)]
+            if index % 2 == 0 {
+                digest.add(chunkDigest: FileDigest.chunkDigest(chunk))
+            } else {
+                chunk.withUnsafeBytes { _ = digest.add(chunk: $0) }
+            }
         }
+        #expect(digest.finalize() == whole)
+        #expect(digest.finalize() == FileDigest.of([], chunkSize: 65_536))
     }
 
     @Test func sha256Vectors() {

@@ -86,7 +86,7 @@ struct GoldenFrameTests {
         let chunk = TransferSamples.chunk
         let header = Chunk.frameHeader(
             transferID: chunk.transferID, fileIndex: chunk.fileIndex, offset: chunk.offset, rawLength: chunk.rawLength,
-            codec: chunk.codec, crc32: chunk.crc32, dataLength: chunk.data.count)
+            codec: chunk.codec, sha256: chunk.sha256, dataLength: chunk.data.count)
         #expect(header.count == Frame.headerLength + Chunk.headerLength)
         #expect(header + chunk.data == (try Fixtures.bytes("transfer-chunk")))
     }

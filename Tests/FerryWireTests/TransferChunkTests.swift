@@ -4,6 +4,9 @@ import Testing
 
 @Suite("Transfer chunks")
 struct TransferChunkTests {
+    /// 32 distinct bytes in the digest field, so that a field read from the wrong offset shows.
+    static let digest: [UInt8] = Array(0xA0...0xBF)
+
     static func chunkPayload(rawLength: UInt32, codec: UInt8, dataLength: Int) -> [UInt8] {
         var writer = ByteWriter()
         writer.write(TransferSamples.transferID)
@@ -11,7 +14,7 @@ struct TransferChunkTests {
         writer.write(UInt64(65_536))
         writer.write(rawLength)
         writer.write(codec)
-        writer.write(UInt32(0x1234_5678))
+        writer.write(bytes: Self.digest)
         writer.write(bytes: [UInt8](repeating: 0x5A, count: dataLength))
         return writer.bytes
     }
@@ -68,7 +71,7 @@ struct TransferChunkTests {
         #expect(chunk.offset == 65_536)
         #expect(chunk.rawLength == 9)
         #expect(chunk.codec == Codec(rawValue: 7))
-        #expect(chunk.crc32 == 0x1234_5678)
+        #expect(chunk.sha256 == Self.digest)
         #expect(Array(chunk.data) == [0x5A, 0x5A, 0x5A])
     }
 
@@ -113,7 +116,7 @@ struct TransferChunkTests {
             chunk.codec = codec
             let header = Chunk.frameHeader(
                 transferID: chunk.transferID, fileIndex: chunk.fileIndex, offset: chunk.offset,
-                rawLength: chunk.rawLength, codec: codec, crc32: chunk.crc32, dataLength: chunk.data.count)
+                rawLength: chunk.rawLength, codec: codec, sha256: chunk.sha256, dataLength: chunk.data.count)
             let encoded = TransferMessage.chunk(chunk).encoded()
             #expect(header == Array(encoded.prefix(Frame.headerLength + Chunk.headerLength)))
             #expect(header + chunk.data == encoded)

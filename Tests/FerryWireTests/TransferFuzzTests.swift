@@ -88,7 +88,7 @@ struct TransferFuzzTests {
                 Chunk(
                     transferID: id, fileIndex: .random(in: 0...UInt32.max, using: &g),
                     offset: .random(in: 0...UInt64.max, using: &g), rawLength: rawLength, codec: codec,
-                    crc32: .random(in: 0...UInt32.max, using: &g), data: g.bytes(count: count)[...]))
+                    sha256: g.bytes(count: 32), data: g.bytes(count: count)[...]))
         case 3:
             return .chunkAck(
                 ChunkAck(
@@ -99,7 +99,7 @@ struct TransferFuzzTests {
             return .fileEnd(
                 FileEnd(
                     transferID: id, fileIndex: .random(in: 0...UInt32.max, using: &g),
-                    sha256: g.bytes(count: 32)))
+                    digest: g.bytes(count: 32)))
         case 5:
             return .fileResult(
                 FileResult(

@@ -35,7 +35,7 @@ struct TransferMessageTests {
                 continue
             }
             // Compressed data shorter than sent still fits 1...rawLength: the wire cannot tell, inflation and the
-            // CRC-32 do (the receiver answers corrupt).
+            // chunk digest do (the receiver answers corrupt).
             var expected = TransferSamples.chunk
             expected.data = payload[Chunk.headerLength..<length]
             #expect(try TransferMessage(frame: frame) == .chunk(expected))
@@ -59,7 +59,7 @@ struct TransferMessageTests {
         #expect(throws: WireError.malformed("offer: truncated at mediaType")) {
             try TransferMessage(frame: Frame(kind: .offer, payload: Array(payload[..<70])))
         }
-        #expect(throws: WireError.malformed("fileEnd: truncated at sha256")) {
+        #expect(throws: WireError.malformed("fileEnd: truncated at digest")) {
             try TransferMessage(frame: Frame(kind: .fileEnd, payload: Array(repeating: 0, count: 40)))
         }
     }
@@ -127,15 +127,15 @@ struct TransferMessageTests {
                         codecs: CodecSet(rawValue: 0x80), files: [])),
                 .chunk(
                     Chunk(
-                        transferID: other, fileIndex: .max, offset: .max, rawLength: 3, codec: .none, crc32: .max,
-                        data: [1, 2, 3])),
+                        transferID: other, fileIndex: .max, offset: .max, rawLength: 3, codec: .none,
+                        sha256: Array(repeating: 0xFF, count: 32), data: [1, 2, 3])),
                 .chunk(
                     Chunk(
                         transferID: other, fileIndex: 2, offset: 0, rawLength: 9, codec: Codec(rawValue: 200),
-                        crc32: 0, data: [7])),
+                        sha256: Array(repeating: 0, count: 32), data: [7])),
                 .chunkAck(ChunkAck(transferID: other, fileIndex: 9, offset: 1 << 20, status: .corrupt)),
                 .chunkAck(ChunkAck(transferID: other, fileIndex: 9, offset: 0, status: ChunkStatus(rawValue: 250))),
-                .fileEnd(FileEnd(transferID: other, fileIndex: 0, sha256: Array(repeating: 0xEE, count: 32))),
+                .fileEnd(FileEnd(transferID: other, fileIndex: 0, digest: Array(repeating: 0xEE, count: 32))),
                 .fileResult(FileResult(transferID: other, fileIndex: 3, status: .corruptChunks, detail: "chunk 🚢")),
                 .fileResult(FileResult(transferID: other, fileIndex: 3, status: FileStatus(rawValue: 99))),
                 .fileResult(
@@ -169,10 +169,13 @@ struct TransferMessageTests {
         #expect(throws: WireError.invalidField("detail: invalid UTF-8")) {
             try TransferMessage(frame: Frame(kind: .transferCancel, payload: id + [1, 1, 0xFF]))
         }
-        #expect(throws: WireError.invalidField("sha256: 31 bytes, not 32")) {
-            try FileEnd(transferID: TransferSamples.transferID, fileIndex: 0, sha256: Array(repeating: 1, count: 31))
+        #expect(throws: WireError.invalidField("digest: 31 bytes, not 32")) {
+            try FileEnd(transferID: TransferSamples.transferID, fileIndex: 0, digest: Array(repeating: 1, count: 31))
                 .validate()
         }
+        var chunk = TransferSamples.chunk
+        chunk.sha256 = Array(repeating: 1, count: 4)  // a CRC-32's worth: not a chunk digest
+        #expect(throws: WireError.invalidField("sha256: 4 bytes, not 32")) { try chunk.validate() }
         let long = String(repeating: "é", count: 128)  // 256 UTF-8 bytes
         #expect(throws: WireError.invalidField("detail: 256 bytes, more than the limit of 255")) {
             try TransferMessage.fileResult(

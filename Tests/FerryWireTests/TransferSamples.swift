@@ -25,19 +25,32 @@ enum TransferSamples {
     /// Raw deflate of `chunkRaw` as Python's zlib (level 9) wrote it.
     static let chunkData: [UInt8] = [0x4b, 0x4b, 0x2d, 0x2a, 0xaa, 0x54, 0x48, 0xc3, 0x47, 0x72, 0x01, 0x00]
 
+    /// SHA-256 of `chunkRaw`, as Python's hashlib computed it (`d1f17968...8b05281f`).
+    static let chunkDigest: [UInt8] = [
+        0xd1, 0xf1, 0x79, 0x68, 0x82, 0xdb, 0x3c, 0x11, 0x72, 0xe1, 0xc6, 0xd4, 0xc8, 0x42, 0x7f, 0x10,
+        0x98, 0x62, 0x34, 0x84, 0x8a, 0x86, 0xcd, 0x2d, 0xff, 0x75, 0xe4, 0x17, 0x8b, 0x05, 0x28, 0x1f,
+    ]
+
     static let chunk = Chunk(
-        transferID: transferID, fileIndex: 0, offset: 0, rawLength: 36, codec: .zlib, crc32: 0xa597_2962,
+        transferID: transferID, fileIndex: 0, offset: 0, rawLength: 36, codec: .zlib, sha256: chunkDigest,
         data: chunkData[...])
 
     static let chunkAck = ChunkAck(transferID: transferID, fileIndex: 0, offset: 0, status: .stored)
 
-    /// SHA-256 of "hello\n".
-    static let helloDigest: [UInt8] = [
+    /// SHA-256 of "hello\n": its one chunk digest (at any chunk size).
+    static let helloChunkDigest: [UInt8] = [
         0x58, 0x91, 0xb5, 0xb5, 0x22, 0xd5, 0xdf, 0x08, 0x6d, 0x0f, 0xf0, 0xb1, 0x10, 0xfb, 0xd9, 0xd2,
         0x1b, 0xb4, 0xfc, 0x71, 0x63, 0xaf, 0x34, 0xd0, 0x82, 0x86, 0xa2, 0xe8, 0x46, 0xf6, 0xbe, 0x03,
     ]
 
-    static let fileEnd = FileEnd(transferID: transferID, fileIndex: 1, sha256: helloDigest)
+    /// The file digest of "hello\n" (PROTOCOL.md 11.7): SHA-256 of `helloChunkDigest`, as Python's hashlib computed
+    /// it (`ecb65bb9...3e2438cc`).
+    static let helloFileDigest: [UInt8] = [
+        0xec, 0xb6, 0x5b, 0xb9, 0x8f, 0x9d, 0x90, 0x5b, 0x70, 0x45, 0x89, 0x86, 0xc3, 0x9f, 0xcb, 0xad,
+        0x77, 0x15, 0xe5, 0xf2, 0xfc, 0xc3, 0xb1, 0xf0, 0x77, 0x67, 0xd7, 0xc8, 0x3e, 0x24, 0x38, 0xcc,
+    ]
+
+    static let fileEnd = FileEnd(transferID: transferID, fileIndex: 1, digest: helloFileDigest)
     static let fileResult = FileResult(transferID: transferID, fileIndex: 0, status: .published, detail: photoPath)
     static let cancel = TransferCancel(transferID: transferID, reason: .cancelledByUser, detail: "stopped by the user")
 

@@ -3,7 +3,7 @@ import FerryWire
 import FuzzSupport
 
 /// The receiving engine's use of `IncomingTransferMachine`, without files: accept an offer's valid names, then for
-/// each chunk ask the machine, inflate within the declared length, check the CRC and report stored or corrupt.
+/// each chunk ask the machine, inflate within the declared length, check the chunk digest and report stored or corrupt.
 ///
 /// Why: the machine's indices and offsets come straight from peer frames; this drives it with hostile sequences
 /// (chunks for files never offered, out of order, past the end, ends twice) and checks its offsets stay in bounds.
@@ -29,7 +29,7 @@ struct ReceiverModel {
         case .fileEnd(let end):
             guard var machine, end.transferID == offer?.transferID else { return false }
             defer { self.machine = machine }
-            guard let actions = try? machine.fileEndArrived(file: Int(end.fileIndex), digest: end.sha256) else {
+            guard let actions = try? machine.fileEndArrived(file: Int(end.fileIndex), digest: end.digest) else {
                 return false
             }
             perform(actions, on: &machine)
@@ -61,7 +61,7 @@ struct ReceiverModel {
         if let raw {
             Invariant.check(raw.count == rawLength, "a chunk inflated to \(raw.count) of \(rawLength) bytes")
         }
-        if let raw, CRC32.checksum(raw) == chunk.crc32 {
+        if let raw, FileDigest.chunkDigest(raw) == chunk.sha256 {
             perform(machine.chunkStored(file: file, rawLength: rawLength), on: &machine)
         } else {
             perform(machine.chunkCorrupt(file: file), on: &machine)

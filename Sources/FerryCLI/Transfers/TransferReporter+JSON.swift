@@ -50,6 +50,7 @@ extension TransferReporter {
             line.append("failure", outcome.failure.map { .string($0) } ?? .null)
             line.append("resumedBytes", int(outcome.resumedBytes))
             line.append("alreadyThere", .bool(outcome.alreadyThere))
+            line.append("digest", outcome.digest.map { .string(HashCommand.hex($0)) } ?? .null)
             return line
         case .finished(let outcome):
             var line = header(.finished, outcome.transferID, outcome.peer, direction: outcome.direction)

@@ -3,7 +3,7 @@ import FerryWire
 /// The receiving side of one transfer from one peer: which chunk is expected for each file, what to do with a
 /// corrupt one (go-back-N, at most `maxCorruptCopies` copies of a chunk), and when a file can be verified.
 ///
-/// Pure: the driver checks each chunk's CRC and inflates it, then reports `chunkStored` or `chunkCorrupt`; the
+/// Pure: the driver inflates each chunk and checks its digest, then reports `chunkStored` or `chunkCorrupt`; the
 /// returned actions say which acknowledgements to send and which files to verify and publish.
 public struct IncomingTransferMachine: Sendable {
     /// Copies of one chunk that may arrive corrupt before the file fails.
@@ -85,7 +85,7 @@ public struct IncomingTransferMachine: Sendable {
         return [.acknowledge(file: file, offset: offset, status: .stored)] + verifyIfComplete(file)
     }
 
-    /// The chunk at the expected offset failed its CRC or inflation.
+    /// The chunk at the expected offset failed its digest or inflation.
     public mutating func chunkCorrupt(file: Int) -> [Action] {
         let offset = files[file].expectedOffset
         files[file].corruptCopies += 1

@@ -1,6 +1,6 @@
 /// Where an interrupted file resumes, from what is staged for it.
 ///
-/// Only chunks that passed their CRC are written, in order, so the staged length is verified data, except that a
+/// Only chunks that matched their digest are written, in order, so the staged length is verified data, except that a
 /// process killed in the middle of a write may leave part of a chunk: the offset is rounded down to a chunk. A
 /// staged file longer than the offered size cannot come from this file (its size is part of the key): start over.
 public enum ResumePlan {

@@ -48,8 +48,9 @@ struct IncomingFile: Sendable {
     var staged: RegularFile?
     /// This transfer's hold on the staged file, from acceptance until the file is published or failed.
     var reservation: StagedReservation?
-    var hasher: SHA256Hasher?
-    /// The verified SHA-256, once the file's digest matched the sender's.
+    /// The file digest (PROTOCOL.md 11.7) of the resumed prefix and the chunks stored so far.
+    var hasher: FileDigest?
+    /// The verified file digest, once it matched the sender's.
     var digest: [UInt8]?
     var stored: UInt64 = 0
     var ended = false

@@ -54,14 +54,15 @@ extension ReceiveDirectory {
         ).name
     }
 
-    /// `publish(key:components:permissions:modificationTime:staged:)`, and with `digest` (the verified SHA-256 of
-    /// the staged file) a taken name whose regular file has the same size and the same SHA-256 is the file itself:
-    /// the staged copy is removed and `.identical(name)` returned, instead of publishing "name (1).ext" beside it.
-    /// A taken name holding anything else (other bytes, a directory, a symlink: never followed) stays untouched
-    /// and the next variant is tried, as without `digest`. The existing file is hashed only when its size matches.
+    /// `publish(key:components:permissions:modificationTime:staged:)`, and with `digest` (the verified file digest
+    /// of the staged file, PROTOCOL.md 11.7, and the chunk size it was computed with) a taken name whose regular
+    /// file has the same size and the same file digest at that chunk size is the file itself: the staged copy is
+    /// removed and `.identical(name)` returned, instead of publishing "name (1).ext" beside it. A taken name holding
+    /// anything else (other bytes, a directory, a symlink: never followed) stays untouched and the next variant is
+    /// tried, as without `digest`. The existing file is hashed only when its size matches.
     public func publish(
         key: String, components: [String], permissions: UInt16, modificationTime: (Int64, UInt32),
-        staged open: RegularFile? = nil, size: UInt64? = nil, digest: [UInt8]?
+        staged open: RegularFile? = nil, size: UInt64? = nil, digest: (bytes: [UInt8], chunkSize: Int)?
     ) throws(SystemError) -> PublishedFile {
         try checkKey(key)
         let components = components.map(Self.publishedForm)
@@ -100,7 +101,11 @@ extension ReceiveDirectory {
             guard let digest else { return nil }
             for spelling in [candidate, Self.decomposedTwin(candidate)].compactMap({ $0 })
             where hashed.insert(spelling).inserted {
-                if Self.holds(spelling, in: directory, size: written.size, digest: digest) { return spelling }
+                if Self.holds(
+                    spelling, in: directory, size: written.size, digest: digest.bytes, chunkSize: digest.chunkSize)
+                {
+                    return spelling
+                }
             }
             return nil
         }
@@ -140,21 +145,17 @@ extension ReceiveDirectory {
         return .identical(name)
     }
 
-    /// Whether `name` in `directory` is a regular file (not followed if a symlink) of `size` bytes whose SHA-256
-    /// is `digest`. Any error (gone, unreadable, not a regular file) counts as no.
-    static func holds(_ name: String, in directory: DirectoryHandle, size: UInt64, digest: [UInt8]) -> Bool {
+    /// Whether `name` in `directory` is a regular file (not followed if a symlink) of `size` bytes whose file digest
+    /// with chunks of `chunkSize` bytes is `digest`. Any error (gone, unreadable, not a regular file) counts as no.
+    static func holds(_ name: String, in directory: DirectoryHandle, size: UInt64, digest: [UInt8], chunkSize: Int)
+        -> Bool
+    {
         guard let status = try? directory.status(of: name), status.kind == .regular, status.size == size,
             let file = try? directory.openFile(name, writable: false)
         else { return false }
         defer { file.close() }
-        let hasher = SHA256Hasher()
-        var offset: UInt64 = 0
-        while offset < size {
-            guard let block = try? file.read(count: Int(min(size - offset, 1 << 20)), at: offset), !block.isEmpty
-            else { return false }
-            block.withUnsafeBytes { hasher.update($0) }
-            offset += UInt64(block.count)
-        }
+        let hasher = FileDigest()
+        guard (try? hasher.add(chunksOf: file, from: 0, to: size, chunkSize: chunkSize)) == true else { return false }
         guard (try? file.read(count: 1, at: size))?.isEmpty == true else { return false }  // it grew meanwhile
         return hasher.finalize() == digest
     }

@@ -6,7 +6,7 @@ import Synchronization
 /// released.
 ///
 /// Why: two transfers of the same file from the same sender get the same staged name (`ResumeKey`). Writing one
-/// staged file together, they truncate and overwrite each other's bytes, while each one's SHA-256 is computed from
+/// staged file together, they truncate and overwrite each other's bytes, while each one's file digest is computed from
 /// the chunks it received in memory and matches: a file mixing both, or with zeros in it, would be published as
 /// verified. This happened with two offers accepted at once by one receiver, and with two `ferry receive` processes
 /// on one directory. So a staged file belongs to one transfer at a time, on two levels:

@@ -174,17 +174,19 @@ extension TransferEngine {
                 return
             }
         }
-        // The staged prefixes are read back and hashed on the accepting queue (gigabytes, for a large resumed file),
-        // not behind other transfers' queued writes, so that the final digest covers the whole file; one that cannot
-        // be read starts over.
+        // The staged prefixes are read back and hashed chunk by chunk on the accepting queue (gigabytes, for a large
+        // resumed file), not behind other transfers' queued writes, so that the file digest covers the whole file;
+        // one that cannot be read starts over.
         let planned = plans
         let held = reservations
-        let hashers = await accepting.run { () -> [SHA256Hasher?] in
+        let chunkSize = Int(chunk)
+        let hashers = await accepting.run { () -> [FileDigest?] in
             zip(planned, held).map { plan, reservation in
                 guard plan.resume > 0 else { return nil }
                 guard
                     let hasher = try? Self.hashStagedPrefix(
-                        key: plan.key, length: plan.resume, directory: directory, reservation: reservation)
+                        key: plan.key, length: plan.resume, chunkSize: chunkSize, directory: directory,
+                        reservation: reservation)
                 else {
                     return nil  // resumed from 0: the first write cuts the staged file (still held) to 0
                 }
@@ -200,7 +202,7 @@ extension TransferEngine {
             transfer.files[index].accepted = true
             transfer.files[index].reservation = reservations[index]
             transfer.files[index].resumeOffset = hashers[index] == nil ? 0 : plans[index].resume
-            transfer.files[index].hasher = hashers[index] ?? SHA256Hasher()
+            transfer.files[index].hasher = hashers[index] ?? FileDigest()
             transfer.resumedBytes += transfer.files[index].resumeOffset
             needed += transfer.files[index].size - transfer.files[index].resumeOffset  // sizes were summed at the offer
         }
@@ -234,22 +236,18 @@ extension TransferEngine {
         await send(.offerReply(reply), to: key.peer)
     }
 
-    /// Hashes the bytes already staged for a file, so the final digest covers the whole file: the file locked by
-    /// `reservation`, as it must still be.
+    /// Hashes the bytes already staged for a file, chunk by chunk as the sender cuts them, so that the prefix feeds
+    /// the file digest exactly as received chunks do (PROTOCOL.md 11.10 rule 8): the file locked by `reservation`,
+    /// as it must still be. A prefix changed on disk gives other chunk digests, so the file fails its digest.
     private static func hashStagedPrefix(
-        key: String, length: UInt64, directory: ReceiveDirectory, reservation: StagedReservation
-    ) throws -> SHA256Hasher {
+        key: String, length: UInt64, chunkSize: Int, directory: ReceiveDirectory, reservation: StagedReservation
+    ) throws -> FileDigest {
         let (file, existing) = try directory.stagedFile(key: key, holding: reservation)
         defer { file.close() }
         guard existing >= length else { throw TransferError.receiveDirectory("staged data shrank") }
-        let hasher = SHA256Hasher()
-        var offset: UInt64 = 0
-        while offset < length {
-            let count = Int(min(UInt64(1 << 20), length - offset))
-            let bytes = try file.read(count: count, at: offset)
-            guard bytes.count == count else { throw TransferError.receiveDirectory("staged data shrank") }
-            bytes.withUnsafeBytes { hasher.update($0) }
-            offset += UInt64(count)
+        let hasher = FileDigest()
+        guard try hasher.add(chunksOf: file, from: 0, to: length, chunkSize: chunkSize) else {
+            throw TransferError.receiveDirectory("staged data shrank")
         }
         return hasher
     }

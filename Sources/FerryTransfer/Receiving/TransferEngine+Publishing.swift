@@ -52,7 +52,8 @@ extension TransferEngine {
     private func publishBatch(_ key: IncomingKey, _ directory: ReceiveDirectory) async -> Bool {
         typealias Request = (
             file: Int, key: String, components: [String], permissions: UInt16, time: (Int64, UInt32),
-            handle: RegularFile?, digest: [UInt8]?, size: UInt64, inMemory: Bool, publishes: Bool
+            handle: RegularFile?, digest: (bytes: [UInt8], chunkSize: Int)?, size: UInt64, inMemory: Bool,
+            publishes: Bool
         )
         var heavyFollows = false
         let requests: [Request] =
@@ -67,7 +68,8 @@ extension TransferEngine {
                     return (
                         file, transfer.files[file].key, transfer.files[file].components, offered.permissions,
                         (offered.modificationTime.seconds, offered.modificationTime.nanoseconds), handle,
-                        transfer.files[file].digest, transfer.files[file].size, transfer.files[file].inMemory,
+                        transfer.files[file].digest.map { ($0, Int(transfer.offer.chunkSize)) },
+                        transfer.files[file].size, transfer.files[file].inMemory,
                         !transfer.files[file].inMemory || transfer.files[file].alsoPublish
                     )
                 }
@@ -169,7 +171,7 @@ extension TransferEngine {
                         fileName: transfer.offer.files[file].path, size: transfer.files[file].size,
                         publishedName: publishedName, failure: nil, resumedBytes: transfer.files[file].resumeOffset,
                         alreadyThere: identical, payload: delivered.payload,
-                        mediaType: transfer.offer.files[file].mediaType)
+                        mediaType: transfer.offer.files[file].mediaType, digest: transfer.files[file].digest)
                 })
         else { return }
         let what = identical ? "already there (identical):" : publishedName == nil ? "delivered in memory" : "published"

@@ -70,8 +70,10 @@ extension TransferEngine {
             await violation(by: peerID, "a chunk in codec \(chunk.codec), which was not agreed")
             return
         }
+        // The chunk digest is checked here, before the chunk counts as stored; the file digest then needs only the
+        // 32 bytes of that digest (PROTOCOL.md 11.7), never the bytes again.
         if !corrupt {
-            corrupt = raw.withUnsafeBytes { CRC32.update(0, $0) } != chunk.crc32
+            corrupt = raw.withUnsafeBytes { FileDigest.chunkDigest($0) } != chunk.sha256
         }
         if corrupt {
             log(1, "corrupt chunk from peer \(peerID): file \(file), offset \(chunk.offset)")
@@ -87,32 +89,32 @@ extension TransferEngine {
             await writeFailed(error, file: file, key)
             return
         }
-        typealias Stored = (actions: [IncomingTransferMachine.Action], hasher: SHA256Hasher?)
         // Counted per sender, over all its transfers: two transfers at once must not double what one may queue.
         let queued = queuedBytes[peerID, default: 0]
-        let stored = withIncoming(key) { transfer -> Stored?? in
+        let stored = withIncoming(key) { transfer -> [IncomingTransferMachine.Action]?? in
             guard queued + raw.count <= Self.maxQueuedBytes else { return .some(nil) }
             guard let actions = transfer.machine?.chunkStored(file: file, rawLength: raw.count) else { return nil }
             transfer.bytesDone += UInt64(raw.count)
             transfer.wireBytes += UInt64(chunk.data.count)
             transfer.files[file].stored += UInt64(raw.count)
             transfer.currentFile = file
-            return (actions, transfer.files[file].hasher)
+            // The machine takes chunks in offset order only, so the file digest is fed in that order.
+            transfer.files[file].hasher?.add(chunkDigest: chunk.sha256)
+            return actions
         } ?? nil
         guard let stored else { return }
-        guard let (actions, hasher) = stored else {
+        guard let actions = stored else {
             await violation(by: peerID, "the sender ignores flow control (more than 64 MiB unacknowledged)")
             return
         }
         queuedBytes[peerID] = queued + raw.count
         largestQueuedBytes = max(largestQueuedBytes, queued + raw.count)
         reportIncomingProgress(key)
-        // The write and the hash run on the I/O queue while this actor checks the next chunk; the acknowledgement
-        // waits for the write, so the sender's window still bounds the bytes in flight.
+        // The write runs on the I/O queue while this actor checks the next chunk; the acknowledgement waits for the
+        // write, so the sender's window still bounds the bytes in flight.
         let offset = chunk.offset
         enqueue(actions, key, file: file, bytes: raw.count) { () throws(SystemError) in
             try handle.write(raw, at: offset)
-            raw.withUnsafeBytes { hasher?.update($0) }
         }
     }
 
@@ -180,7 +182,7 @@ extension TransferEngine {
         let outcome: Outcome? = withIncoming(key) { transfer -> Outcome? in
             guard transfer.phase == .receiving else { return nil }
             do throws(TransferProtocolError) {
-                guard let actions = try transfer.machine?.fileEndArrived(file: Int(end.fileIndex), digest: end.sha256)
+                guard let actions = try transfer.machine?.fileEndArrived(file: Int(end.fileIndex), digest: end.digest)
                 else { return nil }
                 return .success(actions)
             } catch {
@@ -244,7 +246,7 @@ extension TransferEngine {
         incoming[key]?.files[file].hasher = nil
         guard digest == expected else {
             await fileFailed(
-                file, status: .hashMismatch, detail: "the SHA-256 of the received data does not match the sender's",
+                file, status: .hashMismatch, detail: "the digest of the received data does not match the sender's",
                 key, removeStaged: true)
             return
         }

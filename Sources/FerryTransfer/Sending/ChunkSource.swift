@@ -3,13 +3,14 @@ import FerrySystem
 import FerryWire
 import Foundation
 
-/// Reads, compresses and checksums the chunks of one send operation, and hashes each file once, whatever the
-/// number of peers it goes to.
+/// Reads, hashes and compresses the chunks of one send operation, each once, whatever the number of peers it goes to.
 ///
 /// Why an actor of its own: a broadcast fans one chunk out to every peer. The peer in front prepares it; the
 /// others find it in a small cache (`cacheLimit` bytes), and a peer that fell further behind than the cache is
-/// served from disk again, so a slow peer costs re-reading, never unbounded memory. The SHA-256 of a file advances
-/// with the first pass over it; `digest(of:)` finishes it (reading what resume skipped).
+/// served from disk again, so a slow peer costs re-reading, never unbounded memory. Each chunk's SHA-256 (its chunk
+/// digest, sent in the chunk) is computed when the chunk is first read, and feeds the file digest (PROTOCOL.md 11.7:
+/// a SHA-256 over the chunk digests, 32 bytes a chunk), which advances with the first pass over the file, so no byte
+/// is hashed twice; `digest(of:)` finishes it (reading and hashing, chunk by chunk, what resume skipped).
 ///
 /// Every read is followed by an `fstat` of the file, compared with the status taken when it was offered (before its
 /// first byte was read): the same device and inode, size, modification time and change time (`FileStatus`
@@ -22,7 +23,8 @@ actor ChunkSource {
     struct Prepared: Sendable {
         var rawLength: Int
         var codec: Codec
-        var crc32: UInt32
+        /// SHA-256 of the raw bytes (the chunk digest).
+        var sha256: [UInt8]
         var data: [UInt8]
     }
 
@@ -54,7 +56,8 @@ actor ChunkSource {
         var handle: SourceHandle?
         /// Work on the queue that holds `handle`: it is closed only when none is left.
         var users = 0
-        var hasher: SHA256Hasher?
+        /// The file digest of the chunks of the first pass so far.
+        var hasher: FileDigest?
         var hashedUpTo: UInt64 = 0
         var digest: [UInt8]?
         /// The file changed (or could not be read): every later chunk or digest of it fails the same way.
@@ -67,9 +70,10 @@ actor ChunkSource {
     private var cache: [Key: Prepared] = [:]
     private var cacheOrder: [Key] = []
     private var cacheBytes = 0
-    /// The CRC-32 of every raw chunk prepared (4 bytes a chunk): a chunk read again for a peer that fell behind the
-    /// cache is not checksummed again while its file keeps the time and size it was offered with.
-    private var rawChecksums: [Key: UInt32] = [:]
+    /// The digest of every raw chunk prepared, in a broadcast: a chunk read again for a peer that fell behind the
+    /// cache is not hashed (or offered to the compressor) again while its file keeps the time and size it was
+    /// offered with.
+    private var rawDigests: [Key: [UInt8]] = [:]
     private let cacheLimit: Int
     private let chunkSize: Int
     private let io = BlockingIO(label: "ferry.chunk-source")
@@ -87,8 +91,8 @@ actor ChunkSource {
 
     /// The chunk of `file` at `offset` (`length` raw bytes), prepared once for every peer.
     ///
-    /// Reading, hashing, checksumming and compressing happen on `io`, a serial queue: the bookkeeping of what is
-    /// hashed is claimed here, in the actor, in the same order as the work reaches the queue.
+    /// Reading, hashing and compressing happen on `io`, a serial queue: the bookkeeping of what is hashed is
+    /// claimed here, in the actor, in the same order as the work reaches the queue.
     func chunk(file index: Int, offset: UInt64, length: Int, linkBound: Bool) async throws(Failure) -> Prepared {
         let key = Key(file: index, offset: offset)
         if let failure = files[index].failure { throw failure }
@@ -96,10 +100,10 @@ actor ChunkSource {
         let handle = try openIfNeeded(index)
         let hash = claimHash(index, through: offset + UInt64(length))
         // A chunk read again for a peer that fell behind goes as it went the first time when that was raw: no
-        // second compression attempt, no second checksum.
-        let knownChecksum = rawChecksums[key]
+        // second compression attempt, no second hash.
+        let knownDigest = rawDigests[key]
         var choice: CompressionAlgorithm?
-        if knownChecksum == nil {
+        if knownDigest == nil {
             if policyFile != index {
                 policyFile = index
                 policy.fileStarted(alreadyCompressed: files[index].alreadyCompressed)
@@ -121,10 +125,13 @@ actor ChunkSource {
                         handle, hash.from..<offset, into: hash.hasher, name: name, chunkSize: chunkSize, offered)
                 }
                 let raw = try Self.read(handle, offset: offset, count: length, name: name, offered)
-                if let hash { raw.withUnsafeBytes { hash.hasher.update($0) } }
-                // The file is as offered after this read (checked by `read`): a chunk read again has the bytes it had.
-                let crc = knownChecksum ?? raw.withUnsafeBytes { CRC32.update(0, $0) }
-                var prepared = Prepared(rawLength: length, codec: .none, crc32: crc, data: raw)
+                // The first pass hashes each chunk once, for the chunk and the file digest alike. The file is as
+                // offered after this read (checked by `read`): a chunk read again has the bytes it had.
+                let digest =
+                    if let hash { raw.withUnsafeBytes { hash.hasher.add(chunk: $0) } } else {
+                        knownDigest ?? FileDigest.chunkDigest(raw)
+                    }
+                var prepared = Prepared(rawLength: length, codec: .none, sha256: digest, data: raw)
                 if let algorithm, let compressed = ChunkCompressor.compress(raw[...], algorithm: algorithm) {
                     prepared.data = compressed
                     prepared.codec = algorithm == .zstd ? .zstd : .zlib
@@ -147,12 +154,12 @@ actor ChunkSource {
         if algorithm != nil {
             policy.record(rawLength: length, compressedLength: prepared.codec == .none ? nil : prepared.data.count)
         }
-        if prepared.codec == .none, cacheLimit > 0 { rawChecksums[key] = prepared.crc32 }
+        if prepared.codec == .none, cacheLimit > 0 { rawDigests[key] = prepared.sha256 }
         remember(key, prepared)
         return prepared
     }
 
-    /// The SHA-256 of a whole file, after checking that it still has the size and time it was offered with.
+    /// The file digest of a whole file, after checking that it still has the size and time it was offered with.
     func digest(of index: Int) async throws(Failure) -> [UInt8] {
         if let failure = files[index].failure { throw failure }
         if let digest = files[index].digest { return digest }
@@ -162,7 +169,7 @@ actor ChunkSource {
         let name = files[index].source.path
         let chunkSize = self.chunkSize
         // Normally the first pass hashed everything; a resend that overtook it means hashing from the start.
-        let hash = claimHash(index, through: size) ?? (from: 0, hasher: SHA256Hasher())
+        let hash = claimHash(index, through: size) ?? (from: 0, hasher: FileDigest())
         files[index].users += 1
         defer { release(index) }
         let work = await io.run { () -> Result<[UInt8], Failure> in
@@ -199,6 +206,11 @@ actor ChunkSource {
         handle.close()
     }
 
+    /// The file digest sent in the file's `fileEnd`, once it is known.
+    func sentDigest(of index: Int) -> [UInt8]? {
+        files[index].digest
+    }
+
     /// What went wrong with a file, for the user ("" if nothing did).
     func failureText(of index: Int) -> String {
         files[index].failure?.description ?? ""
@@ -215,9 +227,9 @@ actor ChunkSource {
 
     /// Claims the hashing of `[hashedUpTo, end)` of a file when that continues its first pass; nil when the bytes
     /// are already hashed (a resend, or another peer's chunk).
-    private func claimHash(_ index: Int, through end: UInt64) -> (from: UInt64, hasher: SHA256Hasher)? {
+    private func claimHash(_ index: Int, through end: UInt64) -> (from: UInt64, hasher: FileDigest)? {
         guard files[index].digest == nil, end > files[index].hashedUpTo else { return nil }
-        let hasher = files[index].hasher ?? SHA256Hasher()
+        let hasher = files[index].hasher ?? FileDigest()
         files[index].hasher = hasher
         let from = files[index].hashedUpTo
         files[index].hashedUpTo = end
@@ -239,7 +251,7 @@ actor ChunkSource {
 
     /// The digest, once the file is checked to be as it was offered (every byte hashed was read while it was).
     private static func finish(
-        _ hasher: SHA256Hasher, _ handle: SourceHandle, _ offered: FerrySystem.FileStatus, _ name: String
+        _ hasher: FileDigest, _ handle: SourceHandle, _ offered: FerrySystem.FileStatus, _ name: String
     ) throws(Failure) -> [UInt8] {
         try checkUnchanged(handle, offered, name)
         return hasher.finalize()
@@ -254,15 +266,16 @@ actor ChunkSource {
         guard now.isUnchanged(since: offered) else { throw .changed(file: name) }
     }
 
+    /// Adds the chunks of `range` (from a chunk boundary: where the first pass stopped, or 0) to the file digest.
     private static func hash(
-        _ handle: SourceHandle, _ range: Range<UInt64>, into hasher: SHA256Hasher, name: String, chunkSize: Int,
+        _ handle: SourceHandle, _ range: Range<UInt64>, into hasher: FileDigest, name: String, chunkSize: Int,
         _ offered: FerrySystem.FileStatus
     ) throws(Failure) {
         var offset = range.lowerBound
         while offset < range.upperBound {
             let count = Int(min(UInt64(chunkSize), range.upperBound - offset))
             let bytes = try read(handle, offset: offset, count: count, name: name, offered)
-            bytes.withUnsafeBytes { hasher.update($0) }
+            bytes.withUnsafeBytes { _ = hasher.add(chunk: $0) }
             offset += UInt64(count)
         }
     }

@@ -144,7 +144,7 @@ extension TransferEngine {
                 let data = Self.sendable(prepared, codecs: codecs)
                 let header = Chunk.frameHeader(
                     transferID: id, fileIndex: UInt32(file), offset: offset, rawLength: UInt32(prepared.rawLength),
-                    codec: data.codec, crc32: prepared.crc32, dataLength: data.bytes.count)
+                    codec: data.codec, sha256: prepared.sha256, dataLength: data.bytes.count)
                 let backlogged: Bool
                 do {
                     backlogged = try await session.sendTransferFrame(
@@ -175,7 +175,7 @@ extension TransferEngine {
                     continue
                 }
                 guard isSending(id, peerID) else { continue }
-                let end = FileEnd(transferID: id, fileIndex: UInt32(file), sha256: digest)
+                let end = FileEnd(transferID: id, fileIndex: UInt32(file), digest: digest)
                 if !(await send(.fileEnd(end), to: peerID, discardable: id)) {
                     await failPeer(id, peerID, "the link failed", cancel: nil)
                 }
@@ -316,6 +316,7 @@ extension TransferEngine {
         }
         let file = Int(result.fileIndex)
         let published = result.status == .published
+        let digest = published ? await operations[id]?.source.sentDigest(of: file) : nil
         let outcome = withPeer(id, peerID) { peer -> Result<FileOutcome, TransferProtocolError>? in
             if peer.failure != nil { return nil }  // crossed this side's cancel
             do throws(TransferProtocolError) {
@@ -335,7 +336,8 @@ extension TransferEngine {
                     size: offered.size, publishedName: published ? result.detail : nil,
                     failure: published ? nil : failure,
                     resumedBytes: published ? 0 : min(peer.fileBytesDone[file], offered.size),
-                    alreadyThere: published && result.identical, mediaType: offered.mediaType))
+                    alreadyThere: published && result.identical, mediaType: offered.mediaType,
+                    digest: digest))
         }
         switch outcome {
         case .success(let fileOutcome)??: emit(.fileFinished(fileOutcome))

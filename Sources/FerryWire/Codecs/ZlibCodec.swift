@@ -2,7 +2,7 @@ import CZlib
 
 /// Raw deflate and bounded inflate with zlib: the `.zlib` half of `ChunkCompressor` and `ChunkInflater`.
 ///
-/// Raw deflate (window bits -15) because the chunk already carries its own length and CRC-32, so zlib's header
+/// Raw deflate (window bits -15) because the chunk already carries its own length and SHA-256, so zlib's header
 /// and Adler-32 would only repeat them. The `z_stream` lives in allocated memory, not in a Swift variable, because
 /// zlib keeps a pointer back to it between calls. Lengths beyond `uInt` (4 GiB) are fed in pieces.
 enum ZlibCodec {

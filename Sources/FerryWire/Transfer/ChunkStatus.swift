@@ -13,7 +13,7 @@ public struct ChunkStatus: RawRepresentable, Hashable, Sendable, CustomStringCon
 
     /// Written to the staging file.
     public static let stored = ChunkStatus(rawValue: 0)
-    /// The CRC-32 did not match or the data did not inflate to `rawLength` bytes: send it again.
+    /// The chunk's SHA-256 did not match or the data did not inflate to `rawLength` bytes: send it again.
     public static let corrupt = ChunkStatus(rawValue: 1)
 
     /// The status in words, for logs.

@@ -1,36 +1,38 @@
-/// The sender's last word on one file: every chunk is sent, and this is the SHA-256 of the whole file.
+/// The sender's last word on one file: every chunk is sent, and this is the file digest of the whole file.
 ///
-/// The receiver publishes the file only when every byte is stored and its own digest of the staged file
-/// matches, so a file is never published from corrupted, missing or changed data. Payload (kind 0x0104):
+/// The file digest (`FileDigest`, PROTOCOL.md 11.7) is the SHA-256 over the chunk digests in offset order. The
+/// receiver publishes the file only when every byte is stored and the digest it built from the chunks it verified
+/// (and its resumed prefix) matches, so a file is never published from corrupted, missing or changed data.
+/// Payload (kind 0x0104):
 ///
 /// ```
 /// +------------+-----------+------------+--------------------------+
-/// | transferID | fileIndex | sha256     | trailing bytes (ignored) |
+/// | transferID | fileIndex | digest     | trailing bytes (ignored) |
 /// | bytes[16]  | u32       | bytes[32]  |                          |
 /// +------------+-----------+------------+--------------------------+
 /// ```
 public struct FileEnd: Equatable, Sendable {
-    /// Bytes of a SHA-256 digest.
-    public static let digestLength = 32
+    /// Bytes of the digest.
+    public static let digestLength = FileDigest.length
 
     /// The transfer the file belongs to.
     public var transferID: TransferID
     /// The file's index in the offer's list.
     public var fileIndex: UInt32
-    /// Exactly 32 bytes.
-    public var sha256: [UInt8]
+    /// The file digest (`FileDigest`): exactly 32 bytes.
+    public var digest: [UInt8]
 
-    /// The end of file `fileIndex`, with the SHA-256 of its bytes.
-    public init(transferID: TransferID, fileIndex: UInt32, sha256: [UInt8]) {
+    /// The end of file `fileIndex`, with its file digest (PROTOCOL.md 11.7).
+    public init(transferID: TransferID, fileIndex: UInt32, digest: [UInt8]) {
         self.transferID = transferID
         self.fileIndex = fileIndex
-        self.sha256 = sha256
+        self.digest = digest
     }
 
     /// Throws `invalidField` unless the digest has exactly 32 bytes.
     public func validate() throws(WireError) {
-        guard sha256.count == Self.digestLength else {
-            throw .invalidField("sha256: \(sha256.count) bytes, not \(Self.digestLength)")
+        guard digest.count == Self.digestLength else {
+            throw .invalidField("digest: \(digest.count) bytes, not \(Self.digestLength)")
         }
     }
 }
@@ -40,7 +42,7 @@ extension FileEnd {
         var reader = ByteReader(payload, context: "fileEnd")
         transferID = try reader.readTransferID("transferID")
         fileIndex = try reader.readUInt32("fileIndex")
-        sha256 = try reader.readBytes(count: Self.digestLength, "sha256")
+        digest = try reader.readBytes(count: Self.digestLength, "digest")
         reader.skipRemaining()
     }
 
@@ -48,6 +50,6 @@ extension FileEnd {
         precondition((try? validate()) != nil, "FileEnd.validate() must pass before encoding")
         writer.write(transferID)
         writer.write(fileIndex)
-        writer.write(bytes: sha256)
+        writer.write(bytes: digest)
     }
 }

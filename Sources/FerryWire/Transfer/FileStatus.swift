@@ -33,7 +33,7 @@ public struct FileStatus: RawRepresentable, Hashable, Sendable, CustomStringConv
     public var description: String {
         switch self {
         case .published: "published"
-        case .hashMismatch: "the received file did not match its SHA-256"
+        case .hashMismatch: "the received file did not match its digest"
         case .writeFailed: "the receiver could not write the file"
         case .corruptChunks: "chunks kept arriving corrupt"
         case .refused: "refused by the receiver"

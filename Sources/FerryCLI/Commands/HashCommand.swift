@@ -1,0 +1,57 @@
+import FerryWire
+
+/// `ferry hash FILE...`: prints the ferry digest of files, so that a person can compare a received file with its
+/// original.
+///
+/// The digest is the one a sender puts in `fileEnd` and a receiver checks before it publishes (PROTOCOL.md 11.7):
+/// the SHA-256 over the SHA-256 of each chunk, which depends on the chunk size (ferry sends 1 MiB chunks). It is
+/// not the `sha256sum` of the file, so both sides of a comparison run `ferry hash`. The output has the shape of
+/// `sha256sum`'s. Its run step is in `HashCommand+Run.swift`.
+public struct HashCommand: ParsableCommand, Equatable {
+    public static let configuration = CommandConfiguration(
+        commandName: "hash",
+        abstract: "Print the ferry digest of files, to compare copies.",
+        discussion: """
+            Prints one line per file, '<digest>  <file>', as sha256sum does. The digest is the one ferry checks \
+            before it publishes a received file: the SHA-256 over the SHA-256 of each chunk of the file, in \
+            order (an empty file: the SHA-256 of nothing). It is not the file's sha256sum, and it depends on the \
+            chunk size: ferry sends in chunks of 1 MiB, so the default matches every file ferry sent or received. \
+            Run it on both machines and compare the lines.
+
+            Exit status: 0 when every file was hashed, 1 when one could not be read (the others are still hashed).
+            """,
+        arguments: [ArgumentDefinition("file", help: "A file to hash.", isRepeating: true)],
+        options: [
+            .option(
+                "chunk-size",
+                valueName: "bytes",
+                help: "The chunk size the digest is computed with, \(Limits.minChunkSize) to \(Limits.maxChunkSize).",
+                default: "\(Limits.defaultChunkSize)"
+            )
+        ]
+    )
+
+    public var files: [String]
+    /// Bytes per chunk, as in an offer.
+    public var chunkSize: Int
+    public var global: GlobalOptions
+
+    public init(files: [String], chunkSize: Int = Limits.defaultChunkSize, global: GlobalOptions = .init()) {
+        self.files = files
+        self.chunkSize = chunkSize
+        self.global = global
+    }
+
+    public init(parsing values: ParsedValues) throws {
+        self.init(
+            files: values.arguments, chunkSize: try values.integer("chunk-size") ?? Limits.defaultChunkSize,
+            global: try GlobalOptions(parsing: values))
+    }
+
+    public func validate() throws {
+        guard (Limits.minChunkSize...Limits.maxChunkSize).contains(chunkSize) else {
+            throw CLIError.usage(
+                "--chunk-size: \(chunkSize) is not between \(Limits.minChunkSize) and \(Limits.maxChunkSize) bytes")
+        }
+    }
+}
