@@ -26,6 +26,11 @@ import Testing
 
     static let allowed = [
         Allowed(
+            file: "FerryTransfer/Receiving/ReceiveDirectory+Leftovers.swift", api: "Date()",
+            why: "removeStaged's default `now`: the 7-day expiry compares staged files' modification times (wall-clock "
+                + "file timestamps) with now; a wrong clock expires a leftover early or late (a resume then starts "
+                + "over), never one a transfer holds (those are locked and skipped)"),
+        Allowed(
             file: "FerryTransfer/Receiving/ReceiveDirectory.swift", api: "Date()",
             why: "removeStale compares staged files' modification times (themselves wall-clock file timestamps) with "
                 + "now, to delete leftovers a week old; a wrong clock removes a leftover early or late, never touches "
