@@ -53,8 +53,11 @@ struct CompareReport {
             return lines + ["  skipped: \(skip)"]
         }
         lines.append(
-            "  " + Self.pad("contender", 44) + Self.pad("MB/s", 9) + Self.pad("CPU s/GiB: send", 16)
-                + Self.pad("recv", 7) + Self.pad("both", 7) + Self.pad("peak RSS send/recv", 20) + "MB/s by round")
+            "  " + Self.pad("contender", 44) + Self.pad("MB/s", 9) + Self.pad("send CPU", 10) + Self.pad("recv CPU", 10)
+                + Self.pad("both CPU", 10) + Self.pad("peak RSS send/recv", 20) + "MB/s by round")
+        lines.append(
+            "  " + Self.pad("", 44) + Self.pad("", 9) + Self.pad("s/GiB", 10) + Self.pad("s/GiB", 10)
+                + Self.pad("s/GiB", 10) + Self.pad("MiB (ferry only)", 20))
         for result in results {
             let name = result.name + (result.role == .fairness ? " [fairness]" : "")
             if let skip = result.skipReason {
@@ -74,8 +77,9 @@ struct CompareReport {
             }
             lines.append(
                 "  " + Self.pad(name, 44) + Self.pad(Self.number(result.rate.map { $0 / 1e6 }, "%.1f"), 9)
-                    + Self.pad(Self.number(result.senderCPU, "%.2f"), 16) + Self.pad(Self.number(result.receiverCPU, "%.2f"), 7)
-                    + Self.pad(Self.number(result.bothCPU, "%.2f"), 7) + Self.pad(rss, 20)
+                    + Self.pad(Self.number(result.senderCPU, "%.2f"), 10)
+                    + Self.pad(Self.number(result.receiverCPU, "%.2f"), 10)
+                    + Self.pad(Self.number(result.bothCPU, "%.2f"), 10) + Self.pad(rss, 20)
                     + byRound.joined(separator: " "))
         }
         lines += row.notes(results).map { "  " + $0 }

@@ -128,6 +128,7 @@ struct RsyncDaemonBaseline {
     init(in directory: URL, destination: URL) throws {
         self.destination = destination
         configuration = directory.appendingPathComponent("rsyncd.conf")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         try FileManager.default.createDirectory(at: destination, withIntermediateDirectories: true)
         let owner = getuid() == 0 ? "uid = 0\ngid = 0\n" : ""
         try """
