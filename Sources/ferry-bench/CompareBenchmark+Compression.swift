@@ -14,9 +14,12 @@ extension CompareBenchmark {
         let files = TestFiles(in: work)
         let text = try files.text("text/text.txt", size: bytes, seed: 2)
         let random = try files.random("random/random.bin", size: bytes, seed: 3)
-        var row = Row(number: "3", title: "ferry --compress auto over loopback, \(size(bytes)): text and random", bytes: bytes)
+        var row = Row(
+            number: "3", title: "ferry --compress auto over loopback, \(size(bytes)): text and random", bytes: bytes)
         row.contenders = [
-            Contender("ferry, text", .ferry) { ContenderRun(ferry: try ferryCopy([text], work: work, compress: "auto")) },
+            Contender("ferry, text", .ferry) {
+                ContenderRun(ferry: try ferryCopy([text], work: work, compress: "auto"))
+            },
             Contender("ferry, random", .ferry) {
                 ContenderRun(ferry: try ferryCopy([random], work: work, compress: "auto"))
             },
@@ -48,8 +51,10 @@ extension CompareBenchmark {
         let source = work.url.appendingPathComponent("source/include.tar")
         try FileManager.default.createDirectory(
             at: source.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try FerryProcess.run("tar", ["cf", source.path, "--sort=name", "-C", "/usr", "include"], timeout: .seconds(300))
-            .requireSuccess()
+        try FerryProcess.run(
+            "tar", ["cf", source.path, "--sort=name", "-C", "/usr", "include"], timeout: .seconds(300)
+        )
+        .requireSuccess()
         let full = try fileSize(source)
         let bytes = min(full, options.scaled(full))
         if bytes < full {
@@ -74,7 +79,9 @@ extension CompareBenchmark {
         let inetd = InetdRun(
             scope: scope, timeout: timeout, address: receiver.address, bed: bed, daemonHost: receiver,
             clientNamespace: sender.namespace)
-        let ssh = SecureCopyBaseline.unavailable == nil ? try SecureCopyBaseline(in: work.url.appendingPathComponent("ssh")) : nil
+        let ssh =
+            SecureCopyBaseline.unavailable == nil
+            ? try SecureCopyBaseline(in: work.url.appendingPathComponent("ssh")) : nil
         let rsync =
             RsyncDaemonBaseline.unavailable == nil
             ? try RsyncDaemonBaseline(in: work.url.appendingPathComponent("rsyncd"), destination: copies) : nil
@@ -142,7 +149,8 @@ extension CompareBenchmark {
         let work = try scope.directory("ferry-compare-5")
         progress("5", "writing \(size(bytes)) of random bytes")
         let source = try TestFiles(in: work).random("source/random.bin", size: bytes, seed: 5)
-        var row = Row(number: "5", title: "broadcast of \(size(bytes)) over loopback to 4 receivers and to 1", bytes: bytes)
+        var row = Row(
+            number: "5", title: "broadcast of \(size(bytes)) over loopback to 4 receivers and to 1", bytes: bytes)
         row.contenders = [1, 4].map { count in
             Contender("ferry to \(count) receiver\(count == 1 ? "" : "s")", .ferry) {
                 ContenderRun(ferry: try broadcast(source, digest: nil, receivers: count, work: work))
@@ -162,7 +170,8 @@ extension CompareBenchmark {
             let four = CompareReport.result("ferry to 4 receivers", in: results)
             return [
                 TargetCheck(
-                    text: "sender CPU, 4 receivers / 1", value: TargetCheck.ratio(four?.senderSeconds, one?.senderSeconds),
+                    text: "sender CPU, 4 receivers / 1",
+                    value: TargetCheck.ratio(four?.senderSeconds, one?.senderSeconds),
                     bound: 1.75, atMost: true),
                 TargetCheck.peakRSS(results),
             ]

@@ -20,7 +20,9 @@ extension CompareBenchmark {
         }
         let netcat = NetcatBaseline(scope: scope, timeout: timeout)
         let inetd = InetdRun(scope: scope, timeout: timeout)
-        let ssh = SecureCopyBaseline.unavailable == nil ? try SecureCopyBaseline(in: work.url.appendingPathComponent("ssh")) : nil
+        let ssh =
+            SecureCopyBaseline.unavailable == nil
+            ? try SecureCopyBaseline(in: work.url.appendingPathComponent("ssh")) : nil
         let rsync =
             RsyncDaemonBaseline.unavailable == nil
             ? try RsyncDaemonBaseline(in: work.url.appendingPathComponent("rsyncd"), destination: copies) : nil
@@ -98,7 +100,9 @@ extension CompareBenchmark {
         }
         let netcat = NetcatBaseline(scope: scope, timeout: timeout)
         let inetd = InetdRun(scope: scope, timeout: timeout)
-        let ssh = SecureCopyBaseline.unavailable == nil ? try SecureCopyBaseline(in: work.url.appendingPathComponent("ssh")) : nil
+        let ssh =
+            SecureCopyBaseline.unavailable == nil
+            ? try SecureCopyBaseline(in: work.url.appendingPathComponent("ssh")) : nil
         let rsync =
             RsyncDaemonBaseline.unavailable == nil
             ? try RsyncDaemonBaseline(in: work.url.appendingPathComponent("rsyncd"), destination: copies) : nil
@@ -113,7 +117,8 @@ extension CompareBenchmark {
             }
         }
         let files = tree.map { source.appendingPathComponent($0.path) }
-        var row = Row(number: "2", title: "\(count) files of 4-64 KiB (\(size(bytes)) in all) over loopback", bytes: bytes)
+        var row = Row(
+            number: "2", title: "\(count) files of 4-64 KiB (\(size(bytes)) in all) over loopback", bytes: bytes)
         row.contenders = [
             Contender("ferry", .ferry) {
                 try checked("ferry") {
@@ -135,8 +140,11 @@ extension CompareBenchmark {
                 }
             },
             rsyncContender("rsync -r daemon", .baseline, ["-r"], skip: nil),
-            Contender("tar c | nc | tar x", .baseline) { try checked("tar|nc") { try netcat.copyTree(source, to: copies) } },
-            rsyncContender("rsync -r --fsync", .fairness, ["-r", "--fsync"], skip: RsyncDaemonBaseline.fsyncUnavailable),
+            Contender("tar c | nc | tar x", .baseline) {
+                try checked("tar|nc") { try netcat.copyTree(source, to: copies) }
+            },
+            rsyncContender(
+                "rsync -r --fsync", .fairness, ["-r", "--fsync"], skip: RsyncDaemonBaseline.fsyncUnavailable),
             Contender("tar c | nc | tar x; sync FILES", .fairness) {
                 try checked("tar|nc") { try netcat.copyTree(source, to: copies, sync: true) }
             },

@@ -24,7 +24,9 @@ struct SecureCopyBaseline {
         for tool in ["scp", "ssh-keygen"] where ExecutableSearch.path(of: tool) == nil {
             return "\(tool) is missing (install openssh-client)"
         }
-        if getuid() == 0, !FileManager.default.fileExists(atPath: "/run/sshd"), ExecutableSearch.path(of: "unshare") == nil {
+        if getuid() == 0, !FileManager.default.fileExists(atPath: "/run/sshd"),
+            ExecutableSearch.path(of: "unshare") == nil
+        {
             return "sshd as root needs /run/sshd, or unshare (util-linux) to give it a private one"
         }
         return nil
@@ -79,7 +81,8 @@ struct SecureCopyBaseline {
     var daemon: [String] {
         let sshd = ["/usr/sbin/sshd", "-i", "-e", "-f", path("sshd_config")]
         guard getuid() == 0, !FileManager.default.fileExists(atPath: "/run/sshd") else { return sshd }
-        let script = "mount -t tmpfs -o mode=0755,size=64k ferry-bench-sshd /run && mkdir /run/sshd && exec \"$0\" \"$@\""
+        let script =
+            "mount -t tmpfs -o mode=0755,size=64k ferry-bench-sshd /run && mkdir /run/sshd && exec \"$0\" \"$@\""
         return ["unshare", "--mount", "--propagation", "private", "--", "/bin/sh", "-c", script] + sshd
     }
 

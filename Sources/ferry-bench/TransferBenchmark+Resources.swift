@@ -30,7 +30,8 @@ extension TransferBenchmark {
                 // system time grows with each peer whatever the sender does; user time shows the sender's own work.
                 report.note = String(
                     format: "user %.2f s vs %.2f s (%.2fx), system %.2f s vs %.2f s (%.2fx)",
-                    four.userTime.seconds, one.userTime.seconds, four.userTime.seconds / max(one.userTime.seconds, 1e-9),
+                    four.userTime.seconds, one.userTime.seconds,
+                    four.userTime.seconds / max(one.userTime.seconds, 1e-9),
                     four.systemTime.seconds, one.systemTime.seconds,
                     four.systemTime.seconds / max(one.systemTime.seconds, 1e-9))
             }

@@ -26,7 +26,9 @@ extension IntegrationTests {
 
         @Test func aSmallCompareRunPrintsFiguresForEveryContenderAndAVerdictForEveryTarget() async throws {
             let sshd = FileManager.default.isExecutableFile(atPath: "/usr/sbin/sshd")
-            guard try Requirement.check("sshd", available: sshd, reason: "sshd is missing (Debian package openssh-server)")
+            guard
+                try Requirement.check(
+                    "sshd", available: sshd, reason: "sshd is missing (Debian package openssh-server)")
             else {
                 try Test.cancel("scp's baseline needs sshd (Debian package openssh-server)")
             }
@@ -51,7 +53,8 @@ extension IntegrationTests {
                     let figures = try #require(
                         line.map { Self.figures($0, after: name) }, "row \(row): no line for \(name) in:\n\(section)")
                     // MB/s, CPU s/GiB of the sender, of the receiver, of both: four positive numbers.
-                    #expect(figures.count >= 4 && figures.prefix(4).allSatisfy { Double($0).map { $0 > 0 } ?? false },
+                    #expect(
+                        figures.count >= 4 && figures.prefix(4).allSatisfy { Double($0).map { $0 > 0 } ?? false },
                         "row \(row), \(name): \(line ?? "")")
                     if name.hasPrefix("ferry") {  // peak RSS of sender and receiver: "12.3 / 14.5 MiB"
                         #expect(
