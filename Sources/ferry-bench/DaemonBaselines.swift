@@ -8,8 +8,10 @@ import Glibc
 /// own identity, `IdentityAgent none`, a temporary known_hosts, StrictHostKeyChecking off), and it works as any user:
 /// the server runs as the current user, who logs in as themselves. As root, sshd insists on its privilege
 /// separation directory /run/sshd; where that is missing, sshd runs in a mount namespace of its own with a tmpfs on
-/// /run (`unshare --mount`), so the machine is left as it was. scp uses its default protocol (SFTP since OpenSSH
-/// 9.0), served by `internal-sftp`.
+/// /run (`unshare --mount`), so the machine is left as it was. As another user, sshd cannot read /etc/shadow and
+/// without PAM takes every account for locked, so it runs with `UsePAM yes` there (PAM's session modules then cost
+/// that end a few milliseconds per connection). scp uses its default protocol (SFTP since OpenSSH 9.0), served by
+/// `internal-sftp`.
 struct SecureCopyBaseline {
     static let cipher = "aes128-gcm@openssh.com"
 
@@ -50,7 +52,7 @@ struct SecureCopyBaseline {
         AuthorizedKeysFile \(path("authorized_keys"))
         StrictModes no
         PidFile none
-        UsePAM no
+        UsePAM \(getuid() == 0 ? "no" : "yes")
         PermitRootLogin prohibit-password
         PasswordAuthentication no
         KbdInteractiveAuthentication no
@@ -58,7 +60,7 @@ struct SecureCopyBaseline {
         PrintMotd no
         PrintLastLog no
         Subsystem sftp internal-sftp
-        LogLevel ERROR
+        LogLevel INFO
 
         """.write(toFile: path("sshd_config"), atomically: true, encoding: .utf8)
         try """
