@@ -39,7 +39,8 @@ extension IntegrationTests {
                 executable: bench.path,
                 arguments: ["compare", "--scale", "small", "--rounds", "1", "--rows", rows.joined(separator: ",")],
                 environment: ["FERRY_BINARY": try FerryBinary.url.path])
-            defer { process.kill() }
+            // SIGTERM first: the bench then stops its own children (sshd, rsync, ferry) and removes its namespaces.
+            defer { _ = try? process.terminate(grace: .seconds(30)) }
             let status = try process.waitForExit(timeout: .seconds(1200))
             let output = process.allStdoutLines
             #expect(status == 0, "\(process.capturedOutput())")
