@@ -100,8 +100,8 @@ struct CompareBenchmark: BenchRows {
             "MB/s: 10^6 bytes per second, from the sending end's start until both ends have exited (ferry: until the",
             "  receiver has published and exited). CPU s/GiB: user + system seconds of all processes of one end per 2^30",
             "  bytes moved, from wait4 of each end's process (its reaped children included). Peak RSS: MiB (2^20 bytes),",
-            "  ru_maxrss of wait4; a child started by posix_spawn inherits the bench's own peak until its exec, so no",
-            "  figure reads below the bench's (\(Self.ownPeakMiB) now).",
+            "  the highest VmHWM of /proc/PID/status read while ferry ran (at least every 50 ms; wait4's ru_maxrss would",
+            "  include the bench's own peak, \(Self.ownPeakMiB) now, which a posix_spawn child holds until its exec).",
         ]
     }
 

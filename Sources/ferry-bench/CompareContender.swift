@@ -16,12 +16,19 @@ struct ContenderRun: Sendable {
         self.receiver = receiver
     }
 
-    /// A ferry transfer: the sender, and every receiver together.
+    /// A ferry transfer: the sender, and every receiver together; peak RSS from the `VmHWM` samples where taken.
     init(ferry result: FerryTransferRun.Result) {
+        func withPeak(_ usage: ResourceUsage?, _ sampled: Int?) -> ResourceUsage? {
+            guard var usage, let sampled else { return usage }
+            usage.peakResidentBytes = sampled
+            return usage
+        }
         elapsed = result.elapsed
-        sender = result.sender
+        sender = withPeak(result.sender, result.senderHighWater)
         receiverCount = result.receivers.count
-        let receivers = result.receivers.compactMap { $0 }
+        let receivers = result.receivers.enumerated().compactMap { index, usage in
+            withPeak(usage, index < result.receiverHighWaters.count ? result.receiverHighWaters[index] : nil)
+        }
         receiver =
             receivers.count == result.receivers.count && !receivers.isEmpty
             ? ResourceUsage(
