@@ -160,8 +160,17 @@ extension CompareBenchmark {
             let seconds = results.filter(\.measured).compactMap { result in
                 result.senderSeconds.map { String(format: "%@ %.2f s", result.name, $0) }
             }
+            let one = CompareReport.result("ferry to 1 receiver", in: results)
+            let four = CompareReport.result("ferry to 4 receivers", in: results)
+            let split = String(
+                format: "sender user %.2f s vs %.2f s (%.2fx), system %.2f s vs %.2f s (%.2fx), 4 receivers vs 1.",
+                four?.senderUserSeconds ?? .nan, one?.senderUserSeconds ?? .nan,
+                TargetCheck.ratio(four?.senderUserSeconds, one?.senderUserSeconds) ?? .nan,
+                four?.senderSystemSeconds ?? .nan, one?.senderSystemSeconds ?? .nan,
+                TargetCheck.ratio(four?.senderSystemSeconds, one?.senderSystemSeconds) ?? .nan)
             return [
-                "recv is per receiver. Sender CPU seconds per broadcast: " + seconds.joined(separator: ", ") + ".",
+                "recv is per receiver. Sender CPU seconds per broadcast: " + seconds.joined(separator: ", ") + ";",
+                split,
                 "On loopback the kernel runs much of each receiving socket's work in the sender's system time.",
             ]
         }

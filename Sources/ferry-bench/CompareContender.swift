@@ -91,9 +91,13 @@ struct ContenderResult {
         }
     }
 
-    /// Median CPU seconds of the sending end per run (not per GiB).
-    var senderSeconds: Double? {
-        let values = runs.compactMap { $0.sender?.cpuTime.seconds }
+    /// Median CPU seconds of the sending end per run (not per GiB): user + system, user, system.
+    var senderSeconds: Double? { senderMedian(\.cpuTime) }
+    var senderUserSeconds: Double? { senderMedian(\.userTime) }
+    var senderSystemSeconds: Double? { senderMedian(\.systemTime) }
+
+    private func senderMedian(_ time: KeyPath<ResourceUsage, Duration>) -> Double? {
+        let values = runs.compactMap { $0.sender?[keyPath: time].seconds }
         return values.count == runs.count ? Self.median(values) : nil
     }
 
