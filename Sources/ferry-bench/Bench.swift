@@ -12,6 +12,7 @@ struct FerryBench {
     static let usage = """
         usage: ferry-bench session [--messages N] [--round-trips N]
                ferry-bench transfer [--scale F] [--rows a,b,c,d,e,f] [--repeat N]   (--help for the rows)
+               ferry-bench compare [--scale small|full|F] [--rows 1,2,3,4,5] [--rounds N]   (--help for the rows)
                ferry-bench stress [--sends N] [--mbit M] [--parallel P] [--hang-after S]
                ferry-bench inflate zlib|zstd RAW-LENGTH FILE   (one chunk, alone in its process)
         """
@@ -23,6 +24,8 @@ struct FerryBench {
             await session(Array(arguments.dropFirst()))
         case "transfer":
             transfer(Array(arguments.dropFirst()))
+        case "compare":
+            compare(Array(arguments.dropFirst()))
         case "stress":
             stress(Array(arguments.dropFirst()))
         case "inflate":
@@ -77,5 +80,19 @@ struct FerryBench {
             exit(error.message == nil ? 0 : 64)
         }
         exit(TransferBenchmark(options: options).run() ? 0 : 1)
+    }
+
+    static func compare(_ arguments: [String]) {
+        let options: CompareOptions
+        do {
+            options = try CompareOptions(arguments: arguments)
+        } catch {
+            if let message = error.message {
+                FileHandle.standardError.write(Data("error: \(message)\n".utf8))
+            }
+            print(CompareOptions.usage)
+            exit(error.message == nil ? 0 : 64)
+        }
+        exit(CompareBenchmark(options: options).run() ? 0 : 1)
     }
 }

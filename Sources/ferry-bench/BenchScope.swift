@@ -20,13 +20,15 @@ final class BenchScope: Sendable {
     /// Set by a signal: nothing new may start while the bench is exiting.
     private let interrupted = Mutex(false)
 
-    /// Starts and registers a process (a namespace runs it under `ip netns exec`).
+    /// Starts and registers a process (a namespace runs it under `ip netns exec`; `standardIO`: see `FerryProcess`).
     func start(
-        _ executable: String, _ arguments: [String], environment: [String: String] = [:], namespace: String? = nil
+        _ executable: String, _ arguments: [String], environment: [String: String] = [:], namespace: String? = nil,
+        standardIO: Int32? = nil
     ) throws -> FerryProcess {
         try checkNotInterrupted()
         return try processes.start(
-            executable: executable, arguments: arguments, environment: environment, namespace: namespace)
+            executable: executable, arguments: arguments, environment: environment, namespace: namespace,
+            standardIO: standardIO)
     }
 
     /// A new temporary directory that `cleanUp` removes.

@@ -26,6 +26,11 @@ struct FerryTransferRun {
         var elapsed: Duration
         var sender: ResourceUsage?
         var receivers: [ResourceUsage?]
+        /// The highest `VmHWM` read from /proc while each process ran (sampled at least every 50 ms): unlike wait4's
+        /// `ru_maxrss`, it is the process's own peak (a `posix_spawn`ed child's `ru_maxrss` includes the bench's peak
+        /// from before its exec). Nil when no sample was taken.
+        var senderHighWater: Int?
+        var receiverHighWaters: [Int?] = []
     }
 
     var scope: BenchScope
@@ -80,7 +85,14 @@ struct FerryTransferRun {
             environment: try environment("sender"), namespace: senderNamespace)
         var waiting = started.map(\.process)
         var end = start
+        let watched = [sender] + started.map(\.process)
+        var highWaters = [Int?](repeating: nil, count: watched.count)
         while let next = waiting.first {
+            for (index, process) in watched.enumerated() where process.isRunning {
+                if let bytes = Self.highWater(of: process.pid) {
+                    highWaters[index] = max(highWaters[index] ?? 0, bytes)
+                }
+            }
             if let status = sender.exitStatus, status != 0 { throw failure("ferry send failed", sender) }
             if let status = next.exitStatus {
                 guard status == 0 else { throw failure("ferry receive failed", next) }
@@ -104,7 +116,17 @@ struct FerryTransferRun {
             throw failure("ferry send failed", sender, detail: "the last JSON line is not {\"event\":\"summary\",...}")
         }
         return Result(
-            elapsed: elapsed, sender: sender.resourceUsage, receivers: started.map(\.process.resourceUsage))
+            elapsed: elapsed, sender: sender.resourceUsage, receivers: started.map(\.process.resourceUsage),
+            senderHighWater: highWaters[0], receiverHighWaters: Array(highWaters.dropFirst()))
+    }
+
+    /// `VmHWM` of /proc/PID/status in bytes, or nil (the process is gone or a zombie).
+    static func highWater(of pid: Int32) -> Int? {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+            let kib = Int(line.split(separator: " ").dropFirst().first ?? "")
+        else { return nil }
+        return kib * 1024
     }
 
     /// A home of its own for each ferry process: identity, trust store and state never mix.

@@ -35,7 +35,8 @@ extension TransferBenchmark {
             let copy = work.url.appendingPathComponent("sample-copy.txt")
             let sampleTime = try NetcatBaseline(scope: scope, timeout: timeout(forBytes: sampleBytes)).copyFile(
                 sample, to: copy, host: receiver.address, listenerNamespace: receiver.namespace,
-                senderNamespace: sender.namespace)
+                senderNamespace: sender.namespace
+            ).elapsed
             report.note = "nc over the same link: \(Quantity.rate(bytes: sampleBytes, in: sampleTime).text)"
             let inbox = work.url.appendingPathComponent("inbox")
             try FileManager.default.createDirectory(at: inbox, withIntermediateDirectories: true)

@@ -16,7 +16,7 @@ extension TransferBenchmark {
             let netcat = NetcatBaseline(scope: scope, timeout: timeout(forBytes: bytes))
             let copy = work.url.appendingPathComponent("nc.bin")
             let baseline = try best {
-                let elapsed = try netcat.copyFile(source, to: copy)
+                let elapsed = try netcat.copyFile(source, to: copy).elapsed
                 try verify(copy, matches: digest, of: source, "nc")
                 try FileManager.default.removeItem(at: copy)
                 return elapsed
@@ -75,7 +75,7 @@ extension TransferBenchmark {
             let baseline = try best {
                 let destination = work.url.appendingPathComponent("tar")
                 try FileManager.default.createDirectory(at: destination, withIntermediateDirectories: true)
-                let elapsed = try netcat.copyTree(source, to: destination)
+                let elapsed = try netcat.copyTree(source, to: destination).elapsed
                 try verifyTree(tree, source: source, copy: destination, "tar|nc")
                 try FileManager.default.removeItem(at: destination)
                 return elapsed
@@ -99,42 +99,5 @@ extension TransferBenchmark {
             report.problem = "\(error)"
         }
         return report
-    }
-
-    /// Sends `files` to one receiver on loopback, checks each arrived intact, deletes the copies.
-    func ferryCopy(
-        _ files: [URL], work: TemporaryDirectory, compress: String, digests: [String]
-    ) throws -> FerryTransferRun.Result {
-        let inbox = work.url.appendingPathComponent("inbox")
-        try FileManager.default.createDirectory(at: inbox, withIntermediateDirectories: true)
-        let bytes = try files.reduce(0) { try $0 + fileSize($1) }
-        let result = try FerryTransferRun(
-            scope: scope, home: work.url.appendingPathComponent("homes"), files: files,
-            receivers: [.init(directory: inbox)], compress: compress, timeout: timeout(forBytes: bytes)
-        ).run()
-        for (file, digest) in zip(files, digests) {
-            try verify(inbox.appendingPathComponent(file.lastPathComponent), matches: digest, of: file, "ferry")
-        }
-        try FileManager.default.removeItem(at: inbox)
-        return result
-    }
-
-    /// Throws unless every file of `tree` is in `copy` (flat or at its path) with the same bytes.
-    func verifyTree(_ tree: [TreeFile], source: URL, copy: URL, _ who: String) throws {
-        for file in tree {
-            let original = source.appendingPathComponent(file.path)
-            var copied = copy.appendingPathComponent(file.path)
-            if !FileManager.default.fileExists(atPath: copied.path) {
-                copied = copy.appendingPathComponent(original.lastPathComponent)
-            }
-            guard FileManager.default.contentsEqual(atPath: original.path, andPath: copied.path) else {
-                throw BenchFailure("\(who): \(file.path) is missing or differs in \(copy.path)")
-            }
-        }
-    }
-
-    func fileSize(_ url: URL) throws -> Int {
-        let attributes = try FileManager.default.attributesOfItem(atPath: url.path)
-        return (attributes[.size] as? NSNumber)?.intValue ?? 0
     }
 }

@@ -18,9 +18,9 @@ extension TransferBenchmark {
             var one: ResourceUsage?
             var four: ResourceUsage?
             for _ in 0..<options.repeats {
-                let single = try broadcast(source, digest: digest, receivers: 1, work: work)
+                let single = try senderUsage(broadcast(source, digest: digest, receivers: 1, work: work))
                 if single.cpuTime < one?.cpuTime ?? .seconds(1 << 40) { one = single }
-                let several = try broadcast(source, digest: digest, receivers: 4, work: work)
+                let several = try senderUsage(broadcast(source, digest: digest, receivers: 4, work: work))
                 if several.cpuTime < four?.cpuTime ?? .seconds(1 << 40) { four = several }
             }
             if let one, let four {
@@ -30,7 +30,8 @@ extension TransferBenchmark {
                 // system time grows with each peer whatever the sender does; user time shows the sender's own work.
                 report.note = String(
                     format: "user %.2f s vs %.2f s (%.2fx), system %.2f s vs %.2f s (%.2fx)",
-                    four.userTime.seconds, one.userTime.seconds, four.userTime.seconds / max(one.userTime.seconds, 1e-9),
+                    four.userTime.seconds, one.userTime.seconds,
+                    four.userTime.seconds / max(one.userTime.seconds, 1e-9),
                     four.systemTime.seconds, one.systemTime.seconds,
                     four.systemTime.seconds / max(one.systemTime.seconds, 1e-9))
             }
@@ -72,21 +73,7 @@ extension TransferBenchmark {
         return reports
     }
 
-    /// One broadcast of `source` to `receivers` receivers of one session on loopback; the sender's resource usage.
-    private func broadcast(_ source: URL, digest: String, receivers count: Int, work: TemporaryDirectory) throws
-        -> ResourceUsage
-    {
-        let inboxes = (0..<count).map { work.url.appendingPathComponent("inbox-\($0)") }
-        for inbox in inboxes { try FileManager.default.createDirectory(at: inbox, withIntermediateDirectories: true) }
-        let result = try FerryTransferRun(
-            scope: scope, home: work.url.appendingPathComponent("homes"), files: [source],
-            receivers: inboxes.map { .init(directory: $0) }, broadcast: true,
-            timeout: timeout(forBytes: try fileSize(source) * count)
-        ).run()
-        for inbox in inboxes {
-            try verify(inbox.appendingPathComponent(source.lastPathComponent), matches: digest, of: source, "ferry")
-            try FileManager.default.removeItem(at: inbox)
-        }
+    private func senderUsage(_ result: FerryTransferRun.Result) throws -> ResourceUsage {
         guard let usage = result.sender else { throw BenchFailure("ferry send: no resource usage from wait4") }
         return usage
     }

@@ -6,7 +6,7 @@ import Foundation
 ///
 /// Why baselines in the same run: the machine is shared and its disk and CPU vary; a ratio to something
 /// measured a moment earlier on the same files means more than an absolute figure.
-struct TransferBenchmark {
+struct TransferBenchmark: BenchRows {
     var options: TransferOptions
     let scope = BenchScope.shared
     let clock = ContinuousClock()
@@ -56,35 +56,6 @@ struct TransferBenchmark {
             fastest = min(fastest ?? elapsed, elapsed)
         }
         return fastest ?? .zero
-    }
-
-    /// A generous deadline for moving `bytes`: a minute plus 5 MB/s.
-    func timeout(forBytes bytes: Int) -> Duration {
-        .seconds(60 + bytes / 5_000_000)
-    }
-
-    /// Throws unless `copy` has the same SHA-256 as `original` (whose digest is given).
-    func verify(_ copy: URL, matches digest: String, of original: URL, _ who: String) throws {
-        guard FileManager.default.fileExists(atPath: copy.path) else {
-            throw BenchFailure(
-                "\(who): \(copy.lastPathComponent) did not appear in \(copy.deletingLastPathComponent().path)")
-        }
-        let copied = try TestFiles.sha256(ofFile: copy)
-        guard copied == digest else {
-            throw BenchFailure("\(who): \(copy.path) differs from \(original.path) (sha256 \(copied) != \(digest))")
-        }
-    }
-
-    /// Says on stderr what a long row is doing, so a full-size run is not silent for minutes.
-    func progress(_ row: String, _ text: String) {
-        FileHandle.standardError.write(Data("  [\(row)] \(text)\n".utf8))
-    }
-
-    /// "1.00 GiB" / "256 MiB" / "12 KiB" for row names.
-    func size(_ bytes: Int) -> String {
-        if bytes >= 1 << 30 { return String(format: "%.2f GiB", Double(bytes) / Double(1 << 30)) }
-        if bytes >= 1 << 20 { return String(format: "%.0f MiB", Double(bytes) / Double(1 << 20)) }
-        return "\(bytes >> 10) KiB"
     }
 
     private func fflushStandardOutput() {

@@ -9,13 +9,18 @@ struct SpawnedChild: Sendable {
     let stderrRead: Int32
 }
 
-/// Starts a child with `posix_spawnp`, its stdio on fresh pipes and no other descriptor inherited.
+/// Starts a child with `posix_spawnp`, its stdio on fresh pipes (or stdin and stdout on a given socket, as inetd
+/// starts a server) and no other descriptor inherited.
 ///
 /// Why not `Foundation.Process`: we need the exact PID (signals, `waitid`), default signal
 /// dispositions in the child even though the test process ignores SIGPIPE, and a guarantee that
 /// no descriptor of a concurrently running test leaks into this child (closefrom(3)).
 enum ChildSpawner {
-    static func spawn(argv: [String], environment: [String: String], directory: String?) throws -> SpawnedChild {
+    /// - Parameter standardIO: a descriptor (a connected socket) that becomes the child's stdin and stdout instead of
+    ///   the pipes; the parent's stdout reader then sees end of file at once and writes to stdin fail.
+    static func spawn(
+        argv: [String], environment: [String: String], directory: String?, standardIO: Int32? = nil
+    ) throws -> SpawnedChild {
         precondition(!argv.isEmpty, "argv needs at least the executable")
         _ = Descriptor.ignoreBrokenPipe
         var opened: [Int32] = []
@@ -30,8 +35,8 @@ enum ChildSpawner {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, stdinPipe.read, 0)
-        posix_spawn_file_actions_adddup2(&actions, stdoutPipe.write, 1)
+        posix_spawn_file_actions_adddup2(&actions, standardIO ?? stdinPipe.read, 0)
+        posix_spawn_file_actions_adddup2(&actions, standardIO ?? stdoutPipe.write, 1)
         posix_spawn_file_actions_adddup2(&actions, stderrPipe.write, 2)
         // Every other descriptor is close-on-exec already; closefrom also covers foreign code's fds.
         _ = GNUCalls.addCloseFrom(&actions, 3)

@@ -35,9 +35,11 @@ public final class FerryProcess: Sendable, CustomStringConvertible {
     ///   - environment: added to (and overriding) this process's environment.
     ///   - namespace: a network namespace name; runs `ip netns exec NAME executable ...`.
     ///   - currentDirectory: the child's working directory (default: ours).
+    ///   - standardIO: a connected socket to give the child as stdin and stdout (an inetd-style server such as
+    ///     `sshd -i`); the caller keeps and closes its own descriptor. Only stderr is captured then.
     public init(
         executable: String, arguments: [String] = [], environment: [String: String] = [:],
-        namespace: String? = nil, currentDirectory: URL? = nil
+        namespace: String? = nil, currentDirectory: URL? = nil, standardIO: Int32? = nil
     ) throws {
         var argv = [executable] + arguments
         if let namespace {
@@ -48,7 +50,8 @@ public final class FerryProcess: Sendable, CustomStringConvertible {
         wakePipe = try GNUCalls.makePipe()
         let child: SpawnedChild
         do {
-            child = try ChildSpawner.spawn(argv: argv, environment: variables, directory: currentDirectory?.path)
+            child = try ChildSpawner.spawn(
+                argv: argv, environment: variables, directory: currentDirectory?.path, standardIO: standardIO)
         } catch {
             Descriptor.close(wakePipe.read)
             Descriptor.close(wakePipe.write)

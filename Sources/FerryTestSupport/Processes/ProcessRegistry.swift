@@ -20,12 +20,12 @@ public final class ProcessRegistry: Sendable {
     /// Starts and registers a process (see `FerryProcess.init`).
     public func start(
         executable: String, arguments: [String] = [], environment: [String: String] = [:],
-        namespace: String? = nil, currentDirectory: URL? = nil
+        namespace: String? = nil, currentDirectory: URL? = nil, standardIO: Int32? = nil
     ) throws -> FerryProcess {
         register(
             try FerryProcess(
                 executable: executable, arguments: arguments, environment: environment,
-                namespace: namespace, currentDirectory: currentDirectory))
+                namespace: namespace, currentDirectory: currentDirectory, standardIO: standardIO))
     }
 
     /// Starts and registers the built `ferry` executable.

@@ -1,0 +1,180 @@
+import FerryTestSupport
+import Foundation
+
+/// Rows 1 and 2: one large file and many small ones over loopback, ferry against scp, the rsync daemon and nc/tar.
+extension CompareBenchmark {
+    /// 1. 1 GiB of random bytes over loopback.
+    func rowOne() throws -> Row {
+        let bytes = options.scaled(1 << 30)
+        let work = try scope.directory("ferry-compare-1")
+        progress("1", "writing \(size(bytes)) of random bytes")
+        let source = try TestFiles(in: work).random("source/random.bin", size: bytes, seed: 1)
+        let copies = work.url.appendingPathComponent("copies")
+        try FileManager.default.createDirectory(at: copies, withIntermediateDirectories: true)
+        let timeout = timeout(forBytes: bytes)
+        /// Checks the copy and removes it, so every run writes a new file.
+        func checked(_ copy: URL, _ who: String, _ run: ContenderRun) throws -> ContenderRun {
+            try verify(copy, matches: nil, of: source, who)
+            try FileManager.default.removeItem(at: copy)
+            return run
+        }
+        let netcat = NetcatBaseline(scope: scope, timeout: timeout)
+        let inetd = InetdRun(scope: scope, timeout: timeout)
+        let ssh =
+            SecureCopyBaseline.unavailable == nil
+            ? try SecureCopyBaseline(in: work.url.appendingPathComponent("ssh")) : nil
+        let rsync =
+            RsyncDaemonBaseline.unavailable == nil
+            ? try RsyncDaemonBaseline(in: work.url.appendingPathComponent("rsyncd"), destination: copies) : nil
+        let copy = copies.appendingPathComponent(source.lastPathComponent)
+        func rsyncContender(_ name: String, _ role: Contender.Role, _ options: [String], skip: String?) -> Contender {
+            Contender(name, role, skipReason: RsyncDaemonBaseline.unavailable ?? skip) {
+                let rsync = try rsync.orThrow("rsync")
+                return try checked(
+                    copy, name,
+                    inetd.run(name, daemon: rsync.daemon) {
+                        rsync.client(port: $0, host: "127.0.0.1", sources: [source.path], options: options)
+                    })
+            }
+        }
+        var row = Row(number: "1", title: "\(size(bytes)) of random bytes over loopback", bytes: bytes)
+        row.contenders = [
+            Contender("ferry", .ferry) { ContenderRun(ferry: try ferryCopy([source], work: work, compress: "auto")) },
+            Contender("scp (aes128-gcm, into sshd -i)", .baseline, skipReason: SecureCopyBaseline.unavailable) {
+                let ssh = try ssh.orThrow("scp")
+                return try checked(
+                    copy, "scp",
+                    inetd.run("scp", daemon: ssh.daemon, daemonStatuses: [0, 255]) {
+                        ssh.client(port: $0, host: "127.0.0.1", sources: [source.path], destination: copy)
+                    })
+            },
+            rsyncContender("rsync daemon", .baseline, [], skip: nil),
+            Contender("nc > file", .baseline) { try checked(copy, "nc", netcat.copyFile(source, to: copy)) },
+            rsyncContender("rsync --fsync", .fairness, ["--fsync"], skip: RsyncDaemonBaseline.fsyncUnavailable),
+            Contender("nc > file; sync FILE", .fairness) {
+                try checked(copy, "nc", netcat.copyFile(source, to: copy, sync: true))
+            },
+        ]
+        row.notes = { results in
+            ["ferry: send --compress auto (the default) to receive --accept all --once."]
+                + CompareReport.against("ferry", results)
+        }
+        row.targets = { results in
+            let ferry = CompareReport.result("ferry", in: results)
+            let scp = CompareReport.result("scp (aes128-gcm, into sshd -i)", in: results)
+            let rsync = CompareReport.result("rsync daemon", in: results)
+            return [
+                TargetCheck(
+                    text: "throughput, ferry / scp", value: TargetCheck.ratio(ferry?.rate, scp?.rate), bound: 1,
+                    atMost: false),
+                TargetCheck(
+                    text: "CPU s/GiB both ends, ferry / scp", value: TargetCheck.ratio(ferry?.bothCPU, scp?.bothCPU),
+                    bound: 1, atMost: true),
+                TargetCheck(
+                    text: "throughput, ferry / rsync daemon", value: TargetCheck.ratio(ferry?.rate, rsync?.rate),
+                    bound: 0.6, atMost: false, stretch: true),
+                TargetCheck.peakRSS(results),
+            ]
+        }
+        return row
+    }
+
+    /// 2. 1000 files of 4-64 KiB (seeded sizes) over loopback.
+    func rowTwo() throws -> Row {
+        let count = options.fileCount
+        let work = try scope.directory("ferry-compare-2")
+        progress("2", "writing \(count) files of 4-64 KiB")
+        let tree = try TestFiles(in: work).tree(root: "source", files: count, sizes: 4096...65_536, seed: 4)
+        let bytes = tree.reduce(0) { $0 + $1.size }
+        let source = work.url.appendingPathComponent("source")
+        let copies = work.url.appendingPathComponent("copies")
+        let timeout = timeout(forBytes: bytes)
+        /// Creates `copies` empty, runs `body`, checks the tree in `copies` and removes it.
+        func checked(_ who: String, _ body: () throws -> ContenderRun) throws -> ContenderRun {
+            try? FileManager.default.removeItem(at: copies)
+            try FileManager.default.createDirectory(at: copies, withIntermediateDirectories: true)
+            let run = try body()
+            try verifyTree(tree, source: source, copy: copies, who)
+            try FileManager.default.removeItem(at: copies)
+            return run
+        }
+        let netcat = NetcatBaseline(scope: scope, timeout: timeout)
+        let inetd = InetdRun(scope: scope, timeout: timeout)
+        let ssh =
+            SecureCopyBaseline.unavailable == nil
+            ? try SecureCopyBaseline(in: work.url.appendingPathComponent("ssh")) : nil
+        let rsync =
+            RsyncDaemonBaseline.unavailable == nil
+            ? try RsyncDaemonBaseline(in: work.url.appendingPathComponent("rsyncd"), destination: copies) : nil
+        func rsyncContender(_ name: String, _ role: Contender.Role, _ options: [String], skip: String?) -> Contender {
+            Contender(name, role, skipReason: RsyncDaemonBaseline.unavailable ?? skip) {
+                let rsync = try rsync.orThrow("rsync")
+                return try checked(name) {
+                    try inetd.run(name, daemon: rsync.daemon) {
+                        rsync.client(port: $0, host: "127.0.0.1", sources: [source.path + "/"], options: options)
+                    }
+                }
+            }
+        }
+        let files = tree.map { source.appendingPathComponent($0.path) }
+        var row = Row(
+            number: "2", title: "\(count) files of 4-64 KiB (\(size(bytes)) in all) over loopback", bytes: bytes)
+        row.contenders = [
+            Contender("ferry", .ferry) {
+                try checked("ferry") {
+                    ContenderRun(
+                        ferry: try FerryTransferRun(
+                            scope: scope, home: work.url.appendingPathComponent("homes"), files: files,
+                            receivers: [.init(directory: copies)], timeout: timeout
+                        ).run())
+                }
+            },
+            Contender("scp -r (aes128-gcm, into sshd -i)", .baseline, skipReason: SecureCopyBaseline.unavailable) {
+                let ssh = try ssh.orThrow("scp")
+                return try checked("scp -r") {
+                    try FileManager.default.removeItem(at: copies)  // scp -r creates it as the copy of source
+                    return try inetd.run("scp -r", daemon: ssh.daemon, daemonStatuses: [0, 255]) {
+                        ssh.client(
+                            port: $0, host: "127.0.0.1", sources: [source.path], destination: copies, recursive: true)
+                    }
+                }
+            },
+            rsyncContender("rsync -r daemon", .baseline, ["-r"], skip: nil),
+            Contender("tar c | nc | tar x", .baseline) {
+                try checked("tar|nc") { try netcat.copyTree(source, to: copies) }
+            },
+            rsyncContender(
+                "rsync -r --fsync", .fairness, ["-r", "--fsync"], skip: RsyncDaemonBaseline.fsyncUnavailable),
+            Contender("tar c | nc | tar x; sync FILES", .fairness) {
+                try checked("tar|nc") { try netcat.copyTree(source, to: copies, sync: true) }
+            },
+        ]
+        row.notes = { results in
+            ["ferry: one send of all \(count) files to receive --accept all --once."]
+                + CompareReport.against("ferry", results)
+        }
+        row.targets = { results in
+            let ferry = CompareReport.result("ferry", in: results)
+            let tar = CompareReport.result("tar c | nc | tar x", in: results)
+            let rsync = CompareReport.result("rsync -r daemon", in: results)
+            return [
+                TargetCheck(
+                    text: "throughput, ferry / tar c | nc | tar x", value: TargetCheck.ratio(ferry?.rate, tar?.rate),
+                    bound: 1, atMost: false),
+                TargetCheck(
+                    text: "throughput, ferry / rsync -r daemon", value: TargetCheck.ratio(ferry?.rate, rsync?.rate),
+                    bound: 1.3, atMost: false),
+                TargetCheck.peakRSS(results),
+            ]
+        }
+        return row
+    }
+}
+
+extension Optional {
+    /// The value, or a failure saying that `what` was not set up (a contender skipped for that never calls this).
+    func orThrow(_ what: String) throws -> Wrapped {
+        guard let self else { throw BenchFailure("\(what) is not set up on this machine") }
+        return self
+    }
+}

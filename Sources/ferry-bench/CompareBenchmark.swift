@@ -1,0 +1,121 @@
+import FerryTestSupport
+import Foundation
+
+/// `ferry-bench compare`: ferry beside the tools people would use instead, started by the bench itself (scp into
+/// sshd, an rsync daemon, nc, tar), on the same files, contenders alternating within each round, medians of the
+/// rounds; throughput and CPU per GiB of both ends, ratios and the targets of issue 11.
+///
+/// Why one invocation: the machine is shared and its load changes by the minute; only figures measured in the
+/// same rounds can be divided by each other.
+struct CompareBenchmark: BenchRows {
+    var options: CompareOptions
+    let scope = BenchScope.shared
+
+    /// One row: what moves, who moves it, and what ferry must reach.
+    struct Row {
+        var number: String
+        var title: String
+        /// Payload bytes of one run (to each receiver).
+        var bytes: Int
+        var contenders: [Contender] = []
+        var skipReason: String?
+        /// Lines printed under the table: how ferry compares with each contender, and how things were measured.
+        var notes: ([ContenderResult]) -> [String] = { _ in [] }
+        var targets: ([ContenderResult]) -> [TargetCheck] = { _ in [] }
+    }
+
+    /// Runs the selected rows and prints their tables; true when nothing failed (targets missed are not failures).
+    func run() -> Bool {
+        let signalSources = scope.cleanUpOnSignals()
+        defer { withExtendedLifetime(signalSources) {} }
+        header().forEach { print($0) }
+        fflush(nil)
+        var failed = 0
+        for number in options.rows {
+            let lines: [String]
+            do {
+                defer { scope.cleanUp() }
+                let row = try self.row(number)
+                let results = measure(row)
+                failed += results.filter { $0.failure != nil }.count
+                lines = CompareReport(row: row, results: results, rounds: options.rounds).lines
+            } catch {
+                failed += 1
+                lines = ["", "row \(number): FAILED before measuring: \(error)"]
+            }
+            lines.forEach { print($0) }
+            fflush(nil)
+        }
+        print("")
+        print("load average at the end: \(Self.loadAverage); the bench's own peak RSS \(Self.ownPeakMiB)")
+        print(failed == 0 ? "compare: every contender measured" : "compare: \(failed) contender(s) or row(s) FAILED")
+        return failed == 0
+    }
+
+    private func row(_ number: String) throws -> Row {
+        switch number {
+        case "1": return try rowOne()
+        case "2": return try rowTwo()
+        case "3": return try rowThree()
+        case "4": return try rowFour()
+        default: return try rowFive()
+        }
+    }
+
+    /// One untimed warm-up round (page cache, binaries, keys), then `options.rounds` timed rounds; the contenders'
+    /// order rotates by one each round, so none is always first after the files were written.
+    private func measure(_ row: Row) -> [ContenderResult] {
+        var results = row.contenders.map {
+            ContenderResult(name: $0.name, role: $0.role, skipReason: $0.skipReason ?? row.skipReason, bytes: row.bytes)
+        }
+        guard row.skipReason == nil else { return results }
+        for round in 0...options.rounds {
+            let count = row.contenders.count
+            for index in (0..<count).map({ ($0 + round) % count }) {
+                guard results[index].skipReason == nil, results[index].failure == nil else { continue }
+                let label = round == 0 ? "warm-up" : "round \(round)/\(options.rounds)"
+                do {
+                    let run = try row.contenders[index].body()
+                    if round > 0 { results[index].runs.append(run) }
+                    let rate = Double(row.bytes) / max(run.elapsed.seconds, 1e-9) / 1e6
+                    progress(row.number, String(format: "%@: %@ %.1f MB/s", label, results[index].name, rate))
+                } catch {
+                    results[index].failure = "\(error)"
+                    progress(row.number, "\(label): \(results[index].name) FAILED")
+                }
+            }
+        }
+        return results
+    }
+
+    private func header() -> [String] {
+        let ferry = (try? FerryBinary.url.path) ?? "(not found: \(String(describing: try? FerryBinary.url)))"
+        let source = ProcessInfo.processInfo.environment["FERRY_BINARY"].map { _ in " (FERRY_BINARY)" } ?? ""
+        let rounds = options.rounds < 3 ? " (fewer than 3: a check, not figures for the issue)" : ""
+        return [
+            "ferry-bench compare: scale \(options.scaleName), rows \(options.rows.joined(separator: ",")), "
+                + "\(options.rounds) timed round(s)\(rounds) after 1 untimed warm-up round; figures are medians",
+            "ferry: \(ferry)\(source); \(ProcessInfo.processInfo.activeProcessorCount) CPUs; uid \(getuid()); "
+                + "load average at the start: \(Self.loadAverage)",
+            "MB/s: 10^6 bytes per second, from the sending end's start until both ends have exited (ferry: until the",
+            "  receiver has published and exited). CPU s/GiB: user + system seconds of all processes of one end per 2^30",
+            "  bytes moved, from wait4 of each end's process (its reaped children included). Peak RSS: MiB (2^20 bytes),",
+            "  the highest VmHWM of /proc/PID/status read while ferry ran (at least every 50 ms; wait4's ru_maxrss would",
+            "  include the bench's own peak, \(Self.ownPeakMiB) now, which a posix_spawn child holds until its exec).",
+        ]
+    }
+
+    /// /proc/loadavg's three averages.
+    static var loadAverage: String {
+        let text = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? "?"
+        return text.split(separator: " ").prefix(3).joined(separator: " ")
+    }
+
+    /// This process's peak RSS (`VmHWM`).
+    static var ownPeakMiB: String {
+        let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+        let line = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") }
+        let kib = line.flatMap { Double($0.split(separator: " ").dropFirst().first ?? "") } ?? 0
+        return String(format: "%.1f MiB", kib / 1024)
+    }
+}

@@ -1,0 +1,119 @@
+import Foundation
+
+/// One target of issue 11: a measured value (a ratio, or MiB), its bound, and whether it is met.
+struct TargetCheck {
+    var text: String
+    var value: Double?
+    var bound: Double
+    var atMost: Bool
+    var stretch = false
+    var unit = "x"
+
+    var verdict: String {
+        guard let value else { return "- (not measured)" }
+        return (atMost ? value <= bound : value >= bound) ? "met" : "not met"
+    }
+
+    var line: String {
+        let bound = (atMost ? "<= " : ">= ") + Self.format(bound, unit)
+        let value = self.value.map { Self.format($0, unit) } ?? "-"
+        return "    " + CompareReport.pad((stretch ? "stretch: " : "") + text, 50) + CompareReport.pad(bound, 14)
+            + CompareReport.pad(value, 12) + verdict
+    }
+
+    static func format(_ value: Double, _ unit: String) -> String {
+        unit == "x" ? String(format: "%.2fx", value) : String(format: "%.1f%@", value, unit)
+    }
+
+    /// `numerator / denominator` of two measured figures, or nil when one is missing.
+    static func ratio(_ numerator: Double?, _ denominator: Double?) -> Double? {
+        guard let numerator, let denominator, denominator > 0 else { return nil }
+        return numerator / denominator
+    }
+
+    /// Kept from the issue: peak RSS at most 64 MiB per side, over every ferry contender of the row.
+    static func peakRSS(_ results: [ContenderResult]) -> TargetCheck {
+        let ferry = results.filter { $0.role == .ferry && $0.measured }
+        let peaks = ferry.flatMap { [$0.senderPeak, $0.receiverPeak] }.compactMap { $0 }
+        return TargetCheck(
+            text: "ferry peak RSS, each side (kept)", value: peaks.max().map { Double($0) / 1_048_576 }, bound: 64,
+            atMost: true, unit: " MiB")
+    }
+}
+
+/// The printed table of one row: a line per contender with its medians, then the comparisons and the targets.
+struct CompareReport {
+    var row: CompareBenchmark.Row
+    var results: [ContenderResult]
+    var rounds: Int
+
+    var lines: [String] {
+        var lines = ["", "row \(row.number): \(row.title)"]
+        if let skip = row.skipReason {
+            return lines + ["  skipped: \(skip)"]
+        }
+        lines.append(
+            "  " + Self.pad("contender", 44) + Self.pad("MB/s", 9) + Self.pad("send CPU", 10) + Self.pad("recv CPU", 10)
+                + Self.pad("both CPU", 10) + Self.pad("peak RSS send/recv", 20) + "MB/s by round")
+        lines.append(
+            "  " + Self.pad("", 44) + Self.pad("", 9) + Self.pad("s/GiB", 10) + Self.pad("s/GiB", 10)
+                + Self.pad("s/GiB", 10) + Self.pad("MiB (ferry only)", 20))
+        for result in results {
+            let name = result.name + (result.role == .fairness ? " [fairness]" : "")
+            if let skip = result.skipReason {
+                lines.append("  " + Self.pad(name, 44) + "skipped: \(skip)")
+                continue
+            }
+            if let failure = result.failure {
+                lines.append("  " + Self.pad(name, 44) + "FAILED")
+                lines += failure.split(separator: "\n").prefix(8).map { "      \($0)" }
+                continue
+            }
+            let rss =
+                result.role == .ferry
+                ? "\(Self.mebibytes(result.senderPeak)) / \(Self.mebibytes(result.receiverPeak)) MiB" : "-"
+            let byRound = result.runs.map {
+                String(format: "%.0f", Double(result.bytes) / max($0.elapsed.seconds, 1e-9) / 1e6)
+            }
+            lines.append(
+                "  " + Self.pad(name, 44) + Self.pad(Self.number(result.rate.map { $0 / 1e6 }, "%.1f"), 9)
+                    + Self.pad(Self.number(result.senderCPU, "%.2f"), 10)
+                    + Self.pad(Self.number(result.receiverCPU, "%.2f"), 10)
+                    + Self.pad(Self.number(result.bothCPU, "%.2f"), 10) + Self.pad(rss, 20)
+                    + byRound.joined(separator: " "))
+        }
+        lines += row.notes(results).map { "  " + $0 }
+        let targets = row.targets(results)
+        if !targets.isEmpty {
+            lines.append("  targets (issue 11):")
+            lines += targets.map(\.line)
+        }
+        return lines
+    }
+
+    /// "ferry against X: 0.73x the throughput, 1.40x the CPU of both ends" for each measured contender but ferry.
+    static func against(_ ferry: String, _ results: [ContenderResult]) -> [String] {
+        guard let mine = results.first(where: { $0.name == ferry && $0.measured }) else { return [] }
+        return results.filter { $0.name != ferry && $0.measured }.map { other in
+            let rate = TargetCheck.ratio(mine.rate, other.rate).map { String(format: "%.2fx", $0) } ?? "-"
+            let cpu = TargetCheck.ratio(mine.bothCPU, other.bothCPU).map { String(format: "%.2fx", $0) } ?? "-"
+            return "ferry against \(other.name): \(rate) the throughput, \(cpu) the CPU per GiB of both ends"
+        }
+    }
+
+    static func result(_ name: String, in results: [ContenderResult]) -> ContenderResult? {
+        results.first { $0.name == name && $0.measured }
+    }
+
+    static func number(_ value: Double?, _ format: String) -> String {
+        value.map { String(format: format, $0) } ?? "-"
+    }
+
+    static func mebibytes(_ bytes: Int?) -> String {
+        bytes.map { String(format: "%.1f", Double($0) / 1_048_576) } ?? "-"
+    }
+
+    static func pad(_ text: String, _ width: Int) -> String {
+        text.count >= width ? text + " " : text + String(repeating: " ", count: width - text.count)
+    }
+}
