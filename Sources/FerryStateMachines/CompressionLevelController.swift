@@ -16,12 +16,15 @@
 ///    fits in the cycle the link leaves (predicted with the ladder's relative sizes); from raw, to the first
 ///    level. When the next step is known not to pay, it tries the step below if that is not known: "waiting for
 ///    the link" may be waiting for a receiver that shares the CPU (loopback), where less compression is faster;
-/// 3. it waited less than `cpuBoundShare` of the time: the CPU is the bottleneck, it steps down one step (the
-///    last step down is to raw), unless that step was measured recently (and was not faster);
+/// 3. it waited less than `cpuBoundShare` of the time: the CPU is the bottleneck, it steps down (the last step
+///    down is to raw), unless the next step down was measured recently (and was not faster): to the step with the
+///    shortest predicted cycle, the longer of the pump's work and the link's time as last measured while
+///    link-bound (scaled by the ladder's sizes), or one step when the link was never measured;
 /// 4. otherwise it stays.
 ///
 /// Measurements older than `memoryEpochs` epochs are forgotten, so a step that lost is tried again now and then
-/// (the link or the load may have changed): on loopback that costs one epoch in `memoryEpochs + 1`.
+/// (the link or the load may have changed); each time it loses again it is remembered twice as long (up to
+/// `longestMemory`), so on loopback trying level 1 costs one epoch in 17, then in 33, 65, ...
 ///
 /// Pure: the driver measures, the controller decides; the tests feed it synthetic paces.
 public struct CompressionLevelController: Sendable, Equatable {
@@ -66,8 +69,12 @@ public struct CompressionLevelController: Sendable, Equatable {
     public static let linkBoundShare = 0.15
     /// Waiting less than this share means the CPU is.
     public static let cpuBoundShare = 0.05
-    /// How long a step's throughput is remembered, in epochs.
+    /// How long a step's throughput is remembered, in epochs; doubled (up to 16 times) each time the step loses
+    /// again, so that trying a step that keeps losing (raw over a slow link, whose epoch takes long) costs less and
+    /// less.
     public static let memoryEpochs = 16
+    /// The longest a step is remembered, in epochs.
+    public static let longestMemory = 256
     /// A remembered step must be this much faster (a fraction) to be moved to.
     public static let tolerance = 0.05
 
@@ -97,10 +104,24 @@ public struct CompressionLevelController: Sendable, Equatable {
     private var epoch = 0
     /// Per step: the last throughput measured there and the epoch it was measured in.
     private var measured: [Int: Measured] = [:]
+    /// The link's time per chunk per unit of the ladder's relative size, as last measured while link-bound.
+    private var linkSecondsPerSize: Double?
+    /// The last epoch's throughput and share of waiting, for the log.
+    public private(set) var lastEpoch: Epoch?
+
+    /// What an epoch measured.
+    public struct Epoch: Sendable, Equatable {
+        /// Raw bytes per second.
+        public var throughput: Double
+        /// The share of the cycle spent waiting for the link.
+        public var waited: Double
+    }
 
     private struct Measured: Sendable, Equatable {
         var throughput: Double
         var epoch: Int
+        /// Epochs it is remembered for: `memoryEpochs`, doubled each time the step is tried again and loses.
+        var lifetime: Int
     }
 
     /// Starts at `startStep` (by default the first compressing step: compressing shows what the data gives).
@@ -115,7 +136,7 @@ public struct CompressionLevelController: Sendable, Equatable {
 
     /// The throughput last measured at `step` if it is recent, in raw bytes per second.
     public func throughput(atStep step: Int) -> Double? {
-        guard let entry = measured[step], epoch - entry.epoch <= Self.memoryEpochs else { return nil }
+        guard let entry = measured[step], epoch - entry.epoch <= entry.lifetime else { return nil }
         return entry.throughput
     }
 
@@ -136,15 +157,26 @@ public struct CompressionLevelController: Sendable, Equatable {
         let throughput = Double(rawBytes) / seconds
         let waited = waitedSeconds / seconds
         let perChunk = (seconds: seconds / Double(chunks), compress: compressSeconds / Double(chunks))
-        measured[step] = Measured(throughput: throughput, epoch: epoch)
+        let previousLifetime = measured[step]?.lifetime
+        measured[step] = Measured(throughput: throughput, epoch: epoch, lifetime: Self.memoryEpochs)
+        lastEpoch = Epoch(throughput: throughput, waited: waited)
+        let previous = step
+        defer {
+            if waited >= Self.linkBoundShare {
+                linkSecondsPerSize = perChunk.seconds / max(ladder[previous].size, .leastNonzeroMagnitude)
+            }
+        }
         chunks = 0
         rawBytes = 0
         seconds = 0
         waitedSeconds = 0
         compressSeconds = 0
-        // 1. A neighbour known to be faster.
+        // 1. A neighbour known to be faster: this step lost, and is remembered longer if it had lost before.
         for neighbour in [step - 1, step + 1] where ladder.indices.contains(neighbour) {
             if let known = self.throughput(atStep: neighbour), known > throughput * (1 + Self.tolerance) {
+                if let previousLifetime {
+                    measured[step]?.lifetime = min(previousLifetime * 2, Self.longestMemory)
+                }
                 step = neighbour
                 return
             }
@@ -162,9 +194,29 @@ public struct CompressionLevelController: Sendable, Equatable {
                 step -= 1
             }
         } else if waited < Self.cpuBoundShare, down {
-            // 3. CPU-bound: down.
-            step -= 1
+            // 3. CPU-bound: down, as far as the link last measured is predicted to keep up.
+            step = lowerTarget(cycle: perChunk.seconds, waited: perChunk.seconds * waited, perChunk.compress)
         }
+    }
+
+    /// CPU-bound: the step below with the shortest predicted cycle, the longer of the pump's work (its other work
+    /// plus compressing at the step's relative cost) and the link's time (as last measured while link-bound,
+    /// scaled by the step's relative size); the next step down when the link was never measured.
+    private func lowerTarget(cycle: Double, waited: Double, _ compress: Double) -> Int {
+        let current = ladder[step]
+        guard let linkSecondsPerSize, current.cost > 0 else { return step - 1 }
+        let other = max(cycle - waited - compress, 0)
+        var best = step - 1
+        var bestCycle = Double.infinity
+        for candidate in stride(from: step - 1, through: 0, by: -1) {
+            let work = other + compress * ladder[candidate].cost / current.cost
+            let predicted = max(work, linkSecondsPerSize * ladder[candidate].size)
+            if predicted < bestCycle * (1 - Self.tolerance) {
+                best = candidate
+                bestCycle = predicted
+            }
+        }
+        return best
     }
 
     /// The highest step above the current one whose predicted compressing time fits in the cycle the link would

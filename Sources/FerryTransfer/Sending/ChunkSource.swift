@@ -73,8 +73,14 @@ actor ChunkSource {
     private let cacheLimit: Int
     private let chunkSize: Int
     private let io = BlockingIO(label: "ferry.chunk-source")
+    /// Where level changes are logged (level 2).
+    private let log: (@Sendable (_ level: Int, _ message: String) -> Void)?
 
-    init(files: [PreparedFile], chunkSize: Int, policy: CompressionPolicy, cacheLimit: Int) {
+    init(
+        files: [PreparedFile], chunkSize: Int, policy: CompressionPolicy, cacheLimit: Int,
+        log: (@Sendable (_ level: Int, _ message: String) -> Void)? = nil
+    ) {
+        self.log = log
         self.files = files.map { file in
             FileEntry(
                 source: file.source, offered: file.offered, alreadyCompressed: file.alreadyCompressed,
@@ -112,7 +118,14 @@ actor ChunkSource {
                     rawBytes: prepared.rawBytes, seconds: cycle.seconds, waitedSeconds: cycle.waitedSeconds,
                     compressSeconds: prepared.compressSeconds)
             }
+            let level = policy.controller.level
             choice = policy.choice(after: pace)
+            if policy.controller.level != level, let log, let epoch = policy.controller.lastEpoch {
+                log(
+                    2,
+                    "compression level \(level) -> \(policy.controller.level): "
+                        + "\(Int(epoch.throughput / 1e6)) MB/s, waited for the link \(Int(epoch.waited * 100))%")
+            }
         }
         let compression = choice
         let name = files[index].source.path

@@ -29,7 +29,7 @@ extension TransferEngine {
         // One peer uses each chunk once (a resend reads it again); a broadcast shares chunks through the cache.
         let source = ChunkSource(
             files: prepared, chunkSize: configuration.chunkSize, policy: policy,
-            cacheLimit: infos.count > 1 ? 24 << 20 : 0)
+            cacheLimit: infos.count > 1 ? 24 << 20 : 0, log: configuration.log)
         let now = clock.now
         var operation = OutgoingOperation(offer: offer, files: prepared, source: source, peers: [:])
         for info in infos {
