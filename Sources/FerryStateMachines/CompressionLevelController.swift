@@ -77,6 +77,9 @@ public struct CompressionLevelController: Sendable, Equatable {
     public static let longestMemory = 256
     /// A remembered step must be this much faster (a fraction) to be moved to.
     public static let tolerance = 0.05
+    /// Paces ignored at the start: while the window, the link writer's queue and the socket buffers fill, the pump
+    /// does not wait whatever the link, and would look CPU-bound.
+    public static let warmUpChunks = 8
 
     /// zstd levels for 1 MiB chunks of text (the first 8 MiB of a tar of /usr/include, each chunk one frame,
     /// `zstd -b1 -e12 -B1M`): compressing time and size relative to level 1 (5.9x). Levels 2 and 4 are left out
@@ -96,6 +99,7 @@ public struct CompressionLevelController: Sendable, Equatable {
     /// The current step (index into `ladder`).
     public private(set) var step: Int
 
+    private var warmUp: Int
     private var chunks = 0
     private var rawBytes = 0
     private var seconds = 0.0
@@ -124,10 +128,12 @@ public struct CompressionLevelController: Sendable, Equatable {
         var lifetime: Int
     }
 
-    /// Starts at `startStep` (by default the first compressing step: compressing shows what the data gives).
-    public init(ladder: [Step] = Self.zstdLadder, startStep: Int = 1) {
+    /// Starts at `startStep` (by default the first compressing step: compressing shows what the data gives),
+    /// ignoring the first `warmUpChunks` paces.
+    public init(ladder: [Step] = Self.zstdLadder, startStep: Int = 1, warmUpChunks: Int = Self.warmUpChunks) {
         precondition(!ladder.isEmpty && ladder[0].level == 0, "the ladder starts with raw")
         self.ladder = ladder
+        self.warmUp = max(warmUpChunks, 0)
         self.step = min(max(startStep, 0), ladder.count - 1)
     }
 
@@ -143,6 +149,10 @@ public struct CompressionLevelController: Sendable, Equatable {
     /// Records one chunk sent at the current step; at the end of an epoch, decides the step for the next ones.
     public mutating func record(_ pace: Pace) {
         guard pace.seconds > 0, pace.rawBytes > 0 else { return }
+        guard warmUp == 0 else {
+            warmUp -= 1
+            return
+        }
         chunks += 1
         rawBytes += pace.rawBytes
         seconds += pace.seconds

@@ -59,10 +59,11 @@ public struct CompressionPolicy: Sendable {
     /// The last chunk decided was the controller's (not raw by rule 1 or 2): its pace counts.
     private var lastWasPaced = false
 
-    /// `ladder`: the controller's steps (by default zstd's levels 0-9 when zstd is the best available, else
-    /// raw and level 1).
+    /// `ladder`: the controller's steps (by default zstd's when zstd is the best available, else raw and level 1);
+    /// `warmUpChunks`: paces it ignores at the start.
     public init(
-        mode: CompressionMode, available: [CompressionAlgorithm], ladder: [CompressionLevelController.Step]? = nil
+        mode: CompressionMode, available: [CompressionAlgorithm], ladder: [CompressionLevelController.Step]? = nil,
+        warmUpChunks: Int = CompressionLevelController.warmUpChunks
     ) {
         self.mode = mode
         self.available = available
@@ -71,7 +72,7 @@ public struct CompressionPolicy: Sendable {
             ?? (available.first == .zstd
                 ? CompressionLevelController.zstdLadder
                 : [.init(level: 0, cost: 0, size: 4), .init(level: 1, cost: 1, size: 1)])
-        self.controller = CompressionLevelController(ladder: steps)
+        self.controller = CompressionLevelController(ladder: steps, warmUpChunks: warmUpChunks)
     }
 
     /// Per file: call when a file starts, with `MediaInfo.isCompressed` of its first bytes.

@@ -46,14 +46,24 @@ import Testing
     }
 
     @Test func startsAtTheFirstCompressingStep() {
-        let controller = CompressionLevelController(ladder: Self.ladder)
+        let controller = CompressionLevelController(ladder: Self.ladder, warmUpChunks: 0)
         #expect(controller.level == 1)
-        #expect(CompressionLevelController(ladder: Self.ladder, startStep: 0).level == 0)
+        #expect(CompressionLevelController(ladder: Self.ladder, startStep: 0, warmUpChunks: 0).level == 0)
+    }
+
+    /// The first 8 paces (the pipeline filling, nothing waits) are ignored.
+    @Test func theWarmUpIsIgnored() {
+        var controller = CompressionLevelController(ladder: Self.ladder)
+        let cpuBound = Self.pace(4, waited: 0, compress: 3)
+        for _ in 0..<(CompressionLevelController.warmUpChunks + 3) { controller.record(cpuBound) }
+        #expect(controller.level == 1)
+        controller.record(cpuBound)
+        #expect(controller.level == 0)
     }
 
     /// Nothing is decided before an epoch is full; paces of no bytes or no time are ignored.
     @Test func decidesOncePerEpoch() {
-        var controller = CompressionLevelController(ladder: Self.ladder)
+        var controller = CompressionLevelController(ladder: Self.ladder, warmUpChunks: 0)
         let cpuBound = Self.pace(4, waited: 0, compress: 3)
         for _ in 1..<CompressionLevelController.epochChunks { controller.record(cpuBound) }
         controller.record(Pace(rawBytes: 0, seconds: 1, waitedSeconds: 0, compressSeconds: 0))
@@ -65,26 +75,26 @@ import Testing
 
     /// Raw and waiting for the link: compress, at the first level (nothing is known yet of its cost).
     @Test func linkBoundRawStartsCompressing() {
-        var controller = CompressionLevelController(ladder: Self.ladder, startStep: 0)
+        var controller = CompressionLevelController(ladder: Self.ladder, startStep: 0, warmUpChunks: 0)
         #expect(Self.run(&controller, epochs: 1) { _ in Self.pace(10, waited: 5, compress: 0) } == [1])
     }
 
     /// Waiting for the link with room to spare: straight to the highest step predicted to fit, not step by step.
     @Test func linkBoundClimbsToTheHighestStepThatFits() {
-        var plenty = CompressionLevelController(ladder: Self.ladder)
+        var plenty = CompressionLevelController(ladder: Self.ladder, warmUpChunks: 0)
         #expect(Self.run(&plenty, epochs: 1) { _ in Self.pace(80, waited: 70, compress: 3) } == [5])
         // Other work 3.5 ms, compressing 4: level 2 is predicted at 9.5 ms against a link of 9 (7.65 with the margin);
         // the next step is still tried, the measurement decides.
-        var tight = CompressionLevelController(ladder: Self.ladder)
+        var tight = CompressionLevelController(ladder: Self.ladder, warmUpChunks: 0)
         #expect(Self.run(&tight, epochs: 1) { _ in Self.pace(10, waited: 2.5, compress: 4) } == [2])
         // Other work 4 ms, compressing 1: level 3 (6 ms against 7.2), not 4 (8 against 6.8).
-        var some = CompressionLevelController(ladder: Self.ladder)
+        var some = CompressionLevelController(ladder: Self.ladder, warmUpChunks: 0)
         #expect(Self.run(&some, epochs: 1) { _ in Self.pace(10, waited: 5, compress: 1) } == [3])
     }
 
     /// CPU-bound: one step down an epoch, to raw, and no further.
     @Test func cpuBoundStepsDownToRaw() {
-        var controller = CompressionLevelController(ladder: Self.ladder, startStep: 3)
+        var controller = CompressionLevelController(ladder: Self.ladder, startStep: 3, warmUpChunks: 0)
         #expect(Self.run(&controller, epochs: 4) { _ in Self.pace(4, waited: 0.1, compress: 3) } == [2, 1, 0, 0])
     }
 
@@ -92,7 +102,7 @@ import Testing
     /// link as measured before (20 ms a chunk at level 1), not one step an epoch: at level 1 the pump needs 16.5 ms
     /// and the link 20, at 2 the pump 23.75, at raw the link 80.
     @Test func cpuBoundJumpsDownAsFarAsTheLinkKeepsUp() {
-        var controller = CompressionLevelController(ladder: Self.ladder)
+        var controller = CompressionLevelController(ladder: Self.ladder, warmUpChunks: 0)
         let levels = Self.run(&controller, epochs: 2) { level in
             level == 1 ? Self.pace(20, waited: 16, compress: 2) : Self.pace(60, waited: 0, compress: 58)
         }
@@ -101,7 +111,7 @@ import Testing
 
     /// Between the two bounds (waiting 5-15% of the time): the step stays.
     @Test func balancedStays() {
-        var controller = CompressionLevelController(ladder: Self.ladder, startStep: 2)
+        var controller = CompressionLevelController(ladder: Self.ladder, startStep: 2, warmUpChunks: 0)
         #expect(Self.run(&controller, epochs: 3) { _ in Self.pace(10, waited: 1, compress: 6) } == [2, 2, 2])
     }
 
@@ -110,7 +120,7 @@ import Testing
     /// stays raw; level 1 is tried again once its measurement is forgotten (16 epochs), for one epoch, and having
     /// lost again is remembered twice as long (32).
     @Test func onLoopbackRawWinsAndLevelsAreRetriedRarely() {
-        var controller = CompressionLevelController(ladder: Self.ladder)
+        var controller = CompressionLevelController(ladder: Self.ladder, warmUpChunks: 0)
         let paces = [
             0: Self.pace(3.2, waited: 1, compress: 0),
             1: Self.pace(4.8, waited: 1, compress: 3),
@@ -131,14 +141,14 @@ import Testing
         let throughput = Self.ladder.map { 1 / Self.slowLink(level: $0.level).seconds }
         let best = Self.ladder[throughput.indices.max { throughput[$0] < throughput[$1] }!].level
         #expect(best == 4)
-        var controller = CompressionLevelController(ladder: Self.ladder)
+        var controller = CompressionLevelController(ladder: Self.ladder, warmUpChunks: 0)
         let levels = Self.run(&controller, epochs: 16) { Self.slowLink(level: $0) }
         #expect(levels == [4, 5, 4, 3] + Array(repeating: 4, count: 12))
     }
 
     /// A step measured recently and slower is not taken again, whatever the waiting says.
     @Test func aStepKnownSlowerIsNotTaken() {
-        var controller = CompressionLevelController(ladder: Self.ladder, startStep: 0)
+        var controller = CompressionLevelController(ladder: Self.ladder, startStep: 0, warmUpChunks: 0)
         // Raw, waiting half the time: level 1, where the pump does not wait but goes twice as fast.
         let levels = Self.run(&controller, epochs: 3) { level in
             level == 0 ? Self.pace(10, waited: 5, compress: 0) : Self.pace(5, waited: 0, compress: 3)

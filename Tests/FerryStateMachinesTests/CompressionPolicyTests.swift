@@ -35,7 +35,7 @@ import Testing
         _ mode: CompressionMode, _ available: [CompressionAlgorithm] = [.zstd, .zlib],
         alreadyCompressed: Bool = false, ladder: [CompressionLevelController.Step]? = nil
     ) -> CompressionPolicy {
-        var policy = CompressionPolicy(mode: mode, available: available, ladder: ladder)
+        var policy = CompressionPolicy(mode: mode, available: available, ladder: ladder, warmUpChunks: 0)
         policy.fileStarted(alreadyCompressed: alreadyCompressed)
         return policy
     }
