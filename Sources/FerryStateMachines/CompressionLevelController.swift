@@ -22,6 +22,9 @@
 ///    link-bound (scaled by the ladder's sizes), or one step when the link was never measured;
 /// 4. otherwise it stays.
 ///
+/// The first epoch at a step moved to ends after its first chunk when that took more than twice as long per chunk
+/// as the epoch before: trying raw over a slow link then costs one chunk, not four.
+///
 /// Measurements older than `memoryEpochs` epochs are forgotten, so a step that lost is tried again now and then
 /// (the link or the load may have changed); each time it loses again it is remembered twice as long (up to
 /// `longestMemory`), so on loopback trying level 1 costs one epoch in 17, then in 33, 65, ...
@@ -100,6 +103,8 @@ public struct CompressionLevelController: Sendable, Equatable {
     public private(set) var step: Int
 
     private var warmUp: Int
+    /// Per chunk, the last epoch's seconds, while the first epoch at a step moved to runs.
+    private var secondsPerChunkBefore: Double?
     private var chunks = 0
     private var rawBytes = 0
     private var seconds = 0.0
@@ -158,7 +163,11 @@ public struct CompressionLevelController: Sendable, Equatable {
         seconds += pace.seconds
         waitedSeconds += min(max(pace.waitedSeconds, 0), pace.seconds)
         compressSeconds += min(max(pace.compressSeconds, 0), pace.seconds)
-        guard chunks >= Self.epochChunks else { return }
+        if chunks < Self.epochChunks {
+            // A step just moved to whose chunks take more than twice as long is known to lose at once: over a
+            // slow link a raw epoch is expensive.
+            guard let before = secondsPerChunkBefore, seconds / Double(chunks) > 2 * before else { return }
+        }
         decide()
     }
 
@@ -175,6 +184,7 @@ public struct CompressionLevelController: Sendable, Equatable {
             if waited >= Self.linkBoundShare {
                 linkSecondsPerSize = perChunk.seconds / max(ladder[previous].size, .leastNonzeroMagnitude)
             }
+            secondsPerChunkBefore = step != previous ? perChunk.seconds : nil
         }
         chunks = 0
         rawBytes = 0

@@ -109,6 +109,21 @@ import Testing
         #expect(levels == [4, 1])
     }
 
+    /// A step moved to whose first chunk takes more than twice as long as the last epoch's is left after it: here
+    /// raw over a slow link (80 ms a chunk against 5 at level 1), tried because level 1 looked CPU-bound.
+    @Test func aMuchSlowerStepIsLeftAfterOneChunk() {
+        var controller = CompressionLevelController(ladder: Self.ladder, warmUpChunks: 0)
+        for _ in 0..<CompressionLevelController.epochChunks { controller.record(Self.pace(5, waited: 0, compress: 4)) }
+        #expect(controller.level == 0)
+        controller.record(Self.pace(80, waited: 79, compress: 0))
+        #expect(controller.level == 1)
+        // Not so much slower: the epoch runs its 4 chunks.
+        var close = CompressionLevelController(ladder: Self.ladder, warmUpChunks: 0)
+        for _ in 0..<CompressionLevelController.epochChunks { close.record(Self.pace(5, waited: 0, compress: 4)) }
+        close.record(Self.pace(9, waited: 8, compress: 0))
+        #expect(close.level == 0)
+    }
+
     /// Between the two bounds (waiting 5-15% of the time): the step stays.
     @Test func balancedStays() {
         var controller = CompressionLevelController(ladder: Self.ladder, startStep: 2, warmUpChunks: 0)
