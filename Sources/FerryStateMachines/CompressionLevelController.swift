@@ -81,7 +81,8 @@ public struct CompressionLevelController: Sendable, Equatable {
     /// A remembered step must be this much faster (a fraction) to be moved to.
     public static let tolerance = 0.05
     /// Paces ignored at the start: while the window, the link writer's queue and the socket buffers fill, the pump
-    /// does not wait whatever the link, and would look CPU-bound.
+    /// does not wait whatever the link, and would look CPU-bound. As many are ignored after each move: the chunks
+    /// of the step before still fill the window (8 MiB) and their draining would be counted against the new one.
     public static let warmUpChunks = 8
 
     /// zstd levels for 1 MiB chunks of text (the first 8 MiB of a tar of /usr/include, each chunk one frame,
@@ -103,6 +104,8 @@ public struct CompressionLevelController: Sendable, Equatable {
     public private(set) var step: Int
 
     private var warmUp: Int
+    /// Paces ignored after each move: those of chunks that waited behind the window of the step before.
+    private let settleChunks: Int
     /// Per chunk, the last epoch's seconds, while the first epoch at a step moved to runs.
     private var secondsPerChunkBefore: Double?
     private var chunks = 0
@@ -139,6 +142,7 @@ public struct CompressionLevelController: Sendable, Equatable {
         precondition(!ladder.isEmpty && ladder[0].level == 0, "the ladder starts with raw")
         self.ladder = ladder
         self.warmUp = max(warmUpChunks, 0)
+        self.settleChunks = max(warmUpChunks, 0)
         self.step = min(max(startStep, 0), ladder.count - 1)
     }
 
@@ -154,6 +158,10 @@ public struct CompressionLevelController: Sendable, Equatable {
     /// Records one chunk sent at the current step; at the end of an epoch, decides the step for the next ones.
     public mutating func record(_ pace: Pace) {
         guard pace.seconds > 0, pace.rawBytes > 0 else { return }
+        if let before = secondsPerChunkBefore, pace.seconds > 2 * before, chunks == 0, warmUp > 0 {
+            // Settling after a move, and already more than twice as slow: measure it now.
+            warmUp = 0
+        }
         guard warmUp == 0 else {
             warmUp -= 1
             return
@@ -185,6 +193,7 @@ public struct CompressionLevelController: Sendable, Equatable {
                 linkSecondsPerSize = perChunk.seconds / max(ladder[previous].size, .leastNonzeroMagnitude)
             }
             secondsPerChunkBefore = step != previous ? perChunk.seconds : nil
+            if step != previous { warmUp = settleChunks }
         }
         chunks = 0
         rawBytes = 0

@@ -59,6 +59,25 @@ import Testing
         #expect(controller.level == 1)
         controller.record(cpuBound)
         #expect(controller.level == 0)
+        // After a move as many paces are ignored (the window still holds the step before's chunks): 8, then an
+        // epoch of 4, raw slower than level 1 was.
+        let linkBound = Self.pace(7, waited: 3.5, compress: 0)
+        for _ in 0..<(CompressionLevelController.warmUpChunks + 3) { controller.record(linkBound) }
+        #expect(controller.level == 0)
+        controller.record(linkBound)
+        #expect(controller.level == 1)
+    }
+
+    /// While settling after a move, a chunk more than twice as slow as the epoch before ends the settling and is
+    /// measured (and, being that slow, decides at once).
+    @Test func aMuchSlowerChunkEndsTheSettling() {
+        var controller = CompressionLevelController(ladder: Self.ladder)
+        for _ in 0..<(CompressionLevelController.warmUpChunks + 4) {
+            controller.record(Self.pace(5, waited: 0, compress: 4))
+        }
+        #expect(controller.level == 0)
+        controller.record(Self.pace(80, waited: 79, compress: 0))
+        #expect(controller.level == 1)
     }
 
     /// Nothing is decided before an epoch is full; paces of no bytes or no time are ignored.
