@@ -80,10 +80,13 @@ public struct CompressionLevelController: Sendable, Equatable {
     public static let longestMemory = 256
     /// A remembered step must be this much faster (a fraction) to be moved to.
     public static let tolerance = 0.05
-    /// Paces ignored at the start: while the window, the link writer's queue and the socket buffers fill, the pump
-    /// does not wait whatever the link, and would look CPU-bound. As many are ignored after each move: the chunks
-    /// of the step before still fill the window (8 MiB) and their draining would be counted against the new one.
-    public static let warmUpChunks = 8
+    /// Paces ignored at the start: while the window, the link writer's queue and the socket buffers (and a
+    /// shaper's queue) fill, the pump does not wait whatever the link, and would look CPU-bound (over a 100 Mbit/s
+    /// link the first 12 chunks did not wait).
+    public static let warmUpChunks = 16
+    /// Paces ignored after each move: the chunks of the step before still fill the window (8 MiB) and their
+    /// draining would be counted against the new one.
+    public static let settleChunks = 8
 
     /// zstd levels for 1 MiB chunks of text (the first 8 MiB of a tar of /usr/include, each chunk one frame,
     /// `zstd -b1 -e12 -B1M`): compressing time and size relative to level 1 (5.9x). Levels 2 and 4 are left out
@@ -104,7 +107,7 @@ public struct CompressionLevelController: Sendable, Equatable {
     public private(set) var step: Int
 
     private var warmUp: Int
-    /// Paces ignored after each move: those of chunks that waited behind the window of the step before.
+    /// Paces ignored after each move (`settleChunks`, none when there is no warm-up either).
     private let settleChunks: Int
     /// Per chunk, the last epoch's seconds, while the first epoch at a step moved to runs.
     private var secondsPerChunkBefore: Double?
@@ -142,7 +145,7 @@ public struct CompressionLevelController: Sendable, Equatable {
         precondition(!ladder.isEmpty && ladder[0].level == 0, "the ladder starts with raw")
         self.ladder = ladder
         self.warmUp = max(warmUpChunks, 0)
-        self.settleChunks = max(warmUpChunks, 0)
+        self.settleChunks = min(max(warmUpChunks, 0), Self.settleChunks)
         self.step = min(max(startStep, 0), ladder.count - 1)
     }
 

@@ -51,7 +51,7 @@ import Testing
         #expect(CompressionLevelController(ladder: Self.ladder, startStep: 0, warmUpChunks: 0).level == 0)
     }
 
-    /// The first 8 paces (the pipeline filling, nothing waits) are ignored.
+    /// The first 16 paces (the pipeline filling, nothing waits) are ignored.
     @Test func theWarmUpIsIgnored() {
         var controller = CompressionLevelController(ladder: Self.ladder)
         let cpuBound = Self.pace(4, waited: 0, compress: 3)
@@ -59,10 +59,10 @@ import Testing
         #expect(controller.level == 1)
         controller.record(cpuBound)
         #expect(controller.level == 0)
-        // After a move as many paces are ignored (the window still holds the step before's chunks): 8, then an
+        // After a move 8 paces are ignored (the window still holds the step before's chunks), then an
         // epoch of 4, raw slower than level 1 was.
         let linkBound = Self.pace(7, waited: 3.5, compress: 0)
-        for _ in 0..<(CompressionLevelController.warmUpChunks + 3) { controller.record(linkBound) }
+        for _ in 0..<(CompressionLevelController.settleChunks + 3) { controller.record(linkBound) }
         #expect(controller.level == 0)
         controller.record(linkBound)
         #expect(controller.level == 1)
