@@ -160,7 +160,8 @@ import Testing
             1: Self.pace(4.8, waited: 1, compress: 3),
             2: Self.pace(5.5, waited: 0.9, compress: 3.9),
         ]
-        let levels = Self.run(&controller, epochs: 60) { paces[$0]! }
+        // Higher levels are slower still.
+        let levels = Self.run(&controller, epochs: 60) { paces[$0] ?? Self.pace(7, waited: 0.5, compress: 6) }
         #expect(Array(levels.prefix(3)) == [2, 1, 0])
         // Level 1 was last measured in epoch 3 and is forgotten after epoch 19: tried in epoch 20, left in 21; then
         // forgotten after epoch 53: tried in 54.
