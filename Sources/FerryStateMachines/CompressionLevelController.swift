@@ -16,7 +16,9 @@
 ///    fits in the cycle the link leaves (predicted with the ladder's relative sizes); from raw, to the first
 ///    level. When the next step is known not to pay, it tries the step below if that is not known: "waiting for
 ///    the link" may be waiting for a receiver that shares the CPU (loopback), where less compression is faster;
-/// 3. it waited less than `cpuBoundShare` of the time: the CPU is the bottleneck, it steps down (the last step
+/// 3. it waited less than `cpuBoundShare` of the time, and the window did not fill by more than a chunk during the
+///    epoch (a link slower than the pump by a little fills it slowly before the pump waits): the CPU is the
+///    bottleneck, it steps down (the last step
 ///    down is to raw), unless the next step down was measured recently (and was not faster): to the step with the
 ///    shortest predicted cycle, the longer of the pump's work and the link's time as last measured while
 ///    link-bound (scaled by the ladder's sizes), or one step when the link was never measured;
@@ -57,12 +59,17 @@ public struct CompressionLevelController: Sendable, Equatable {
         public var waitedSeconds: Double
         /// Of those, compressing it (0 when it went raw).
         public var compressSeconds: Double
+        /// Raw bytes sent and not yet acknowledged once it was queued (the window's fill; 0 when unknown).
+        public var inFlightBytes: Int
 
-        public init(rawBytes: Int, seconds: Double, waitedSeconds: Double, compressSeconds: Double) {
+        public init(
+            rawBytes: Int, seconds: Double, waitedSeconds: Double, compressSeconds: Double, inFlightBytes: Int = 0
+        ) {
             self.rawBytes = rawBytes
             self.seconds = seconds
             self.waitedSeconds = waitedSeconds
             self.compressSeconds = compressSeconds
+            self.inFlightBytes = inFlightBytes
         }
     }
 
@@ -116,6 +123,9 @@ public struct CompressionLevelController: Sendable, Equatable {
     private var seconds = 0.0
     private var waitedSeconds = 0.0
     private var compressSeconds = 0.0
+    /// The window's fill after the epoch's first and last chunk.
+    private var inFlightFirst = 0
+    private var inFlightLast = 0
     private var epoch = 0
     /// Per step: the last throughput measured there and the epoch it was measured in.
     private var measured: [Int: Measured] = [:]
@@ -170,6 +180,8 @@ public struct CompressionLevelController: Sendable, Equatable {
             return
         }
         chunks += 1
+        if chunks == 1 { inFlightFirst = pace.inFlightBytes }
+        inFlightLast = pace.inFlightBytes
         rawBytes += pace.rawBytes
         seconds += pace.seconds
         waitedSeconds += min(max(pace.waitedSeconds, 0), pace.seconds)
@@ -187,6 +199,7 @@ public struct CompressionLevelController: Sendable, Equatable {
         let throughput = Double(rawBytes) / seconds
         let waited = waitedSeconds / seconds
         let perChunk = (seconds: seconds / Double(chunks), compress: compressSeconds / Double(chunks))
+        let rawBytesPerChunk = rawBytes / chunks
         let previousLifetime = measured[step]?.lifetime
         measured[step] = Measured(throughput: throughput, epoch: epoch, lifetime: Self.memoryEpochs)
         lastEpoch = Epoch(throughput: throughput, waited: waited)
@@ -225,7 +238,9 @@ public struct CompressionLevelController: Sendable, Equatable {
             } else if down {
                 step -= 1
             }
-        } else if waited < Self.cpuBoundShare, down {
+        } else if waited < Self.cpuBoundShare, down, inFlightLast - inFlightFirst <= rawBytesPerChunk {
+            // (Not when the window filled by more than a chunk during the epoch: the link is slower than the pump,
+            // which merely has not had to wait yet.)
             // 3. CPU-bound: down, as far as the link last measured is predicted to keep up.
             step = lowerTarget(cycle: perChunk.seconds, waited: perChunk.seconds * waited, perChunk.compress)
         }

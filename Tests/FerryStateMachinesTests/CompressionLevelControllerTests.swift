@@ -143,6 +143,25 @@ import Testing
         #expect(close.level == 0)
     }
 
+    /// Not waiting, but the window filling by more than a chunk during the epoch: the link is slower than the pump,
+    /// which has not had to wait yet (a transfer's start): not CPU-bound, the step stays.
+    @Test func aFillingWindowIsNotCPUBound() {
+        var controller = CompressionLevelController(ladder: Self.ladder, warmUpChunks: 0)
+        for chunk in 0..<CompressionLevelController.epochChunks {
+            var pace = Self.pace(5, waited: 0, compress: 4)
+            pace.inFlightBytes = (2 + chunk) << 20
+            controller.record(pace)
+        }
+        #expect(controller.level == 1)
+        // A window that stays as full: CPU-bound.
+        for _ in 0..<CompressionLevelController.epochChunks {
+            var pace = Self.pace(5, waited: 0, compress: 4)
+            pace.inFlightBytes = 5 << 20
+            controller.record(pace)
+        }
+        #expect(controller.level == 0)
+    }
+
     /// Between the two bounds (waiting 5-15% of the time): the step stays.
     @Test func balancedStays() {
         var controller = CompressionLevelController(ladder: Self.ladder, startStep: 2, warmUpChunks: 0)

@@ -116,7 +116,7 @@ actor ChunkSource {
             if let prepared = lastPrepared, let cycle {
                 pace = CompressionPolicy.Pace(
                     rawBytes: prepared.rawBytes, seconds: cycle.seconds, waitedSeconds: cycle.waitedSeconds,
-                    compressSeconds: prepared.compressSeconds)
+                    compressSeconds: prepared.compressSeconds, inFlightBytes: cycle.inFlightBytes)
             }
             let level = policy.controller.level
             choice = policy.choice(after: pace)
@@ -336,6 +336,8 @@ struct PumpCycle: Sendable {
     var seconds: Double
     /// Of those, waiting for the link: the window full, or the link writer above its high-water mark.
     var waitedSeconds: Double
+    /// Raw bytes in flight (sent, not acknowledged) once the chunk was queued.
+    var inFlightBytes: Int
 }
 
 /// A file ready to be offered: its local source, what the offer says of it, and what its first bytes showed.

@@ -87,6 +87,7 @@ extension TransferEngine {
     func pump(_ id: TransferID, _ peerID: PeerID) async -> TransferOutcome? {
         var cycleStarted: ContinuousClock.Instant?
         var waited = Duration.zero
+        var inFlight = 0
         while true {
             guard let source = operations[id]?.source, let step = withPeer(id, peerID, { $0.machine.nextStep() })
             else { return nil }
@@ -103,7 +104,8 @@ extension TransferEngine {
                 let now = clock.now
                 let cycle = cycleStarted.map { started in
                     PumpCycle(
-                        seconds: ChunkSource.seconds(now - started), waitedSeconds: ChunkSource.seconds(waited))
+                        seconds: ChunkSource.seconds(now - started), waitedSeconds: ChunkSource.seconds(waited),
+                        inFlightBytes: inFlight)
                 }
                 cycleStarted = now
                 waited = .zero
@@ -139,6 +141,7 @@ extension TransferEngine {
                 withPeer(id, peerID) { peer in
                     peer.wireBytes += UInt64(data.bytes.count)
                     peer.chunkBytes += UInt64(prepared.rawLength)
+                    inFlight = peer.machine.inFlightBytes
                 }
             case .sendFileEnd(let file):
                 withPeer(id, peerID) { $0.machine.fileEndSent(file: file) }
