@@ -17,7 +17,8 @@
 ///    level. When the next step is known not to pay, it tries the step below if that is not known: "waiting for
 ///    the link" may be waiting for a receiver that shares the CPU (loopback), where less compression is faster;
 /// 3. it waited less than `cpuBoundShare` of the time, and the window did not fill by more than a chunk during the
-///    epoch (a link slower than the pump by a little fills it slowly before the pump waits): the CPU is the
+///    epoch nor holds more than `cpuBoundInFlightChunks` (a link slower than the pump by a little fills it slowly
+///    before the pump waits): the CPU is the
 ///    bottleneck, it steps down (the last step
 ///    down is to raw), unless the next step down was measured recently (and was not faster): to the step with the
 ///    shortest predicted cycle, the longer of the pump's work and the link's time as last measured while
@@ -79,6 +80,8 @@ public struct CompressionLevelController: Sendable, Equatable {
     public static let linkBoundShare = 0.15
     /// Waiting less than this share means the CPU is.
     public static let cpuBoundShare = 0.05
+    /// CPU-bound also means the link took what the pump gave at once: at most this many chunks were in flight.
+    public static let cpuBoundInFlightChunks = 4
     /// How long a step's throughput is remembered, in epochs; doubled (up to 16 times) each time the step loses
     /// again, so that trying a step that keeps losing (raw over a slow link, whose epoch takes long) costs less and
     /// less.
@@ -238,9 +241,11 @@ public struct CompressionLevelController: Sendable, Equatable {
             } else if down {
                 step -= 1
             }
-        } else if waited < Self.cpuBoundShare, down, inFlightLast - inFlightFirst <= rawBytesPerChunk {
-            // (Not when the window filled by more than a chunk during the epoch: the link is slower than the pump,
-            // which merely has not had to wait yet.)
+        } else if waited < Self.cpuBoundShare, down, inFlightLast - inFlightFirst <= rawBytesPerChunk,
+            inFlightLast <= Self.cpuBoundInFlightChunks * rawBytesPerChunk
+        {
+            // (Not when the window filled by more than a chunk during the epoch, or holds more than 4: the link
+            // is slower than the pump, which merely has not had to wait yet.)
             // 3. CPU-bound: down, as far as the link last measured is predicted to keep up.
             step = lowerTarget(cycle: perChunk.seconds, waited: perChunk.seconds * waited, perChunk.compress)
         }

@@ -143,8 +143,8 @@ import Testing
         #expect(close.level == 0)
     }
 
-    /// Not waiting, but the window filling by more than a chunk during the epoch: the link is slower than the pump,
-    /// which has not had to wait yet (a transfer's start): not CPU-bound, the step stays.
+    /// Not waiting, but the window filling by more than a chunk during the epoch (the link is slower than the pump,
+    /// which has not had to wait yet: a transfer's start), or more than 4 chunks in flight: not CPU-bound.
     @Test func aFillingWindowIsNotCPUBound() {
         var controller = CompressionLevelController(ladder: Self.ladder, warmUpChunks: 0)
         for chunk in 0..<CompressionLevelController.epochChunks {
@@ -153,10 +153,17 @@ import Testing
             controller.record(pace)
         }
         #expect(controller.level == 1)
-        // A window that stays as full: CPU-bound.
+        // A window that stays more than 4 chunks full: the link holds them, not CPU-bound either.
         for _ in 0..<CompressionLevelController.epochChunks {
             var pace = Self.pace(5, waited: 0, compress: 4)
             pace.inFlightBytes = 5 << 20
+            controller.record(pace)
+        }
+        #expect(controller.level == 1)
+        // Two chunks in flight, steadily: the link takes what the pump gives at once, CPU-bound.
+        for _ in 0..<CompressionLevelController.epochChunks {
+            var pace = Self.pace(5, waited: 0, compress: 4)
+            pace.inFlightBytes = 2 << 20
             controller.record(pace)
         }
         #expect(controller.level == 0)
