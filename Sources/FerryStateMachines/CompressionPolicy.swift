@@ -12,29 +12,38 @@ public enum CompressionMode: String, Sendable, CaseIterable {
     case none
 }
 
-/// Decides, chunk by chunk, whether to try compressing and with which algorithm.
+/// Decides, chunk by chunk, whether to try compressing, with which algorithm and how hard.
 ///
 /// Apart from the compressor (as in syncthing) so the rules can be tested as plain decision lists. Compression is
 /// skipped where it does not pay: in `auto` mode, for files whose first bytes are already-compressed media, after
-/// chunks that did not shrink (backing off exponentially, then probing again), and on links faster than the
-/// compressor (then only every 8th chunk is tried, to notice when that changes). Forced modes always try.
-/// `ChunkCompressor` still sends a chunk raw whenever a try does not shrink it.
+/// chunks that did not shrink (backing off exponentially, then probing again), and where the CPU rather than the
+/// link is the bottleneck; where the link is, spare CPU buys a higher zstd level (`CompressionLevelController`).
+/// Forced modes always try, at level 1. `ChunkCompressor` still sends a chunk raw whenever a try does not shrink it.
 ///
 /// Rules, in `auto` mode, in order:
 /// 1. no algorithm negotiated, or the file is already compressed: raw;
 /// 2. backoff: a tried chunk that did not shrink below 90% of its raw length turns compression off for the next
 ///    N chunks, N = 1, 2, 4, ... 64 with each consecutive failure; a success resets N to 0;
-/// 3. CPU-bound: once `linkBound` has been false for 4 chunks in a row, only every 8th chunk of that run is tried
-///    (a probe); a `linkBound` chunk ends the run.
+/// 3. pace: the level controller's step, from the paces of the chunks it decided (raw is its lowest step).
+///    Chunks sent raw by rules 1 and 2 say nothing about the levels and are not counted.
 public struct CompressionPolicy: Sendable {
+    /// What to do with one chunk: compress it with `algorithm` at `level`.
+    public struct Choice: Sendable, Equatable {
+        public var algorithm: CompressionAlgorithm
+        public var level: Int
+
+        public init(_ algorithm: CompressionAlgorithm, level: Int) {
+            self.algorithm = algorithm
+            self.level = level
+        }
+    }
+
+    public typealias Pace = CompressionLevelController.Pace
+
     /// A chunk counts as a success when it shrinks below this fraction of its raw length.
     public static let successRatio = 0.9
     /// The longest backoff, in chunks.
     public static let maximumBackoff = 64
-    /// Chunks in a row without waiting for the link after which compression steps aside.
-    public static let cpuBoundAfter = 4
-    /// While CPU-bound, every this-many-th chunk is still tried.
-    public static let probeInterval = 8
 
     /// What the user asked for: `auto` (where it pays), always zlib, always zstd, or `none`.
     public let mode: CompressionMode
@@ -46,34 +55,42 @@ public struct CompressionPolicy: Sendable {
     private var consecutiveFailures = 0
     /// Chunks still to send raw because of the backoff.
     private var backoffRemaining = 0
-    /// Chunks in a row with `linkBound == false`, counted up to `cpuBoundAfter`.
-    private var unboundStreak = 0
-    /// Position within the CPU-bound run, modulo `probeInterval`.
-    private var cpuBoundPosition = 0
+    /// The level, in `auto` mode; its state belongs to the link and carries over from file to file.
+    public private(set) var controller: CompressionLevelController
+    /// The last chunk decided was the controller's (not raw by rule 1 or 2): its pace counts.
+    private var lastWasPaced = false
 
-    /// A policy for one transfer: `mode` as asked, `available` the algorithms both sides have, best first.
-    public init(mode: CompressionMode, available: [CompressionAlgorithm]) {
+    /// `ladder`: the controller's steps (by default zstd's when zstd is the best available, else raw and level 1);
+    /// `warmUpChunks`: paces it ignores at the start.
+    public init(
+        mode: CompressionMode, available: [CompressionAlgorithm], ladder: [CompressionLevelController.Step]? = nil,
+        warmUpChunks: Int = CompressionLevelController.warmUpChunks
+    ) {
         self.mode = mode
         self.available = available
+        let steps =
+            ladder
+            ?? (available.first == .zstd
+                ? CompressionLevelController.zstdLadder
+                : [.init(level: 0, cost: 0, size: 4), .init(level: 1, cost: 1, size: 1)])
+        self.controller = CompressionLevelController(ladder: steps, warmUpChunks: warmUpChunks)
     }
 
     /// Per file: call when a file starts, with `MediaInfo.isCompressed` of its first bytes.
     ///
-    /// The backoff belongs to the previous file's content and is cleared; the CPU-bound state belongs to the link
-    /// and carries over.
+    /// The backoff belongs to the previous file's content and is cleared; the level belongs to the link and
+    /// carries over.
     public mutating func fileStarted(alreadyCompressed: Bool) {
         fileIsCompressed = alreadyCompressed
         consecutiveFailures = 0
         backoffRemaining = 0
     }
 
-    /// Per chunk: which algorithm to try (nil = send raw). `linkBound`: the sender had to wait for the window or
-    /// the socket the last time (the link, not the CPU, is the bottleneck).
-    ///
-    /// `index` is the chunk's index in its file; the rules count chunks themselves, so that probes stay evenly
-    /// spaced across files and resumed transfers.
-    public mutating func algorithm(forChunk index: Int, linkBound: Bool) -> CompressionAlgorithm? {
-        let cpuBoundProbe = observe(linkBound: linkBound)
+    /// Per chunk: what to try (nil = send raw). `pace`: what the sender measured of the chunk it sent before
+    /// (nil when it has nothing to say, as for the first).
+    public mutating func choice(after pace: Pace?) -> Choice? {
+        if let pace, lastWasPaced { controller.record(pace) }
+        lastWasPaced = false
         switch mode {
         case .none:
             return nil
@@ -87,8 +104,9 @@ public struct CompressionPolicy: Sendable {
                 backoffRemaining -= 1
                 return nil
             }
-            guard cpuBoundProbe ?? true else { return nil }
-            return best
+            lastWasPaced = true
+            let level = controller.level
+            return level > 0 ? Choice(best, level: level) : nil
         }
     }
 
@@ -105,21 +123,9 @@ public struct CompressionPolicy: Sendable {
         }
     }
 
-    /// The forced algorithm if the peers have it, else the best they have.
-    private func forced(_ algorithm: CompressionAlgorithm) -> CompressionAlgorithm? {
-        available.contains(algorithm) ? algorithm : available.first
-    }
-
-    /// Updates the link state; returns nil when not CPU-bound, else whether this chunk is a probe.
-    private mutating func observe(linkBound: Bool) -> Bool? {
-        guard !linkBound else {
-            unboundStreak = 0
-            cpuBoundPosition = 0
-            return nil
-        }
-        unboundStreak = min(unboundStreak + 1, Self.cpuBoundAfter)
-        guard unboundStreak >= Self.cpuBoundAfter else { return nil }
-        cpuBoundPosition = (cpuBoundPosition + 1) % Self.probeInterval
-        return cpuBoundPosition == 0
+    /// The forced algorithm if the peers have it, else the best they have; at the default level.
+    private func forced(_ algorithm: CompressionAlgorithm) -> Choice? {
+        let chosen = available.contains(algorithm) ? algorithm : available.first
+        return chosen.map { Choice($0, level: $0.defaultLevel) }
     }
 }

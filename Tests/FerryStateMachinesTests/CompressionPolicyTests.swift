@@ -3,36 +3,39 @@ import Testing
 
 @testable import FerryStateMachines
 
-/// The compression policy as exact decision lists: each chunk's decision ("zstd", "zlib" or "raw"), with a tried
-/// chunk's outcome recorded as it would be by the sender.
+/// The compression policy as exact decision lists: each chunk's decision ("zstd", "zlib" or "raw"; "zstd-3" at a
+/// level other than 1), with a tried chunk's outcome recorded as it would be by the sender.
 @Suite struct CompressionPolicyTests {
-    /// One chunk: whether the sender waited for the link last time, and whether a tried chunk shrinks.
+    /// One chunk: what the sender measured of the one before (nil: nothing), and whether a tried chunk shrinks.
     struct Chunk {
-        var linkBound = true
+        var pace: CompressionPolicy.Pace?
         var shrinks = true
     }
 
     /// Runs `chunks` through `policy` and returns the decisions; a tried chunk of 1000 bytes is recorded as 500
     /// bytes when it shrinks, and as not shrinking otherwise.
-    static func run(_ policy: inout CompressionPolicy, _ chunks: [Chunk], firstIndex: Int = 0) -> [String] {
-        chunks.enumerated().map { offset, chunk in
-            guard let algorithm = policy.algorithm(forChunk: firstIndex + offset, linkBound: chunk.linkBound) else {
-                return "raw"
-            }
+    static func run(_ policy: inout CompressionPolicy, _ chunks: [Chunk]) -> [String] {
+        chunks.map { chunk in
+            guard let choice = policy.choice(after: chunk.pace) else { return "raw" }
             policy.record(rawLength: 1000, compressedLength: chunk.shrinks ? 500 : nil)
-            return algorithm.rawValue
+            return choice.level == 1 ? choice.algorithm.rawValue : "\(choice.algorithm.rawValue)-\(choice.level)"
         }
     }
 
-    static func chunks(_ count: Int, linkBound: Bool = true, shrinks: Bool = true) -> [Chunk] {
-        Array(repeating: Chunk(linkBound: linkBound, shrinks: shrinks), count: count)
+    static func chunks(_ count: Int, pace: CompressionPolicy.Pace? = nil, shrinks: Bool = true) -> [Chunk] {
+        Array(repeating: Chunk(pace: pace, shrinks: shrinks), count: count)
+    }
+
+    /// A chunk of 1 MiB whose cycle took 10 ms, `waited` of them waiting for the link, 2 of them compressing.
+    static func pace(waited: Double) -> CompressionPolicy.Pace {
+        .init(rawBytes: 1 << 20, seconds: 0.010, waitedSeconds: waited / 1000, compressSeconds: 0.002)
     }
 
     static func started(
         _ mode: CompressionMode, _ available: [CompressionAlgorithm] = [.zstd, .zlib],
-        alreadyCompressed: Bool = false
+        alreadyCompressed: Bool = false, ladder: [CompressionLevelController.Step]? = nil
     ) -> CompressionPolicy {
-        var policy = CompressionPolicy(mode: mode, available: available)
+        var policy = CompressionPolicy(mode: mode, available: available, ladder: ladder, warmUpChunks: 0)
         policy.fileStarted(alreadyCompressed: alreadyCompressed)
         return policy
     }
@@ -44,8 +47,10 @@ import Testing
 
     @Test func forcedModesAlwaysTry() {
         var zlib = Self.started(.zlib, alreadyCompressed: true)
-        // Neither media, nor failures, nor a fast link stop a forced algorithm.
-        #expect(Self.run(&zlib, Self.chunks(6, linkBound: false, shrinks: false)) == Array(repeating: "zlib", count: 6))
+        // Neither media, nor failures, nor a CPU-bound pace stop a forced algorithm, nor change its level.
+        #expect(
+            Self.run(&zlib, Self.chunks(12, pace: Self.pace(waited: 0), shrinks: false))
+                == Array(repeating: "zlib", count: 12))
         var zstd = Self.started(.zstd)
         #expect(Self.run(&zstd, Self.chunks(2, shrinks: false)) == ["zstd", "zstd"])
     }
@@ -97,14 +102,14 @@ import Testing
     /// 90% of raw or more counts as a failure; less as a success.
     @Test func successMeansBelow90Percent() {
         var policy = Self.started(.auto)
-        #expect(policy.algorithm(forChunk: 0, linkBound: true) == .zstd)
+        #expect(policy.choice(after: nil) == .init(.zstd, level: 1))
         policy.record(rawLength: 1000, compressedLength: 900)
-        #expect(policy.algorithm(forChunk: 1, linkBound: true) == nil)
-        #expect(policy.algorithm(forChunk: 2, linkBound: true) == .zstd)
+        #expect(policy.choice(after: nil) == nil)
+        #expect(policy.choice(after: nil) == .init(.zstd, level: 1))
         policy.record(rawLength: 1000, compressedLength: 899)
-        #expect(policy.algorithm(forChunk: 3, linkBound: true) == .zstd)
+        #expect(policy.choice(after: nil) == .init(.zstd, level: 1))
         policy.record(rawLength: 0, compressedLength: 0)  // Nothing to shrink: a failure, not a division by zero.
-        #expect(policy.algorithm(forChunk: 4, linkBound: true) == nil)
+        #expect(policy.choice(after: nil) == nil)
     }
 
     @Test func aNewFileClearsTheBackoff() {
@@ -114,39 +119,49 @@ import Testing
         #expect(Self.run(&policy, Self.chunks(2)) == ["zstd", "zstd"])
     }
 
-    /// After 4 chunks in a row without waiting for the link, only every 8th chunk of the run is tried.
-    @Test func fastLinkSendsRawExceptEvery8thChunk() {
-        var policy = Self.started(.auto)
-        let expected =
-            ["zstd", "zstd", "zstd"] + Array(repeating: "raw", count: 7) + ["zstd"]
-            + Array(repeating: "raw", count: 7) + ["zstd"]
-        #expect(Self.run(&policy, Self.chunks(expected.count, linkBound: false)) == expected)
+    /// The level follows the controller (4 chunks an epoch, a chunk's pace arriving with the next one): waiting
+    /// for the link half the time climbs to the highest level predicted to fit, waiting for nothing steps down.
+    @Test func autoFollowsTheLevelController() {
+        var policy = Self.started(.auto, ladder: CompressionLevelControllerTests.ladder)
+        let linkBound = Self.chunks(5, pace: Self.pace(waited: 5))
+        #expect(Self.run(&policy, linkBound) == ["zstd", "zstd", "zstd", "zstd", "zstd-3"])
+        let cpuBound = Self.chunks(4, pace: Self.pace(waited: 0))
+        #expect(Self.run(&policy, cpuBound) == ["zstd-3", "zstd-3", "zstd-3", "zstd-2"])
     }
 
-    @Test func waitingForTheLinkEndsTheFastRun() {
+    /// CPU-bound at level 1: raw.
+    @Test func autoStepsAsideWhenCPUBound() {
         var policy = Self.started(.auto)
-        let chunks = Self.chunks(5, linkBound: false) + Self.chunks(1) + Self.chunks(4, linkBound: false)
-        #expect(
-            Self.run(&policy, chunks)
-                == ["zstd", "zstd", "zstd", "raw", "raw", "zstd", "zstd", "zstd", "zstd", "raw"])
+        let cpuBound = Self.chunks(6, pace: Self.pace(waited: 0))
+        #expect(Self.run(&policy, cpuBound) == ["zstd", "zstd", "zstd", "zstd", "raw", "raw"])
     }
 
-    /// The link state is the link's, not the file's: a new file does not restart the count.
-    @Test func theFastRunCarriesAcrossFiles() {
-        var policy = Self.started(.auto)
-        #expect(Self.run(&policy, Self.chunks(4, linkBound: false)) == ["zstd", "zstd", "zstd", "raw"])
+    /// A chunk sent raw because of its content (media, backoff) says nothing of the levels: its pace is not counted.
+    @Test func pacesOfChunksSentRawForTheirContentAreNotCounted() {
+        var policy = Self.started(.auto, alreadyCompressed: true)
+        #expect(Self.run(&policy, Self.chunks(8, pace: Self.pace(waited: 0))) == Array(repeating: "raw", count: 8))
+        #expect(policy.controller.level == 1)
         policy.fileStarted(alreadyCompressed: false)
-        #expect(
-            Self.run(&policy, Self.chunks(8, linkBound: false)) == Array(repeating: "raw", count: 6) + ["zstd", "raw"])
+        // Backoff: tried 0, 2, 5 (each a failure); only the paces that follow a tried chunk count: 3 of 4.
+        let failing = Self.chunks(7, pace: Self.pace(waited: 0), shrinks: false)
+        #expect(Self.run(&policy, failing) == ["zstd", "raw", "zstd", "raw", "raw", "zstd", "raw"])
+        #expect(policy.controller.level == 1)
     }
 
-    /// Both rules at once: chunks sent raw for the backoff also count in the fast run, and a probe that falls in
-    /// a backoff pause is not taken: probes at 10, 18, 26, 34 fail, and 42 falls in the 8-chunk pause after 34.
-    @Test func backoffAndFastLinkTogether() {
+    /// The level is the link's, not the file's: a new file keeps it.
+    @Test func theLevelCarriesAcrossFiles() {
         var policy = Self.started(.auto)
-        let tried: Set = [0, 1, 2, 10, 18, 26, 34, 50]
-        let expected = (0...50).map { tried.contains($0) ? "zstd" : "raw" }
-        let chunks = Self.chunks(3, linkBound: false) + Self.chunks(48, linkBound: false, shrinks: false)
-        #expect(Self.run(&policy, chunks) == expected)
+        #expect(
+            Self.run(&policy, Self.chunks(5, pace: Self.pace(waited: 0))) == ["zstd", "zstd", "zstd", "zstd", "raw"])
+        policy.fileStarted(alreadyCompressed: false)
+        #expect(Self.run(&policy, Self.chunks(1, pace: Self.pace(waited: 0))) == ["raw"])
+    }
+
+    /// Without zstd, auto has two steps: zlib at level 1, or raw.
+    @Test func autoWithZlibOnlyChoosesBetweenLevel1AndRaw() {
+        var policy = Self.started(.auto, [.zlib])
+        #expect(policy.controller.ladder.map(\.level) == [0, 1])
+        let cpuBound = Self.chunks(5, pace: Self.pace(waited: 0))
+        #expect(Self.run(&policy, cpuBound) == ["zlib", "zlib", "zlib", "zlib", "raw"])
     }
 }

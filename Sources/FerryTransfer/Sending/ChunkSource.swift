@@ -67,6 +67,9 @@ actor ChunkSource {
     private var files: [FileEntry]
     private var policy: CompressionPolicy
     private var policyFile = -1
+    /// The last chunk prepared: its raw length and the seconds spent compressing it, completed by the pump's
+    /// cycle into the policy's `Pace` when the next chunk is asked for.
+    private var lastPrepared: (rawBytes: Int, compressSeconds: Double)?
     private var cache: [Key: Prepared] = [:]
     private var cacheOrder: [Key] = []
     private var cacheBytes = 0
@@ -77,8 +80,14 @@ actor ChunkSource {
     private let cacheLimit: Int
     private let chunkSize: Int
     private let io = BlockingIO(label: "ferry.chunk-source")
+    /// Where level changes are logged (level 2).
+    private let log: (@Sendable (_ level: Int, _ message: String) -> Void)?
 
-    init(files: [PreparedFile], chunkSize: Int, policy: CompressionPolicy, cacheLimit: Int) {
+    init(
+        files: [PreparedFile], chunkSize: Int, policy: CompressionPolicy, cacheLimit: Int,
+        log: (@Sendable (_ level: Int, _ message: String) -> Void)? = nil
+    ) {
+        self.log = log
         self.files = files.map { file in
             FileEntry(
                 source: file.source, offered: file.offered, alreadyCompressed: file.alreadyCompressed,
@@ -91,9 +100,11 @@ actor ChunkSource {
 
     /// The chunk of `file` at `offset` (`length` raw bytes), prepared once for every peer.
     ///
-    /// Reading, hashing and compressing happen on `io`, a serial queue: the bookkeeping of what is hashed is
-    /// claimed here, in the actor, in the same order as the work reaches the queue.
-    func chunk(file index: Int, offset: UInt64, length: Int, linkBound: Bool) async throws(Failure) -> Prepared {
+    /// Reading, hashing and compressing happen on `io`, a serial queue: the bookkeeping of what is
+    /// hashed is claimed here, in the actor, in the same order as the work reaches the queue. `cycle`: what the
+    /// asking pump measured since it asked for its previous chunk (the policy's pace, when that chunk was the
+    /// last one prepared here).
+    func chunk(file index: Int, offset: UInt64, length: Int, cycle: PumpCycle?) async throws(Failure) -> Prepared {
         let key = Key(file: index, offset: offset)
         if let failure = files[index].failure { throw failure }
         if let cached = cache[key] { return cached }
@@ -102,15 +113,28 @@ actor ChunkSource {
         // A chunk read again for a peer that fell behind goes as it went the first time when that was raw: no
         // second compression attempt, no second hash.
         let knownDigest = rawDigests[key]
-        var choice: CompressionAlgorithm?
+        var choice: CompressionPolicy.Choice?
         if knownDigest == nil {
             if policyFile != index {
                 policyFile = index
                 policy.fileStarted(alreadyCompressed: files[index].alreadyCompressed)
             }
-            choice = policy.algorithm(forChunk: Int(offset / UInt64(chunkSize)), linkBound: linkBound)
+            var pace: CompressionPolicy.Pace?
+            if let prepared = lastPrepared, let cycle {
+                pace = CompressionPolicy.Pace(
+                    rawBytes: prepared.rawBytes, seconds: cycle.seconds, waitedSeconds: cycle.waitedSeconds,
+                    compressSeconds: prepared.compressSeconds, inFlightBytes: cycle.inFlightBytes)
+            }
+            let level = policy.controller.level
+            choice = policy.choice(after: pace)
+            if policy.controller.level != level, let log, let epoch = policy.controller.lastEpoch {
+                log(
+                    2,
+                    "compression level \(level) -> \(policy.controller.level): "
+                        + "\(Int(epoch.throughput / 1e6)) MB/s, waited for the link \(Int(epoch.waited * 100))%")
+            }
         }
-        let algorithm = choice
+        let compression = choice
         let name = files[index].source.path
         let chunkSize = self.chunkSize
         let offered = files[index].status
@@ -118,8 +142,8 @@ actor ChunkSource {
         let completesHash = hash != nil && offset + UInt64(length) == offered.size
         files[index].users += 1
         defer { release(index) }
-        let work = await io.run { () -> Result<(Prepared, Result<[UInt8], Failure>?), Failure> in
-            Result { () throws(Failure) -> (Prepared, Result<[UInt8], Failure>?) in
+        let work = await io.run { () -> Result<(Prepared, Double, Result<[UInt8], Failure>?), Failure> in
+            Result { () throws(Failure) -> (Prepared, Double, Result<[UInt8], Failure>?) in
                 if let hash {
                     try Self.hash(
                         handle, hash.from..<offset, into: hash.hasher, name: name, chunkSize: chunkSize, offered)
@@ -132,18 +156,26 @@ actor ChunkSource {
                         knownDigest ?? FileDigest.chunkDigest(raw)
                     }
                 var prepared = Prepared(rawLength: length, codec: .none, sha256: digest, data: raw)
-                if let algorithm, let compressed = ChunkCompressor.compress(raw[...], algorithm: algorithm) {
-                    prepared.data = compressed
-                    prepared.codec = algorithm == .zstd ? .zstd : .zlib
+                var compressSeconds = 0.0
+                if let compression {
+                    let clock = ContinuousClock()
+                    let started = clock.now
+                    let compressed = ChunkCompressor.compress(
+                        raw[...], algorithm: compression.algorithm, level: compression.level)
+                    compressSeconds = Self.seconds(clock.now - started)
+                    if let compressed {
+                        prepared.data = compressed
+                        prepared.codec = compression.algorithm == .zstd ? .zstd : .zlib
+                    }
                 }
-                guard completesHash, let hash else { return (prepared, nil) }
+                guard completesHash, let hash else { return (prepared, compressSeconds, nil) }
                 return (
-                    prepared,
+                    prepared, compressSeconds,
                     Result { () throws(Failure) -> [UInt8] in try Self.finish(hash.hasher, handle, offered, name) }
                 )
             }
         }
-        let (prepared, digest) = try recorded(work, index)
+        let (prepared, compressSeconds, digest) = try recorded(work, index)
         if let digest {
             files[index].hasher = nil
             switch digest {
@@ -151,12 +183,18 @@ actor ChunkSource {
             case .failure(let failure): files[index].failure = failure
             }
         }
-        if algorithm != nil {
+        if compression != nil {
             policy.record(rawLength: length, compressedLength: prepared.codec == .none ? nil : prepared.data.count)
         }
+        // A chunk read again says nothing of the policy's choices: the next pace is not counted.
+        lastPrepared = knownDigest == nil ? (length, compressSeconds) : nil
         if prepared.codec == .none, cacheLimit > 0 { rawDigests[key] = prepared.sha256 }
         remember(key, prepared)
         return prepared
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
     /// The file digest of a whole file, after checking that it still has the size and time it was offered with.
@@ -305,6 +343,17 @@ actor ChunkSource {
             if let removed = cache.removeValue(forKey: oldest) { cacheBytes -= removed.data.count }
         }
     }
+}
+
+/// What a pump measured between asking for one chunk and asking for the next: the policy's pace, with the
+/// chunk source's own figures (`CompressionLevelController.Pace`).
+struct PumpCycle: Sendable {
+    /// The whole cycle.
+    var seconds: Double
+    /// Of those, waiting for the link: the window full, or the link writer above its high-water mark.
+    var waitedSeconds: Double
+    /// Raw bytes in flight (sent, not acknowledged) once the chunk was queued.
+    var inFlightBytes: Int
 }
 
 /// A file ready to be offered: its local source, what the offer says of it, and what its first bytes showed.

@@ -36,6 +36,4 @@ struct OutgoingPeer: Sendable {
     /// Of those, files the receiver already held byte for byte (`FileResult.identical`).
     var filesAlreadyThere = 0
     var filesFailed = 0
-    /// The window or the socket held the pump back since the last chunk: the link is the bottleneck.
-    var linkBound = false
 }

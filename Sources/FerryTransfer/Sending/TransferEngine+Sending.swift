@@ -58,7 +58,7 @@ extension TransferEngine {
         // One peer uses each chunk once (a resend reads it again); a broadcast shares chunks through the cache.
         let source = ChunkSource(
             files: prepared, chunkSize: configuration.chunkSize, policy: policy,
-            cacheLimit: infos.count > 1 ? 24 << 20 : 0)
+            cacheLimit: infos.count > 1 ? 24 << 20 : 0, log: configuration.log)
         let now = clock.now
         var operation = OutgoingOperation(offer: offer, files: prepared, source: source, peers: [:])
         for info in infos {
@@ -110,7 +110,13 @@ extension TransferEngine {
     }
 
     /// The loop of one peer: asks the machine what to do, does it, until the transfer with that peer is over.
+    ///
+    /// It times each cycle from asking for one chunk to asking for the next, and the part of it spent waiting for
+    /// the link (the window full, the link writer above its high-water mark): the compression policy's pace.
     func pump(_ id: TransferID, _ peerID: PeerID) async -> TransferOutcome? {
+        var cycleStarted: ContinuousClock.Instant?
+        var waited = Duration.zero
+        var inFlight = 0
         while true {
             guard let source = operations[id]?.source, let step = withPeer(id, peerID, { $0.machine.nextStep() })
             else { return nil }
@@ -118,19 +124,23 @@ extension TransferEngine {
             case .finished:
                 return finishPeer(id, peerID)
             case .wait:
-                withPeer(id, peerID) { peer in
-                    if peer.machine.phase == .sending { peer.linkBound = true }
-                }
+                let sending = withPeer(id, peerID) { $0.machine.phase == .sending } ?? false
+                let started = clock.now
                 await waitForNews(id, peerID)
+                if sending { waited += clock.now - started }
             case .sendChunk(let file, let offset, let length):
-                let linkBound = withPeer(id, peerID) { peer in
-                    peer.machine.chunkSent(file: file, offset: offset, length: length)
-                    defer { peer.linkBound = false }
-                    return peer.linkBound
-                } ?? false
+                withPeer(id, peerID) { $0.machine.chunkSent(file: file, offset: offset, length: length) }
+                let now = clock.now
+                let cycle = cycleStarted.map { started in
+                    PumpCycle(
+                        seconds: ChunkSource.seconds(now - started), waitedSeconds: ChunkSource.seconds(waited),
+                        inFlightBytes: inFlight)
+                }
+                cycleStarted = now
+                waited = .zero
                 let prepared: ChunkSource.Prepared
                 do {
-                    prepared = try await source.chunk(file: file, offset: offset, length: length, linkBound: linkBound)
+                    prepared = try await source.chunk(file: file, offset: offset, length: length, cycle: cycle)
                 } catch .changed {
                     await abandon(file, id, peerID, await source.failureText(of: file))
                     continue
@@ -145,10 +155,10 @@ extension TransferEngine {
                 let header = Chunk.frameHeader(
                     transferID: id, fileIndex: UInt32(file), offset: offset, rawLength: UInt32(prepared.rawLength),
                     codec: data.codec, sha256: prepared.sha256, dataLength: data.bytes.count)
-                let backlogged: Bool
+                let queued = clock.now
                 do {
-                    backlogged = try await session.sendTransferFrame(
-                        [header, data.bytes], to: peerID, discardable: id)
+                    _ = try await session.sendTransferFrame([header, data.bytes], to: peerID, discardable: id)
+                    waited += clock.now - queued
                 } catch is CancellationError {
                     // The user cancelled while the link was backlogged: the receiver is still told.
                     await failPeer(id, peerID, "\(CancelReason.cancelledByUser)", cancel: .cancelledByUser, detail: "")
@@ -160,7 +170,7 @@ extension TransferEngine {
                 withPeer(id, peerID) { peer in
                     peer.wireBytes += UInt64(data.bytes.count)
                     peer.chunkBytes += UInt64(prepared.rawLength)
-                    if backlogged { peer.linkBound = true }
+                    inFlight = peer.machine.inFlightBytes
                 }
             case .sendFileEnd(let file):
                 withPeer(id, peerID) { $0.machine.fileEndSent(file: file) }

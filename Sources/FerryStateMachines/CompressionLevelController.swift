@@ -1,0 +1,295 @@
+/// Chooses how hard to compress, from what the sender measured: a zstd level, or none at all.
+///
+/// Compression pays only while the link, not the CPU, is the bottleneck, and a higher level pays only while the
+/// compressor still keeps up with the link. The controller sees the pipeline from the sender's pump, which for each
+/// chunk reads and compresses it, queues it and waits for the link (the window full, or the link writer above its
+/// high-water mark) before asking for the next one. Each chunk's `Pace` gives that cycle's time, the part of it
+/// spent waiting for the link and the part spent compressing. Every `epochChunks` chunks at one step it decides,
+/// as `zstd --adapt` does from its output buffer:
+///
+/// 1. it remembers the epoch's throughput (raw bytes per second) for the step; a neighbouring step measured in
+///    the last `memoryEpochs` epochs as more than `tolerance` faster wins (this is what makes compression step
+///    aside on loopback, where the receiver shares the CPU and "waiting for the link" is waiting for it);
+/// 2. the pump waited for the link for `linkBoundShare` of the time or more: the link is the bottleneck, spare
+///    CPU buys a better ratio. Unless the next step was measured recently (and was not faster), it climbs to the
+///    highest step whose compressing time, predicted from this epoch's with the ladder's relative costs, still
+///    fits in the cycle the link leaves (predicted with the ladder's relative sizes); from raw, to the first
+///    level. When the next step is known not to pay, it tries the step below if that is not known: "waiting for
+///    the link" may be waiting for a receiver that shares the CPU (loopback), where less compression is faster;
+/// 3. it waited less than `cpuBoundShare` of the time, and the window did not fill by more than a chunk during the
+///    epoch nor holds more than `cpuBoundInFlightChunks` (a link slower than the pump by a little fills it slowly
+///    before the pump waits): the CPU is the
+///    bottleneck, it steps down (the last step
+///    down is to raw), unless the next step down was measured recently (and was not faster): to the step with the
+///    shortest predicted cycle, the longer of the pump's work and the link's time as last measured while
+///    link-bound (scaled by the ladder's sizes), or one step when the link was never measured;
+/// 4. otherwise it stays.
+///
+/// The first epoch at a step moved to ends after its first chunk when that took more than twice as long per chunk
+/// as the epoch before: trying raw over a slow link then costs one chunk, not four.
+///
+/// Measurements older than `memoryEpochs` epochs are forgotten, so a step that lost is tried again now and then
+/// (the link or the load may have changed); each time it loses again it is remembered twice as long (up to
+/// `longestMemory`), so on loopback trying level 1 costs one epoch in 17, then in 33, 65, ...
+///
+/// Pure: the driver measures, the controller decides; the tests feed it synthetic paces.
+public struct CompressionLevelController: Sendable, Equatable {
+    /// One step of the ladder: a level and what it costs relative to the first compressing step.
+    public struct Step: Sendable, Equatable {
+        /// The level (0: raw).
+        public var level: Int
+        /// Seconds of compressing per byte relative to level 1.
+        public var cost: Double
+        /// Compressed size relative to level 1.
+        public var size: Double
+
+        public init(level: Int, cost: Double, size: Double) {
+            self.level = level
+            self.cost = cost
+            self.size = size
+        }
+    }
+
+    /// What the sender measured of one chunk: from asking for it to asking for the next.
+    public struct Pace: Sendable, Equatable {
+        /// Its raw length.
+        public var rawBytes: Int
+        /// The whole cycle: reading, compressing, queueing, waiting.
+        public var seconds: Double
+        /// Of those, waiting for the link: the window was full or the link writer above its high-water mark.
+        public var waitedSeconds: Double
+        /// Of those, compressing it (0 when it went raw).
+        public var compressSeconds: Double
+        /// Raw bytes sent and not yet acknowledged once it was queued (the window's fill; 0 when unknown).
+        public var inFlightBytes: Int
+
+        public init(
+            rawBytes: Int, seconds: Double, waitedSeconds: Double, compressSeconds: Double, inFlightBytes: Int = 0
+        ) {
+            self.rawBytes = rawBytes
+            self.seconds = seconds
+            self.waitedSeconds = waitedSeconds
+            self.compressSeconds = compressSeconds
+            self.inFlightBytes = inFlightBytes
+        }
+    }
+
+    /// Chunks measured at one step before deciding.
+    public static let epochChunks = 4
+    /// Waiting this share of the cycle or more means the link is the bottleneck.
+    public static let linkBoundShare = 0.15
+    /// Waiting less than this share means the CPU is.
+    public static let cpuBoundShare = 0.05
+    /// CPU-bound also means the link took what the pump gave at once: at most this many chunks were in flight.
+    public static let cpuBoundInFlightChunks = 4
+    /// How long a step's throughput is remembered, in epochs; doubled (up to 16 times) each time the step loses
+    /// again, so that trying a step that keeps losing (raw over a slow link, whose epoch takes long) costs less and
+    /// less.
+    public static let memoryEpochs = 16
+    /// The longest a step is remembered, in epochs.
+    public static let longestMemory = 256
+    /// A remembered step must be this much faster (a fraction) to be moved to.
+    public static let tolerance = 0.05
+    /// Paces ignored at the start: while the window, the link writer's queue and the socket buffers (and a
+    /// shaper's queue) fill, the pump does not wait whatever the link, and would look CPU-bound (over a 100 Mbit/s
+    /// link the first 12 chunks did not wait).
+    public static let warmUpChunks = 16
+    /// Paces ignored after each move: the chunks of the step before still fill the window (8 MiB) and their
+    /// draining would be counted against the new one.
+    public static let settleChunks = 8
+
+    /// zstd levels for 1 MiB chunks of text (the first 8 MiB of a tar of /usr/include, each chunk one frame,
+    /// `zstd -b1 -e12 -B1M`): compressing time and size relative to level 1 (5.9x). Levels 2 and 4 are left out
+    /// (no smaller than 1 and 3), and so is everything past 8: 9 is no smaller, 10 costs 15 times level 1 for 1%.
+    public static let zstdLadder: [Step] = [
+        Step(level: 0, cost: 0, size: 5.9),
+        Step(level: 1, cost: 1.0, size: 1.0),
+        Step(level: 3, cost: 2.5, size: 0.93),
+        Step(level: 5, cost: 7.6, size: 0.835),
+        Step(level: 6, cost: 9.0, size: 0.80),
+        Step(level: 7, cost: 9.9, size: 0.785),
+        Step(level: 8, cost: 11.4, size: 0.776),
+    ]
+
+    /// The steps, raw first.
+    public let ladder: [Step]
+    /// The current step (index into `ladder`).
+    public private(set) var step: Int
+
+    private var warmUp: Int
+    /// Paces ignored after each move (`settleChunks`, none when there is no warm-up either).
+    private let settleChunks: Int
+    /// Per chunk, the last epoch's seconds, while the first epoch at a step moved to runs.
+    private var secondsPerChunkBefore: Double?
+    private var chunks = 0
+    private var rawBytes = 0
+    private var seconds = 0.0
+    private var waitedSeconds = 0.0
+    private var compressSeconds = 0.0
+    /// The window's fill after the epoch's first and last chunk.
+    private var inFlightFirst = 0
+    private var inFlightLast = 0
+    private var epoch = 0
+    /// Per step: the last throughput measured there and the epoch it was measured in.
+    private var measured: [Int: Measured] = [:]
+    /// The link's time per chunk per unit of the ladder's relative size, as last measured while link-bound.
+    private var linkSecondsPerSize: Double?
+    /// The last epoch's throughput and share of waiting, for the log.
+    public private(set) var lastEpoch: Epoch?
+
+    /// What an epoch measured.
+    public struct Epoch: Sendable, Equatable {
+        /// Raw bytes per second.
+        public var throughput: Double
+        /// The share of the cycle spent waiting for the link.
+        public var waited: Double
+    }
+
+    private struct Measured: Sendable, Equatable {
+        var throughput: Double
+        var epoch: Int
+        /// Epochs it is remembered for: `memoryEpochs`, doubled each time the step is tried again and loses.
+        var lifetime: Int
+    }
+
+    /// Starts at `startStep` (by default the first compressing step: compressing shows what the data gives),
+    /// ignoring the first `warmUpChunks` paces.
+    public init(ladder: [Step] = Self.zstdLadder, startStep: Int = 1, warmUpChunks: Int = Self.warmUpChunks) {
+        precondition(!ladder.isEmpty && ladder[0].level == 0, "the ladder starts with raw")
+        self.ladder = ladder
+        self.warmUp = max(warmUpChunks, 0)
+        self.settleChunks = min(max(warmUpChunks, 0), Self.settleChunks)
+        self.step = min(max(startStep, 0), ladder.count - 1)
+    }
+
+    /// The level to compress the next chunk with (0: send it raw).
+    public var level: Int { ladder[step].level }
+
+    /// The throughput last measured at `step` if it is recent, in raw bytes per second.
+    public func throughput(atStep step: Int) -> Double? {
+        guard let entry = measured[step], epoch - entry.epoch <= entry.lifetime else { return nil }
+        return entry.throughput
+    }
+
+    /// Records one chunk sent at the current step; at the end of an epoch, decides the step for the next ones.
+    public mutating func record(_ pace: Pace) {
+        guard pace.seconds > 0, pace.rawBytes > 0 else { return }
+        if let before = secondsPerChunkBefore, pace.seconds > 2 * before, chunks == 0, warmUp > 0 {
+            // Settling after a move, and already more than twice as slow: measure it now.
+            warmUp = 0
+        }
+        guard warmUp == 0 else {
+            warmUp -= 1
+            return
+        }
+        chunks += 1
+        if chunks == 1 { inFlightFirst = pace.inFlightBytes }
+        inFlightLast = pace.inFlightBytes
+        rawBytes += pace.rawBytes
+        seconds += pace.seconds
+        waitedSeconds += min(max(pace.waitedSeconds, 0), pace.seconds)
+        compressSeconds += min(max(pace.compressSeconds, 0), pace.seconds)
+        if chunks < Self.epochChunks {
+            // A step just moved to whose chunks take more than twice as long is known to lose at once: over a
+            // slow link a raw epoch is expensive.
+            guard let before = secondsPerChunkBefore, seconds / Double(chunks) > 2 * before else { return }
+        }
+        decide()
+    }
+
+    private mutating func decide() {
+        epoch += 1
+        let throughput = Double(rawBytes) / seconds
+        let waited = waitedSeconds / seconds
+        let perChunk = (seconds: seconds / Double(chunks), compress: compressSeconds / Double(chunks))
+        let rawBytesPerChunk = rawBytes / chunks
+        let previousLifetime = measured[step]?.lifetime
+        measured[step] = Measured(throughput: throughput, epoch: epoch, lifetime: Self.memoryEpochs)
+        lastEpoch = Epoch(throughput: throughput, waited: waited)
+        let previous = step
+        defer {
+            if waited >= Self.linkBoundShare {
+                linkSecondsPerSize = perChunk.seconds / max(ladder[previous].size, .leastNonzeroMagnitude)
+            }
+            secondsPerChunkBefore = step != previous ? perChunk.seconds : nil
+            if step != previous { warmUp = settleChunks }
+        }
+        chunks = 0
+        rawBytes = 0
+        seconds = 0
+        waitedSeconds = 0
+        compressSeconds = 0
+        // 1. A neighbour known to be faster: this step lost, and is remembered longer if it had lost before.
+        for neighbour in [step - 1, step + 1] where ladder.indices.contains(neighbour) {
+            if let known = self.throughput(atStep: neighbour), known > throughput * (1 + Self.tolerance) {
+                if let previousLifetime {
+                    measured[step]?.lifetime = min(previousLifetime * 2, Self.longestMemory)
+                }
+                step = neighbour
+                return
+            }
+        }
+        // The other neighbours are known and not faster, or unknown: explore an unknown one, the way the waiting
+        // points first.
+        let up = step + 1 < ladder.count && self.throughput(atStep: step + 1) == nil
+        let down = step > 0 && self.throughput(atStep: step - 1) == nil
+        if waited >= Self.linkBoundShare {
+            // 2. Link-bound: up; when up is known not to pay, down (on loopback, where waiting for the link is
+            // waiting for a receiver that shares the CPU, raw may be faster).
+            if up {
+                step = highestFitting(cycle: perChunk.seconds, waited: perChunk.seconds * waited, perChunk.compress)
+            } else if down {
+                step -= 1
+            }
+        } else if waited < Self.cpuBoundShare, down, inFlightLast - inFlightFirst <= rawBytesPerChunk,
+            inFlightLast <= Self.cpuBoundInFlightChunks * rawBytesPerChunk
+        {
+            // (Not when the window filled by more than a chunk during the epoch, or holds more than 4: the link
+            // is slower than the pump, which merely has not had to wait yet.)
+            // 3. CPU-bound: down, as far as the link last measured is predicted to keep up.
+            step = lowerTarget(cycle: perChunk.seconds, waited: perChunk.seconds * waited, perChunk.compress)
+        }
+    }
+
+    /// CPU-bound: the step below with the shortest predicted cycle, the longer of the pump's work (its other work
+    /// plus compressing at the step's relative cost) and the link's time (as last measured while link-bound,
+    /// scaled by the step's relative size); the next step down when the link was never measured.
+    private func lowerTarget(cycle: Double, waited: Double, _ compress: Double) -> Int {
+        let current = ladder[step]
+        guard let linkSecondsPerSize, current.cost > 0 else { return step - 1 }
+        let other = max(cycle - waited - compress, 0)
+        var best = step - 1
+        var bestCycle = Double.infinity
+        for candidate in stride(from: step - 1, through: 0, by: -1) {
+            let work = other + compress * ladder[candidate].cost / current.cost
+            let predicted = max(work, linkSecondsPerSize * ladder[candidate].size)
+            if predicted < bestCycle * (1 - Self.tolerance) {
+                best = candidate
+                bestCycle = predicted
+            }
+        }
+        return best
+    }
+
+    /// The highest step above the current one whose predicted compressing time fits in the cycle the link would
+    /// leave at that step, at least the next one.
+    ///
+    /// At step k the link needs `linkTime * size(k) / size(current)` per chunk, where `linkTime` is the cycle
+    /// minus the pump's own work other than waiting; the pump's work becomes `other + compress * cost(k) /
+    /// cost(current)`, and it must stay below `1 - linkBoundShare` of the link's time, so the link stays the
+    /// bottleneck with the margin the controller needs to notice it.
+    private func highestFitting(cycle: Double, waited: Double, _ compress: Double) -> Int {
+        let current = ladder[step]
+        guard step > 0, current.cost > 0, compress > 0 else { return step + 1 }
+        let other = max(cycle - waited - compress, 0)
+        // The link's own time per chunk: while link-bound, the cycle is set by it.
+        let linkTime = cycle
+        var best = step + 1
+        for candidate in (step + 1)..<ladder.count {
+            let work = other + compress * ladder[candidate].cost / current.cost
+            let link = linkTime * ladder[candidate].size / current.size
+            if work <= link * (1 - Self.linkBoundShare) { best = candidate }
+        }
+        return best
+    }
+}

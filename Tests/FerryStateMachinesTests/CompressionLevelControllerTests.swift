@@ -1,0 +1,221 @@
+import Testing
+
+@testable import FerryStateMachines
+
+/// The level controller fed synthetic paces: the level after each epoch (4 chunks), as exact lists.
+@Suite struct CompressionLevelControllerTests {
+    typealias Pace = CompressionLevelController.Pace
+    typealias Step = CompressionLevelController.Step
+
+    /// A ladder of the tests' own, so that the expected levels do not move when zstd's table is tuned.
+    static let ladder = [
+        Step(level: 0, cost: 0, size: 4),
+        Step(level: 1, cost: 1, size: 1),
+        Step(level: 2, cost: 1.5, size: 0.9),
+        Step(level: 3, cost: 2, size: 0.85),
+        Step(level: 4, cost: 4, size: 0.8),
+        Step(level: 5, cost: 8, size: 0.78),
+    ]
+
+    /// Feeds `epochs` epochs of paces (the same pace for every chunk of an epoch, given by the level it is at) and
+    /// returns the level after each.
+    static func run(
+        _ controller: inout CompressionLevelController, epochs: Int, _ pace: (Int) -> Pace
+    ) -> [Int] {
+        (0..<epochs).map { _ in
+            let current = pace(controller.level)
+            for _ in 0..<CompressionLevelController.epochChunks { controller.record(current) }
+            return controller.level
+        }
+    }
+
+    /// A chunk of 1 MiB: its cycle, of which `waited` waiting for the link and `compress` compressing (ms).
+    static func pace(_ seconds: Double, waited: Double, compress: Double) -> Pace {
+        Pace(rawBytes: 1 << 20, seconds: seconds / 1000, waitedSeconds: waited / 1000, compressSeconds: compress / 1000)
+    }
+
+    /// The pump of a sender over a link of `linkRate` bytes a second: per chunk 1 ms of its own work and 2.5 ms of
+    /// compressing per unit of cost, a quarter of the chunk on the wire at level 1 (the ladder's sizes relative to
+    /// that); the cycle is the longer of the pump's work and the link's time, the rest of it waiting.
+    static func slowLink(level: Int, linkRate: Double = 12.5e6) -> Pace {
+        let step = ladder.first { $0.level == level }!
+        let work = 0.001 + 0.0025 * step.cost
+        let link = 0.25 * step.size * Double(1 << 20) / linkRate
+        let cycle = max(work, link)
+        return Pace(rawBytes: 1 << 20, seconds: cycle, waitedSeconds: cycle - work, compressSeconds: 0.0025 * step.cost)
+    }
+
+    @Test func startsAtTheFirstCompressingStep() {
+        let controller = CompressionLevelController(ladder: Self.ladder, warmUpChunks: 0)
+        #expect(controller.level == 1)
+        #expect(CompressionLevelController(ladder: Self.ladder, startStep: 0, warmUpChunks: 0).level == 0)
+    }
+
+    /// The first 16 paces (the pipeline filling, nothing waits) are ignored.
+    @Test func theWarmUpIsIgnored() {
+        var controller = CompressionLevelController(ladder: Self.ladder)
+        let cpuBound = Self.pace(4, waited: 0, compress: 3)
+        for _ in 0..<(CompressionLevelController.warmUpChunks + 3) { controller.record(cpuBound) }
+        #expect(controller.level == 1)
+        controller.record(cpuBound)
+        #expect(controller.level == 0)
+        // After a move 8 paces are ignored (the window still holds the step before's chunks), then an
+        // epoch of 4, raw slower than level 1 was.
+        let linkBound = Self.pace(7, waited: 3.5, compress: 0)
+        for _ in 0..<(CompressionLevelController.settleChunks + 3) { controller.record(linkBound) }
+        #expect(controller.level == 0)
+        controller.record(linkBound)
+        #expect(controller.level == 1)
+    }
+
+    /// While settling after a move, a chunk more than twice as slow as the epoch before ends the settling and is
+    /// measured (and, being that slow, decides at once).
+    @Test func aMuchSlowerChunkEndsTheSettling() {
+        var controller = CompressionLevelController(ladder: Self.ladder)
+        for _ in 0..<(CompressionLevelController.warmUpChunks + 4) {
+            controller.record(Self.pace(5, waited: 0, compress: 4))
+        }
+        #expect(controller.level == 0)
+        controller.record(Self.pace(80, waited: 79, compress: 0))
+        #expect(controller.level == 1)
+    }
+
+    /// Nothing is decided before an epoch is full; paces of no bytes or no time are ignored.
+    @Test func decidesOncePerEpoch() {
+        var controller = CompressionLevelController(ladder: Self.ladder, warmUpChunks: 0)
+        let cpuBound = Self.pace(4, waited: 0, compress: 3)
+        for _ in 1..<CompressionLevelController.epochChunks { controller.record(cpuBound) }
+        controller.record(Pace(rawBytes: 0, seconds: 1, waitedSeconds: 0, compressSeconds: 0))
+        controller.record(Pace(rawBytes: 1 << 20, seconds: 0, waitedSeconds: 0, compressSeconds: 0))
+        #expect(controller.level == 1)
+        controller.record(cpuBound)
+        #expect(controller.level == 0)
+    }
+
+    /// Raw and waiting for the link: compress, at the first level (nothing is known yet of its cost).
+    @Test func linkBoundRawStartsCompressing() {
+        var controller = CompressionLevelController(ladder: Self.ladder, startStep: 0, warmUpChunks: 0)
+        #expect(Self.run(&controller, epochs: 1) { _ in Self.pace(10, waited: 5, compress: 0) } == [1])
+    }
+
+    /// Waiting for the link with room to spare: straight to the highest step predicted to fit, not step by step.
+    @Test func linkBoundClimbsToTheHighestStepThatFits() {
+        var plenty = CompressionLevelController(ladder: Self.ladder, warmUpChunks: 0)
+        #expect(Self.run(&plenty, epochs: 1) { _ in Self.pace(80, waited: 70, compress: 3) } == [5])
+        // Other work 3.5 ms, compressing 4: level 2 is predicted at 9.5 ms against a link of 9 (7.65 with the margin);
+        // the next step is still tried, the measurement decides.
+        var tight = CompressionLevelController(ladder: Self.ladder, warmUpChunks: 0)
+        #expect(Self.run(&tight, epochs: 1) { _ in Self.pace(10, waited: 2.5, compress: 4) } == [2])
+        // Other work 4 ms, compressing 1: level 3 (6 ms against 7.2), not 4 (8 against 6.8).
+        var some = CompressionLevelController(ladder: Self.ladder, warmUpChunks: 0)
+        #expect(Self.run(&some, epochs: 1) { _ in Self.pace(10, waited: 5, compress: 1) } == [3])
+    }
+
+    /// CPU-bound: one step down an epoch, to raw, and no further.
+    @Test func cpuBoundStepsDownToRaw() {
+        var controller = CompressionLevelController(ladder: Self.ladder, startStep: 3, warmUpChunks: 0)
+        #expect(Self.run(&controller, epochs: 4) { _ in Self.pace(4, waited: 0.1, compress: 3) } == [2, 1, 0, 0])
+    }
+
+    /// CPU-bound after a climb (the machine got busy): straight down to the step predicted to be fastest with the
+    /// link as measured before (20 ms a chunk at level 1), not one step an epoch: at level 1 the pump needs 16.5 ms
+    /// and the link 20, at 2 the pump 23.75, at raw the link 80.
+    @Test func cpuBoundJumpsDownAsFarAsTheLinkKeepsUp() {
+        var controller = CompressionLevelController(ladder: Self.ladder, warmUpChunks: 0)
+        let levels = Self.run(&controller, epochs: 2) { level in
+            level == 1 ? Self.pace(20, waited: 16, compress: 2) : Self.pace(60, waited: 0, compress: 58)
+        }
+        #expect(levels == [4, 1])
+    }
+
+    /// A step moved to whose first chunk takes more than twice as long as the last epoch's is left after it: here
+    /// raw over a slow link (80 ms a chunk against 5 at level 1), tried because level 1 looked CPU-bound.
+    @Test func aMuchSlowerStepIsLeftAfterOneChunk() {
+        var controller = CompressionLevelController(ladder: Self.ladder, warmUpChunks: 0)
+        for _ in 0..<CompressionLevelController.epochChunks { controller.record(Self.pace(5, waited: 0, compress: 4)) }
+        #expect(controller.level == 0)
+        controller.record(Self.pace(80, waited: 79, compress: 0))
+        #expect(controller.level == 1)
+        // Not so much slower: the epoch runs its 4 chunks.
+        var close = CompressionLevelController(ladder: Self.ladder, warmUpChunks: 0)
+        for _ in 0..<CompressionLevelController.epochChunks { close.record(Self.pace(5, waited: 0, compress: 4)) }
+        close.record(Self.pace(9, waited: 8, compress: 0))
+        #expect(close.level == 0)
+    }
+
+    /// Not waiting, but the window filling by more than a chunk during the epoch (the link is slower than the pump,
+    /// which has not had to wait yet: a transfer's start), or more than 4 chunks in flight: not CPU-bound.
+    @Test func aFillingWindowIsNotCPUBound() {
+        var controller = CompressionLevelController(ladder: Self.ladder, warmUpChunks: 0)
+        for chunk in 0..<CompressionLevelController.epochChunks {
+            var pace = Self.pace(5, waited: 0, compress: 4)
+            pace.inFlightBytes = (2 + chunk) << 20
+            controller.record(pace)
+        }
+        #expect(controller.level == 1)
+        // A window that stays more than 4 chunks full: the link holds them, not CPU-bound either.
+        for _ in 0..<CompressionLevelController.epochChunks {
+            var pace = Self.pace(5, waited: 0, compress: 4)
+            pace.inFlightBytes = 5 << 20
+            controller.record(pace)
+        }
+        #expect(controller.level == 1)
+        // Two chunks in flight, steadily: the link takes what the pump gives at once, CPU-bound.
+        for _ in 0..<CompressionLevelController.epochChunks {
+            var pace = Self.pace(5, waited: 0, compress: 4)
+            pace.inFlightBytes = 2 << 20
+            controller.record(pace)
+        }
+        #expect(controller.level == 0)
+    }
+
+    /// Between the two bounds (waiting 5-15% of the time): the step stays.
+    @Test func balancedStays() {
+        var controller = CompressionLevelController(ladder: Self.ladder, startStep: 2, warmUpChunks: 0)
+        #expect(Self.run(&controller, epochs: 3) { _ in Self.pace(10, waited: 1, compress: 6) } == [2, 2, 2])
+    }
+
+    /// Loopback: the receiver shares the CPU, so the pump waits "for the link" at every level, but each level is
+    /// slower than the one below. The controller tries level 2, finds it slower, tries raw, finds it faster and
+    /// stays raw; level 1 is tried again once its measurement is forgotten (16 epochs), for one epoch, and having
+    /// lost again is remembered twice as long (32).
+    @Test func onLoopbackRawWinsAndLevelsAreRetriedRarely() {
+        var controller = CompressionLevelController(ladder: Self.ladder, warmUpChunks: 0)
+        let paces = [
+            0: Self.pace(3.2, waited: 1, compress: 0),
+            1: Self.pace(4.8, waited: 1, compress: 3),
+            2: Self.pace(5.5, waited: 0.9, compress: 3.9),
+        ]
+        // Higher levels are slower still.
+        let levels = Self.run(&controller, epochs: 60) { paces[$0] ?? Self.pace(7, waited: 0.5, compress: 6) }
+        #expect(Array(levels.prefix(3)) == [2, 1, 0])
+        // Level 1 was last measured in epoch 3 and is forgotten after epoch 19: tried in epoch 20, left in 21; then
+        // forgotten after epoch 53: tried in 54.
+        let zeros = { (count: Int) in Array(repeating: 0, count: count) }
+        #expect(Array(levels[3...]) == zeros(16) + [1] + zeros(33) + [1] + zeros(6))
+    }
+
+    /// A 100 Mbit/s link: from level 1 the controller jumps to the best level of the model (4: the link's time,
+    /// 16.8 ms a chunk, is longer than the pump's, 11 ms; at 5 the pump takes 21 ms), checks both neighbours
+    /// once, and stays.
+    @Test func overASlowLinkItSettlesOnTheBestLevel() {
+        let throughput = Self.ladder.map { 1 / Self.slowLink(level: $0.level).seconds }
+        let best = Self.ladder[throughput.indices.max { throughput[$0] < throughput[$1] }!].level
+        #expect(best == 4)
+        var controller = CompressionLevelController(ladder: Self.ladder, warmUpChunks: 0)
+        let levels = Self.run(&controller, epochs: 16) { Self.slowLink(level: $0) }
+        #expect(levels == [4, 5, 4, 3] + Array(repeating: 4, count: 12))
+    }
+
+    /// A step measured recently and slower is not taken again, whatever the waiting says.
+    @Test func aStepKnownSlowerIsNotTaken() {
+        var controller = CompressionLevelController(ladder: Self.ladder, startStep: 0, warmUpChunks: 0)
+        // Raw, waiting half the time: level 1, where the pump does not wait but goes twice as fast.
+        let levels = Self.run(&controller, epochs: 3) { level in
+            level == 0 ? Self.pace(10, waited: 5, compress: 0) : Self.pace(5, waited: 0, compress: 3)
+        }
+        // At level 1, CPU-bound, the step below is known (and slower): it stays.
+        #expect(levels == [1, 1, 1])
+        #expect(controller.throughput(atStep: 0) != nil)
+    }
+}
