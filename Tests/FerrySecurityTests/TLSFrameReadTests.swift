@@ -24,6 +24,13 @@ struct TLSFrameReadTests {
         return (frames, calls)
     }
 
+    /// Runs both handshakes, so that a write does not wait for a reader that has not started.
+    static func connect(_ pair: TLSPair) async throws {
+        async let server = pair.server.handshake()
+        try await pair.client.handshake()
+        try await server
+    }
+
     static func payload(_ count: Int, seed: Int) -> [UInt8] {
         (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ seed &+ $0 >> 11) }
     }
@@ -63,6 +70,7 @@ struct TLSFrameReadTests {
     @Test func manyFramesInOneReadComeOutTogether() async throws {
         try await withTLSPair { pair, _ in
             let frames = (0..<2000).map { Frame(kind: .message, payload: Self.payload($0 % 13, seed: $0)) }
+            try await Self.connect(pair)
             try await pair.client.write(frames.flatMap { $0.encoded() })
             var decoder = FrameDecoder(maximumPayloadLength: Limits.maxFramePayload)
             let (received, calls) = try await Self.readFrames(frames.count, from: pair.server, &decoder)
@@ -83,6 +91,7 @@ struct TLSFrameReadTests {
             ]
             let stream = frames.flatMap { $0.encoded() }
             var decoder = FrameDecoder(maximumPayloadLength: Limits.maxFramePayload)
+            try await Self.connect(pair)
             for boundary in 1..<stream.count {
                 try await pair.client.write(Array(stream[..<boundary]))
                 var received: [Frame] = []
