@@ -74,13 +74,14 @@ import Testing
         #expect(framed.initiatorEvents.last == .messageReceived(big))
     }
 
-    /// A frame longer than the link takes is a protocol error, whoever decoded it: a goodbye, then close.
+    /// A frame longer than the link takes is a protocol error, whoever decoded it: a goodbye, then close. (The frame
+    /// is of an unknown ignorable kind, which the machine skips when it is within the limit.)
     @Test func aFrameAboveTheLimitAndARefusedHeaderAreProtocolErrors() throws {
         let now = ContinuousClock.now
         for refuse in [true, false] {
             var machine = LinkStateMachine(
                 role: .acceptor, configuration: .init(localHello: .fixture(peer: 2, session: "s")), now: now)
-            let frame = Frame(kind: .hello, payload: Array(repeating: 0, count: Limits.maxHelloPayload + 1))
+            let frame = Frame(kind: FrameKind(0x8123), payload: Array(repeating: 0, count: Limits.maxHelloPayload + 1))
             let actions =
                 refuse
                 ? machine.framingFailed(.frameTooLarge(length: 1025, limit: Limits.maxHelloPayload), now: now)
