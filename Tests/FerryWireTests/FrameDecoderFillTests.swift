@@ -124,7 +124,10 @@ struct FrameDecoderFillTests {
         #expect(refused == .frameTooLarge(length: 5_000, limit: Limits.maxHelloPayload))
         #expect(frames.map(\.kind) == [.hello])
         #expect(decoder.fillableByteCount == 0)
-        #expect(decoder.fill { _ in Issue.record("offered room while refusing"); return 0 } == 0)
+        #expect(
+            decoder.fill { _ in
+                Issue.record("offered room while refusing"); return 0
+            } == 0)
         decoder.maximumPayloadLength = Limits.maxFramePayload
         #expect(try decoder.nextFrame() == nil)  // the header passes now; its payload is still to come
         #expect(decoder.fillableByteCount == big.payload.count)  // fills never read past the refused header

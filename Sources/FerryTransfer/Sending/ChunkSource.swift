@@ -93,7 +93,8 @@ actor ChunkSource {
         if let failure = files[index].failure { throw failure }
         if let cached = cache[key] { return cached }
         if preparing[key] != nil {
-            let shared = await withCheckedContinuation { (waiter: CheckedContinuation<Result<Prepared, Failure>, Never>) in
+            let shared = await withCheckedContinuation {
+                (waiter: CheckedContinuation<Result<Prepared, Failure>, Never>) in
                 preparing[key, default: []].append(waiter)
             }
             return try shared.get()
