@@ -3,7 +3,7 @@ import CFerryLinux
 /// How the C allocator treats freed memory, for the whole process.
 public enum ProcessMemory {
     /// Keeps freed buffers for reuse instead of giving them back to the kernel: blocks up to 32 MiB (every chunk,
-    /// frame and socket read) come from the heap rather than an mmap of their own, and up to 64 MiB may stay free at
+    /// frame and socket read) come from the heap rather than an mmap of their own, and up to 16 MiB may stay free at
     /// the top of a heap (`mallopt(3)` `M_MMAP_THRESHOLD`, `M_TRIM_THRESHOLD`).
     ///
     /// Why: each frame's payload, each chunk read and each socket read is a fresh array of up to a few MiB. With
@@ -12,6 +12,6 @@ public enum ProcessMemory {
     /// ARCHITECTURE "Where the CPU goes"). Peak memory stays what the windows and queues bound. Call once, early.
     @discardableResult
     public static func keepFreedBuffers() -> Bool {
-        ferry_keep_freed_memory(32 << 20, 64 << 20) == 1
+        ferry_keep_freed_memory(32 << 20, 16 << 20) == 1
     }
 }
