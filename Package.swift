@@ -53,7 +53,7 @@ let package = Package(
         .target(
             name: "FerryCLI",
             dependencies: ["FerryTransfer", "FerrySession", "FerrySecurity", "FerryStateMachines", "FerrySystem", "FerryWire"]),
-        .executableTarget(name: "ferry", dependencies: ["FerryCLI"]),
+        .executableTarget(name: "ferry", dependencies: ["FerryCLI", "FerrySystem"]),
         .executableTarget(
             name: "ferry-bench",
             dependencies: ["FerryTransfer", "FerrySession", "FerrySecurity", "FerrySystem", "FerryTestSupport"]),

@@ -1,6 +1,7 @@
 // GNU-only calls, compiled with _GNU_SOURCE so that the header stays clean for Swift importers.
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <unistd.h>
 #include <sys/random.h>
@@ -27,4 +28,8 @@ ssize_t ferry_getrandom(void *buffer, size_t length, unsigned flags) {
 
 int ferry_syncfs(int fd) {
     return syncfs(fd);
+}
+
+int ferry_keep_freed_memory(int mmap_threshold, int trim_threshold) {
+    return mallopt(M_MMAP_THRESHOLD, mmap_threshold) == 1 && mallopt(M_TRIM_THRESHOLD, trim_threshold) == 1;
 }

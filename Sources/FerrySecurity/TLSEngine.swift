@@ -1,9 +1,10 @@
 import COpenSSL
 
-/// One OpenSSL `SSL` object with two memory BIOs: ciphertext goes in through `feed`, comes out through `drain`.
+/// One OpenSSL `SSL` object whose BIOs read and write Swift arrays (`CipherBuffers`): ciphertext goes in through
+/// `feed`, comes out through `drain`.
 ///
-/// Memory BIOs keep OpenSSL away from the socket, so the reactor stays the only owner of descriptors and TLS runs
-/// over any `ByteStream`. Noncopyable so the `SSL` is freed exactly once; `@unchecked Sendable` because it holds C
+/// BIOs over memory keep OpenSSL away from the socket, so the reactor stays the only owner of descriptors and TLS
+/// runs over any `ByteStream`. Noncopyable so the `SSL` is freed exactly once; `@unchecked Sendable` because it holds C
 /// pointers and lives only inside `TLSStream`'s `Mutex`.
 struct TLSEngine: ~Copyable, @unchecked Sendable {
     /// What one step of the handshake or of reading needs next.
@@ -15,51 +16,39 @@ struct TLSEngine: ~Copyable, @unchecked Sendable {
     }
 
     private let ssl: OpaquePointer
-    private let input: OpaquePointer
-    private let output: OpaquePointer
+    /// The ciphertext both ways; read and written by OpenSSL through the two BIOs the `SSL` owns.
+    private let buffers = CipherBuffers()
 
     init(context: TLSContext, isClient: Bool) throws(SecurityError) {
         guard let ssl = SSL_new(context.context) else {
             throw .openSSL(SecurityError.drainOpenSSLErrors(fallback: "could not create a TLS connection"))
         }
-        guard let input = BIO_new(BIO_s_mem()) else {
+        guard let input = buffers.makeBIO() else {
             SSL_free(ssl)
-            throw .openSSL("could not allocate memory BIOs")
+            throw .openSSL("could not allocate BIOs")
         }
-        guard let output = BIO_new(BIO_s_mem()) else {
+        guard let output = buffers.makeBIO() else {
             BIO_free(input)
             SSL_free(ssl)
-            throw .openSSL("could not allocate memory BIOs")
+            throw .openSSL("could not allocate BIOs")
         }
-        // A read from an empty input BIO means "need more", not end of file.
-        BIO_ctrl(input, BIO_C_SET_BUF_MEM_EOF_RETURN, -1, nil)
-        BIO_ctrl(output, BIO_C_SET_BUF_MEM_EOF_RETURN, -1, nil)
         SSL_set_bio(ssl, input, output)  // the SSL owns both BIOs now
         if isClient { SSL_set_connect_state(ssl) } else { SSL_set_accept_state(ssl) }
         self.ssl = ssl
-        self.input = input
-        self.output = output
     }
 
     deinit {
-        SSL_free(ssl)
+        SSL_free(ssl)  // frees the BIOs, which refer to `buffers` unretained, before `buffers` goes
     }
 
-    /// Ciphertext received from the peer.
+    /// Ciphertext received from the peer (kept, not copied, until OpenSSL has read it).
     func feed(_ bytes: [UInt8]) {
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { raw in
-                BIO_write(input, raw.baseAddress! + offset, Int32(min(raw.count - offset, Int(Int32.max))))
-            }
-            guard written > 0 else { return }  // a memory BIO only fails when out of memory
-            offset += Int(written)
-        }
+        buffers.feed(bytes)
     }
 
     /// Ciphertext waiting to be sent to the peer.
     func drain() -> [UInt8] {
-        DeviceIdentity.drain(output)
+        buffers.takeOutput()
     }
 
     /// Advances the handshake as far as the input allows.
@@ -74,7 +63,7 @@ struct TLSEngine: ~Copyable, @unchecked Sendable {
     func read(maxBytes: Int) -> (bytes: [UInt8], step: Step) {
         var step = Step.done
         // Plaintext is never longer than the ciphertext it comes from: no 256 KiB buffer for a 40-byte record.
-        let available = Int(ferry_BIO_pending(input)) + Int(SSL_pending(ssl))
+        let available = buffers.inputCount + Int(SSL_pending(ssl))
         guard available > 0 else { return ([], .needInput) }
         let capacity = min(maxBytes, available)
         let bytes = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, count in
@@ -93,14 +82,34 @@ struct TLSEngine: ~Copyable, @unchecked Sendable {
         return (bytes, step)
     }
 
-    /// Encrypts all of `bytes` and returns the records to send.
-    func write(_ bytes: ArraySlice<UInt8>) throws(SecurityError) -> [UInt8] {
-        guard !bytes.isEmpty else { return drain() }
-        ERR_clear_error()
-        var written = 0
-        let ok = bytes.withUnsafeBytes { raw in SSL_write_ex(ssl, raw.baseAddress, raw.count, &written) }
-        guard ok == 1, written == bytes.count else {
-            throw .connectionFailed(SecurityError.drainOpenSSLErrors(fallback: "write error"))
+    /// Plaintext written straight into `buffer` (up to its count): as much as the input already holds, or a step
+    /// when none. OpenSSL decrypts each record in its own buffer and copies it out once, here.
+    func read(into buffer: UnsafeMutableRawBufferPointer) -> (count: Int, step: Step) {
+        var count = 0
+        while count < buffer.count {
+            ERR_clear_error()
+            var read = 0
+            if SSL_read_ex(ssl, buffer.baseAddress! + count, buffer.count - count, &read) == 1 {
+                count += read
+                continue
+            }
+            return (count, step(forError: SSL_get_error(ssl, 0), fallback: "read error"))
+        }
+        return (count, .done)
+    }
+
+    /// Encrypts `pieces` (each into records of its own) and returns the records to send.
+    func write(_ pieces: [ArraySlice<UInt8>]) throws(SecurityError) -> [UInt8] {
+        let total = pieces.reduce(0) { $0 + $1.count }
+        // TLS 1.3 adds 22 bytes to each record of 16 KiB at most (header 5, content type 1, tag 16).
+        buffers.reserveOutput(total + (total / 16_384 + pieces.count) * 22)
+        for bytes in pieces where !bytes.isEmpty {
+            ERR_clear_error()
+            var written = 0
+            let ok = bytes.withUnsafeBytes { raw in SSL_write_ex(ssl, raw.baseAddress, raw.count, &written) }
+            guard ok == 1, written == bytes.count else {
+                throw .connectionFailed(SecurityError.drainOpenSSLErrors(fallback: "write error"))
+            }
         }
         return drain()
     }

@@ -129,7 +129,7 @@ public final class TLSStream: ByteStream {
             if !bytes.isEmpty { return bytes }
             switch step {
             case .done, .needInput:
-                let input = try await transport.read(maxBytes: 256 << 10)
+                let input = try await transport.read(maxBytes: Self.inputLimit)
                 if input.isEmpty { return [] }
                 engine.withLock { $0.feed(input) }
             case .closed:
@@ -140,21 +140,88 @@ public final class TLSStream: ByteStream {
         }
     }
 
+    /// Ciphertext read from the transport at a time.
+    public static let inputLimit = 256 << 10
+
+    /// Reads plaintext straight into `decoder` (the rest of a frame header, or of the payload array of the frame
+    /// under way: no copy between OpenSSL and the frame the session gets) and returns the frames completed and the
+    /// plaintext bytes taken; 0 bytes means the end of the stream.
+    ///
+    /// Takes everything the ciphertext read so far decrypts to, reading from the transport only when nothing is
+    /// left, so a call costs one `recv` at most. Stops early at a frame header `decoder` refuses: it is still
+    /// buffered there, and the next `nextFrame()` throws it (the caller may raise the limit first). Call only while
+    /// `decoder.fillableByteCount` is positive, i.e. once `nextFrame()` returned nil.
+    public func read(into decoder: inout FrameDecoder) async throws -> (frames: [Frame], byteCount: Int) {
+        precondition(decoder.fillableByteCount > 0, "read(into:) with a frame waiting in the decoder")
+        try await handshake()
+        var frames: [Frame] = []
+        while true {
+            let (count, step) = engine.withLock { engine in
+                var total = 0
+                var step = TLSEngine.Step.done
+                while decoder.fillableByteCount > 0 {
+                    let count = decoder.fill { space in
+                        let (count, next) = engine.read(into: space)
+                        step = next
+                        return count
+                    }
+                    total += count
+                    do {
+                        while let frame = try decoder.nextFrame() { frames.append(frame) }
+                    } catch {
+                        break  // left for the caller: it may deliver `frames` and raise the limit first
+                    }
+                    if count == 0 { break }
+                }
+                return (total, step)
+            }
+            if count > 0 { return (frames, count) }
+            switch step {
+            case .done, .needInput:
+                let input = try await transport.read(maxBytes: Self.inputLimit)
+                if input.isEmpty { return ([], 0) }
+                engine.withLock { $0.feed(input) }
+            case .closed:
+                return ([], 0)
+            case .failed(let reason):
+                throw SecurityError.connectionFailed(reason)
+            }
+        }
+    }
+
     /// Plaintext encrypted and sent at a time: a large write goes out in slices, so the peer decrypts the first
     /// records while later ones are encrypted, and the output buffer stays small.
-    static let writeSlice = 64 << 10
+    static let writeSlice = 256 << 10
 
     /// Encrypts and sends `bytes`, suspending while the transport is full. Runs the handshake first when it has
     /// not run yet.
     public func write(_ bytes: [UInt8]) async throws {
+        try await write(blocks: [bytes])
+    }
+
+    /// Encrypts `blocks` in order and sends the records in slices of `writeSlice` bytes of plaintext: a small block
+    /// (a chunk's frame header) shares its send with what follows, and each block becomes records of its own, so no
+    /// block is copied into another.
+    public func write(blocks: [[UInt8]]) async throws {
         try await handshake()
+        var block = 0
         var offset = 0
         repeat {
-            let end = min(bytes.count, offset + Self.writeSlice)
-            let records = try engine.withLock { engine throws(SecurityError) in try engine.write(bytes[offset..<end]) }
-            try await transport.write(records)
-            offset = end
-        } while offset < bytes.count
+            var pieces: [ArraySlice<UInt8>] = []
+            var budget = Self.writeSlice
+            while budget > 0, block < blocks.count {
+                let end = min(blocks[block].count, offset + budget)
+                pieces.append(blocks[block][offset..<end])
+                budget -= end - offset
+                offset = end
+                if offset == blocks[block].count {
+                    block += 1
+                    offset = 0
+                }
+            }
+            let records = try engine.withLock { engine throws(SecurityError) in try engine.write(pieces) }
+            if !records.isEmpty { try await transport.write(records) }
+        } while block < blocks.count
     }
 
     /// Sends a TLS close_notify, then shuts down the transport's write side: the peer reads the end of the stream

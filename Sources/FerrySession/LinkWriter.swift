@@ -157,29 +157,29 @@ final class LinkWriter: Sendable {
                 return state.queue[..<taken].flatMap(\.blocks)
             }
             guard let batch else { break }
-            for block in Self.coalesce(batch) {
-                do {
-                    try await stream.write(block)
-                } catch is SystemError {
-                    // The socket says the peer is gone (a reset, a broken pipe). Its last frames (a goodbye, a
-                    // transfer cancel saying why) may still wait unread in our receive buffer: closing here would
-                    // throw them away, so the reader drains them, meets the same error, and ends the link.
-                    markFailed()
-                    return
-                } catch {
-                    markFailed()
-                    stream.close()
-                    return
-                }
-                let waiters: [CheckedContinuation<Void, Never>] = state.withLock { state in
-                    state.queuedBytes -= block.count
-                    state.lastProgress = .now
-                    guard state.queuedBytes < highWater else { return [] }
-                    defer { state.roomWaiters.removeAll() }
-                    return Array(state.roomWaiters.values)
-                }
-                waiters.forEach { $0.resume() }
+            // One write for the batch: the stream sends a chunk's header in the same slice as its data.
+            do {
+                try await stream.write(blocks: Self.coalesce(batch))
+            } catch is SystemError {
+                // The socket says the peer is gone (a reset, a broken pipe). Its last frames (a goodbye, a
+                // transfer cancel saying why) may still wait unread in our receive buffer: closing here would
+                // throw them away, so the reader drains them, meets the same error, and ends the link.
+                markFailed()
+                return
+            } catch {
+                markFailed()
+                stream.close()
+                return
             }
+            let written = batch.reduce(0) { $0 + $1.count }
+            let waiters: [CheckedContinuation<Void, Never>] = state.withLock { state in
+                state.queuedBytes -= written
+                state.lastProgress = .now
+                guard state.queuedBytes < highWater else { return [] }
+                defer { state.roomWaiters.removeAll() }
+                return Array(state.roomWaiters.values)
+            }
+            waiters.forEach { $0.resume() }
         }
         // Everything is sent: half-close (a TLS close_notify, then the socket's write side). The session closes the
         // stream once its reader has seen the peer close too, or after a grace time.

@@ -117,20 +117,20 @@ extension Session {
             await self?.writerFinished(id)
         }
         readerTasks[id] = Task { [weak self] in
+            var reader = LinkReader(stream: stream)
             while true {
-                let bytes: [UInt8]
+                let input: LinkInput
                 do {
-                    bytes = try await stream.read(maxBytes: 256 << 10)
+                    input = try await reader.next()
                 } catch let error as SecurityError {
                     await self?.linkSecurityFailed(id, error)
                     await self?.readerFinished(id)
                     return
                 } catch {
-                    bytes = []
+                    input = .end
                 }
                 guard let self else { return }
-                let more = await self.linkReceived(id, bytes)
-                if !more {
+                guard reader.apply(await self.linkReceived(id, input)) else {
                     await self.readerFinished(id)
                     return
                 }
@@ -153,24 +153,35 @@ extension Session {
         update(id) { machine, _ in machine.securityFailed(error.description) }
     }
 
-    /// Bytes arrived on a link (empty: the stream ended). Returns whether to keep reading.
+    /// Input arrived on a link's reader (`.end`: the stream ended). Returns what the reader does next: decode
+    /// frames up to the machine's current limit, drain, or stop.
     ///
     /// A link closed by the protocol (a goodbye either way) is read on, its bytes dropped, until the peer closes its
     /// side: closing a socket with unread bytes makes the kernel reset it, and the reset destroys what we sent
     /// last (a transferCancel, the goodbye) before the peer has read it.
-    func linkReceived(_ id: LinkID, _ bytes: [UInt8]) -> Bool {
-        guard links[id] != nil else {
-            guard !bytes.isEmpty, var entry = closingStreams[id] else { return false }
+    func linkReceived(_ id: LinkID, _ input: LinkInput) -> LinkReading {
+        if links[id] != nil {
+            switch input {
+            case .end:
+                update(id) { machine, _ in machine.streamEnded() }
+                return .stop
+            case .frames(let frames):
+                update(id) { machine, now in machine.framesReceived(frames, now: now) }
+            case .refused(let error):
+                update(id) { machine, now in machine.framingFailed(error, now: now) }
+            case .drained:
+                update(id) { machine, now in machine.framesReceived([], now: now) }
+            }
+            if case .refused = input {} else if let link = links[id] {
+                return .frames(maximumPayloadLength: link.machine.maximumPayloadLength)
+            }
+        } else if case .end = input {
+            return .stop
+        } else if var entry = closingStreams[id] {
             entry.deadline = min(clock.now + Self.closeGrace, entry.limit)  // the peer is still reading ours
             closingStreams[id] = entry
-            return true
         }
-        if bytes.isEmpty {
-            update(id) { machine, _ in machine.streamEnded() }
-            return false
-        }
-        update(id) { machine, now in machine.bytesReceived(bytes, now: now) }
-        return links[id] != nil || closingStreams[id] != nil
+        return closingStreams[id] != nil ? .drain : .stop
     }
 
     /// Runs one event through a link's state machine and carries out the actions.

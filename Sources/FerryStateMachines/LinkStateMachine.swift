@@ -176,15 +176,55 @@ public struct LinkStateMachine: Sendable {
                 return violated(error.description, now: now, into: &actions)
             }
             guard let frame else { break }
-            let message: SessionMessage
-            do {
-                message = try SessionMessage(frame: frame)
-            } catch {
-                return violated(error.description, now: now, into: &actions)
-            }
-            handle(message, now: now, into: &actions)
+            guard receive(frame, now: now, into: &actions) else { return actions }
         }
         return actions
+    }
+
+    /// The largest frame payload the link takes now: `Limits.maxHelloPayload` until the connection is accepted,
+    /// then `Limits.maxFramePayload`. It only grows.
+    public var maximumPayloadLength: Int { decoder.maximumPayloadLength }
+
+    /// Frames that the driver decoded itself arrived (it reads them in place, with a `FrameDecoder` whose limit is
+    /// `maximumPayloadLength` as of its last call here). An empty list says that bytes of a frame still under way
+    /// arrived: the link is alive.
+    public mutating func framesReceived(_ frames: [Frame], now: ContinuousClock.Instant) -> [Action] {
+        guard state != .closed else { return [] }
+        lastReceived = now
+        var actions: [Action] = []
+        for frame in frames {
+            guard state != .closed else { break }
+            guard frame.payload.count <= maximumPayloadLength else {
+                let error = WireError.frameTooLarge(
+                    length: UInt32(clamping: frame.payload.count), limit: maximumPayloadLength)
+                return violated(error.description, now: now, into: &actions)
+            }
+            guard receive(frame, now: now, into: &actions) else { return actions }
+        }
+        return actions
+    }
+
+    /// The driver's decoder refused a frame header (`frameTooLarge` against `maximumPayloadLength`).
+    public mutating func framingFailed(_ error: WireError, now: ContinuousClock.Instant) -> [Action] {
+        guard state != .closed else { return [] }
+        lastReceived = now
+        var actions: [Action] = []
+        return violated(error.description, now: now, into: &actions)
+    }
+
+    /// One frame: decoded as a session message and handled; false when it violated the protocol (the link closes).
+    private mutating func receive(
+        _ frame: Frame, now: ContinuousClock.Instant, into actions: inout [Action]
+    ) -> Bool {
+        let message: SessionMessage
+        do {
+            message = try SessionMessage(frame: frame)
+        } catch {
+            violated(error.description, now: now, into: &actions)
+            return false
+        }
+        handle(message, now: now, into: &actions)
+        return true
     }
 
     /// The byte stream ended or failed.

@@ -30,6 +30,8 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let whole = Outcome(stream: stream, splits: [stream.count], limit: limit)
     let pieces = Outcome(stream: stream, splits: splits, limit: limit)
     Invariant.check(whole == pieces, "whole and split decoding differ: \(whole) vs \(pieces)")
+    let filled = Outcome(stream: stream, splits: splits, limit: limit, inPlace: true)
+    Invariant.check(whole == filled, "appended and filled decoding differ: \(whole) vs \(filled)")
 
     var consumed: [UInt8] = []
     for frame in whole.frames {
@@ -52,25 +54,40 @@ struct Outcome: Equatable, CustomStringConvertible {
     var buffered = 0
 
     /// Appends `stream` in pieces of the `splits` sizes (cycled), draining the decoder after each piece, the way
-    /// the session does; stops at the first error, after which the link would be closed.
-    init(stream: [UInt8], splits: [Int], limit: Int) {
+    /// the session does; stops at the first error, after which the link would be closed. `inPlace`: each piece is
+    /// written through `fill` instead (several fills when it spans a header and a payload), as `TLSStream` does,
+    /// draining after every fill; a fill that offers no room while no frame waits is a bug.
+    init(stream: [UInt8], splits: [Int], limit: Int, inPlace: Bool = false) {
         var decoder = FrameDecoder(maximumPayloadLength: limit)
         var offset = 0
         var split = 0
         repeat {
             let end = offset + min(splits[split % splits.count], stream.count - offset)
-            decoder.append(stream[offset..<end])
-            offset = end
             split += 1
-            do throws(WireError) {
-                while let frame = try decoder.nextFrame() {
-                    Invariant.check(frame.payload.count <= limit, "a frame above the decoder's limit")
-                    frames.append(frame)
+            repeat {
+                if inPlace {
+                    let start = offset
+                    let written = decoder.fill { space in
+                        let count = min(space.count, end - start)
+                        stream[start..<(start + count)].withUnsafeBytes { space.copyMemory(from: $0) }
+                        return count
+                    }
+                    Invariant.check(written > 0 || offset == end, "fill offered no room while no frame waited")
+                    offset += written
+                } else {
+                    decoder.append(stream[offset..<end])
+                    offset = end
                 }
-            } catch {
-                self.error = error
-                return
-            }
+                do throws(WireError) {
+                    while let frame = try decoder.nextFrame() {
+                        Invariant.check(frame.payload.count <= limit, "a frame above the decoder's limit")
+                        frames.append(frame)
+                    }
+                } catch {
+                    self.error = error
+                    return
+                }
+            } while offset < end
         } while offset < stream.count
         buffered = decoder.bufferedByteCount
     }

@@ -57,3 +57,8 @@ ssize_t ferry_getrandom(void *buffer, size_t length, unsigned flags);
 
 /// syncfs(2): commits the whole file system containing `fd` to disk (one call for a batch of files).
 int ferry_syncfs(int fd);
+
+/// mallopt(3) M_MMAP_THRESHOLD and M_TRIM_THRESHOLD (<malloc.h>, not in Swift's Glibc): blocks up to
+/// `mmap_threshold` bytes come from the heap, and up to `trim_threshold` bytes stay free at a heap's top instead of
+/// going back to the kernel. Returns 1 when both were set.
+int ferry_keep_freed_memory(int mmap_threshold, int trim_threshold);

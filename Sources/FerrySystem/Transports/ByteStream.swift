@@ -11,6 +11,9 @@ public protocol ByteStream: AnyObject, Sendable {
     /// queue). Suspends while the send buffer is full (backpressure). Throws after close or on a socket error
     /// (EPIPE...).
     func write(_ bytes: [UInt8]) async throws
+    /// Writes `blocks` in order, as one `write` of their concatenation would; a stream that frames or encrypts its
+    /// bytes may do so without joining them.
+    func write(blocks: [[UInt8]]) async throws
     /// Closes both directions, fails pending reads/writes with `ReactorError.closed`. Idempotent.
     func close()
     /// Ends the write direction after every write already made (the peer reads the end of the stream); reading
@@ -23,6 +26,11 @@ public protocol ByteStream: AnyObject, Sendable {
 }
 
 extension ByteStream {
+    /// One `write` per block.
+    public func write(blocks: [[UInt8]]) async throws {
+        for block in blocks { try await write(block) }
+    }
+
     /// A stream that cannot half-close does nothing: `close` ends it.
     public func finishWriting() async {}
 }

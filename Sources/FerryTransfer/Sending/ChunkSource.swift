@@ -103,11 +103,40 @@ actor ChunkSource {
     /// Reading, hashing and compressing happen on `io`, a serial queue: the bookkeeping of what is
     /// hashed is claimed here, in the actor, in the same order as the work reaches the queue. `cycle`: what the
     /// asking pump measured since it asked for its previous chunk (the policy's pace, when that chunk was the
-    /// last one prepared here).
+    /// last one prepared here). The peers of a broadcast ask for a chunk at about the same time: a request that
+    /// comes while the chunk is being prepared for another peer waits for that work instead of reading it again
+    /// (the actor is reentrant across the wait).
     func chunk(file index: Int, offset: UInt64, length: Int, cycle: PumpCycle?) async throws(Failure) -> Prepared {
         let key = Key(file: index, offset: offset)
         if let failure = files[index].failure { throw failure }
         if let cached = cache[key] { return cached }
+        if preparing[key] != nil {
+            let shared = await withCheckedContinuation {
+                (waiter: CheckedContinuation<Result<Prepared, Failure>, Never>) in
+                preparing[key, default: []].append(waiter)
+            }
+            return try shared.get()
+        }
+        preparing[key] = []
+        let result: Result<Prepared, Failure>
+        do throws(Failure) {
+            result = .success(try await prepare(key, length: length, cycle: cycle))
+        } catch {
+            result = .failure(error)
+        }
+        for waiter in preparing.removeValue(forKey: key) ?? [] { waiter.resume(returning: result) }
+        return try result.get()
+    }
+
+    /// Chunks being prepared, with the requests from other peers that wait for them.
+    private var preparing: [Key: [CheckedContinuation<Result<Prepared, Failure>, Never>]] = [:]
+    /// Chunks read from disk (a test looks: the peers of a broadcast share each read).
+    private(set) var diskReads = 0
+
+    private func prepare(_ key: Key, length: Int, cycle: PumpCycle?) async throws(Failure) -> Prepared {
+        let index = key.file
+        let offset = key.offset
+        diskReads += 1
         let handle = try openIfNeeded(index)
         let hash = claimHash(index, through: offset + UInt64(length))
         // A chunk read again for a peer that fell behind goes as it went the first time when that was raw: no

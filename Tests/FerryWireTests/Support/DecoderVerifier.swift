@@ -36,7 +36,44 @@ enum DecoderVerifier {
             }
             #expect(frames == expected, "split \(sizes.prefix(8))...", sourceLocation: sourceLocation)
             #expect(decoder.bufferedByteCount == 0, sourceLocation: sourceLocation)
+            let filled = try fill(stream, in: sizes, maximumPayloadLength: maximumPayloadLength)
+            #expect(filled.frames == expected, "filled in \(sizes.prefix(8))...", sourceLocation: sourceLocation)
+            #expect(filled.buffered == 0, sourceLocation: sourceLocation)
         }
+    }
+
+    /// A fill that offered no room although no frame was waiting: the decoder would never make progress.
+    struct Stuck: Error {
+        var offset: Int
+    }
+
+    /// Feeds `stream` the way a link reads it: each piece of `sizes` is written in place through `fill` (which
+    /// takes at most `fillableByteCount` bytes at a time, so a piece may take several fills), draining the decoder
+    /// after every fill.
+    static func fill(
+        _ stream: [UInt8], in sizes: [Int], maximumPayloadLength: Int = Limits.maxFramePayload
+    ) throws -> (frames: [Frame], buffered: Int) {
+        var decoder = FrameDecoder(maximumPayloadLength: maximumPayloadLength)
+        var frames: [Frame] = []
+        var offset = 0
+        for size in sizes {
+            let end = offset + size
+            while offset < end {
+                let wanted = decoder.fillableByteCount
+                let written = decoder.fill { space in
+                    precondition(space.count == wanted, "fill offers fillableByteCount bytes")
+                    let count = min(space.count, end - offset)
+                    stream[offset..<(offset + count)].withUnsafeBytes { space.copyMemory(from: $0) }
+                    return count
+                }
+                guard written > 0 else { throw Stuck(offset: offset) }
+                offset += written
+                while let frame = try decoder.nextFrame() {
+                    frames.append(frame)
+                }
+            }
+        }
+        return (frames, decoder.bufferedByteCount)
     }
 
     /// Every strict prefix of one encoded frame yields nil (need more bytes), never a frame or an error.

@@ -1,0 +1,17 @@
+import CFerryLinux
+
+/// How the C allocator treats freed memory, for the whole process.
+public enum ProcessMemory {
+    /// Keeps freed buffers for reuse instead of giving them back to the kernel: blocks up to 32 MiB (every chunk,
+    /// frame and socket read) come from the heap rather than an mmap of their own, and up to 16 MiB may stay free at
+    /// the top of a heap (`mallopt(3)` `M_MMAP_THRESHOLD`, `M_TRIM_THRESHOLD`).
+    ///
+    /// Why: each frame's payload, each chunk read and each socket read is a fresh array of up to a few MiB. With
+    /// glibc's defaults the heap gave the freed pages back and the next array faulted them in again, zeroed by the
+    /// kernel, page by page: a receiver took about 120 000 page faults a GiB (the `copy` branch's measurements,
+    /// ARCHITECTURE "Where the CPU goes"). Peak memory stays what the windows and queues bound. Call once, early.
+    @discardableResult
+    public static func keepFreedBuffers() -> Bool {
+        ferry_keep_freed_memory(32 << 20, 16 << 20) == 1
+    }
+}
