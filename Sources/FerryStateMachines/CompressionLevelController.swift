@@ -43,6 +43,7 @@ public struct CompressionLevelController: Sendable, Equatable {
         /// Compressed size relative to level 1.
         public var size: Double
 
+        /// A step at zstd `level` (0 = raw), with its cost and size relative to level 1.
         public init(level: Int, cost: Double, size: Double) {
             self.level = level
             self.cost = cost
@@ -63,6 +64,7 @@ public struct CompressionLevelController: Sendable, Equatable {
         /// Raw bytes sent and not yet acknowledged once it was queued (the window's fill; 0 when unknown).
         public var inFlightBytes: Int
 
+        /// One chunk's measurements, in bytes and seconds.
         public init(
             rawBytes: Int, seconds: Double, waitedSeconds: Double, compressSeconds: Double, inFlightBytes: Int = 0
         ) {

@@ -29,15 +29,19 @@ public enum CompressionMode: String, Sendable, CaseIterable {
 public struct CompressionPolicy: Sendable {
     /// What to do with one chunk: compress it with `algorithm` at `level`.
     public struct Choice: Sendable, Equatable {
+        /// The codec to compress with (zlib or zstd).
         public var algorithm: CompressionAlgorithm
+        /// Its compression level (zstd 1-8 from the level controller; 1 for a forced `--compress zlib|zstd`).
         public var level: Int
 
+        /// Compress with `algorithm` at `level`.
         public init(_ algorithm: CompressionAlgorithm, level: Int) {
             self.algorithm = algorithm
             self.level = level
         }
     }
 
+    /// What the sender measured of one chunk, as the level controller reads it.
     public typealias Pace = CompressionLevelController.Pace
 
     /// A chunk counts as a success when it shrinks below this fraction of its raw length.
