@@ -46,7 +46,7 @@ public struct HashCommand: ParsableCommand, Equatable {
         self.global = global
     }
 
-    /// Builds the command from scanned values; throws `CLIError.usage` for a `--chunk-size` that is not a number.
+    /// Builds the command from scanned values; throws `CLIError.usage` for a value that does not parse.
     public init(parsing values: ParsedValues) throws {
         self.init(
             files: values.arguments, chunkSize: try values.integer("chunk-size") ?? Limits.defaultChunkSize,

@@ -29,7 +29,7 @@ public struct IdCommand: ParsableCommand, Equatable {
         self.global = global
     }
 
-    /// Builds the command from scanned values; throws `CLIError.usage` for a bad global option.
+    /// Builds the command from scanned values; throws `CLIError.usage` for a value that does not parse.
     public init(parsing values: ParsedValues) throws {
         self.init(json: values.isSet("json"), global: try GlobalOptions(parsing: values))
     }

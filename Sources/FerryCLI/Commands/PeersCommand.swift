@@ -37,7 +37,7 @@ public struct PeersCommand: ParsableCommand, Equatable {
         self.global = global
     }
 
-    /// Builds the command from scanned values; throws `CLIError.usage` for a `--timeout` that is not a number.
+    /// Builds the command from scanned values; throws `CLIError.usage` for a value that does not parse.
     public init(parsing values: ParsedValues) throws {
         self.init(
             timeout: try values.seconds("timeout") ?? Self.defaultTimeout,

@@ -114,7 +114,7 @@ public enum PeerTarget: Sendable, Hashable, CustomStringConvertible {
 public struct PeerCandidate: Sendable, Hashable {
     /// The session's ID for the peer; a name target matches a prefix of its hex form.
     public var peerID: PeerID
-    /// The install's device ID; a name target matches a prefix of at least `PeerTarget.minimumPrefixLength`.
+    /// The install's device ID; a name target of `PeerTarget.minimumPrefixLength` characters or more matches a prefix.
     public var deviceID: DeviceID
     /// The name the peer announces; a name target matches it exactly, then ignoring case.
     public var displayName: String
