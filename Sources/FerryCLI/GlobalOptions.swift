@@ -29,6 +29,7 @@ public struct GlobalOptions: Sendable, Equatable {
     /// How many times `-v` was given: 0 quiet, 1 protocol events, 2 and more everything.
     public var verbose: Int
 
+    /// Options as given; the defaults are those of a command line without them. Checked by `validate()`, not here.
     public init(
         session: String = GlobalOptions.defaultSession,
         name: String? = nil,

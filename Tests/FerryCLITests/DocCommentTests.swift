@@ -15,7 +15,7 @@ import Testing
 
     /// Modules whose every public declaration must be documented.
     static let enforced = [
-        "FerryWire", "FerryStateMachines", "FerrySystem", "FerrySecurity", "FerrySession", "FerryTransfer",
+        "FerryWire", "FerryStateMachines", "FerrySystem", "FerrySecurity", "FerrySession", "FerryTransfer", "FerryCLI",
     ]
 
     /// `file:line: declaration` for each public declaration of `module` without a doc comment.

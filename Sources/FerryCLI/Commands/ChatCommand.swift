@@ -22,6 +22,7 @@ public struct ChatCommand: ParsableCommand, Equatable {
         case none
     }
 
+    /// The name, help text and options of `ferry chat`, as `--help` and the completion scripts show them.
     public static let configuration = CommandConfiguration(
         commandName: "chat",
         abstract: "Chat line by line with every peer of the session.",
@@ -64,25 +65,31 @@ public struct ChatCommand: ParsableCommand, Equatable {
         ]
     )
 
+    /// The default of `--max-peers`.
     public static let defaultMaximumPeers = 16
     /// The accepted range of `--max-peers`.
     public static let maximumPeersRange = 1...1000
+    /// The default of `--disconnect-timeout`, in seconds.
     public static let defaultDisconnectTimeout: Double = 10
     /// The smallest `--disconnect-timeout` accepted: two heartbeat intervals.
     public static let minimumDisconnectTimeout: Double = 2
     /// The largest `--disconnect-timeout` accepted, in seconds (one day).
     public static let maximumDisconnectTimeout: Double = 86_400
 
+    /// Whether this end advertises, browses, or both (`--mode`).
     public var mode: Mode
     /// The most peers connected at once.
     public var maxPeers: Int
+    /// Which connection requests are accepted (`--accept`).
     public var accept: AcceptPolicy
     /// Seconds of silence after which a peer counts as disconnected.
     public var disconnectTimeout: Double
     /// Whether to print JSON lines instead of text.
     public var json: Bool
+    /// The options every command accepts (session, name, port, peers, interfaces, verbosity).
     public var global: GlobalOptions
 
+    /// Creates the command with the defaults of the command line for what is not given.
     public init(
         mode: Mode = .peer,
         maxPeers: Int = ChatCommand.defaultMaximumPeers,
@@ -99,6 +106,7 @@ public struct ChatCommand: ParsableCommand, Equatable {
         self.global = global
     }
 
+    /// Builds the command from scanned values; throws `CLIError.usage` for a value that does not parse.
     public init(parsing values: ParsedValues) throws {
         self.init(
             mode: try values.choice("mode", as: "mode") ?? .peer,
@@ -110,6 +118,7 @@ public struct ChatCommand: ParsableCommand, Equatable {
         )
     }
 
+    /// Checks `--max-peers` and `--disconnect-timeout` against their ranges; throws `CLIError.usage` otherwise.
     public func validate() throws {
         let range = Self.maximumPeersRange
         guard range.contains(maxPeers) else {

@@ -8,6 +8,7 @@ import FerryWire
 /// not the `sha256sum` of the file, so both sides of a comparison run `ferry hash`. The output has the shape of
 /// `sha256sum`'s. Its run step is in `HashCommand+Run.swift`.
 public struct HashCommand: ParsableCommand, Equatable {
+    /// The name, help text, arguments and options of `ferry hash`.
     public static let configuration = CommandConfiguration(
         commandName: "hash",
         abstract: "Print the ferry digest of files, to compare copies.",
@@ -31,23 +32,28 @@ public struct HashCommand: ParsableCommand, Equatable {
         ]
     )
 
+    /// The paths of the files to hash, in the order their lines are printed.
     public var files: [String]
     /// Bytes per chunk, as in an offer.
     public var chunkSize: Int
+    /// The options every command accepts (session, name, port, peers, interfaces, verbosity).
     public var global: GlobalOptions
 
+    /// Creates the command; the chunk size defaults to the one ferry sends with (1 MiB).
     public init(files: [String], chunkSize: Int = Limits.defaultChunkSize, global: GlobalOptions = .init()) {
         self.files = files
         self.chunkSize = chunkSize
         self.global = global
     }
 
+    /// Builds the command from scanned values; throws `CLIError.usage` for a value that does not parse.
     public init(parsing values: ParsedValues) throws {
         self.init(
             files: values.arguments, chunkSize: try values.integer("chunk-size") ?? Limits.defaultChunkSize,
             global: try GlobalOptions(parsing: values))
     }
 
+    /// Throws `CLIError.usage` when `chunkSize` is outside `Limits.minChunkSize...Limits.maxChunkSize`.
     public func validate() throws {
         guard (Limits.minChunkSize...Limits.maxChunkSize).contains(chunkSize) else {
             throw CLIError.usage(

@@ -4,6 +4,7 @@
 /// `ferry trust add` on the other side; printing it must not need a network or a peer. Its run step is in
 /// `IdCommand+Run.swift`.
 public struct IdCommand: ParsableCommand, Equatable {
+    /// The name, help text and options of `ferry id`.
     public static let configuration = CommandConfiguration(
         commandName: "id",
         abstract: "Show this install's device ID and display name.",
@@ -19,13 +20,16 @@ public struct IdCommand: ParsableCommand, Equatable {
 
     /// Whether to print a JSON object instead of text.
     public var json: Bool
+    /// The options every command accepts (session, name, port, peers, interfaces, verbosity).
     public var global: GlobalOptions
 
+    /// Creates the command; text output unless `json`.
     public init(json: Bool = false, global: GlobalOptions = .init()) {
         self.json = json
         self.global = global
     }
 
+    /// Builds the command from scanned values; throws `CLIError.usage` for a value that does not parse.
     public init(parsing values: ParsedValues) throws {
         self.init(json: values.isSet("json"), global: try GlobalOptions(parsing: values))
     }

@@ -3,6 +3,7 @@
 /// The quickest way to check that two machines can see each other at all: it only listens to (and sends)
 /// discovery beacons and never connects. Its run step is in `PeersCommand+Run.swift`.
 public struct PeersCommand: ParsableCommand, Equatable {
+    /// The name, help text and options of `ferry peers`.
     public static let configuration = CommandConfiguration(
         commandName: "peers",
         abstract: "List the peers of the session as they are discovered.",
@@ -26,14 +27,17 @@ public struct PeersCommand: ParsableCommand, Equatable {
     public var timeout: Double
     /// Whether to print JSON lines instead of text.
     public var json: Bool
+    /// The options every command accepts (session, name, port, peers, interfaces, verbosity).
     public var global: GlobalOptions
 
+    /// Creates the command; by default it lists for 3 seconds, as text.
     public init(timeout: Double = PeersCommand.defaultTimeout, json: Bool = false, global: GlobalOptions = .init()) {
         self.timeout = timeout
         self.json = json
         self.global = global
     }
 
+    /// Builds the command from scanned values; throws `CLIError.usage` for a value that does not parse.
     public init(parsing values: ParsedValues) throws {
         self.init(
             timeout: try values.seconds("timeout") ?? Self.defaultTimeout,
@@ -42,6 +46,7 @@ public struct PeersCommand: ParsableCommand, Equatable {
         )
     }
 
+    /// Throws `CLIError.usage` when `timeout` is negative or above `maximumTimeout`.
     public func validate() throws {
         guard timeout >= 0, timeout <= Self.maximumTimeout else {
             throw CLIError.usage(

@@ -14,6 +14,7 @@ public struct ReceiveCommand: ParsableCommand, Equatable {
         case trusted
     }
 
+    /// The name, help text and options of `ferry receive`.
     public static let configuration = CommandConfiguration(
         commandName: "receive",
         abstract: "Receive files from peers of the session into a directory.",
@@ -77,15 +78,20 @@ public struct ReceiveCommand: ParsableCommand, Equatable {
 
     /// Where to put files; nil for the user's download directory.
     public var into: String?
+    /// How offers are answered (`--accept`): ask on the terminal, accept all, or trusted peers only.
     public var accept: AcceptPolicy
     /// Seconds an offer waits for the person's answer under `--accept ask`.
     public var askTimeout: Double
+    /// `--once`: exit after the first transfer, 0 if every file arrived and 1 otherwise.
     public var once: Bool
     /// `--clear-staged`: remove the staged files and exit instead of receiving.
     public var clearStaged: Bool
+    /// Whether to print JSON lines for every event instead of text.
     public var json: Bool
+    /// The options every command accepts (session, name, port, peers, interfaces, verbosity).
     public var global: GlobalOptions
 
+    /// Creates the command with the defaults of the command line for what is not given.
     public init(
         into: String? = nil, accept: AcceptPolicy = .ask, askTimeout: Double = ReceiveCommand.defaultAskTimeout,
         once: Bool = false, clearStaged: Bool = false, json: Bool = false, global: GlobalOptions = .init()
@@ -99,6 +105,8 @@ public struct ReceiveCommand: ParsableCommand, Equatable {
         self.global = global
     }
 
+    /// Builds the command from scanned values; throws `CLIError.usage` for a value that does not parse, or for
+    /// `--clear-staged` together with an option that only applies to receiving.
     public init(parsing values: ParsedValues) throws {
         if values.isSet("clear-staged"),
             let other = ["accept", "ask-timeout", "once"].first(where: { values.count($0) > 0 })
@@ -117,6 +125,7 @@ public struct ReceiveCommand: ParsableCommand, Equatable {
         )
     }
 
+    /// Throws `CLIError.usage` for an empty `--into` or one containing NUL, or an `--ask-timeout` out of range.
     public func validate() throws {
         if let into, into.isEmpty {
             throw CLIError.usage("--into: the directory must not be empty")

@@ -6,6 +6,7 @@ import FerryStateMachines
 /// found by discovery (or reached at an address), connected to, and sent one transfer (a broadcast when there
 /// are several: each chunk is read and compressed once). Its run step is in `SendCommand+Run.swift`.
 public struct SendCommand: ParsableCommand, Equatable {
+    /// The name, help text, arguments and options of `ferry send`.
     public static let configuration = CommandConfiguration(
         commandName: "send",
         abstract: "Send files to peers of the session.",
@@ -77,21 +78,28 @@ public struct SendCommand: ParsableCommand, Equatable {
     /// one second, a receiver slowed down on a loaded machine was left out.
     public static let allQuietPeriod = Duration.milliseconds(2500)
 
+    /// The paths of the files to send; `-` stands for standard input.
     public var files: [String]
+    /// The peers named with `--to`, by name, device ID or address.
     public var targets: [PeerTarget]
+    /// `--all`: send to every peer of the session that is heard within the wait, instead of named ones.
     public var all: Bool
     /// Seconds to look for the peers.
     public var wait: Double
+    /// How chunks are compressed (`--compression`); `.auto` adapts the zstd level to the link and the CPU.
     public var compression: CompressionMode
     /// The name standard input is sent under (`--as`); nil when not given.
     public var standardInputName: String?
     /// Refuse receivers that are not pinned, instead of asking about (or, headless, trusting) their code.
     public var trustedOnly: Bool
+    /// Whether to print JSON lines for every event instead of text.
     public var json: Bool
     /// A text message to send (`--text`), with the files or alone.
     public var text: String?
+    /// The options every command accepts (session, name, port, peers, interfaces, verbosity).
     public var global: GlobalOptions
 
+    /// Creates the command with the defaults of the command line for what is not given.
     public init(
         files: [String], targets: [PeerTarget] = [], all: Bool = false, wait: Double = SendCommand.defaultWait,
         compression: CompressionMode = .auto, standardInputName: String? = nil, trustedOnly: Bool = false,
@@ -109,6 +117,7 @@ public struct SendCommand: ParsableCommand, Equatable {
         self.global = global
     }
 
+    /// Builds the command from scanned values; throws `CLIError.usage` for a value that does not parse.
     public init(parsing values: ParsedValues) throws {
         self.init(
             files: values.arguments,
@@ -124,6 +133,7 @@ public struct SendCommand: ParsableCommand, Equatable {
         )
     }
 
+    /// Checks the text, the targets (`--to` or `--all`), standard input and `--wait`; throws `CLIError.usage`.
     public func validate() throws {
         try Self.validateText(text, files: files)
         try Self.validateTargets(targets, all: all)

@@ -4,6 +4,7 @@ extension TrustCommand {
     /// `ferry trust add ID [--name NAME]`: pins a peer, or renames a pinned one; `ferry trust add NAME` (or
     /// `--peer HOST:PORT`): finds a running `ferry receive`, compares the pairing code with it, and pins it.
     public struct Add: ParsableCommand, Equatable {
+        /// The name, help text, argument and options of `ferry trust add`.
         public static let configuration = CommandConfiguration(
             commandName: "add",
             abstract: "Pin a peer's device ID as trusted.",
@@ -42,8 +43,10 @@ extension TrustCommand {
         public var name: String?
         /// Seconds to look for the peer.
         public var wait: Double
+        /// The options every command accepts (session, name, port, peers, interfaces, verbosity).
         public var global: GlobalOptions
 
+        /// Pins `deviceID` as given, under `name` (nil keeps the current name), without looking on the network.
         public init(deviceID: DeviceID, name: String? = nil, global: GlobalOptions = .init()) {
             self.deviceID = deviceID
             self.peerName = nil
@@ -64,6 +67,8 @@ extension TrustCommand {
             self.global = global
         }
 
+        /// Builds the command from scanned values: a device ID pins it, other text names a peer to find on the network,
+        /// no argument needs `--peer`. Throws `CLIError.usage` for a mistyped ID or a value that does not parse.
         public init(parsing values: ParsedValues) throws {
             // `--name` is also the global display-name option, whose validation (1 to 64 bytes, no control
             // characters) applies to it here as well.
@@ -88,6 +93,7 @@ extension TrustCommand {
             }
         }
 
+        /// Throws `CLIError.usage` when `wait` is negative or above `SendCommand.maximumWait`.
         public func validate() throws {
             guard wait >= 0, wait <= SendCommand.maximumWait else {
                 let most = Int(SendCommand.maximumWait)

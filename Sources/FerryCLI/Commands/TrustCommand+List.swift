@@ -1,6 +1,7 @@
 extension TrustCommand {
     /// `ferry trust list`: the pinned peers, oldest first, as a table or as JSON lines.
     public struct List: ParsableCommand, Equatable {
+        /// The name, help text and options of `ferry trust list`.
         public static let configuration = CommandConfiguration(
             commandName: "list",
             abstract: "List the trusted peers.",
@@ -11,13 +12,16 @@ extension TrustCommand {
 
         /// Whether to print JSON lines instead of text.
         public var json: Bool
+        /// The options every command accepts (session, name, port, peers, interfaces, verbosity).
         public var global: GlobalOptions
 
+        /// Creates the command; a table unless `json`.
         public init(json: Bool = false, global: GlobalOptions = .init()) {
             self.json = json
             self.global = global
         }
 
+        /// Builds the command from scanned values; throws `CLIError.usage` for a value that does not parse.
         public init(parsing values: ParsedValues) throws {
             self.init(json: values.isSet("json"), global: try GlobalOptions(parsing: values))
         }

@@ -3,6 +3,7 @@ import FerryWire
 extension TrustCommand {
     /// `ferry trust remove ID`: unpins a peer, named by its whole device ID or a unique prefix of it.
     public struct Remove: ParsableCommand, Equatable {
+        /// The name, help text and argument of `ferry trust remove`.
         public static let configuration = CommandConfiguration(
             commandName: "remove",
             abstract: "Unpin a trusted peer.",
@@ -19,17 +20,21 @@ extension TrustCommand {
 
         /// The ID or prefix as typed.
         public var target: String
+        /// The options every command accepts (session, name, port, peers, interfaces, verbosity).
         public var global: GlobalOptions
 
+        /// Creates the command for `target`, a device ID or a prefix of one, unchecked until `validate()`.
         public init(target: String, global: GlobalOptions = .init()) {
             self.target = target
             self.global = global
         }
 
+        /// Builds the command from scanned values; a missing ID is left empty for `validate()` to reject.
         public init(parsing values: ParsedValues) throws {
             self.init(target: values.arguments.first ?? "", global: try GlobalOptions(parsing: values))
         }
 
+        /// Throws `CLIError.usage` unless `target` is a device ID or at least `minimumPrefix` letters and digits.
         public func validate() throws {
             guard DeviceID(string: target) == nil else {
                 return

@@ -7,6 +7,7 @@ import FerryWire
 /// refuses a peer that shows up under a trusted name with another key, so the commands show the whole device ID and
 /// never let a name move silently to another one.
 public struct TrustCommand: ParsableCommand, Equatable {
+    /// The name, help text and subcommands (`list`, `add`, `remove`) of `ferry trust`.
     public static let configuration = CommandConfiguration(
         commandName: "trust",
         abstract: "List, pin and unpin the peers this install trusts.",
@@ -19,12 +20,15 @@ public struct TrustCommand: ParsableCommand, Equatable {
         subcommands: [List.self, Add.self, Remove.self]
     )
 
+    /// The options every command accepts (session, name, port, peers, interfaces, verbosity).
     public var global: GlobalOptions
 
+    /// Creates the group; it only selects a subcommand.
     public init(global: GlobalOptions = .init()) {
         self.global = global
     }
 
+    /// Builds the command from scanned values; throws `CLIError.usage` for a value that does not parse.
     public init(parsing values: ParsedValues) throws {
         self.init(global: try GlobalOptions(parsing: values))
     }

@@ -6,6 +6,7 @@ import FerryStateMachines
 /// once each, without anyone running `ferry send`. Files wait in a queue while a peer is away and go when it is
 /// back. Its run step is in `WatchCommand+Run.swift`.
 public struct WatchCommand: ParsableCommand, Equatable {
+    /// The name, help text, argument and options of `ferry watch`.
     public static let configuration = CommandConfiguration(
         commandName: "watch",
         abstract: "Send every new file that appears in a directory to peers.",
@@ -34,15 +35,22 @@ public struct WatchCommand: ParsableCommand, Equatable {
         ]
     )
 
+    /// The directory to watch, as given; only files that appear in it after the start are sent.
     public var directory: String
+    /// The peers named with `--to`, by name, device ID or address.
     public var targets: [PeerTarget]
+    /// `--all`: send to every receiving peer that appears, instead of named ones.
     public var all: Bool
+    /// How chunks are compressed (`--compression`); `.auto` adapts the zstd level to the link and the CPU.
     public var compression: CompressionMode
     /// Refuse receivers that are not pinned (as `send --trusted-only`).
     public var trustedOnly: Bool
+    /// Whether to print JSON lines for every event instead of text.
     public var json: Bool
+    /// The options every command accepts (session, name, port, peers, interfaces, verbosity).
     public var global: GlobalOptions
 
+    /// Creates the command with the defaults of the command line for what is not given.
     public init(
         directory: String, targets: [PeerTarget] = [], all: Bool = false, compression: CompressionMode = .auto,
         trustedOnly: Bool = false, json: Bool = false, global: GlobalOptions = .init()
@@ -56,6 +64,7 @@ public struct WatchCommand: ParsableCommand, Equatable {
         self.global = global
     }
 
+    /// Builds the command from scanned values; throws `CLIError.usage` for a value that does not parse.
     public init(parsing values: ParsedValues) throws {
         self.init(
             directory: values.arguments.first ?? "",
@@ -68,6 +77,7 @@ public struct WatchCommand: ParsableCommand, Equatable {
         )
     }
 
+    /// Throws `CLIError.usage` for an empty directory, `--to` with `--all`, a peer named twice, or no peer at all.
     public func validate() throws {
         guard !directory.isEmpty else {
             throw CLIError.usage("<dir>: the directory must not be empty")

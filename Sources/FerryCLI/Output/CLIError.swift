@@ -11,6 +11,7 @@ public struct CLIError: Error, LocalizedError, Sendable, Equatable, CustomString
     /// The status the process exits with.
     public var exitCode: ExitCode
 
+    /// An error with any exit code; prefer `usage(_:)` or `failure(_:)`, which pick the code for the kind of failure.
     public init(message: String, exitCode: ExitCode) {
         self.message = message
         self.exitCode = exitCode
@@ -31,10 +32,12 @@ public struct CLIError: Error, LocalizedError, Sendable, Equatable, CustomString
         exitCode == .usage
     }
 
+    /// The message, so that `localizedDescription` shows the same line as the CLI.
     public var errorDescription: String? {
         message
     }
 
+    /// The message alone, without the `Error: ` prefix.
     public var description: String {
         message
     }

@@ -7,8 +7,10 @@ import Synchronization
 public final class CapturingTextSink: TextSink {
     private let buffer = Mutex<String>("")
 
+    /// An empty sink.
     public init() {}
 
+    /// Appends `text` to the captured text; safe from any thread.
     public func write(_ text: String) {
         buffer.withLock { $0 += text }
     }

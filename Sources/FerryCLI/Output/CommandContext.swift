@@ -26,6 +26,8 @@ public struct CommandContext: Sendable {
     /// 130) and SIGPIPE is ignored. Only the real process wants that; in-process tests leave it off.
     public var trapsSignals: Bool
 
+    /// A context around the given sinks; by default nothing is a terminal, the environment is empty and signals are
+    /// not trapped, as tests want.
     public init(
         stdout: any TextSink,
         stderr: any TextSink,

@@ -8,10 +8,12 @@ public struct ExitCode: RawRepresentable, Hashable, Sendable, CustomStringConver
     /// The value passed to `exit(3)`.
     public var rawValue: Int32
 
+    /// Any status, as `RawRepresentable` requires; the named constants cover what ferry returns.
     public init(rawValue: Int32) {
         self.rawValue = rawValue
     }
 
+    /// Any status, unlabelled: `ExitCode(2)`.
     public init(_ rawValue: Int32) {
         self.rawValue = rawValue
     }
@@ -27,6 +29,7 @@ public struct ExitCode: RawRepresentable, Hashable, Sendable, CustomStringConver
     /// The command was stopped by SIGTERM (`kill PID`, `systemctl stop`), and cleaned up as for Ctrl-C.
     public static let terminated = ExitCode(143)
 
+    /// The number, as a shell prints `$?`.
     public var description: String {
         String(rawValue)
     }

@@ -31,6 +31,7 @@ public final class FileHandleTextSink: TextSink {
     private let queue: DispatchQueue
     private let backlog = Mutex(Backlog())
 
+    /// A sink writing to `handle` from a serial queue named `label`; it never closes the handle.
     public init(_ handle: FileHandle, label: String = "ferry.output") {
         self.handle = handle
         queue = DispatchQueue(label: label)
@@ -41,15 +42,19 @@ public final class FileHandleTextSink: TextSink {
     /// The process's standard error.
     public static let standardError = FileHandleTextSink(FileHandle.standardError, label: "ferry.stderr")
 
+    /// Queues `text` to be written; never dropped, never blocks.
     public func write(_ text: String) {
         enqueue(Data(text.utf8), droppable: false)
     }
 
+    /// Queues `text` unless more than `droppableBound` bytes wait, in which case it is dropped and counted.
+    /// Returns whether it was queued.
     @discardableResult
     public func writeDroppable(_ text: String) -> Bool {
         enqueue(Data(text.utf8), droppable: true)
     }
 
+    /// True while more than `droppableBound` bytes wait to be written.
     public var isBackedUp: Bool {
         backlog.withLock { $0.pending > Self.droppableBound }
     }

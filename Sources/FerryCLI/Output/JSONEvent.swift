@@ -21,18 +21,21 @@ public enum JSONEvents {
 
     /// `ferry chat --json`.
     public enum Chat: String, JSONEvent {
+        /// The heading of the section in docs/EVENTS.md.
         public static let command = "ferry chat --json"
         case ready, available, unavailable, connecting, connected, disconnected, message, sent, peerInfo, notice, error
     }
 
     /// `ferry peers --json`.
     public enum Peers: String, JSONEvent {
+        /// The heading of the section in docs/EVENTS.md.
         public static let command = "ferry peers --json"
         case peer, error
     }
 
     /// `ferry send --json`, `ferry receive --json` and `ferry watch --json`: one engine, one set of events.
     public enum Transfers: String, JSONEvent {
+        /// The heading of the section in docs/EVENTS.md, shared by the three commands.
         public static let command = "ferry send|receive|watch --json"
         case listening, watching, queued, connected, refused, trusted, offer, started, denied, progress, file, finished
         case message, summary, skipped, stagedRemoved, error
@@ -40,12 +43,14 @@ public enum JSONEvents {
 
     /// `ferry id --json`.
     public enum Id: String, JSONEvent {
+        /// The heading of the section in docs/EVENTS.md.
         public static let command = "ferry id --json"
         case identity
     }
 
     /// `ferry trust list --json`.
     public enum TrustList: String, JSONEvent {
+        /// The heading of the section in docs/EVENTS.md.
         public static let command = "ferry trust list --json"
         case trustedPeer
     }

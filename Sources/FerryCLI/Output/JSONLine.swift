@@ -14,10 +14,12 @@ public struct JSONLine: Sendable, Equatable, ExpressibleByDictionaryLiteral {
     /// The key/value pairs in output order.
     public private(set) var pairs: [(key: String, value: JSONValue)]
 
+    /// An empty object, to `append(_:_:)` to.
     public init() {
         pairs = []
     }
 
+    /// A line with these pairs, in this order; keys should be unique.
     public init(_ pairs: [(key: String, value: JSONValue)]) {
         self.pairs = pairs
     }
@@ -32,6 +34,7 @@ public struct JSONLine: Sendable, Equatable, ExpressibleByDictionaryLiteral {
         self.pairs = [(key: "event", value: .string(event.rawValue))] + pairs.map { (key: $0.key, value: $0.value) }
     }
 
+    /// A line from a dictionary literal, its keys in the order written.
     public init(dictionaryLiteral elements: (String, JSONValue)...) {
         pairs = elements.map { (key: $0.0, value: $0.1) }
     }
@@ -50,6 +53,7 @@ public struct JSONLine: Sendable, Equatable, ExpressibleByDictionaryLiteral {
         JSONValue.object(pairs).jsonText
     }
 
+    /// Equal when both have the same keys in the same order with equal values.
     public static func == (lhs: JSONLine, rhs: JSONLine) -> Bool {
         JSONValue.object(lhs.pairs) == JSONValue.object(rhs.pairs)
     }

@@ -13,6 +13,7 @@ public enum JSONValue: Sendable, Equatable {
     /// Key/value pairs in output order; keys should be unique.
     case object([(key: String, value: JSONValue)])
 
+    /// Structural equality; objects are equal only with the same keys in the same order.
     public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
         switch (lhs, rhs) {
         case (.string(let a), .string(let b)):
@@ -116,30 +117,37 @@ public enum JSONValue: Sendable, Equatable {
 extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral,
     ExpressibleByBooleanLiteral, ExpressibleByNilLiteral, ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral
 {
+    /// A string literal is `.string`.
     public init(stringLiteral value: String) {
         self = .string(value)
     }
 
+    /// An integer literal is `.int`.
     public init(integerLiteral value: Int) {
         self = .int(value)
     }
 
+    /// A floating-point literal is `.double`.
     public init(floatLiteral value: Double) {
         self = .double(value)
     }
 
+    /// `true` and `false` are `.bool`.
     public init(booleanLiteral value: Bool) {
         self = .bool(value)
     }
 
+    /// `nil` is `.null`.
     public init(nilLiteral: ()) {
         self = .null
     }
 
+    /// An array literal is `.array`, its elements in order.
     public init(arrayLiteral elements: JSONValue...) {
         self = .array(elements)
     }
 
+    /// A dictionary literal is `.object`, its keys in the order written.
     public init(dictionaryLiteral elements: (String, JSONValue)...) {
         self = .object(elements.map { (key: $0.0, value: $0.1) })
     }

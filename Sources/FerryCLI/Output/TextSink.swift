@@ -19,14 +19,17 @@ public protocol TextSink: Sendable {
 }
 
 extension TextSink {
+    /// By default nothing is dropped: writes `text` and returns true.
     @discardableResult
     public func writeDroppable(_ text: String) -> Bool {
         write(text)
         return true
     }
 
+    /// By default never backed up.
     public var isBackedUp: Bool { false }
 
+    /// By default does nothing, for sinks that write synchronously.
     public func flush() {}
 
     /// Writes `line` followed by a newline, in one write.

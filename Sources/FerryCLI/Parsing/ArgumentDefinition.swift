@@ -5,12 +5,14 @@
 public struct ArgumentDefinition: Sendable, Hashable {
     /// The placeholder: `file` renders as `<file>`.
     public var name: String
+    /// One sentence for the `ARGUMENTS:` section of help.
     public var help: String
     /// Whether the argument may be left out.
     public var isOptional: Bool
     /// Whether it takes every remaining positional value (at least one unless `isOptional`).
     public var isRepeating: Bool
 
+    /// An argument named `name` (the placeholder); required and single unless told otherwise.
     public init(_ name: String, help: String, isOptional: Bool = false, isRepeating: Bool = false) {
         self.name = name
         self.help = help

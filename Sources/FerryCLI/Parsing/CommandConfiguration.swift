@@ -16,6 +16,7 @@ public struct CommandConfiguration: Sendable {
     /// Commands under this one (`ferry trust add`); a command with subcommands is a group and never runs itself.
     public var subcommands: [any ParsableCommand.Type]
 
+    /// A command's description; everything but the name and the abstract defaults to none.
     public init(
         commandName: String,
         abstract: String,

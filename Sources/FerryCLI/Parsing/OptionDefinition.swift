@@ -19,6 +19,7 @@ public struct OptionDefinition: Sendable, Hashable {
     public var name: String
     /// The one-letter name without the dash: `v` for `-v`.
     public var short: Character?
+    /// Whether it is a flag, a counter, or takes one value or repeated values.
     public var kind: Kind
     /// The placeholder in usage and help: `seconds` renders as `<seconds>`. Unused for flags and counters.
     public var valueName: String
@@ -29,6 +30,7 @@ public struct OptionDefinition: Sendable, Hashable {
     /// The accepted values as help shows them, `(values: server, client, peer; ...)`; empty shows none.
     public var allowedValues: [String]
 
+    /// An option with every field given; the static helpers (`option`, `flag`, ...) are shorter for the usual kinds.
     public init(
         name: String,
         short: Character? = nil,

@@ -24,5 +24,6 @@ public protocol ParsableCommand: Sendable {
 }
 
 extension ParsableCommand {
+    /// By default every parsed value is accepted.
     public func validate() throws {}
 }

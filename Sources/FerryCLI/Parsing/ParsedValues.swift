@@ -10,6 +10,7 @@ public struct ParsedValues: Sendable, Equatable {
     /// The positional arguments, in order.
     public var arguments: [String] = []
 
+    /// No options and no arguments; the scanner records into it.
     public init() {}
 
     /// Records one occurrence of the option `name` (long name, no dashes), with its value if it takes one.

@@ -7,12 +7,14 @@ public struct RootCommand: Sendable {
     public var commandName: String
     /// Printed by `--version` after the name.
     public var version: String
+    /// One line for the `OVERVIEW:` of the root help.
     public var abstract: String
     /// Longer help after the overview; empty for none.
     public var discussion: String
     /// The subcommands, in help order.
     public var subcommands: [any ParsableCommand.Type]
 
+    /// A root over `subcommands`, listed in help in this order.
     public init(
         commandName: String,
         version: String,

@@ -12,10 +12,14 @@ import Foundation
 /// is ISO 8601 in UTC, whole seconds. `name` is what the user or the pairing prompt called the peer, possibly
 /// empty; it is text a peer may have chosen, so escape it (`TerminalText`) before printing.
 public struct TrustedPeer: Codable, Equatable, Sendable {
+    /// The pinned device ID; stored as 64 hex digits.
     public var deviceID: DeviceID
+    /// The name the peer is known by here, possibly empty; peer-chosen text, so escape it before printing.
     public var name: String
+    /// When the peer was pinned (stored in UTC, whole seconds).
     public var added: Date
 
+    /// Creates an entry; `name` may be empty for a peer pinned without one.
     public init(deviceID: DeviceID, name: String, added: Date) {
         self.deviceID = deviceID
         self.name = name
@@ -28,6 +32,8 @@ public struct TrustedPeer: Codable, Equatable, Sendable {
         case added
     }
 
+    /// Reads one line of the trusted-peers file; throws `DecodingError.dataCorrupted` for an ID that is not 64 hex
+    /// digits or a date that is not ISO 8601.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         let hex = try container.decode(String.self, forKey: .deviceID)
@@ -43,6 +49,7 @@ public struct TrustedPeer: Codable, Equatable, Sendable {
         self.init(deviceID: id, name: try container.decode(String.self, forKey: .name), added: added)
     }
 
+    /// Writes the entry as the trusted-peers file stores it: the ID in hex, `added` in ISO 8601.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(deviceID.hex, forKey: .deviceID)

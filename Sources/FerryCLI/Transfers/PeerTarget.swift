@@ -112,11 +112,16 @@ public enum PeerTarget: Sendable, Hashable, CustomStringConvertible {
 
 /// What `PeerTarget.match(in:)` needs to know of a peer (a value tests can build, unlike `PeerInfo`).
 public struct PeerCandidate: Sendable, Hashable {
+    /// The session's ID for the peer; a name target matches a prefix of its hex form.
     public var peerID: PeerID
+    /// The install's device ID; a name target of `PeerTarget.minimumPrefixLength` characters or more matches a prefix.
     public var deviceID: DeviceID
+    /// The name the peer announces; a name target matches it exactly, then ignoring case.
     public var displayName: String
+    /// Where the peer can be reached, matched by an address target; nil when unknown.
     public var address: SocketAddress?
 
+    /// A candidate from its identity; `address` may be left out when only names and IDs are matched.
     public init(peerID: PeerID, deviceID: DeviceID, displayName: String, address: SocketAddress? = nil) {
         self.peerID = peerID
         self.deviceID = deviceID

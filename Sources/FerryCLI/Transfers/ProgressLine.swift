@@ -18,7 +18,9 @@ public struct ProgressLine: Sendable, Equatable {
 
     /// Who the transfer is with (as received from the network; escaped when rendered).
     public var name: String
+    /// Bytes transferred so far.
     public var bytesDone: UInt64
+    /// Bytes of the whole transfer; the bar and the percentage are `bytesDone` of this.
     public var totalBytes: UInt64
     /// Bytes per second; 0 while unknown.
     public var rate: Double
@@ -31,6 +33,7 @@ public struct ProgressLine: Sendable, Equatable {
     /// No progress for this long and the line says "stalled".
     public static let stalledAfter = Duration.seconds(5)
 
+    /// A line from a snapshot of the transfer; not stalled unless `stalledSeconds` is given.
     public init(
         name: String, bytesDone: UInt64, totalBytes: UInt64, rate: Double, secondsLeft: Double?,
         stalledSeconds: Int? = nil

@@ -7,11 +7,15 @@ import FerryTransfer
 public struct TransferSummary: Sendable, Equatable {
     /// How the transfer with one peer ended.
     public struct PeerResult: Sendable, Equatable {
+        /// The peer's display name, as received (escaped when rendered).
         public var name: String
         /// Nil for a peer that was never connected (an address that did not answer).
         public var peerID: String?
+        /// Files published at the peer (or already there, identical).
         public var filesSucceeded: Int
+        /// Files that failed (or never ended).
         public var filesFailed: Int
+        /// Files the peer chose not to take.
         public var filesSkipped: Int
         /// File bytes the peer acknowledged (stored), in this run.
         public var bytes: UInt64
@@ -26,6 +30,7 @@ public struct TransferSummary: Sendable, Equatable {
         /// The peer denied the offer, for this reason (`failure` says so too).
         public var deniedReason: String?
 
+        /// A result from its parts; every count defaults to zero and every text to nil (success).
         public init(
             name: String, peerID: String?, filesSucceeded: Int = 0, filesFailed: Int = 0, filesSkipped: Int = 0,
             bytes: UInt64 = 0, wireBytes: UInt64 = 0, chunkBytes: UInt64? = nil, failure: String? = nil,
@@ -59,6 +64,7 @@ public struct TransferSummary: Sendable, Equatable {
             "\(outcome.filesFailed) failed, \(outcome.filesSkipped) skipped"
         }
 
+        /// Whether every file arrived: no failure and no denial.
         public var isSuccess: Bool {
             failure == nil
         }
@@ -80,15 +86,18 @@ public struct TransferSummary: Sendable, Equatable {
 
     /// Files offered and their total size.
     public var files: Int
+    /// The total size of the offered files, in bytes.
     public var bytes: UInt64
     /// The longest time a peer's transfer ran, from its acceptance to its end, failed ones included (see
     /// `transferTime`).
     public var seconds: Double
+    /// Each peer's result, in the order they are listed.
     public var peers: [PeerResult]
 
     /// Below this ratio compression did not pay (or nothing was compressed): the text form does not mention it.
     static let worthMentioningRatio = 1.05
 
+    /// A summary from its parts; `seconds` is usually `transferTime(_:)` of the outcomes.
     public init(files: Int, bytes: UInt64, seconds: Double, peers: [PeerResult]) {
         self.files = files
         self.bytes = bytes
@@ -113,6 +122,7 @@ public struct TransferSummary: Sendable, Equatable {
         peers.reduce(0) { $0 &+ $1.bytes }
     }
 
+    /// Chunk bytes on the wire (after compression), all peers together, re-sent chunks included.
     public var wireBytes: UInt64 {
         peers.reduce(0) { $0 &+ $1.wireBytes }
     }

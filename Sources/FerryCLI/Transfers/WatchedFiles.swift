@@ -9,10 +9,14 @@ import FerrySystem
 public struct WatchedFiles: Sendable, Equatable {
     /// One version of one file.
     public struct Version: Hashable, Sendable {
+        /// The file's name in the watched directory (no path; subdirectories are not watched).
         public var name: String
+        /// Its size in bytes.
         public var size: UInt64
+        /// Its modification time, as the file system reports it.
         public var modified: FileTimestamp
 
+        /// One version of the file `name`.
         public init(name: String, size: UInt64, modified: FileTimestamp) {
             self.name = name
             self.size = size
@@ -22,6 +26,7 @@ public struct WatchedFiles: Sendable, Equatable {
 
     private var seen: Set<Version> = []
 
+    /// Nothing seen yet.
     public init() {}
 
     /// Remembers `version` without sending it (files there at start).
