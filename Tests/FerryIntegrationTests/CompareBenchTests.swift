@@ -41,7 +41,7 @@ extension IntegrationTests {
                 environment: ["FERRY_BINARY": try FerryBinary.url.path])
             // SIGTERM first: the bench then stops its own children (sshd, rsync, ferry) and removes its namespaces.
             defer { _ = try? process.terminate(grace: .seconds(30)) }
-            let status = try process.waitForExit(timeout: .seconds(1200))
+            let status = try await process.exitStatus(timeout: .seconds(1200))
             let output = process.allStdoutLines
             #expect(status == 0, "\(process.capturedOutput())")
             #expect(output.last == "compare: every contender measured", "\(output.suffix(3))")

@@ -11,13 +11,13 @@ import Testing
         .deletingLastPathComponent()
 
     /// Builds the example (once: this suite has one test; an up-to-date build is quick) and returns its executable.
-    static func build() throws -> URL {
+    static func build() async throws -> URL {
         let package = root.appendingPathComponent("Examples/ImageBroadcast")
         let registry = ProcessRegistry()
         defer { registry.stopAll() }
         let build = try registry.start(
             executable: "/usr/bin/env", arguments: ["swift", "build", "--package-path", package.path])
-        let status = try build.waitForExit(timeout: .seconds(1500))
+        let status = try await build.exitStatus(timeout: .seconds(1500))
         try #require(
             status == 0, "swift build of the example failed:\n\(build.capturedOutput(stdoutLines: 80, stderrLines: 80))"
         )
@@ -27,7 +27,7 @@ import Testing
     }
 
     @Test func twoInstancesEachPrintTheOthersImageWithItsSHA256() async throws {
-        let binary = try Self.build()
+        let binary = try await Self.build()
         let files = try TemporaryDirectory(prefix: "imagebroadcast")
         defer { files.remove() }
         let imageA = try TestFiles(in: files).jpeg("alpha.jpg", width: 64, height: 48)
@@ -51,8 +51,8 @@ import Testing
         }
         let alpha = try start("alpha", imageA)
         let beta = try start("beta", imageB)
-        #expect(try alpha.waitForExit(timeout: .seconds(120)) == 0, "\(alpha.capturedOutput())")
-        #expect(try beta.waitForExit(timeout: .seconds(120)) == 0, "\(beta.capturedOutput())")
+        #expect(try await alpha.exitStatus(timeout: .seconds(120)) == 0, "\(alpha.capturedOutput())")
+        #expect(try await beta.exitStatus(timeout: .seconds(120)) == 0, "\(beta.capturedOutput())")
         #expect(alpha.allStdoutLines == ["received beta.jpg \(shaB) from beta"], "\(alpha.capturedOutput())")
         #expect(beta.allStdoutLines == ["received alpha.jpg \(shaA) from alpha"], "\(beta.capturedOutput())")
         // Nothing left staged: each delivered in memory only.

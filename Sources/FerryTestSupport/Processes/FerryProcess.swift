@@ -185,6 +185,17 @@ public final class FerryProcess: Sendable, CustomStringConvertible {
         return status
     }
 
+    /// `waitForExit` on a thread of its own, for the long waits of async tests (a build, a benchmark): a blocked
+    /// thread of Swift's cooperative pool (there are as many as cores, two in CI) stalls every in-process session
+    /// of the test run meanwhile, and two such waits at once stopped their heartbeats long enough to disconnect.
+    public func exitStatus(timeout: Duration = .seconds(30)) async throws -> Int32 {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Int32, any Error>) in
+            Thread.detachNewThread {
+                continuation.resume(with: Result { try self.waitForExit(timeout: timeout) })
+            }
+        }
+    }
+
     /// SIGTERM, then SIGKILL if the child has not exited after `grace`; returns the exit status.
     @discardableResult
     public func terminate(grace: Duration = .seconds(5)) throws -> Int32 {
