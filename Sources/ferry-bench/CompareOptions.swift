@@ -50,18 +50,9 @@ struct CompareOptions: Sendable {
                     (self.factor, scaleName) = (factor, String(format: "%g", factor))
                 }
             case "--rows":
-                let list = try value(argument).split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-                let unknown = list.filter { !Self.allRows.contains($0) }
-                guard !list.isEmpty, unknown.isEmpty else {
-                    throw UsageError(message: "unknown row(s) '\(unknown.joined(separator: ","))'; rows are 1-5")
-                }
-                rows = Self.allRows.filter { list.contains($0) }
+                rows = try UsageError.rows(try value(argument), of: Self.allRows, shown: "1-5")
             case "--rounds":
-                let text = try value(argument)
-                guard let count = Int(text), (1...20).contains(count) else {
-                    throw UsageError(message: "--rounds must be 1...20, not '\(text)'")
-                }
-                rounds = count
+                rounds = try UsageError.count(try value(argument), option: argument)
             case "-h", "--help":
                 throw UsageError(message: nil)
             default:

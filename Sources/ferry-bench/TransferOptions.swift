@@ -42,18 +42,9 @@ struct TransferOptions: Sendable {
                 }
                 self.scale = scale
             case "--rows":
-                let list = try value(argument).split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-                let unknown = list.filter { !Self.allRows.contains($0) }
-                guard !list.isEmpty, unknown.isEmpty else {
-                    throw UsageError(message: "unknown row(s) \(unknown.joined(separator: ",")); rows are a-f")
-                }
-                rows = Self.allRows.filter { list.contains($0) }
+                rows = try UsageError.rows(try value(argument), of: Self.allRows, shown: "a-f")
             case "--repeat":
-                let text = try value(argument)
-                guard let count = Int(text), (1...20).contains(count) else {
-                    throw UsageError(message: "--repeat must be 1...20, not '\(text)'")
-                }
-                repeats = count
+                repeats = try UsageError.count(try value(argument), option: argument)
             case "-h", "--help":
                 throw UsageError(message: nil)
             default:
@@ -72,4 +63,23 @@ struct TransferOptions: Sendable {
 /// A command-line mistake; `message` nil means "help was asked for".
 struct UsageError: Error {
     var message: String?
+
+    /// A `--rows` list (comma-separated names of `allRows`), in `allRows`' order; an unknown or empty list is a
+    /// usage error naming the rows (`shown`, e.g. "a-f").
+    static func rows(_ text: String, of allRows: [String], shown: String) throws(UsageError) -> [String] {
+        let list = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        let unknown = list.filter { !allRows.contains($0) }
+        guard !list.isEmpty, unknown.isEmpty else {
+            throw UsageError(message: "unknown row(s) '\(unknown.joined(separator: ","))'; rows are \(shown)")
+        }
+        return allRows.filter { list.contains($0) }
+    }
+
+    /// The value of a repetition option (`--repeat`, `--rounds`): a whole number from 1 to 20.
+    static func count(_ text: String, option: String) throws(UsageError) -> Int {
+        guard let count = Int(text), (1...20).contains(count) else {
+            throw UsageError(message: "\(option) must be 1...20, not '\(text)'")
+        }
+        return count
+    }
 }
