@@ -9,6 +9,8 @@
 #include "CFerryLinux.h"
 
 _Static_assert(FERRY_RENAME_NOREPLACE == RENAME_NOREPLACE, "renameat2 flag mismatch");
+_Static_assert(SYNC_FILE_RANGE_WAIT_BEFORE == 1 && SYNC_FILE_RANGE_WRITE == 2 && SYNC_FILE_RANGE_WAIT_AFTER == 4,
+               "sync_file_range flag mismatch");
 
 int ferry_accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags) {
     return accept4(fd, addr, len, flags);
@@ -24,6 +26,10 @@ int ferry_renameat2(int olddirfd, const char *oldpath, int newdirfd, const char 
 
 ssize_t ferry_getrandom(void *buffer, size_t length, unsigned flags) {
     return getrandom(buffer, length, flags);
+}
+
+int ferry_sync_file_range(int fd, int64_t offset, int64_t count, unsigned flags) {
+    return sync_file_range(fd, (off64_t)offset, (off64_t)count, flags);
 }
 
 int ferry_syncfs(int fd) {

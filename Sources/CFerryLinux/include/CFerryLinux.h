@@ -55,6 +55,15 @@ int ferry_renameat2(int olddirfd, const char *oldpath, int newdirfd, const char 
 /// getrandom(2): bytes from the kernel's CSPRNG.
 ssize_t ferry_getrandom(void *buffer, size_t length, unsigned flags);
 
+/// sync_file_range(2) flags as plain integers (GNU-only macros).
+static const unsigned FERRY_SYNC_FILE_RANGE_WAIT_BEFORE = 1u;
+static const unsigned FERRY_SYNC_FILE_RANGE_WRITE = 2u;
+static const unsigned FERRY_SYNC_FILE_RANGE_WAIT_AFTER = 4u;
+
+/// sync_file_range(2): starts (and with the WAIT flags waits for) the writeback of one range of a file's dirty
+/// pages. Not a durability call: it commits no metadata and flushes no disk cache (fdatasync(2) still does that).
+int ferry_sync_file_range(int fd, int64_t offset, int64_t count, unsigned flags);
+
 /// syncfs(2): commits the whole file system containing `fd` to disk (one call for a batch of files).
 int ferry_syncfs(int fd);
 

@@ -81,6 +81,22 @@ extension FileDescriptor {
         retryingSyscall { dataOnly ? fdatasync(rawValue) : fsync(rawValue) }.map { _ in () }
     }
 
+    /// `sync_file_range(2)` over `count` bytes at `offset`: SYNC_FILE_RANGE_WRITE (start writing the range's
+    /// dirty pages), with `wait` also WAIT_BEFORE and WAIT_AFTER (until the range is written back).
+    func _syncRange(offset: Int64, count: Int64, wait: Bool) -> Result<Void, Errno> {
+        let flags =
+            wait
+            ? FERRY_SYNC_FILE_RANGE_WAIT_BEFORE | FERRY_SYNC_FILE_RANGE_WRITE | FERRY_SYNC_FILE_RANGE_WAIT_AFTER
+            : FERRY_SYNC_FILE_RANGE_WRITE
+        return retryingSyscall { ferry_sync_file_range(rawValue, offset, count, flags) }.map { _ in () }
+    }
+
+    /// `posix_fadvise(2)` POSIX_FADV_DONTNEED over `count` bytes at `offset`: drops the range's clean pages from the
+    /// page cache. A hint, so errors are ignored.
+    func adviseDontNeed(offset: Int64, count: Int64) {
+        _ = posix_fadvise(rawValue, off_t(offset), off_t(count), POSIX_FADV_DONTNEED)
+    }
+
     /// `syncfs(2)`: the whole file system containing this descriptor.
     func _syncFileSystem() -> Result<Void, Errno> {
         retryingSyscall { ferry_syncfs(rawValue) }.map { _ in () }

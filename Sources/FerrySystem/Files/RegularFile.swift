@@ -136,6 +136,38 @@ public final class RegularFile: Sendable {
         try descriptor.run(describe(dataOnly ? "fdatasync" : "fsync")) { $0._sync(dataOnly: dataOnly) }
     }
 
+    /// Starts writing the dirty pages of `count` bytes at `offset` to disk without waiting for them
+    /// (`sync_file_range(2)` SYNC_FILE_RANGE_WRITE).
+    ///
+    /// Why: a file written front to back and synced only at its end leaves the whole file dirty in the page cache
+    /// until that sync, which then waits for all of it; started as it is written, the disk works while the rest
+    /// arrives. Not a durability call (`sync(dataOnly:)` still commits).
+    /// - Throws: `SystemError` ("sync_file_range()"), e.g. EIO.
+    public func startWriteback(at offset: UInt64, count: Int) throws(SystemError) {
+        let start = try checkedRange(offset: offset, count: count, "sync_file_range")
+        try descriptor.run(describe("sync_file_range")) { file in
+            file._syncRange(offset: start, count: Int64(count), wait: false)
+        }
+    }
+
+    /// Waits until `count` bytes at `offset` are written back (`sync_file_range(2)` with WAIT_BEFORE, WRITE and
+    /// WAIT_AFTER) and then drops their pages from the page cache (`posix_fadvise(2)` POSIX_FADV_DONTNEED).
+    ///
+    /// Why: pages that stay cached after a big file is written take memory the next pages of the file must be
+    /// found again; dropping the written ones lets the kernel reuse them at once. The wait is also flow control:
+    /// a writer that outruns the disk waits here rather than piling up dirty pages. Errors are thrown, never
+    /// ignored: a wait that reports a failed writeback also clears the error the file's next `fdatasync` would
+    /// otherwise have reported, so the caller must treat it as a failed write.
+    /// - Throws: `SystemError` ("sync_file_range()"), e.g. EIO.
+    public func evictWritten(at offset: UInt64, count: Int) throws(SystemError) {
+        let start = try checkedRange(offset: offset, count: count, "sync_file_range")
+        try descriptor.run(describe("sync_file_range")) { file in
+            file._syncRange(offset: start, count: Int64(count), wait: true).map {
+                file.adviseDontNeed(offset: start, count: Int64(count))
+            }
+        }
+    }
+
     /// Sets the permission bits to `mode & 0o777` (`fchmod(2)`): setuid, setgid and sticky are never set, as
     /// the mode may come from a peer.
     public func setPermissions(_ mode: UInt16) throws(SystemError) {

@@ -113,8 +113,11 @@ extension TransferEngine {
         // The write runs on the I/O queue while this actor checks the next chunk; the acknowledgement waits for the
         // write, so the sender's window still bounds the bytes in flight.
         let offset = chunk.offset
+        let size = withIncoming(key) { $0.files[file].size } ?? 0
+        let writeBehind = WriteBehind.after(writing: raw.count, at: offset, fileSize: size)
         enqueue(actions, key, file: file, bytes: raw.count) { () throws(SystemError) in
             try handle.write(raw, at: offset)
+            try writeBehind.perform(on: handle)
         }
     }
 
