@@ -1,0 +1,65 @@
+import FerrySession
+import FerryTestSupport
+import FerryWire
+import Foundation
+import Testing
+
+@testable import FerryTransfer
+
+/// Write-behind: a large staged file's writeback starts as its chunks land and the pages written `lag` bytes
+/// earlier are dropped from the page cache; small files are left to the sync before publishing.
+@Suite(.serialized, .timeLimit(.minutes(2))) struct WriteBehindTests {
+    @Test func smallFilesGetNoWriteBehind() {
+        let size = WriteBehind.minimumFileSize - 1
+        #expect(WriteBehind.after(writing: 1 << 20, at: 0, fileSize: size) == WriteBehind())
+        #expect(WriteBehind.after(writing: 1 << 20, at: size - (1 << 20), fileSize: size) == WriteBehind())
+    }
+
+    @Test func largeFilesStartWritebackAtOnceAndEvictLagBehind() {
+        let size = WriteBehind.minimumFileSize * 4
+        let mib: UInt64 = 1 << 20
+        #expect(WriteBehind.after(writing: 1 << 20, at: 0, fileSize: size) == WriteBehind(start: 0..<mib))
+        let lag = WriteBehind.lag
+        #expect(
+            WriteBehind.after(writing: 1 << 20, at: lag - mib, fileSize: size)
+                == WriteBehind(start: (lag - mib)..<lag))
+        #expect(
+            WriteBehind.after(writing: 1 << 20, at: lag + 3 * mib, fileSize: size)
+                == WriteBehind(start: (lag + 3 * mib)..<(lag + 4 * mib), evict: (3 * mib)..<(4 * mib)))
+        #expect(WriteBehind.after(writing: 0, at: lag, fileSize: size) == WriteBehind())
+    }
+
+    /// A 24 MiB file in 1 MiB chunks: once published, at most the last `lag` bytes and the chunk in hand can still
+    /// be in the page cache (without write-behind all 24 MiB are). Skipped on tmpfs, whose pages are the file.
+    @Test func aLargeReceivedFileDoesNotStayWholeInThePageCache() async throws {
+        try await TemporaryDirectory.with(prefix: "engine-in") { inbox in
+            if PageCache.isTmpfs(path: inbox.path) {
+                try Test.cancel("the temporary directory is on tmpfs, where pages cannot be dropped")
+            }
+            let chunk = 1 << 20
+            var generator = SplitMix64(seed: 24)
+            let pattern = (0..<(chunk / 8)).flatMap { _ in withUnsafeBytes(of: generator.next()) { Array($0) } }
+            var bytes: [UInt8] = []
+            for index in 0..<24 { bytes += [UInt8(index)] + pattern.dropFirst() }
+            try await TransferHostilePeerTests.withMallory(inbox: inbox.path, policy: .all) { mallory, bob, _ in
+                let sender = HostileSender(session: mallory, receiver: bob)
+                try await sender.send(.offer(sender.offer([("large.bin", UInt64(bytes.count))], chunkSize: chunk)))
+                #expect(try #require(await sender.reply()).accepted)
+                for offset in stride(from: 0, to: bytes.count, by: chunk) {
+                    try await sender.sendChunk(
+                        file: 0, offset: UInt64(offset), raw: Array(bytes[offset..<(offset + chunk)]))
+                }
+                try await sender.sendEnd(file: 0, of: bytes, chunkSize: chunk)
+                let result = try #require(await sender.result())
+                #expect(result.status == .published && result.detail == "large.bin")
+            }
+            let path = inbox.path + "/large.bin"
+            let cached = try PageCache.residentBytes(path: path)
+            #expect(cached.size == bytes.count)
+            #expect(
+                cached.resident <= Int(WriteBehind.lag) + 2 * chunk,
+                "\(cached.resident) of \(cached.size) bytes still cached")
+            #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: path))) == bytes)
+        }
+    }
+}
