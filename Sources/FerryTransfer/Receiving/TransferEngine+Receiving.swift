@@ -20,21 +20,19 @@ extension TransferEngine {
     func chunkReceived(_ chunk: Chunk, from peerID: PeerID) async {
         let key = IncomingKey(peer: peerID, transferID: chunk.transferID)
         let file = Int(chunk.fileIndex)
-        let arrival =
-            withIncoming(key) {
-                transfer -> Result<(IncomingTransferMachine.ChunkVerdict, CodecSet), TransferProtocolError>? in
-                guard transfer.phase == .receiving else { return nil }
-                if transfer.isEnding { return .success((.discard, [])) }
-                do throws(TransferProtocolError) {
-                    guard
-                        let verdict = try transfer.machine?.chunkArrived(
-                            file: file, offset: chunk.offset, rawLength: Int(chunk.rawLength))
-                    else { return nil }
-                    return .success((verdict, transfer.codecs))
-                } catch {
-                    return .failure(error)
-                }
-            } ?? nil
+        let arrival = withIncoming(key) { transfer -> Result<(IncomingTransferMachine.ChunkVerdict, CodecSet), TransferProtocolError>? in
+            guard transfer.phase == .receiving else { return nil }
+            if transfer.isEnding { return .success((.discard, [])) }
+            do throws(TransferProtocolError) {
+                guard
+                    let verdict = try transfer.machine?.chunkArrived(
+                        file: file, offset: chunk.offset, rawLength: Int(chunk.rawLength))
+                else { return nil }
+                return .success((verdict, transfer.codecs))
+            } catch {
+                return .failure(error)
+            }
+        } ?? nil
         let codecs: CodecSet
         switch arrival {
         case nil:
@@ -93,18 +91,17 @@ extension TransferEngine {
         }
         // Counted per sender, over all its transfers: two transfers at once must not double what one may queue.
         let queued = queuedBytes[peerID, default: 0]
-        let stored =
-            withIncoming(key) { transfer -> [IncomingTransferMachine.Action]?? in
-                guard queued + raw.count <= Self.maxQueuedBytes else { return .some(nil) }
-                guard let actions = transfer.machine?.chunkStored(file: file, rawLength: raw.count) else { return nil }
-                transfer.bytesDone += UInt64(raw.count)
-                transfer.wireBytes += UInt64(chunk.data.count)
-                transfer.files[file].stored += UInt64(raw.count)
-                transfer.currentFile = file
-                // The machine takes chunks in offset order only, so the file digest is fed in that order.
-                transfer.files[file].hasher?.add(chunkDigest: chunk.sha256)
-                return actions
-            } ?? nil
+        let stored = withIncoming(key) { transfer -> [IncomingTransferMachine.Action]?? in
+            guard queued + raw.count <= Self.maxQueuedBytes else { return .some(nil) }
+            guard let actions = transfer.machine?.chunkStored(file: file, rawLength: raw.count) else { return nil }
+            transfer.bytesDone += UInt64(raw.count)
+            transfer.wireBytes += UInt64(chunk.data.count)
+            transfer.files[file].stored += UInt64(raw.count)
+            transfer.currentFile = file
+            // The machine takes chunks in offset order only, so the file digest is fed in that order.
+            transfer.files[file].hasher?.add(chunkDigest: chunk.sha256)
+            return actions
+        } ?? nil
         guard let stored else { return }
         guard let actions = stored else {
             await violation(by: peerID, "the sender ignores flow control (more than 64 MiB unacknowledged)")
@@ -168,9 +165,7 @@ extension TransferEngine {
         if existing < entry.resumeOffset {
             // The verified prefix hashed at acceptance is gone (removed meanwhile): never extend it with zeros.
             handle.close()
-            throw SystemError(
-                call: "open the staged data of \(entry.components.joined(separator: "/")) (it vanished)",
-                errno: .noSuchFileOrDirectory)
+            throw SystemError(call: "open the staged data of \(entry.components.joined(separator: "/")) (it vanished)", errno: .noSuchFileOrDirectory)
         }
         if existing != entry.resumeOffset {
             do throws(SystemError) {
@@ -187,18 +182,16 @@ extension TransferEngine {
     func fileEndReceived(_ end: FileEnd, from peerID: PeerID) async {
         let key = IncomingKey(peer: peerID, transferID: end.transferID)
         typealias Outcome = Result<[IncomingTransferMachine.Action], TransferProtocolError>
-        let outcome: Outcome? =
-            withIncoming(key) { transfer -> Outcome? in
-                guard transfer.phase == .receiving else { return nil }
-                do throws(TransferProtocolError) {
-                    guard
-                        let actions = try transfer.machine?.fileEndArrived(file: Int(end.fileIndex), digest: end.digest)
-                    else { return nil }
-                    return .success(actions)
-                } catch {
-                    return .failure(error)
-                }
-            } ?? nil
+        let outcome: Outcome? = withIncoming(key) { transfer -> Outcome? in
+            guard transfer.phase == .receiving else { return nil }
+            do throws(TransferProtocolError) {
+                guard let actions = try transfer.machine?.fileEndArrived(file: Int(end.fileIndex), digest: end.digest)
+                else { return nil }
+                return .success(actions)
+            } catch {
+                return .failure(error)
+            }
+        } ?? nil
         switch outcome {
         case .success(let actions):
             enqueue(actions, key)
@@ -267,30 +260,26 @@ extension TransferEngine {
         startPublishing(key)
     }
 
-    func fileFailed(_ file: Int, status: FerryWire.FileStatus, detail: String, _ key: IncomingKey, removeStaged: Bool)
-        async
-    {
+    func fileFailed(_ file: Int, status: FerryWire.FileStatus, detail: String, _ key: IncomingKey, removeStaged: Bool) async {
         guard
-            let (outcome, stagedKey, reservation) = withIncoming(
-                key,
-                {
-                    transfer -> (FileOutcome, String, StagedReservation?)? in
-                    guard !transfer.files[file].ended else { return nil }
-                    transfer.machine?.fileEnded(file)
-                    transfer.files[file].ended = true
-                    transfer.endedCount += 1
-                    transfer.files[file].staged?.close()
-                    transfer.files[file].staged = nil
-                    transfer.files[file].hasher = nil
-                    transfer.filesFailed += 1
-                    transfer.pending.removeAll { $0 == file }
-                    let outcome = FileOutcome(
-                        transferID: key.transferID, peer: transfer.peer, direction: .receiving, fileIndex: file,
-                        fileName: transfer.offer.files[file].path, size: transfer.files[file].size, publishedName: nil,
-                        failure: "\(status): \(detail)", resumedBytes: transfer.files[file].resumeOffset)
-                    defer { transfer.files[file].reservation = nil }
-                    return (outcome, transfer.files[file].key, transfer.files[file].reservation)
-                }) ?? nil
+            let (outcome, stagedKey, reservation) = withIncoming(key, {
+                transfer -> (FileOutcome, String, StagedReservation?)? in
+                guard !transfer.files[file].ended else { return nil }
+                transfer.machine?.fileEnded(file)
+                transfer.files[file].ended = true
+                transfer.endedCount += 1
+                transfer.files[file].staged?.close()
+                transfer.files[file].staged = nil
+                transfer.files[file].hasher = nil
+                transfer.filesFailed += 1
+                transfer.pending.removeAll { $0 == file }
+                let outcome = FileOutcome(
+                    transferID: key.transferID, peer: transfer.peer, direction: .receiving, fileIndex: file,
+                    fileName: transfer.offer.files[file].path, size: transfer.files[file].size, publishedName: nil,
+                    failure: "\(status): \(detail)", resumedBytes: transfer.files[file].resumeOffset)
+                defer { transfer.files[file].reservation = nil }
+                return (outcome, transfer.files[file].key, transfer.files[file].reservation)
+            }) ?? nil
         else { return }
         if removeStaged { receiveDirectory?.removeStaged(key: stagedKey) }
         reservation?.release()  // after the removal: no other transfer takes up data that is going
@@ -335,8 +324,7 @@ extension TransferEngine {
             transferID: key.transferID, peer: transfer.peer, direction: .receiving,
             filesSucceeded: transfer.filesSucceeded, filesFailed: transfer.filesFailed + failedNow,
             filesSkipped: transfer.files.filter { !$0.accepted }.count, bytes: transfer.bytesDone,
-            wireBytes: transfer.wireBytes, chunkBytes: transfer.bytesDone, resumedBytes: transfer.resumedBytes,
-            duration: clock.now - transfer.started,
+            wireBytes: transfer.wireBytes, chunkBytes: transfer.bytesDone, resumedBytes: transfer.resumedBytes, duration: clock.now - transfer.started,
             failure: failure)
         log(1, "transfer \(key.transferID) from \(transfer.peer.displayName) finished: \(failure ?? "ok")")
         emit(.finished(outcome))
@@ -354,8 +342,7 @@ extension TransferEngine {
             let why = detail.isEmpty ? reason.map { "\($0)" } ?? "withdrawn" : detail
             emit(.denied(transferID: key.transferID, peer: transfer.peer, direction: .receiving, reason: why))
             if tellPeer, let reason {
-                await send(
-                    .cancel(TransferCancel(transferID: key.transferID, reason: reason, detail: "")), to: key.peer)
+                await send(.cancel(TransferCancel(transferID: key.transferID, reason: reason, detail: "")), to: key.peer)
             }
             return
         }
@@ -373,21 +360,19 @@ extension TransferEngine {
 
     func reportIncomingProgress(_ key: IncomingKey) {
         let now = clock.now
-        let progress =
-            withIncoming(key) { transfer -> TransferProgress? in
-                let done = transfer.bytesDone + transfer.resumedBytes
-                guard transfer.meter.record(bytes: done, now: now) else { return nil }
-                let file = transfer.currentFile
-                let total = transfer.totalBytes
-                return TransferProgress(
-                    transferID: key.transferID, peer: transfer.peer, direction: .receiving, fileIndex: file,
-                    fileName: transfer.offer.files[file].path,
-                    fileBytesDone: transfer.files[file].resumeOffset + transfer.files[file].stored,
-                    fileSize: transfer.files[file].size, bytesDone: done, totalBytes: total,
-                    filesDone: transfer.filesSucceeded + transfer.filesFailed, fileCount: transfer.acceptedCount,
-                    rate: transfer.meter.rate,
-                    secondsLeft: transfer.meter.secondsLeft(remaining: total - min(done, total)))
-            } ?? nil
+        let progress = withIncoming(key) { transfer -> TransferProgress? in
+            let done = transfer.bytesDone + transfer.resumedBytes
+            guard transfer.meter.record(bytes: done, now: now) else { return nil }
+            let file = transfer.currentFile
+            let total = transfer.totalBytes
+            return TransferProgress(
+                transferID: key.transferID, peer: transfer.peer, direction: .receiving, fileIndex: file,
+                fileName: transfer.offer.files[file].path,
+                fileBytesDone: transfer.files[file].resumeOffset + transfer.files[file].stored,
+                fileSize: transfer.files[file].size, bytesDone: done, totalBytes: total,
+                filesDone: transfer.filesSucceeded + transfer.filesFailed, fileCount: transfer.acceptedCount,
+                rate: transfer.meter.rate, secondsLeft: transfer.meter.secondsLeft(remaining: total - min(done, total)))
+        } ?? nil
         if let progress { emit(.progress(progress)) }
     }
 
