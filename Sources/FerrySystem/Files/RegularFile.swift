@@ -142,12 +142,21 @@ public final class RegularFile: Sendable {
     /// Why: a file written front to back and synced only at its end leaves the whole file dirty in the page cache
     /// until that sync, which then waits for all of it; started as it is written, the disk works while the rest
     /// arrives. Not a durability call (`sync(dataOnly:)` still commits).
-    /// - Throws: `SystemError` ("sync_file_range()"), e.g. EIO.
+    /// - Throws: `SystemError` ("sync_file_range()"), e.g. EIO; none where range writeback is not supported.
     public func startWriteback(at offset: UInt64, count: Int) throws(SystemError) {
         let start = try checkedRange(offset: offset, count: count, "sync_file_range")
         try descriptor.run(describe("sync_file_range")) { file in
-            file._syncRange(offset: start, count: Int64(count), wait: false)
+            Self.unsupportedIsNothing(file._syncRange(offset: start, count: Int64(count), wait: false))
         }
+    }
+
+    /// A file system or file that has no range writeback (EINVAL, ESPIPE, ENOSYS, EOPNOTSUPP) gets none: the hint is
+    /// skipped, and the sync before publishing does the work. Any other error (EIO, ENOSPC...) is a write error.
+    private static func unsupportedIsNothing(_ result: Result<Void, Errno>) -> Result<Void, Errno> {
+        if case .failure(let errno) = result, [EINVAL, ESPIPE, ENOSYS, EOPNOTSUPP].contains(errno.rawValue) {
+            return .success(())
+        }
+        return result
     }
 
     /// Waits until `count` bytes at `offset` are written back (`sync_file_range(2)` with WAIT_BEFORE, WRITE and
@@ -158,11 +167,11 @@ public final class RegularFile: Sendable {
     /// a writer that outruns the disk waits here rather than piling up dirty pages. Errors are thrown, never
     /// ignored: a wait that reports a failed writeback also clears the error the file's next `fdatasync` would
     /// otherwise have reported, so the caller must treat it as a failed write.
-    /// - Throws: `SystemError` ("sync_file_range()"), e.g. EIO.
+    /// - Throws: `SystemError` ("sync_file_range()"), e.g. EIO; none where range writeback is not supported.
     public func evictWritten(at offset: UInt64, count: Int) throws(SystemError) {
         let start = try checkedRange(offset: offset, count: count, "sync_file_range")
         try descriptor.run(describe("sync_file_range")) { file in
-            file._syncRange(offset: start, count: Int64(count), wait: true).map {
+            Self.unsupportedIsNothing(file._syncRange(offset: start, count: Int64(count), wait: true)).map {
                 file.adviseDontNeed(offset: start, count: Int64(count))
             }
         }
