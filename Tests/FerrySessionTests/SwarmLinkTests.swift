@@ -17,9 +17,9 @@ import Testing
     static let carol = TestIdentity.named("carol")
 
     static func configuration(
-        _ name: String, policy: AcceptPolicy, transfers: Bool = false
+        _ name: String, policy: AcceptPolicy, transfers: Bool = false, maxPeers: Int = 16
     ) -> SessionConfiguration {
-        var configuration = SessionTests.configuration(name, policy: policy)
+        var configuration = SessionTests.configuration(name, policy: policy, maxPeers: maxPeers)
         configuration.transfersEnabled = transfers
         return configuration
     }
@@ -98,6 +98,40 @@ import Testing
                 let aliceAddress = await SessionTests.address(of: alice)
                 let member = try await bob.connect(toMember: Self.alice.deviceID, at: aliceAddress)
                 #expect(member.isSwarmLink && member.displayName == "alice")
+            }
+        }
+    }
+
+    /// A broadcast to many must not lock the receiver's owner out, nor be cut at `maxPeers`.
+    @Test func swarmLinksNeitherFillNorAreLimitedByMaxPeers() async throws {
+        try await withSession(Self.configuration("bob", policy: .all, maxPeers: 1)) { bob, address, reactor in
+            try await Session.run(configuration: Self.configuration("carol", policy: .none), reactor: reactor) {
+                carol in
+                try await carol.connect(toAddress: address)  // 1 of 1
+                try await Session.run(configuration: Self.configuration("alice", policy: .none), reactor: reactor) {
+                    alice in
+                    _ = await bob.vouch(for: [Self.alice.deviceID], reason: "a broadcast")
+                    _ = await alice.vouch(for: [Self.bob.deviceID], reason: "a broadcast")
+                    let member = try await alice.connect(toMember: Self.bob.deviceID, at: address)
+                    #expect(member.isSwarmLink, "admitted although bob is full")
+                    try await Session.run(
+                        configuration: Self.configuration("dave", policy: .none), reactor: reactor
+                    ) { dave in
+                        await #expect(
+                            throws: SessionError.denied(peer: "bob", reason: .serverFull, detail: "1 of 1 peers connected")
+                        ) {
+                            try await dave.connect(toAddress: address)
+                        }
+                        await carol.disconnect(bob.localPeerID)
+                        try await Self.waitUntil("carol gone") {
+                            await bob.peers(withState: .connected).map(\.displayName) == ["alice"]
+                        }
+                        // Alice's swarm link is still up, and takes no place of the one.
+                        let bobInfo = try await dave.connect(toAddress: address)
+                        #expect(!bobInfo.isSwarmLink)
+                    }
+                    #expect(await bob.peer(alice.localPeerID)?.state == .connected)
+                }
             }
         }
     }
