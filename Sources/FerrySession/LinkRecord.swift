@@ -15,6 +15,10 @@ struct LinkRecord: Sendable {
     var peerID: PeerID?
     /// Initiator: the peer we meant to reach (a different one answering is an error).
     var expectedPeer: PeerID?
+    /// Initiator of a swarm link: the member's device ID; the link is refused when another device answers.
+    var pinnedDevice: DeviceID?
+    /// A swarm link: opened to a vouched member, or admitted because its device was vouched for (`Session+Swarm`).
+    var isSwarm = false
     /// Callers of `connect` or `probe` waiting for the outcome.
     var waiters: [CheckedContinuation<PeerInfo, any Error>] = []
 

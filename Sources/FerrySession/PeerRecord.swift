@@ -40,6 +40,8 @@ struct PeerRecord: Sendable {
     var pairingCode: String?
     /// Whether its device ID is pinned.
     var isTrusted = false
+    /// Whether its connected link (the last one, once it ended) is a swarm link.
+    var isSwarmLink = false
     /// Keys, next sequence number and replay window of its datagrams, while connected.
     var datagrams: DatagramChannel?
 
@@ -55,7 +57,8 @@ struct PeerRecord: Sendable {
         PeerInfo(
             peerID: peerID, deviceID: deviceID, displayName: displayName, mode: mode, address: address,
             isDiscovered: isDiscovered, isAcceptingConnections: isAcceptingConnections, state: state,
-            pairingCode: pairingCode, isTrusted: isTrusted, takesMessages: takesMessages)
+            pairingCode: pairingCode, isTrusted: isTrusted, takesMessages: takesMessages,
+            isSwarmLink: isSwarmLink)
     }
 
     var connectedLink: LinkID? {

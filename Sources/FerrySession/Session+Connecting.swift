@@ -38,9 +38,10 @@ extension Session {
                                   timeout: timeout)
     }
 
-    private func openLink(
+    /// Opens a link and waits for its outcome. `member`: a swarm link pinned to that device (`Session+Swarm`).
+    func openLink(
         to address: SocketAddress, purpose: LinkStateMachine.Purpose, expectedPeer: PeerID?, name: String,
-        timeout: Duration
+        timeout: Duration, member: DeviceID? = nil
     ) async throws -> PeerInfo {
         let started = clock.now
         let stream: TCPConnection
@@ -78,6 +79,10 @@ extension Session {
             throw failure
         }
         let id = adopt(secure, role: role, expectedPeer: expectedPeer)
+        if let member {
+            links[id]?.pinnedDevice = member
+            links[id]?.isSwarm = true
+        }
         if let expectedPeer, var peer = peers[expectedPeer], peer.connectedLink == nil {
             peer.connection = .connecting(id)
             peers[expectedPeer] = peer

@@ -63,9 +63,8 @@ extension Session {
         if query { flags.insert(.query) }
         if leaving { flags.insert(.leaving) }
         if !configuration.takesMessages { flags.insert(.filesOnly) }
-        let connectedCount = peers.values.filter { $0.connectedLink != nil }.count
         if configuration.mode != .client, serverStateValue == .acceptingConnections,
-            connectedCount < configuration.maxPeers, !leaving
+            connectedCountOutsideSwarm < configuration.maxPeers, !leaving
         {
             flags.insert(.available)
         }

@@ -250,7 +250,7 @@ extension Session {
                 peer.address = link.remoteAddress
             }
         }
-        if !link.isAcceptor, link.expectedPeer == nil {
+        if !link.isAcceptor, link.expectedPeer == nil, !link.isSwarm {
             peer.isManual = true  // reached at an address the user gave: remembered like a discovered peer
         }
         if !link.isAcceptor, case .none = peer.connection, link.machine.role != .initiator(.probe) {
@@ -261,8 +261,10 @@ extension Session {
 
     func connectionRequested(on id: LinkID) {
         guard let link = links[id], let peerID = link.peerID, var peer = peers[peerID] else { return }
-        switch admission(for: peerID, policy: configuration.acceptPolicy) {
+        let swarm = isSwarmRequest(on: id)  // vouched for: no policy, no prompt (Session+Swarm)
+        switch swarm ? swarmAdmission(for: peerID) : admission(for: peerID, policy: configuration.acceptPolicy) {
         case .accept:
+            if swarm { links[id]?.isSwarm = true }
             update(id) { machine, now in machine.accept(now: now) }
         case .deny(let deny):
             update(id) { machine, now in machine.deny(deny, now: now) }
@@ -287,10 +289,9 @@ extension Session {
     }
 
     func admission(for peerID: PeerID, policy: AcceptPolicy) -> Admission {
-        let connectedCount = peers.values.filter { $0.connectedLink != nil }.count
         return Admission.decide(
             mode: configuration.mode, serverState: serverStateValue,
-            alreadyConnected: peers[peerID]?.connectedLink != nil, connectedCount: connectedCount,
+            alreadyConnected: peers[peerID]?.connectedLink != nil, connectedCount: connectedCountOutsideSwarm,
             maxPeers: configuration.maxPeers, policy: policy,
             peerIsTrusted: peers[peerID].map { trustedDevices[$0.deviceID] != nil } ?? false)
     }
@@ -313,6 +314,7 @@ extension Session {
         }
         peer.connection = .connected(id)
         peer.pendingRequest = nil
+        peer.isSwarmLink = link.isSwarm
         // Datagrams only when both hellos announce them (PROTOCOL.md 5); ours always does.
         if let hello = link.machine.peerHello, hello.datagramPort != 0, hello.capabilities.contains(.datagrams) {
             peer.datagramAddress = link.remoteAddress.withPort(hello.datagramPort)

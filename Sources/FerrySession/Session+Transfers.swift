@@ -63,6 +63,7 @@ extension Session {
             }
             return
         }
+        guard !refusedOfferOnSwarmLink(frame, on: id) else { return }
         transferSink.yield(.frame(frame, from: peerID))
     }
 }

@@ -25,6 +25,7 @@ extension Session {
                     + " \(certified.shortDescription)")
             return false
         }
+        guard checkPin(on: id, certified: certified) else { return false }
         for known in [link.expectedPeer, hello.peerID].compactMap({ $0 }) {
             if let announced = peers[known], announced.deviceID != certified {
                 refuse(

@@ -43,6 +43,11 @@ public enum SessionError: Error, Equatable, Sendable, CustomStringConvertible {
     case authenticationFailed(peer: String, detail: String)
     /// A peer showed the name of a pinned peer with another key: someone may be impersonating it.
     case pinnedKeyChanged(name: String, pinned: DeviceID, presented: DeviceID)
+    /// A swarm link (`Session.connect(toMember:at:timeout:)`) reached another device than the member it was opened
+    /// to: the address is stale, or someone else answers there. The link was closed.
+    case unexpectedDevice(address: String, expected: DeviceID, presented: DeviceID)
+    /// A swarm link was asked for a device no live vouch names (`Session.vouch(for:reason:)`).
+    case notVouched(DeviceID)
 
     /// What went wrong, for a person, and what to do where the user can act.
     public var description: String {
@@ -91,6 +96,12 @@ public enum SessionError: Error, Equatable, Sendable, CustomStringConvertible {
                 + " \(name) with the key \(pinned.shortDescription), so someone may be impersonating it. If \(name)"
                 + " really has a new identity (reinstalled), check with its owner, then run"
                 + " `ferry trust remove \(pinned.shortDescription)` and pair again."
+        case .unexpectedDevice(let address, let expected, let presented):
+            return "the peer at \(address) is device \(presented.shortDescription), not the broadcast member"
+                + " \(expected.shortDescription) the sender named there, so the link was closed; the member may"
+                + " have moved, and its chunks come from the other members or the sender"
+        case .notVouched(let deviceID):
+            return "device \(deviceID.shortDescription) is not a member of any broadcast this session takes part in"
         }
     }
 }

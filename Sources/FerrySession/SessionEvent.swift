@@ -42,12 +42,16 @@ public struct PeerInfo: Equatable, Sendable {
     /// Whether its application reads messages: false when it announced `filesOnly` (a `ferry receive`, which only
     /// takes files), so that a chat does not count it as a member.
     public var takesMessages: Bool
+    /// Whether its connected link (the last one, once it ended) is a swarm link between recipients of one broadcast
+    /// (`Session.vouch(for:reason:)`): admitted without a prompt for the transfer engine, not a peer that asked to
+    /// connect. Applications that list, greet or prompt for peers leave such a peer out.
+    public var isSwarmLink: Bool
 
     /// A peer as described (for tests and applications that keep their own tables).
     public init(
         peerID: PeerID, deviceID: DeviceID, displayName: String, mode: PeerMode, address: SocketAddress?,
         isDiscovered: Bool, isAcceptingConnections: Bool, state: PeerState, pairingCode: String? = nil,
-        isTrusted: Bool = false, takesMessages: Bool = true
+        isTrusted: Bool = false, takesMessages: Bool = true, isSwarmLink: Bool = false
     ) {
         self.peerID = peerID
         self.deviceID = deviceID
@@ -60,6 +64,7 @@ public struct PeerInfo: Equatable, Sendable {
         self.pairingCode = pairingCode
         self.isTrusted = isTrusted
         self.takesMessages = takesMessages
+        self.isSwarmLink = isSwarmLink
     }
 }
 
