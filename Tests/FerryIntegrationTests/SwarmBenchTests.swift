@@ -1,0 +1,82 @@
+import FerryTestSupport
+import Foundation
+import Testing
+
+extension IntegrationTests {
+    /// `ferry-bench swarm` (issue 12) in small: 4 MiB of photos to 1 receiver and to 2, each host on its own shaped
+    /// link. Not a timing assertion: the report has to have its shape (a block per broadcast with time, copies on the
+    /// sender's link, every receiver's bytes, CPU; a table; the targets with a verdict), and every receiver must end
+    /// with the sender's files, checked by their digests.
+    @Suite(.serialized) struct SwarmBenchTests {
+        @Test func aSmallSwarmRunReportsEveryBroadcastAndIdenticalFiles() async throws {
+            TestBed.removeStale()
+            guard try TestBed.requireAvailability() else {
+                try Test.cancel("network namespaces unavailable: \(TestBed.isAvailable.reason)")
+            }
+            let bench = try FerryBinary.locate(named: "ferry-bench")
+            let process = try FerryProcess(
+                executable: bench.path, arguments: ["swarm", "--receivers", "2", "--mib", "4"],
+                environment: ["FERRY_BINARY": try FerryBinary.url.path])
+            // SIGTERM first: the bench then stops its own ferry processes and removes its namespaces.
+            defer { _ = try? process.terminate(grace: .seconds(30)) }
+            let status = try await process.exitStatus(timeout: .seconds(600))
+            let output = process.allStdoutLines
+            #expect(status == 0, "\(process.capturedOutput())")
+            #expect(output.last == "swarm: every broadcast measured", "\(output.suffix(3))")
+
+            for count in [1, 2] {
+                let block = Self.block(count, of: output)
+                try #require(!block.isEmpty, "no block for \(count) receiver(s) in:\n\(output.joined(separator: "\n"))")
+                // "2 receiver(s), direct: 1.2 s, 1.90x the 1-receiver send; sender's link out 8.9 MB = 2.03 copies ..."
+                let title = block[0]
+                let seconds = Self.number(after: ": ", before: " s,", in: title)
+                let copies = Self.number(after: " MB = ", before: " copies", in: title)
+                #expect(seconds.map { $0 > 0 } ?? false, "\(title)")
+                #expect(copies.map { $0 > 0 } ?? false, "\(title)")
+                #expect(title.contains(count == 1 ? "1.00x the 1-receiver send" : "x the 1-receiver send"), "\(title)")
+                let incoming = try #require(block.first { $0.hasPrefix("  receivers in  MB: ") }, "\(block)")
+                #expect(Self.each(incoming).count == count || count == 1, "\(incoming)")
+                #expect(block.contains { $0.hasPrefix("  receivers out MB: ") }, "\(block)")
+                #expect(block.contains { $0.hasPrefix("  CPU s: sender ") }, "\(block)")
+                #expect(block.contains { $0.hasPrefix("  sender's link busy ") }, "\(block)")
+                #expect(
+                    block.contains(
+                        "  files: \(count) of \(count) receiver(s) hold every file, identical to the source (SHA-256)"),
+                    "\(block)")
+                #expect(!block.contains { $0.contains("PROBLEM") }, "\(block)")
+            }
+            let table = output.drop { !$0.hasPrefix("swarm: 4 MiB to each receiver") }
+            #expect(table.filter { $0.hasPrefix("  1 ") || $0.hasPrefix("  2 ") }.count == 2, "\(Array(table))")
+            let targets = table.filter { $0.hasPrefix("    ") }
+            #expect(targets.count == 3, "\(Array(table))")
+            for target in targets {
+                #expect(target.hasSuffix(" met") || target.hasSuffix(" not met"), "\(target)")
+            }
+            let identical = try #require(targets.last { $0.contains("every receiver ends with identical files") })
+            #expect(identical.hasSuffix(" met") && !identical.hasSuffix(" not met"), "\(identical)")
+        }
+
+        /// The block of the broadcast to `count` receivers: its title line and the indented lines under it.
+        static func block(_ count: Int, of output: [String]) -> [String] {
+            let start = output.drop { !$0.hasPrefix("\(count) receiver(s), ") }
+            guard let title = start.first else { return [] }
+            return [title] + start.dropFirst().prefix { $0.hasPrefix("  ") }
+        }
+
+        /// The number between `prefix` and `suffix` in `line` (their first occurrences).
+        static func number(after prefix: String, before suffix: String, in line: String) -> Double? {
+            guard let start = line.range(of: prefix)?.upperBound,
+                let end = line.range(of: suffix, range: start..<line.endIndex)?.lowerBound
+            else { return nil }
+            return Double(line[start..<end])
+        }
+
+        /// The per-receiver figures of a "min ..., median ..., max ... (each: a b c)" line.
+        static func each(_ line: String) -> [String] {
+            guard let open = line.range(of: "(each: ")?.upperBound, let close = line.lastIndex(of: ")") else {
+                return []
+            }
+            return line[open..<close].split(separator: " ").map(String.init)
+        }
+    }
+}
