@@ -56,6 +56,22 @@ extension IntegrationTests {
             #expect(identical.hasSuffix(" met") && !identical.hasSuffix(" not met"), "\(identical)")
         }
 
+        /// A count the bed cannot hold, or a typo, is a usage error that names the option (exit 64), before any
+        /// namespace is made.
+        @Test(arguments: [
+            (["--receivers", "0,4"], "--receivers takes receiver counts from 1 to 64"),
+            (["--mib", "lots"], "--mib must be a whole number from 1 to 4096"),
+            (["--no-relay", "--baseline"], "--no-relay and --baseline exclude each other"),
+            (["--relay"], "unknown option '--relay'"),
+        ])
+        func aBadOptionIsAUsageError(arguments: [String], message: String) throws {
+            let bench = try FerryBinary.locate(named: "ferry-bench")
+            let result = try FerryProcess.run(bench.path, ["swarm"] + arguments)
+            #expect(result.status == 64, "\(result.stderr)")
+            #expect(result.stderr.contains("error: " + message), "\(result.stderr)")
+            #expect(result.stdout.contains("usage: ferry-bench swarm"), "\(result.stdout)")
+        }
+
         /// The block of the broadcast to `count` receivers: its title line and the indented lines under it.
         static func block(_ count: Int, of output: [String]) -> [String] {
             let start = output.drop { !$0.hasPrefix("\(count) receiver(s), ") }
