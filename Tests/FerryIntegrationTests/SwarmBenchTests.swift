@@ -56,6 +56,55 @@ extension IntegrationTests {
             #expect(identical.hasSuffix(" met") && !identical.hasSuffix(" not met"), "\(identical)")
         }
 
+        /// With a ferry whose `send` has `--no-relay` (here the real one behind a wrapper that lists the flag and
+        /// drops it), `--baseline` runs each count twice, passing `--no-relay` to the direct runs only, and prints
+        /// targets for both modes.
+        @Test func withARelayingFerryBaselinePassesNoRelayToTheDirectRunsOnly() async throws {
+            TestBed.removeStale()
+            guard try TestBed.requireAvailability() else {
+                try Test.cancel("network namespaces unavailable: \(TestBed.isAvailable.reason)")
+            }
+            let directory = try TemporaryDirectory(prefix: "swarm-wrapper")
+            defer { directory.remove() }
+            let log = directory.url.appendingPathComponent("arguments.log")
+            let wrapper = directory.url.appendingPathComponent("ferry")
+            try """
+            #!/bin/bash
+            printf '%s\\n' "$*" >> '\(log.path)'
+            if [[ " $* " == *" send "* && " $* " == *" --help "* ]]; then
+                '\(try FerryBinary.url.path)' "$@"
+                echo '      --no-relay    Send every chunk directly (a test wrapper: ignored).'
+                exit 0
+            fi
+            arguments=()
+            for argument in "$@"; do [[ $argument == --no-relay ]] || arguments+=("$argument"); done
+            exec '\(try FerryBinary.url.path)' "${arguments[@]}"
+
+            """.write(to: wrapper, atomically: true, encoding: .utf8)
+            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: wrapper.path)
+            let bench = try FerryBinary.locate(named: "ferry-bench")
+            let process = try FerryProcess(
+                executable: bench.path, arguments: ["swarm", "--receivers", "2", "--mib", "1", "--baseline"],
+                environment: ["FERRY_BINARY": wrapper.path])
+            defer { _ = try? process.terminate(grace: .seconds(30)) }
+            let status = try await process.exitStatus(timeout: .seconds(600))
+            let output = process.allStdoutLines
+            #expect(status == 0, "\(process.capturedOutput())")
+            #expect(output.contains("relay: ferry send has --no-relay; modes: direct, relay"), "\(output.prefix(4))")
+            for title in [
+                "1 receiver(s), direct: ", "1 receiver(s), relay: ", "2 receiver(s), direct: ",
+                "2 receiver(s), relay: ",
+            ] {
+                #expect(output.contains { $0.hasPrefix(title) }, "no line starting \(title)")
+            }
+            #expect(output.filter { $0.hasPrefix("  targets (issue 12), ") }.count == 2, "\(output)")
+            let sends = try String(contentsOf: log, encoding: .utf8).split(separator: "\n").filter {
+                $0.contains(" --to ")
+            }
+            #expect(sends.count == 4, "\(sends)")
+            #expect(sends.filter { $0.hasSuffix(" --no-relay") }.count == 2, "\(sends)")
+        }
+
         /// A count the bed cannot hold, or a typo, is a usage error that names the option (exit 64), before any
         /// namespace is made.
         @Test(arguments: [
