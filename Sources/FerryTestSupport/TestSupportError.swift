@@ -20,6 +20,8 @@ public enum TestSupportError: Error, CustomStringConvertible, Sendable {
     /// Something a test needs (network namespaces, a tmpfs mount, a command) is missing, and FERRY_REQUIRE_NETNS=1
     /// demands it (`Requirement`).
     case requirementUnmet(what: String, reason: String)
+    /// A helper command succeeded but printed something the helper cannot read.
+    case unexpectedOutput(command: String, detail: String)
 
     public var description: String {
         switch self {
@@ -38,6 +40,8 @@ public enum TestSupportError: Error, CustomStringConvertible, Sendable {
             return "`\(command)` exited with status \(status)\nstdout: \(stdout)\nstderr: \(stderr)"
         case .requirementUnmet(let what, let reason):
             return "FERRY_REQUIRE_NETNS=1 but \(what) cannot be used here: \(reason)"
+        case .unexpectedOutput(let command, let detail):
+            return "`\(command)` printed something unexpected: \(detail)"
         }
     }
 

@@ -14,6 +14,7 @@ struct FerryBench {
                ferry-bench transfer [--scale F] [--rows a,b,c,d,e,f] [--repeat N]   (--help for the rows)
                ferry-bench compare [--scale small|full|F] [--rows 1,2,3,4,5] [--rounds N]   (--help for the rows)
                ferry-bench stress [--sends N] [--mbit M] [--parallel P] [--hang-after S]
+               ferry-bench swarm [--receivers N[,N...]] [--rate MBIT] [--mib SIZE] [--no-relay]   (--help)
                ferry-bench inflate zlib|zstd RAW-LENGTH FILE   (one chunk, alone in its process)
         """
 
@@ -28,6 +29,8 @@ struct FerryBench {
             compare(Array(arguments.dropFirst()))
         case "stress":
             stress(Array(arguments.dropFirst()))
+        case "swarm":
+            swarm(Array(arguments.dropFirst()))
         case "inflate":
             exit(InflateProbe.run(Array(arguments.dropFirst())))
         default:
@@ -80,6 +83,20 @@ struct FerryBench {
             exit(error.message == nil ? 0 : 64)
         }
         exit(TransferBenchmark(options: options).run() ? 0 : 1)
+    }
+
+    static func swarm(_ arguments: [String]) {
+        let options: SwarmOptions
+        do {
+            options = try SwarmOptions(arguments: arguments)
+        } catch {
+            if let message = error.message {
+                FileHandle.standardError.write(Data("error: \(message)\n".utf8))
+            }
+            print(SwarmOptions.usage)
+            exit(error.message == nil ? 0 : 64)
+        }
+        exit(SwarmBenchmark(options: options).run() ? 0 : 1)
     }
 
     static func compare(_ arguments: [String]) {

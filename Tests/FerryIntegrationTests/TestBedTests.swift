@@ -68,11 +68,58 @@ extension IntegrationTests {
                 #expect(outgoing.stdout.contains("tbf"))
                 #expect(outgoing.stdout.contains("8Mbit"))
                 try bed.limitRate(host: host, mbit: 4, burstKiB: 16, direction: .incoming)
-                let incoming = try FerryProcess.run("tc", ["qdisc", "show", "dev", "p1"], namespace: bed.switchNamespace)
+                let incoming = try FerryProcess.run(
+                    "tc", ["qdisc", "show", "dev", "p1"], namespace: bed.switchNamespace)
                 #expect(incoming.stdout.contains("tbf"))
                 try bed.removeRateLimit(host: host)
                 let removed = try bed.run(host: host, ["tc", "qdisc", "show", "dev", "eth0"]).requireSuccess()
                 #expect(!removed.stdout.contains("tbf"))
+            }
+        }
+
+        /// The swarm bed of issue 12 in small: every link shaped both ways (read back from `tc`, not timed), and the
+        /// veth counters of each host move with what it sends and receives, and only with that.
+        @Test func everyLinkIsLimitedBothWaysAndItsCountersMove() async throws {
+            try await TestBed.with(hosts: 3, name: "links") { bed in
+                try bed.limitEveryLink(mbit: 100, burstKiB: 64)
+                for host in bed.hosts {
+                    let (outgoing, incoming) = try bed.queueingDisciplines(of: host)
+                    #expect(outgoing.contains("tbf") && outgoing.contains("rate 100Mbit"), "\(host) eth0: \(outgoing)")
+                    #expect(
+                        incoming.contains("tbf") && incoming.contains("rate 100Mbit"),
+                        "\(host) p\(host.index): \(incoming)")
+                }
+                let (sender, receiver, bystander) = (bed.hosts[0], bed.hosts[1], bed.hosts[2])
+                let server = try bed.perform(in: receiver) {
+                    try UDPProbe.socket(boundTo: receiver.address, port: 47_003)
+                }
+                defer { _ = close(server) }
+                let client = try bed.perform(in: sender) { try UDPProbe.socket(boundTo: sender.address, port: 0) }
+                defer { _ = close(client) }
+                // One datagram there first: it waits for ARP, later ones would be dropped while it is unresolved.
+                try UDPProbe.send("first", from: client, to: receiver.address, port: 47_003)
+                #expect(try UDPProbe.receive(on: server).text == "first")
+                let before = try bed.linkCounters()
+                let senderEth0Before = try bed.hostLinkCounters(sender)
+                let payload = String(repeating: "x", count: 1200)
+                let count = 200
+                // Each datagram read back before the next is sent: all have crossed both ports when the loop ends.
+                for _ in 0..<count {
+                    try UDPProbe.send(payload, from: client, to: receiver.address, port: 47_003)
+                    #expect(try UDPProbe.receive(on: server).text.utf8.count == payload.utf8.count)
+                }
+                let bytes = count * payload.utf8.count
+                let after = try bed.linkCounters()
+                let moved = try #require(after[sender]).sentBytes - (try #require(before[sender])).sentBytes
+                let arrived =
+                    try #require(after[receiver]).receivedBytes - (try #require(before[receiver])).receivedBytes
+                let elsewhere =
+                    try #require(after[bystander]).receivedBytes - (try #require(before[bystander])).receivedBytes
+                #expect(moved >= bytes, "the sender's port counted \(moved) bytes out of \(bytes) sent")
+                #expect(arrived >= bytes, "the receiver's port counted \(arrived) bytes in of \(bytes) sent")
+                #expect(elsewhere < bytes / 10, "the bystander counted \(elsewhere) bytes in")
+                let senderEth0 = try bed.hostLinkCounters(sender) - senderEth0Before
+                #expect(senderEth0.sentBytes >= bytes, "the sender's eth0 counted \(senderEth0.sentBytes) bytes out")
             }
         }
 

@@ -17,6 +17,18 @@
 public enum TestImage {
     /// A baseline JPEG of `width` x `height` pixels (each 1...65535).
     public static func jpeg(width: Int, height: Int) -> [UInt8] {
+        var bytes = jpegHeader(width: width, height: height)
+        let blocks = ((width + 7) / 8) * ((height + 7) / 8)
+        let bits = blocks * 2
+        var scan = [UInt8](repeating: 0x00, count: (bits + 7) / 8)
+        if bits % 8 != 0 { scan[scan.count - 1] = UInt8(0xFF >> (bits % 8)) }  // pad the last byte with ones
+        bytes += scan
+        bytes += [0xFF, 0xD9]
+        return bytes
+    }
+
+    /// The bytes of `jpeg(width:height:)` before the scan: SOI to the end of SOS (what sniffers read).
+    public static func jpegHeader(width: Int, height: Int) -> [UInt8] {
         precondition((1...65_535).contains(width) && (1...65_535).contains(height), "JPEG sides are 1...65535")
         var bytes: [UInt8] = [0xFF, 0xD8]
         bytes += [0xFF, 0xE0, 0x00, 0x10] + Array("JFIF".utf8) + [0x00, 0x01, 0x01, 0x00, 0x00, 0x01, 0x00, 0x01]
@@ -26,12 +38,6 @@ public enum TestImage {
         let oneCode = [UInt8(1)] + [UInt8](repeating: 0, count: 15) + [0x00]  // one code of length 1, value 0
         bytes += [0xFF, 0xC4, 0x00, 0x26, 0x00] + oneCode + [0x10] + oneCode
         bytes += [0xFF, 0xDA, 0x00, 0x08, 0x01, 0x01, 0x00, 0x00, 0x3F, 0x00]
-        let blocks = ((width + 7) / 8) * ((height + 7) / 8)
-        let bits = blocks * 2
-        var scan = [UInt8](repeating: 0x00, count: (bits + 7) / 8)
-        if bits % 8 != 0 { scan[scan.count - 1] = UInt8(0xFF >> (bits % 8)) }  // pad the last byte with ones
-        bytes += scan
-        bytes += [0xFF, 0xD9]
         return bytes
     }
 
