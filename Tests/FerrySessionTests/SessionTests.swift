@@ -212,11 +212,14 @@ final class EventReader: @unchecked Sendable {
         defer { reactor.shutdown() }
         let listener = try reactor.listenTCP(on: .ipv4(.loopback, port: 0))
         defer { listener.close() }
-        // Set when the fake peer stops (its write failed or it was cancelled): the sender must give up on it while
-        // it is still there, sending heartbeats, not because it went away.
+        // Set when the fake peer stops on its own (an error of its own, the end of its input before the hello, or
+        // cancelled): the sender must give up on it while it is still there, sending heartbeats, not because it went
+        // away. A heartbeat write that fails does not set it: that is the sender's close reaching the fake, which on
+        // a loaded machine can happen before this test reads the sender's disconnect event.
         let fakeEnded = Flag()
         let fake = Task {
-            defer { fakeEnded.set() }
+            var closedBySender = false
+            defer { if !closedBySender { fakeEnded.set() } }
             let tcp = try await listener.accept()
             let identity = TestIdentity.named("stuck")
             let link = try TLSStream(over: tcp, context: TLSContext(identity: identity), role: .server)
@@ -238,7 +241,12 @@ final class EventReader: @unchecked Sendable {
             var sequence: UInt64 = 0
             while !Task.isCancelled {
                 sequence += 1
-                try await link.write(SessionMessage.heartbeat(Heartbeat(sequence: sequence)).encoded())
+                do {
+                    try await link.write(SessionMessage.heartbeat(Heartbeat(sequence: sequence)).encoded())
+                } catch {
+                    closedBySender = true
+                    return
+                }
                 try await reactor.sleep(until: .now + .milliseconds(300))
             }
         }
