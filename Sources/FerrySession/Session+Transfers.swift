@@ -19,7 +19,9 @@ extension Session {
     /// still queued for the link before this frame (the link, not the sender, is the bottleneck).
     ///
     /// `discardable` names the transfer whose data the frame carries (a chunk, a fileEnd): while it waits unsent
-    /// in the writer's queue, `discardQueuedFrames(of:to:)` may drop it.
+    /// in the writer's queue, `discardQueuedFrames(of:to:)` may drop it. `blocks` may also hold several whole frames
+    /// of that transfer back to back (a file's last chunk and its `fileEnd`): they are queued, sent and dropped
+    /// together.
     @discardableResult
     public func sendTransferFrame(
         _ blocks: [[UInt8]], to peerID: PeerID, discardable transfer: TransferID? = nil

@@ -55,19 +55,19 @@ public struct SourceFile: Sendable, Equatable {
         }
         for path in paths {
             try checkLength(path)
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-                throw .fileNotFound(path)
-            }
+            // stat(2) and access(2) directly: FileManager's fileExists and isReadableFile cost several times as
+            // much per file, which a send of thousands of files named one by one pays before its offer.
+            var status = stat()
+            guard stat(path, &status) == 0 else { throw .fileNotFound(path) }
             let base = URL(fileURLWithPath: path).standardizedFileURL.lastPathComponent
-            if isDirectory.boolValue {
+            if status.st_mode & S_IFMT == S_IFDIR {
                 let listing = try regularFiles(under: path)
                 for relative in listing.files {
                     try add(SourceFile(path: path + "/" + relative, name: base + "/" + relative))
                 }
                 skipped += listing.skipped.map { Skipped(name: base + "/" + $0.name, kind: $0.kind) }
             } else {
-                guard FileManager.default.isReadableFile(atPath: path) else {
+                guard access(path, R_OK) == 0 else {
                     throw .notReadable(path, reason: "permission denied")
                 }
                 try add(SourceFile(path: path, name: base))

@@ -119,6 +119,23 @@ import Testing
         #expect(Self.run(&policy, Self.chunks(2)) == ["zstd", "zstd"])
     }
 
+    /// Files of one chunk each continue the backoff of the files before them (1, 2, 4, ... 64 files skipped); a
+    /// larger file clears it, and a small file that compresses ends it.
+    @Test func smallFilesContinueTheBackoff() {
+        var policy = Self.started(.auto)
+        var decisions: [String] = []
+        for _ in 0..<16 {
+            policy.fileStarted(alreadyCompressed: false, singleChunk: true)
+            decisions += Self.run(&policy, Self.chunks(1, shrinks: false))
+        }
+        let expected = ["zstd", "raw", "zstd", "raw", "raw", "zstd", "raw", "raw", "raw", "raw", "zstd"]
+        #expect(decisions == expected + Array(repeating: "raw", count: 5))
+        policy.fileStarted(alreadyCompressed: false, singleChunk: false)
+        #expect(Self.run(&policy, Self.chunks(1)) == ["zstd"])
+        policy.fileStarted(alreadyCompressed: false, singleChunk: true)
+        #expect(Self.run(&policy, Self.chunks(1)) == ["zstd"])  // the larger file compressed: no backoff
+    }
+
     /// The level follows the controller (4 chunks an epoch, a chunk's pace arriving with the next one): waiting
     /// for the link half the time climbs to the highest level predicted to fit, waiting for nothing steps down.
     @Test func autoFollowsTheLevelController() {

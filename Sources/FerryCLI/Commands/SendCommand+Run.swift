@@ -149,7 +149,8 @@ extension SendCommand {
 
     /// The size of a regular file, 0 when it cannot be read (the engine reports that file's failure).
     static func size(of path: String) -> UInt64 {
-        let attributes = try? FileManager.default.attributesOfItem(atPath: path)
-        return (attributes?[.size] as? NSNumber)?.uint64Value ?? 0
+        var status = stat()  // stat(2): FileManager's attributesOfItem also reads owner names and extended attributes
+        guard stat(path, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return 0 }
+        return UInt64(status.st_size)
     }
 }

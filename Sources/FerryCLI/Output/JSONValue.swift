@@ -84,6 +84,14 @@ public enum JSONValue: Sendable, Equatable {
     /// U+2029 are written as `\uXXXX` too: the parsed value is the same, and the line stays safe to show on a
     /// terminal and to paste into JavaScript. Other non-ASCII text is written as UTF-8.
     static func writeString(_ s: String, to out: inout String) {
+        // Most strings (event names, keys, IDs, digests, ASCII file names) need no escape: appended whole, not
+        // scalar by scalar (the JSON lines of 1000 small files were 4-8% of a sender's CPU that way).
+        if s.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) {
+            out += "\""
+            out += s
+            out += "\""
+            return
+        }
         out += "\""
         for scalar in s.unicodeScalars {
             switch scalar {

@@ -30,6 +30,8 @@ struct IncomingTransfer: Sendable {
     var filesSucceeded = 0
     var filesFailed = 0
     var currentFile = 0
+    /// The last file whose staged file was asked for ahead of its first chunk (`TransferEngine.stageAhead`).
+    var stagedAheadThrough = 0
     /// Counted once at acceptance and as files end, so no event has to scan every file.
     var acceptedCount = 0
     var totalBytes: UInt64 = 0

@@ -86,6 +86,15 @@ extension ReceiveDirectory {
         return StagedReservation(key: key, directory: self)
     }
 
+    /// Removes the staged file of `reservation` when it is empty and is the file the reservation holds locked (one
+    /// created ahead of a first chunk that never came); anything else stays. Errors are ignored.
+    func removeEmptyStaged(holding reservation: StagedReservation) {
+        guard let status = try? staging.status(of: reservation.key), status.kind == .regular, status.size == 0,
+            reservation.isLockedFile(status)
+        else { return }
+        try? staging.removeFile(reservation.key)
+    }
+
     func dropClaim(_ key: String) {
         _ = claims.withLock { $0.remove(key) }
     }

@@ -119,15 +119,32 @@ extension TransferEngine {
                 return (request.file, result)
             }
         }
+        // The results of the turn go to the sender together (one trip to the session, one write for many small
+        // files), in the order of the turn: a failure's own result waits for the results before it.
+        var frames: [[UInt8]] = []
         for (file, result) in results {
             switch result {
             case .success(let delivered):
-                await fileSucceeded(file, delivered, key)
+                if let frame = fileSucceeded(file, delivered, key) { frames.append(frame) }
             case .failure(let error):
+                await sendResults(&frames, key)
                 await fileFailed(file, status: .writeFailed, detail: "\(error)", key, removeStaged: false)
             }
         }
+        await sendResults(&frames, key)
+        await finishIfDone(key)
         return true
+    }
+
+    /// Sends the encoded `fileResult` frames in `frames` to the transfer's sender in one queue entry, and empties it.
+    private func sendResults(_ frames: inout [[UInt8]], _ key: IncomingKey) async {
+        guard !frames.isEmpty else { return }
+        defer { frames = [] }
+        do {
+            try await session.sendTransferFrame(frames, to: key.peer)
+        } catch {
+            log(2, "could not send \(frames.count) file results to \(key.peer): \(error)")
+        }
     }
 
     /// Data a batch's `syncfs` may flush besides its own files before the turn counts as waiting behind later data.
@@ -153,7 +170,9 @@ extension TransferEngine {
         return false
     }
 
-    private func fileSucceeded(_ file: Int, _ delivered: Delivered, _ key: IncomingKey) async {
+    /// Records a published (or delivered) file and reports it; returns its `fileResult` frame for the sender (nil
+    /// when the transfer is gone).
+    private func fileSucceeded(_ file: Int, _ delivered: Delivered, _ key: IncomingKey) -> [UInt8]? {
         let identical = delivered.published?.isIdentical ?? false
         let publishedName = delivered.published?.name
         guard
@@ -173,7 +192,7 @@ extension TransferEngine {
                         alreadyThere: identical, payload: delivered.payload,
                         mediaType: transfer.offer.files[file].mediaType, digest: transfer.files[file].digest)
                 })
-        else { return }
+        else { return nil }
         let what = identical ? "already there (identical):" : publishedName == nil ? "delivered in memory" : "published"
         log(2, "\(what) \(publishedName ?? outcome.fileName) from \(outcome.peer.displayName)")
         emit(.fileFinished(outcome))
@@ -181,8 +200,7 @@ extension TransferEngine {
         let result = FileResult(
             transferID: key.transferID, fileIndex: UInt32(file), status: .published,
             detail: Self.detail(publishedName ?? outcome.fileName), identical: identical)
-        await send(.fileResult(result), to: key.peer)
-        await finishIfDone(key)
+        return TransferMessage.fileResult(result).frame.encoded()
     }
 }
 

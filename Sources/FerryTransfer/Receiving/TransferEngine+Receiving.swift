@@ -176,6 +176,7 @@ extension TransferEngine {
             }
         }
         incoming[key]?.files[file].staged = handle
+        stageAhead(after: file, key)
         return handle
     }
 
@@ -314,6 +315,7 @@ extension TransferEngine {
     func finishIncoming(_ key: IncomingKey, failure: String?) {
         guard let transfer = incoming.removeValue(forKey: key) else { return }
         rememberEnded(key)
+        removeStagedAhead(of: transfer)
         for entry in transfer.files {
             entry.staged?.close()
             entry.reservation?.release()

@@ -26,6 +26,9 @@ actor ChunkSource {
         /// SHA-256 of the raw bytes (the chunk digest).
         var sha256: [UInt8]
         var data: [UInt8]
+        /// The file digest, when this chunk completed the file's first pass and the file was still as offered: the
+        /// pump sends the file's `fileEnd` with the chunk, without asking `digest(of:)`.
+        var fileDigest: [UInt8]? = nil
     }
 
     enum Failure: Error, Equatable, Sendable, CustomStringConvertible {
@@ -146,7 +149,9 @@ actor ChunkSource {
         if knownDigest == nil {
             if policyFile != index {
                 policyFile = index
-                policy.fileStarted(alreadyCompressed: files[index].alreadyCompressed)
+                policy.fileStarted(
+                    alreadyCompressed: files[index].alreadyCompressed,
+                    singleChunk: files[index].offered.size <= UInt64(chunkSize))
             }
             var pace: CompressionPolicy.Pace?
             if let prepared = lastPrepared, let cycle {
@@ -204,11 +209,14 @@ actor ChunkSource {
                 )
             }
         }
-        let (prepared, compressSeconds, digest) = try recorded(work, index)
+        let (made, compressSeconds, digest) = try recorded(work, index)
+        var prepared = made
         if let digest {
             files[index].hasher = nil
             switch digest {
-            case .success(let bytes): files[index].digest = bytes
+            case .success(let bytes):
+                files[index].digest = bytes
+                prepared.fileDigest = bytes
             case .failure(let failure): files[index].failure = failure
             }
         }
@@ -271,11 +279,6 @@ actor ChunkSource {
         guard files[index].users == 0, files[index].digest != nil, let handle = files[index].handle else { return }
         files[index].handle = nil
         handle.close()
-    }
-
-    /// The file digest sent in the file's `fileEnd`, once it is known.
-    func sentDigest(of index: Int) -> [UInt8]? {
-        files[index].digest
     }
 
     /// What went wrong with a file, for the user ("" if nothing did).

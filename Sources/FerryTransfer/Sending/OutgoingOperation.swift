@@ -32,6 +32,9 @@ struct OutgoingPeer: Sendable {
     /// Files given up here (their source changed), with the message for the user: their result from the receiver
     /// is reported with it.
     var abandoned: [Int: String] = [:]
+    /// The file digests sent in this peer's `fileEnd`s (reported with each file's result, without a trip to the
+    /// chunk source per file).
+    var sentDigests: [Int: [UInt8]] = [:]
     var filesSucceeded = 0
     /// Of those, files the receiver already held byte for byte (`FileResult.identical`).
     var filesAlreadyThere = 0

@@ -155,9 +155,17 @@ extension TransferEngine {
                 let header = Chunk.frameHeader(
                     transferID: id, fileIndex: UInt32(file), offset: offset, rawLength: UInt32(prepared.rawLength),
                     codec: data.codec, sha256: prepared.sha256, dataLength: data.bytes.count)
+                var blocks = [header, data.bytes]
+                // The chunk that completes a file takes the file's `fileEnd` along in the same queue entry (its
+                // digest is known: the chunk finished the first pass): one trip to the session and one wake of
+                // the link writer per small file instead of two, and no trip to the chunk source for the digest.
+                if let fileDigest = prepared.fileDigest, endsFileWithChunk(file, digest: fileDigest, id, peerID) {
+                    let end = FileEnd(transferID: id, fileIndex: UInt32(file), digest: fileDigest)
+                    blocks.append(TransferMessage.fileEnd(end).frame.encoded())
+                }
                 let queued = clock.now
                 do {
-                    _ = try await session.sendTransferFrame([header, data.bytes], to: peerID, discardable: id)
+                    _ = try await session.sendTransferFrame(blocks, to: peerID, discardable: id)
                     waited += clock.now - queued
                 } catch is CancellationError {
                     // The user cancelled while the link was backlogged: the receiver is still told.
@@ -184,13 +192,36 @@ extension TransferEngine {
                     await cancelOperation(id, reason: .readFailed, detail: error.description)
                     continue
                 }
-                guard isSending(id, peerID) else { continue }
+                guard recordSentDigest(digest, of: file, id, peerID) else { continue }
                 let end = FileEnd(transferID: id, fileIndex: UInt32(file), digest: digest)
                 if !(await send(.fileEnd(end), to: peerID, discardable: id)) {
                     await failPeer(id, peerID, "the link failed", cancel: nil)
                 }
             }
         }
+    }
+
+    /// Whether the machine's next step after the chunk just taken is the `fileEnd` of `file`; if so it counts as
+    /// sent (it goes out with the chunk, exactly once: a file sent again after a corrupt acknowledgement gets no
+    /// second one, PROTOCOL.md 11.10 rule 5).
+    func endsFileWithChunk(_ file: Int, digest: [UInt8], _ id: TransferID, _ peerID: PeerID) -> Bool {
+        withPeer(id, peerID) { peer -> Bool in
+            guard peer.machine.phase == .sending, peer.machine.nextStep() == .sendFileEnd(file: file) else {
+                return false
+            }
+            peer.machine.fileEndSent(file: file)
+            peer.sentDigests[file] = digest
+            return true
+        } ?? false
+    }
+
+    /// Records the digest sent in `file`'s `fileEnd` to this peer; false when the transfer with it has stopped.
+    func recordSentDigest(_ digest: [UInt8], of file: Int, _ id: TransferID, _ peerID: PeerID) -> Bool {
+        withPeer(id, peerID) { peer -> Bool in
+            guard peer.machine.phase == .sending else { return false }
+            peer.sentDigests[file] = digest
+            return true
+        } ?? false
     }
 
     /// The file changed while it was being sent: nothing more of it goes to this peer, which is told with `fileResult`
@@ -213,11 +244,6 @@ extension TransferEngine {
         if !(await send(.fileResult(result), to: peerID)) {
             await failPeer(id, peerID, "the link failed", cancel: nil)
         }
-    }
-
-    /// The transfer with this peer still runs (not stopped while the pump was waiting on something else).
-    func isSending(_ id: TransferID, _ peerID: PeerID) -> Bool {
-        withPeer(id, peerID) { $0.machine.phase == .sending } ?? false
     }
 
     /// A prepared chunk as this peer may receive it: in its codec when the peer agreed to that codec, else raw
@@ -326,7 +352,6 @@ extension TransferEngine {
         }
         let file = Int(result.fileIndex)
         let published = result.status == .published
-        let digest = published ? await operations[id]?.source.sentDigest(of: file) : nil
         let outcome = withPeer(id, peerID) { peer -> Result<FileOutcome, TransferProtocolError>? in
             if peer.failure != nil { return nil }  // crossed this side's cancel
             do throws(TransferProtocolError) {
@@ -334,6 +359,8 @@ extension TransferEngine {
             } catch {
                 return .failure(error)
             }
+            let digest = published ? peer.sentDigests[file] : nil
+            peer.sentDigests[file] = nil
             if published { peer.filesSucceeded += 1 } else { peer.filesFailed += 1 }
             if published && result.identical { peer.filesAlreadyThere += 1 }
             let offered = files[file]
