@@ -97,7 +97,7 @@ extension TransferEngine {
         return infos.compactMap { info in outcomes.first { $0.peer.peerID == info.peerID } }
     }
 
-    static var localCodecs: CodecSet { [.zlib, .zstd] }
+    static var localCodecs: CodecSet { [.zlib, .zstd, .zstdPrefixed] }
 
     /// Runs `body` on the peer's record in place. The record is taken out of the table while `body` runs, so its
     /// arrays (one entry per file) are never copied on a mutation: with thousands of files a copy per chunk or
@@ -117,6 +117,9 @@ extension TransferEngine {
         var cycleStarted: ContinuousClock.Instant?
         var waited = Duration.zero
         var inFlight = 0
+        // The chunk frame sent last to this peer: a chunk may be compressed with its file's previous chunk as prefix
+        // only when that chunk went just before it (PROTOCOL.md 11.10 rule 3).
+        var previousChunk: (file: Int, offset: UInt64)?
         while true {
             guard let source = operations[id]?.source, let step = withPeer(id, peerID, { $0.machine.nextStep() })
             else { return nil }
@@ -129,7 +132,13 @@ extension TransferEngine {
                 await waitForNews(id, peerID)
                 if sending { waited += clock.now - started }
             case .sendChunk(let file, let offset, let length):
-                withPeer(id, peerID) { $0.machine.chunkSent(file: file, offset: offset, length: length) }
+                let prefixed = withPeer(id, peerID) { peer -> Bool in
+                    peer.machine.chunkSent(file: file, offset: offset, length: length)
+                    return peer.codecs.contains(.zstdPrefixed)
+                        && previousChunk.map { $0.file == file && $0.offset + UInt64(peer.machine.chunkSize) == offset }
+                            == true
+                }
+                previousChunk = nil  // until this one is sent
                 let now = clock.now
                 let cycle = cycleStarted.map { started in
                     PumpCycle(
@@ -140,7 +149,8 @@ extension TransferEngine {
                 waited = .zero
                 let prepared: ChunkSource.Prepared
                 do {
-                    prepared = try await source.chunk(file: file, offset: offset, length: length, cycle: cycle)
+                    prepared = try await source.chunk(
+                        file: file, offset: offset, length: length, cycle: cycle, prefixAllowed: prefixed == true)
                 } catch .changed {
                     await abandon(file, id, peerID, await source.failureText(of: file))
                     continue
@@ -159,6 +169,7 @@ extension TransferEngine {
                 do {
                     _ = try await session.sendTransferFrame([header, data.bytes], to: peerID, discardable: id)
                     waited += clock.now - queued
+                    previousChunk = (file, offset)
                 } catch is CancellationError {
                     // The user cancelled while the link was backlogged: the receiver is still told.
                     await failPeer(id, peerID, "\(CancelReason.cancelledByUser)", cancel: .cancelledByUser, detail: "")
@@ -222,8 +233,9 @@ extension TransferEngine {
 
     /// A prepared chunk as this peer may receive it: in its codec when the peer agreed to that codec, else raw
     /// (inflated back; only a peer that refused a codec ferry offers gets this).
+    /// (A `zstdPrefixed` chunk is only prepared for a peer that agreed to it.)
     static func sendable(_ prepared: ChunkSource.Prepared, codecs: CodecSet) -> (codec: Codec, bytes: [UInt8]) {
-        guard prepared.codec != .none, !codecs.contains(codec: prepared.codec) else {
+        guard prepared.codec != .none, prepared.codec != .zstdPrefixed, !codecs.contains(codec: prepared.codec) else {
             return (prepared.codec, prepared.data)
         }
         let algorithm: CompressionAlgorithm = prepared.codec == .zstd ? .zstd : .zlib
