@@ -1,4 +1,6 @@
 import FerrySession
+import FerryStateMachines
+import FerrySystem
 import FerryTestSupport
 import FerryWire
 import Foundation
@@ -86,5 +88,35 @@ import Testing
             let published = try? Data(contentsOf: inbox.url.appendingPathComponent("repeated.bin"))
             #expect((published == Data(bytes)) == (`case` == "honest"))
         }
+    }
+}
+
+/// `--compress auto` to a peer on loopback: the ends share the CPU and the link is a memory copy, so nothing is
+/// compressed (ferry-bench compare row 3: text went at 0.4-0.8x random bytes); forced modes still compress there.
+@Suite(.serialized, .timeLimit(.minutes(2))) struct LoopbackCompressionTests {
+    @Test(arguments: [CompressionMode.auto, .zstd])
+    func autoSendsRawToAPeerOnLoopback(_ mode: CompressionMode) async throws {
+        try await TemporaryDirectory.with(prefix: "loopback-src") { source in
+            try await TemporaryDirectory.with(prefix: "loopback-in") { inbox in
+                let text = try TestFiles(in: source).text("t.txt", size: 300_000)
+                try await TransferEngineTests.withEngines(inbox: inbox.path, chunkSize: 65_536, compression: mode) {
+                    _, sender, bob in
+                    let outcome = try #require(
+                        try await sender.send([SourceFile(path: text.path, name: "t.txt")], to: [bob]).first)
+                    #expect(outcome.isSuccess, "\(outcome)")
+                    #expect((outcome.wireBytes == outcome.bytes) == (mode == .auto), "\(outcome.wireBytes)")
+                }
+            }
+        }
+    }
+
+    @Test func loopbackAddresses() {
+        #expect(TransferEngine.isLoopback(.ipv4(.loopback, port: 1)))
+        #expect(TransferEngine.isLoopback(.ipv4(IPv4Address(rawValue: 0x7f00_0102), port: 1)))
+        #expect(!TransferEngine.isLoopback(.ipv4(IPv4Address(rawValue: 0x0a4e_0002), port: 1)))
+        #expect(TransferEngine.isLoopback(.ipv6(IPv6Address(high: 0, low: 1), port: 1, scopeID: 0)))
+        #expect(TransferEngine.isLoopback(.ipv6(IPv6Address(high: 0, low: 0xffff_7f00_0001), port: 1, scopeID: 0)))
+        #expect(!TransferEngine.isLoopback(.ipv6(IPv6Address(high: 0, low: 0xffff_0a00_0001), port: 1, scopeID: 0)))
+        #expect(!TransferEngine.isLoopback(nil))
     }
 }

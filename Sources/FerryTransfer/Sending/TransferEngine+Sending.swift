@@ -1,5 +1,6 @@
 import FerrySession
 import FerryStateMachines
+import FerrySystem
 import FerryWire
 
 extension TransferEngine {
@@ -54,7 +55,10 @@ extension TransferEngine {
         let offer = Offer(
             transferID: TransferID.random(), chunkSize: UInt32(configuration.chunkSize), codecs: codecs,
             files: prepared.map(\.offered))
-        let policy = CompressionPolicy(mode: configuration.compression, available: [.zstd, .zlib])
+        // Peers on this machine's loopback share its CPU and their link is a memory copy: compressing can only cost
+        // there (text over loopback went at 0.4-0.8x random bytes). `auto` sends raw to them without measuring.
+        let local = configuration.compression == .auto && infos.allSatisfy { Self.isLoopback($0.address) }
+        let policy = CompressionPolicy(mode: local ? .none : configuration.compression, available: [.zstd, .zlib])
         // One peer uses each chunk once (a resend reads it again); a broadcast shares chunks through the cache.
         let source = ChunkSource(
             files: prepared, chunkSize: configuration.chunkSize, policy: policy,
@@ -98,6 +102,16 @@ extension TransferEngine {
     }
 
     static var localCodecs: CodecSet { [.zlib, .zstd, .zstdPrefixed] }
+
+    /// Whether `address` is on this machine's loopback: 127.0.0.0/8, ::1, or ::ffff:127.x.y.z.
+    static func isLoopback(_ address: SocketAddress?) -> Bool {
+        switch address {
+        case .ipv4(let host, _)?: host.isLoopback
+        case .ipv6(let host, _, _)?:
+            host.high == 0 && (host.low == 1 || (host.low >> 32 == 0xffff && (host.low >> 24) & 0xff == 127))
+        case nil: false
+        }
+    }
 
     /// Runs `body` on the peer's record in place. The record is taken out of the table while `body` runs, so its
     /// arrays (one entry per file) are never copied on a mutation: with thousands of files a copy per chunk or
