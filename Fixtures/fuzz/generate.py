@@ -11,6 +11,7 @@ Deterministic: run it again and `git diff` shows no change.
 """
 
 import hashlib
+import importlib.util
 import os
 import shutil
 import struct
@@ -22,6 +23,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 WIRE = os.path.join(HERE, "..", "wire")
 TRANSFER_ID = bytes(range(0x10, 0x20))
 CHUNK_SIZE = 65_536
+
+
+def wire_generator():
+    """Fixtures/wire/generate-transfer.py as a module (its hand-written zstd frame with a prefix)."""
+    spec = importlib.util.spec_from_file_location("generate_transfer", os.path.join(WIRE, "generate-transfer.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def golden(name):
@@ -175,6 +184,15 @@ def seeds_inflate():
     seeds["zlib-bomb-declared-short"] = bytes([0]) + struct.pack(">I", 100)[1:] + raw_deflate(bytes(65536))
     seeds["zlib-stored-block"] = bytes([0]) + struct.pack(">I", len(text))[1:] + raw_deflate(text, level=0)
     seeds["zlib-empty"] = bytes([0, 0, 0, 0]) + raw_deflate(b"")
+    # zstdPrefixed: mode byte 3, the raw length, a u16 prefix length and the prefix, then the frame: one match of
+    # 36 bytes at distance 36, the whole prefix again.
+    line = b"ferry ferry ferry ferry ferry ferry\n"
+    prefixed = wire_generator().zstd_one_match(36, 36, 36)
+    seeds["zstd-prefixed"] = bytes([3]) + struct.pack(">I", 36)[1:] + struct.pack(">H", len(line)) + line + prefixed
+    compressed = zstd_compressed(text)
+    if compressed is not None:
+        seeds["zstd-prefixed-unused"] = bytes([3]) + struct.pack(">I", len(text))[1:] + struct.pack(">H", 4) + b"abcd" \
+            + compressed
     return seeds
 
 
@@ -186,7 +204,8 @@ def seeds_transfer_frames():
     golden_records = b"".join(
         record(struct.unpack(">H", data[:2])[0], data[6:])
         for data in (golden(name) for name in [
-            "transfer-offer", "transfer-offer-reply", "transfer-chunk", "transfer-chunk-ack", "transfer-file-end",
+            "transfer-offer", "transfer-offer-reply", "transfer-chunk", "transfer-chunk-prefixed",
+            "transfer-chunk-ack", "transfer-file-end",
             "transfer-file-result", "transfer-cancel"]))
     return {
         "goldens": golden_records,

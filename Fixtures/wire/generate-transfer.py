@@ -27,6 +27,7 @@ KIND_FILE_RESULT = 0x0105
 KIND_TRANSFER_CANCEL = 0x0106
 
 CODEC_ZLIB = 1
+CODEC_ZSTD_PREFIXED = 3
 CODECS_ZLIB = 0x01
 CODECS_ZLIB_ZSTD = 0x03
 
@@ -102,6 +103,75 @@ def chunk():
     return frame(KIND_CHUNK, header + data)
 
 
+# zstd (RFC 8878), written by hand for the zstdPrefixed chunk: one compressed block of no literals and one
+# sequence, a match that reaches back into the prefix (the file's previous chunk), coded with the predefined FSE
+# distributions of RFC 8878 section 3.1.1.3.2.2.
+ZSTD_MAGIC = 0xFD2FB528
+LL_DEFAULT = (6, [4, 3, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 2, 3, 2, 1, 1, 1, 1, 1,
+                  -1, -1, -1, -1])
+ML_DEFAULT = (6, [1, 4, 3, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+                  1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, -1, -1, -1, -1, -1, -1, -1])
+OF_DEFAULT = (5, [1, 1, 1, 1, 1, 1, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, -1, -1, -1, -1, -1])
+
+
+def fse_symbols(distribution):
+    """The symbol of each state of an FSE decoding table (RFC 8878 4.1.1)."""
+    log, probabilities = distribution
+    size = 1 << log
+    table = [None] * size
+    high = size - 1
+    for symbol, probability in enumerate(probabilities):
+        if probability == -1:
+            table[high] = symbol
+            high -= 1
+    position, step = 0, (size >> 1) + (size >> 3) + 3
+    for symbol, probability in enumerate(probabilities):
+        for _ in range(max(probability, 0)):
+            table[position] = symbol
+            position = (position + step) & (size - 1)
+            while position > high:
+                position = (position + step) & (size - 1)
+    return table
+
+
+def zstd_one_match(distance, length, content_size):
+    """A zstd frame of `content_size` bytes (= length): one match `distance` bytes back, into the prefix."""
+    assert length == content_size and 35 <= length <= 36 and 32 <= distance + 3 < 64
+    ll_code, ll_extra = 0, (0, 0)                 # no literals
+    ml_code, ml_extra = 32, (1, length - 35)      # match length 35 + 1 extra bit
+    of_code, of_extra = 5, (5, distance + 3 - 32)  # offset value = distance + 3 = 2^5 + 5 extra bits
+    states = [(fse_symbols(table).index(code), table[0]) for code, table in
+              ((ll_code, LL_DEFAULT), (of_code, OF_DEFAULT), (ml_code, ML_DEFAULT))]
+    # Read backwards from the last byte's highest set bit: the three initial states (literal lengths, offsets,
+    # match lengths), then the extra bits of the offset, the match length and the literal length.
+    fields = states + [of_extra[::-1], ml_extra[::-1], ll_extra[::-1]]
+    value, bits = 1, 0  # the end marker
+    for field, width in fields:
+        value = (value << width) | field
+        bits += width
+    stream = value.to_bytes((bits + 8) // 8, "little")
+    block = bytes([0x00, 0x01, 0x00]) + stream  # raw literals of size 0; 1 sequence; predefined tables
+    header = 1 | (2 << 1) | (len(block) << 3)  # last block, compressed
+    frame_header = bytes([0x80, 0x00]) + struct.pack("<I", content_size)  # 4-byte content size; window 1 KiB
+    return struct.pack("<I", ZSTD_MAGIC) + frame_header + struct.pack("<I", header)[:3] + block
+
+
+# The zstdPrefixed chunk: a file of 65 572 bytes, the 36-byte line repeated; chunk size 65 536. Its second chunk
+# (offset 65 536, 36 bytes) is the 36 bytes before it again: one match 36 bytes back, into the prefix (the file's
+# first chunk).
+PREFIXED_FILE = (CHUNK_RAW * (65_572 // len(CHUNK_RAW) + 1))[:65_572]
+PREFIXED_CHUNK_SIZE = 65_536
+
+
+def chunk_prefixed():
+    raw = PREFIXED_FILE[PREFIXED_CHUNK_SIZE:]
+    data = zstd_one_match(36, len(raw), len(raw))
+    assert raw == PREFIXED_FILE[PREFIXED_CHUNK_SIZE - 36:PREFIXED_CHUNK_SIZE]
+    header = TRANSFER_ID + struct.pack(">IQIB", 0, PREFIXED_CHUNK_SIZE, len(raw), CODEC_ZSTD_PREFIXED)
+    header += chunk_digest(raw)
+    return frame(KIND_CHUNK, header + data)
+
+
 def chunk_ack():
     return frame(KIND_CHUNK_ACK, TRANSFER_ID + struct.pack(">IQB", 0, 0, 0))
 
@@ -130,6 +200,16 @@ FIXTURES = [
      "chunk frame: file 0, offset 0, rawLength 36, codec 1 (zlib), sha256 of the 36 raw bytes "
      "`ferry ferry ferry ferry ferry ferry\\n` (`%s...%s`); data: their raw deflate (RFC 1951), %d bytes."
      % (chunk_digest(CHUNK_RAW).hex()[:8], chunk_digest(CHUNK_RAW).hex()[-8:], len(raw_deflate(CHUNK_RAW)))),
+    ("transfer-chunk-prefixed", chunk_prefixed,
+     "chunk frame: file 0, offset 65536, rawLength 36, codec 3 (zstdPrefixed), sha256 of the 36 raw bytes "
+     "`%s` (`%s...%s`): the second chunk, at chunk size 65536, of a file of 65572 bytes that is the line "
+     "`ferry ferry ferry ferry ferry ferry\\n` repeated; its prefix is the file's first chunk (65536 bytes). Data: "
+     "a zstd frame of %d bytes (content size 36, window 1 KiB) with one compressed block: no literals, one sequence "
+     "(literal length 0, match length 36, offset 36: the last 36 bytes of the prefix), predefined FSE tables."
+     % (PREFIXED_FILE[PREFIXED_CHUNK_SIZE:].decode().replace("\n", "\\n"),
+        chunk_digest(PREFIXED_FILE[PREFIXED_CHUNK_SIZE:]).hex()[:8],
+        chunk_digest(PREFIXED_FILE[PREFIXED_CHUNK_SIZE:]).hex()[-8:],
+        len(zstd_one_match(36, 36, 36)))),
     ("transfer-chunk-ack", chunk_ack, "chunkAck frame: file 0, offset 0, status 0 (stored)."),
     ("transfer-file-end", file_end,
      "fileEnd frame: file 1, the file digest (11.7) of the 6 bytes `hello\\n`: SHA-256 of their one chunk digest "

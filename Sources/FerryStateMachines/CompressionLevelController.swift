@@ -14,15 +14,21 @@
 ///    CPU buys a better ratio. Unless the next step was measured recently (and was not faster), it climbs to the
 ///    highest step whose compressing time, predicted from this epoch's with the ladder's relative costs, still
 ///    fits in the cycle the link leaves (predicted with the ladder's relative sizes); from raw, to the first
-///    level. When the next step is known not to pay, it tries the step below if that is not known: "waiting for
-///    the link" may be waiting for a receiver that shares the CPU (loopback), where less compression is faster;
+///    level. When the next step is known not to pay, it tries the step below if that is not known and either puts
+///    at most `cheapDown` times the bytes on the wire, or the step above waited for the link as well and carried
+///    clearly fewer bytes a second on the wire (`wireTolerance`; not faster, when wire lengths are unknown): then
+///    "waiting for the link" is waiting for a receiver that shares the CPU (loopback), where less compression is
+///    faster. Never raw from zstd on the strength of waiting alone: over a slow link such a
+///    try costs the window's raw chunks draining at the link's rate;
 /// 3. it waited less than `cpuBoundShare` of the time, and the window did not fill by more than a chunk during the
 ///    epoch nor holds more than `cpuBoundInFlightChunks` (a link slower than the pump by a little fills it slowly
 ///    before the pump waits): the CPU is the
 ///    bottleneck, it steps down (the last step
 ///    down is to raw), unless the next step down was measured recently (and was not faster): to the step with the
 ///    shortest predicted cycle, the longer of the pump's work and the link's time as last measured while
-///    link-bound (scaled by the ladder's sizes), or one step when the link was never measured;
+///    link-bound (scaled by the ladder's sizes), when that is shorter than the cycle now; when the link was never
+///    measured, one step, but to raw from zstd only once the transfer has run ten times what that try could cost
+///    at the wire rate seen so far (`probeBudget`);
 /// 4. otherwise it stays.
 ///
 /// The first epoch at a step moved to ends after its first chunk when that took more than twice as long per chunk
@@ -63,16 +69,20 @@ public struct CompressionLevelController: Sendable, Equatable {
         public var compressSeconds: Double
         /// Raw bytes sent and not yet acknowledged once it was queued (the window's fill; 0 when unknown).
         public var inFlightBytes: Int
+        /// Its length on the wire, compressed or not (0 when unknown).
+        public var wireBytes: Int
 
         /// One chunk's measurements, in bytes and seconds.
         public init(
-            rawBytes: Int, seconds: Double, waitedSeconds: Double, compressSeconds: Double, inFlightBytes: Int = 0
+            rawBytes: Int, seconds: Double, waitedSeconds: Double, compressSeconds: Double, inFlightBytes: Int = 0,
+            wireBytes: Int = 0
         ) {
             self.rawBytes = rawBytes
             self.seconds = seconds
             self.waitedSeconds = waitedSeconds
             self.compressSeconds = compressSeconds
             self.inFlightBytes = inFlightBytes
+            self.wireBytes = wireBytes
         }
     }
 
@@ -90,6 +100,13 @@ public struct CompressionLevelController: Sendable, Equatable {
     public static let memoryEpochs = 16
     /// The longest a step is remembered, in epochs.
     public static let longestMemory = 256
+    /// Link-bound, a step down is tried without more evidence when it puts at most this many times the bytes on the
+    /// wire (one level of zstd, not raw).
+    public static let cheapDown = 1.25
+    /// A step down from zstd to raw, with the link never measured, may risk this share of the time so far.
+    public static let probeBudget = 0.1
+    /// Waiting for the wire, two steps carry the same wire bytes per second within this fraction.
+    public static let wireTolerance = 0.2
     /// A remembered step must be this much faster (a fraction) to be moved to.
     public static let tolerance = 0.05
     /// Paces ignored at the start: while the window, the link writer's queue and the socket buffers (and a
@@ -100,17 +117,19 @@ public struct CompressionLevelController: Sendable, Equatable {
     /// draining would be counted against the new one.
     public static let settleChunks = 8
 
-    /// zstd levels for 1 MiB chunks of text (the first 8 MiB of a tar of /usr/include, each chunk one frame,
-    /// `zstd -b1 -e12 -B1M`): compressing time and size relative to level 1 (5.9x). Levels 2 and 4 are left out
-    /// (no smaller than 1 and 3), and so is everything past 8: 9 is no smaller, 10 costs 15 times level 1 for 1%.
+    /// zstd levels for 1 MiB chunks of text (a tar of /usr/include, each chunk one frame with the file's previous
+    /// chunk as its prefix, as `zstdPrefixed` chunks are; measured with libzstd on the 2-core test machine):
+    /// compressing time and size relative to level 1 (8.2x; without the prefix 5.1x). Level 4 is left out (no
+    /// smaller than 3 at twice its cost), and so is everything past 8 (no smaller).
     public static let zstdLadder: [Step] = [
-        Step(level: 0, cost: 0, size: 5.9),
+        Step(level: 0, cost: 0, size: 8.2),
         Step(level: 1, cost: 1.0, size: 1.0),
-        Step(level: 3, cost: 2.5, size: 0.93),
-        Step(level: 5, cost: 7.6, size: 0.835),
-        Step(level: 6, cost: 9.0, size: 0.80),
-        Step(level: 7, cost: 9.9, size: 0.785),
-        Step(level: 8, cost: 11.4, size: 0.776),
+        Step(level: 2, cost: 1.2, size: 0.946),
+        Step(level: 3, cost: 1.6, size: 0.897),
+        Step(level: 5, cost: 5.4, size: 0.822),
+        Step(level: 6, cost: 7.2, size: 0.788),
+        Step(level: 7, cost: 9.7, size: 0.775),
+        Step(level: 8, cost: 11, size: 0.765),
     ]
 
     /// The steps, raw first.
@@ -128,10 +147,14 @@ public struct CompressionLevelController: Sendable, Equatable {
     private var seconds = 0.0
     private var waitedSeconds = 0.0
     private var compressSeconds = 0.0
+    /// Wire bytes of the epoch's chunks; nil once one chunk's is unknown.
+    private var wireBytes: Int? = 0
     /// The window's fill after the epoch's first and last chunk.
     private var inFlightFirst = 0
     private var inFlightLast = 0
     private var epoch = 0
+    /// Seconds of every pace recorded so far, warm-up included.
+    private var elapsed = 0.0
     /// Per step: the last throughput measured there and the epoch it was measured in.
     private var measured: [Int: Measured] = [:]
     /// The link's time per chunk per unit of the ladder's relative size, as last measured while link-bound.
@@ -149,6 +172,10 @@ public struct CompressionLevelController: Sendable, Equatable {
 
     private struct Measured: Sendable, Equatable {
         var throughput: Double
+        /// Wire bytes per second (nil when a chunk's wire length was unknown).
+        var wireRate: Double?
+        /// The pump waited for the link for `linkBoundShare` of the time or more.
+        var linkBound: Bool
         var epoch: Int
         /// Epochs it is remembered for: `memoryEpochs`, doubled each time the step is tried again and loses.
         var lifetime: Int
@@ -176,6 +203,7 @@ public struct CompressionLevelController: Sendable, Equatable {
     /// Records one chunk sent at the current step; at the end of an epoch, decides the step for the next ones.
     public mutating func record(_ pace: Pace) {
         guard pace.seconds > 0, pace.rawBytes > 0 else { return }
+        elapsed += pace.seconds
         if let before = secondsPerChunkBefore, pace.seconds > 2 * before, chunks == 0, warmUp > 0 {
             // Settling after a move, and already more than twice as slow: measure it now.
             warmUp = 0
@@ -191,6 +219,7 @@ public struct CompressionLevelController: Sendable, Equatable {
         seconds += pace.seconds
         waitedSeconds += min(max(pace.waitedSeconds, 0), pace.seconds)
         compressSeconds += min(max(pace.compressSeconds, 0), pace.seconds)
+        wireBytes = pace.wireBytes > 0 ? wireBytes.map { $0 + pace.wireBytes } : nil
         if chunks < Self.epochChunks {
             // A step just moved to whose chunks take more than twice as long is known to lose at once: over a
             // slow link a raw epoch is expensive.
@@ -205,8 +234,12 @@ public struct CompressionLevelController: Sendable, Equatable {
         let waited = waitedSeconds / seconds
         let perChunk = (seconds: seconds / Double(chunks), compress: compressSeconds / Double(chunks))
         let rawBytesPerChunk = rawBytes / chunks
+        let epochWire = wireBytes
+        let chunks0 = chunks
         let previousLifetime = measured[step]?.lifetime
-        measured[step] = Measured(throughput: throughput, epoch: epoch, lifetime: Self.memoryEpochs)
+        measured[step] = Measured(
+            throughput: throughput, wireRate: wireBytes.map { Double($0) / seconds },
+            linkBound: waited >= Self.linkBoundShare, epoch: epoch, lifetime: Self.memoryEpochs)
         lastEpoch = Epoch(throughput: throughput, waited: waited)
         let previous = step
         defer {
@@ -221,6 +254,7 @@ public struct CompressionLevelController: Sendable, Equatable {
         seconds = 0
         waitedSeconds = 0
         compressSeconds = 0
+        wireBytes = 0
         // 1. A neighbour known to be faster: this step lost, and is remembered longer if it had lost before.
         for neighbour in [step - 1, step + 1] where ladder.indices.contains(neighbour) {
             if let known = self.throughput(atStep: neighbour), known > throughput * (1 + Self.tolerance) {
@@ -240,7 +274,7 @@ public struct CompressionLevelController: Sendable, Equatable {
             // waiting for a receiver that shares the CPU, raw may be faster).
             if up {
                 step = highestFitting(cycle: perChunk.seconds, waited: perChunk.seconds * waited, perChunk.compress)
-            } else if down {
+            } else if down, downPays(throughput) {
                 step -= 1
             }
         } else if waited < Self.cpuBoundShare, down, inFlightLast - inFlightFirst <= rawBytesPerChunk,
@@ -249,16 +283,41 @@ public struct CompressionLevelController: Sendable, Equatable {
             // (Not when the window filled by more than a chunk during the epoch, or holds more than 4: the link
             // is slower than the pump, which merely has not had to wait yet.)
             // 3. CPU-bound: down, as far as the link last measured is predicted to keep up.
-            step = lowerTarget(cycle: perChunk.seconds, waited: perChunk.seconds * waited, perChunk.compress)
+            step = lowerTarget(
+                cycle: perChunk.seconds, waited: perChunk.seconds * waited, perChunk.compress,
+                wireRate: epochWire.map { Double($0) / perChunk.seconds / Double(chunks0) })
         }
+    }
+
+    /// Link-bound, the step above known not to pay: whether trying the step below might. Waiting for the wire, a
+    /// step that puts more bytes on it is slower by as much: going from zstd to raw multiplies the bytes by 4-8, and
+    /// over a slow link the raw chunks that fill the window (8 MiB) then take seconds to drain (what cost a
+    /// 100 Mbit/s link a third of its throughput). So the step below is tried only when its bytes are few more
+    /// (`cheapDown`), or when the step above was measured waiting for the link as well and yet was not faster:
+    /// then the wait is not for the wire but for a receiver that shares the CPU (loopback), where less
+    /// compression may be faster.
+    private func downPays(_ throughput: Double) -> Bool {
+        guard step > 0 else { return false }
+        if ladder[step - 1].size <= ladder[step].size * Self.cheapDown { return true }
+        guard step + 1 < ladder.count, let above = measured[step + 1], epoch - above.epoch <= above.lifetime,
+            above.linkBound, let here = measured[step]
+        else { return false }
+        // Waiting for the wire, the wire carries as much at every step (however the data's compressibility
+        // changes along the file); the step above carrying clearly less is what shows the wait is for something
+        // else. Without wire lengths, the raw throughput must do.
+        if let aboveWire = above.wireRate, let hereWire = here.wireRate {
+            return aboveWire < hereWire * (1 - Self.wireTolerance)
+        }
+        return above.throughput <= throughput
     }
 
     /// CPU-bound: the step below with the shortest predicted cycle, the longer of the pump's work (its other work
     /// plus compressing at the step's relative cost) and the link's time (as last measured while link-bound,
-    /// scaled by the step's relative size); the next step down when the link was never measured.
-    private func lowerTarget(cycle: Double, waited: Double, _ compress: Double) -> Int {
+    /// scaled by the step's relative size), if that is shorter than the cycle now; when the link was never
+    /// measured, `blindStepDown`.
+    private func lowerTarget(cycle: Double, waited: Double, _ compress: Double, wireRate: Double?) -> Int {
         let current = ladder[step]
-        guard let linkSecondsPerSize, current.cost > 0 else { return step - 1 }
+        guard let linkSecondsPerSize, current.cost > 0 else { return blindStepDown(cycle: cycle, wireRate: wireRate) }
         let other = max(cycle - waited - compress, 0)
         var best = step - 1
         var bestCycle = Double.infinity
@@ -270,7 +329,23 @@ public struct CompressionLevelController: Sendable, Equatable {
                 bestCycle = predicted
             }
         }
-        return best
+        // None predicted faster than now (raw over a link that was measured slow: the pump merely had a slow
+        // moment, the machine being busy): stay.
+        return bestCycle < cycle ? best : step
+    }
+
+    /// CPU-bound, the link never measured: the next step down, unless that puts many more bytes on the wire (raw
+    /// after zstd) and trying it could cost more than `probeBudget` of the time so far. The link carries at least
+    /// what it carried in this epoch; at that rate, the step's chunks that fill the window before its first is
+    /// measured (`settleChunks` + 1) would each take their wire bytes over it instead of the cycle now. Over a slow
+    /// link that is most of a second (at the start of a 100 Mbit/s transfer of text, where the first chunks
+    /// compress 20 times and the pump is the bottleneck for a moment); on loopback a tenth of that.
+    private func blindStepDown(cycle: Double, wireRate: Double?) -> Int {
+        let below = step - 1
+        guard ladder[below].size > ladder[step].size * Self.cheapDown, let wireRate, wireRate > 0 else { return below }
+        let wirePerChunk = wireRate * cycle * ladder[below].size / ladder[step].size
+        let risk = Double(Self.settleChunks + 1) * max(wirePerChunk / wireRate - cycle, 0)
+        return risk <= Self.probeBudget * elapsed ? below : step
     }
 
     /// The highest step above the current one whose predicted compressing time fits in the cycle the link would

@@ -207,6 +207,74 @@ import Testing
         #expect(levels == [4, 5, 4, 3] + Array(repeating: 4, count: 12))
     }
 
+    /// A link fast enough that level 1 is best: level 2 makes the pump the bottleneck (CPU-bound, slower). Level 1
+    /// waits for the link, level 2 is known not to pay, and yet raw is not tried: it would put 4 times the bytes on
+    /// a link that was the bottleneck (over 100 Mbit/s, seconds of raw chunks draining from the window).
+    @Test func waitingForTheWireNeverTriesRaw() {
+        var controller = CompressionLevelController(ladder: Self.ladder, warmUpChunks: 0)
+        let levels = Self.run(&controller, epochs: 12) { Self.slowLink(level: $0, linkRate: 60e6) }
+        #expect(levels == [2] + Array(repeating: 1, count: 11))
+        #expect(controller.throughput(atStep: 0) == nil)
+    }
+
+    /// Over a slow link the data's compressibility changes along the file: level 2, tried where the text compresses
+    /// less, waits for the link and is slower in raw bytes, yet carries as many wire bytes a second as level 1: the
+    /// wait is for the wire, and raw (8 times the bytes) is not tried. On loopback (the next test's paces with
+    /// their wire lengths) level 2 carries clearly fewer wire bytes, and raw is tried.
+    @Test func theWireRateTellsASlowLinkFromABusyReceiver() {
+        func pace(_ ms: Double, waited: Double, wire: Int) -> Pace {
+            Pace(
+                rawBytes: 1 << 20, seconds: ms / 1000, waitedSeconds: waited / 1000, compressSeconds: 0.003,
+                wireBytes: wire)
+        }
+        // 12.5 MB/s of wire: level 1 at 8x (10 ms a chunk), level 2 where the data compresses 6x (14 ms).
+        let ladder = Array(Self.ladder.prefix(3))
+        var link = CompressionLevelController(ladder: ladder, warmUpChunks: 0)
+        let slow = Self.run(&link, epochs: 6) { level in
+            level == 1 ? pace(10.5, waited: 6, wire: 131_072) : pace(14, waited: 9, wire: 174_762)
+        }
+        #expect(slow == [2, 1, 1, 1, 1, 1])
+        // Loopback: level 2 waits as much, its wire rate a third lower.
+        var loopback = CompressionLevelController(ladder: ladder, warmUpChunks: 0)
+        let local = Self.run(&loopback, epochs: 4) { level in
+            switch level {
+            case 0: pace(3.2, waited: 1, wire: 1 << 20)
+            case 1: pace(4.8, waited: 1, wire: 262_144)
+            default: pace(5.5, waited: 0.9, wire: 200_000)
+            }
+        }
+        #expect(local == [2, 1, 0, 0])
+    }
+
+    /// CPU-bound at level 1 early in a transfer, the link never measured: the first chunks of a tar of text compress
+    /// 20 times and the pump is the bottleneck for a moment. Raw would put 4 times the bytes on a link that carried
+    /// only 20 MB/s so far: the 9 chunks before raw is measured could take 12 ms more each, 0.108 s, so raw is not
+    /// tried before the transfer has run ten times that (epoch 68 of 16 ms); without wire lengths, at once.
+    @Test func cpuBoundWithTheLinkUnknownRisksRawOnlyOnALongTransfer() {
+        let fast = Pace(rawBytes: 1 << 20, seconds: 0.004, waitedSeconds: 0, compressSeconds: 0.002, wireBytes: 80_000)
+        var controller = CompressionLevelController(ladder: Self.ladder, warmUpChunks: 0)
+        let levels = Self.run(&controller, epochs: 70) { _ in fast }
+        #expect(levels.prefix(67).allSatisfy { $0 == 1 })
+        #expect(levels[67] == 0)
+        var blind = CompressionLevelController(ladder: Self.ladder, warmUpChunks: 0)
+        var unknown = fast
+        unknown.wireBytes = 0
+        #expect(Self.run(&blind, epochs: 1) { _ in unknown } == [0])
+    }
+
+    /// Over a 100 Mbit/s link, measured while link-bound at level 1, the pump has a slow moment (the machine is busy:
+    /// a cycle of 25 ms, not waiting at all). CPU-bound, but raw is predicted at 4 times the link's 21 ms a chunk:
+    /// it stays at level 1, where it used to take the one step down whatever the prediction.
+    @Test func cpuBoundStaysWhenNoStepBelowIsPredictedFaster() {
+        var controller = CompressionLevelController(ladder: Array(Self.ladder.prefix(2)), warmUpChunks: 0)
+        var epochs = 0
+        let levels = Self.run(&controller, epochs: 4) { level in
+            epochs += 1
+            return epochs == 1 ? Self.slowLink(level: level) : Self.pace(25, waited: 0, compress: 10)
+        }
+        #expect(levels == [1, 1, 1, 1])
+    }
+
     /// A step measured recently and slower is not taken again, whatever the waiting says.
     @Test func aStepKnownSlowerIsNotTaken() {
         var controller = CompressionLevelController(ladder: Self.ladder, startStep: 0, warmUpChunks: 0)

@@ -31,6 +31,32 @@ struct CodecCompressionTests {
         #expect(Self.text.withUnsafeBytes { ChunkCompressor.compress($0, algorithm: algorithm) } == compressed)
     }
 
+    /// A chunk compressed with its file's previous chunk as prefix (`Codec.zstdPrefixed`): matches reach into the
+    /// prefix, so random bytes that repeat the previous chunk shrink to almost nothing, where the chunk alone does
+    /// not shrink at all; it inflates only with that same prefix, and never past its declared length.
+    @Test(arguments: [1, 3, 8])
+    func prefixedRoundTrips(level: Int) throws {
+        let previous = Self.random(65_536, seed: 7)
+        let raw = Array(previous[1000...]) + Self.random(1000, seed: 8)
+        #expect(ChunkCompressor.compress(raw, algorithm: .zstd, level: level) == nil)
+        let compressed = try #require(ChunkCompressor.compress(raw, level: level, prefix: previous))
+        #expect(compressed.count < 2000)
+        #expect(try ChunkInflater.inflate(compressed[...], rawLength: raw.count, prefix: previous[...]) == raw)
+        // Another prefix gives other bytes (caught by the chunk digest) or fails; none gives no output at all.
+        let other = try? ChunkInflater.inflate(
+            compressed[...], rawLength: raw.count, prefix: Self.random(65_536, seed: 9)[...])
+        #expect(other != raw)
+        #expect(throws: CompressionError.self) {
+            try ChunkInflater.inflate(compressed, algorithm: .zstd, rawLength: raw.count)
+        }
+        #expect(throws: CompressionError.self) {
+            try ChunkInflater.inflate(compressed[...], rawLength: raw.count - 1, prefix: previous[...])
+        }
+        #expect(throws: CompressionError.self) {
+            try ChunkInflater.inflate(compressed[...], rawLength: raw.count + 1, prefix: previous[...])
+        }
+    }
+
     @Test(arguments: CompressionAlgorithm.allCases)
     func everyLevelRoundTrips(algorithm: CompressionAlgorithm) throws {
         for level in [-1_000_000, -5, 0, 1, 3, 9, 19, 1_000_000] {

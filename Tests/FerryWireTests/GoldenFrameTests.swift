@@ -91,6 +91,22 @@ struct GoldenFrameTests {
         #expect(header + chunk.data == (try Fixtures.bytes("transfer-chunk")))
     }
 
+    /// The zstdPrefixed fixture's data, a zstd frame written by hand, inflates with its prefix (the file's first
+    /// chunk) to the chunk's bytes, whose SHA-256 is the one in the frame; without the prefix it is corrupt.
+    @Test func transferPrefixedChunkInflatesWithItsPreviousChunk() throws {
+        let chunk = TransferSamples.chunkPrefixed
+        let file = TransferSamples.prefixedFile
+        let raw = try ChunkInflater.inflate(chunk.data, rawLength: 36, prefix: file[..<65_536])
+        #expect(raw[...] == file[65_536...])
+        #expect(FileDigest.chunkDigest(raw) == chunk.sha256)
+        #expect(throws: CompressionError.self) {
+            try ChunkInflater.inflate(chunk.data, algorithm: .zstd, rawLength: 36)
+        }
+        #expect(throws: CompressionError.self) {
+            try ChunkInflater.inflate(chunk.data, rawLength: 35, prefix: file[..<65_536])
+        }
+    }
+
     @Test func beaconQueryBothWays() throws {
         let bytes = try Fixtures.bytes("beacon-query")
         #expect(Samples.beaconQuery.encoded() == bytes)

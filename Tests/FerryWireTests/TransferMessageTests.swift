@@ -4,9 +4,9 @@ import Testing
 
 @Suite("Transfer messages")
 struct TransferMessageTests {
-    /// Every payload whose strict prefixes must all be malformed (the chunk's data has no length of its own: it is
+    /// Every payload whose strict prefixes must all be malformed (a chunk's data has no length of its own: it is
     /// covered by `chunkPrefixes`).
-    static let truncatable = TransferSamples.frameCases.filter { $0.name != "transfer-chunk" }
+    static let truncatable = TransferSamples.frameCases.filter { $0.message.kind != .chunk }
 
     @Test(arguments: truncatable)
     func everyStrictPrefixIsMalformed(_ golden: TransferFrameCase) throws {
@@ -107,7 +107,8 @@ struct TransferMessageTests {
             #expect(!kind.isIgnorable)
             #expect(FrameKind.transferKinds.contains(kind.rawValue))
         }
-        #expect(TransferSamples.frameCases.map(\.message.kind) == kinds)
+        // One fixture of each kind, two chunks (zlib, zstdPrefixed).
+        #expect(TransferSamples.frameCases.map(\.message.kind).filter { $0 != .chunk } == kinds.filter { $0 != .chunk })
     }
 
     @Test func roundTripOfEveryMessage() throws {

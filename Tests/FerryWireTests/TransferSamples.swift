@@ -35,6 +35,25 @@ enum TransferSamples {
         transferID: transferID, fileIndex: 0, offset: 0, rawLength: 36, codec: .zlib, sha256: chunkDigest,
         data: chunkData[...])
 
+    /// The file of the zstdPrefixed fixture: the 36-byte line of `chunkRaw` repeated to 65 572 bytes, sent at chunk
+    /// size 65 536; its second chunk (36 bytes) has the first as its prefix.
+    static let prefixedFile: [UInt8] = Array(
+        (0..<65_572).map { chunkRaw[$0 % chunkRaw.count] })
+    /// The hand-written zstd frame of the second chunk (generate-transfer.py): one sequence, a match of 36 bytes at
+    /// distance 36, into the prefix.
+    static let prefixedData: [UInt8] = [
+        0x28, 0xb5, 0x2f, 0xfd, 0x80, 0x00, 0x24, 0x00, 0x00, 0x00, 0x35, 0x00, 0x00, 0x00, 0x01, 0x00, 0x0f, 0xa9,
+        0x80,
+    ]
+    /// SHA-256 of the second chunk's 36 bytes, as Python's hashlib computed it (`d627b64e...1101c553`).
+    static let prefixedDigest: [UInt8] = [
+        0xd6, 0x27, 0xb6, 0x4e, 0xc6, 0x82, 0x6a, 0x45, 0x8a, 0xde, 0xcd, 0xd5, 0xaf, 0xcd, 0xe9, 0xd1,
+        0xc2, 0x5e, 0x0a, 0xa2, 0xa8, 0x01, 0xd3, 0x26, 0xae, 0x04, 0xb3, 0xd9, 0x11, 0x01, 0xc5, 0x53,
+    ]
+    static let chunkPrefixed = Chunk(
+        transferID: transferID, fileIndex: 0, offset: 65_536, rawLength: 36, codec: .zstdPrefixed,
+        sha256: prefixedDigest, data: prefixedData[...])
+
     static let chunkAck = ChunkAck(transferID: transferID, fileIndex: 0, offset: 0, status: .stored)
 
     /// SHA-256 of "hello\n": its one chunk digest (at any chunk size).
@@ -58,6 +77,7 @@ enum TransferSamples {
         TransferFrameCase(name: "transfer-offer", message: .offer(offer)),
         TransferFrameCase(name: "transfer-offer-reply", message: .offerReply(offerReply)),
         TransferFrameCase(name: "transfer-chunk", message: .chunk(chunk)),
+        TransferFrameCase(name: "transfer-chunk-prefixed", message: .chunk(chunkPrefixed)),
         TransferFrameCase(name: "transfer-chunk-ack", message: .chunkAck(chunkAck)),
         TransferFrameCase(name: "transfer-file-end", message: .fileEnd(fileEnd)),
         TransferFrameCase(name: "transfer-file-result", message: .fileResult(fileResult)),

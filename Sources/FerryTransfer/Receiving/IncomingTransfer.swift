@@ -17,6 +17,9 @@ struct IncomingTransfer: Sendable {
     var machine: IncomingTransferMachine?
     var files: [IncomingFile]
     var codecs: CodecSet = []
+    /// The last chunk of this transfer stored (its raw bytes), the prefix a `zstdPrefixed` chunk that follows it
+    /// needs (PROTOCOL.md 11.10 rule 3); nil after a corrupt one. One chunk per transfer.
+    var previousChunk: (file: Int, offset: UInt64, raw: ArraySlice<UInt8>)?
     /// Verified files waiting to be synced and renamed into place: the next batch of the publish loop.
     var pending: [Int] = []
     /// A publish loop is running for this transfer (`TransferEngine.publishPending`), and who waits for it to end.

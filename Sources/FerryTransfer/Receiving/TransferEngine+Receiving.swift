@@ -20,20 +20,29 @@ extension TransferEngine {
     func chunkReceived(_ chunk: Chunk, from peerID: PeerID) async {
         let key = IncomingKey(peer: peerID, transferID: chunk.transferID)
         let file = Int(chunk.fileIndex)
-        let arrival = withIncoming(key) { transfer -> Result<(IncomingTransferMachine.ChunkVerdict, CodecSet), TransferProtocolError>? in
+        typealias Arrival = (IncomingTransferMachine.ChunkVerdict, CodecSet, ArraySlice<UInt8>?)
+        let arrival = withIncoming(key) { transfer -> Result<Arrival, TransferProtocolError>? in
             guard transfer.phase == .receiving else { return nil }
-            if transfer.isEnding { return .success((.discard, [])) }
+            if transfer.isEnding { return .success((.discard, [], nil)) }
             do throws(TransferProtocolError) {
                 guard
                     let verdict = try transfer.machine?.chunkArrived(
                         file: file, offset: chunk.offset, rawLength: Int(chunk.rawLength))
                 else { return nil }
-                return .success((verdict, transfer.codecs))
+                // The prefix of a zstdPrefixed chunk: the chunk stored just before it, which must be its file's
+                // previous chunk.
+                let previous = transfer.previousChunk
+                let prefix =
+                    previous.map {
+                        $0.file == file && $0.offset + UInt64(transfer.offer.chunkSize) == chunk.offset
+                    } == true ? previous?.raw : nil
+                return .success((verdict, transfer.codecs, prefix))
             } catch {
                 return .failure(error)
             }
         } ?? nil
         let codecs: CodecSet
+        let prefix: ArraySlice<UInt8>?
         switch arrival {
         case nil:
             // Chunks still in flight when the transfer ended here (cancelled, failed) are dropped. Anything else is
@@ -44,10 +53,11 @@ extension TransferEngine {
         case .failure(let error):
             await violation(by: peerID, error.description)
             return
-        case .success((.discard, _)):
+        case .success((.discard, _, _)):
             return
-        case .success((.process, let agreed)):
+        case .success((.process, let agreed, let previous)):
             codecs = agreed
+            prefix = previous
         }
         let raw: ArraySlice<UInt8>
         var corrupt = false
@@ -66,6 +76,21 @@ extension TransferEngine {
                 raw = []
                 corrupt = true
             }
+        case .zstdPrefixed where codecs.contains(.zstdPrefixed):
+            guard let prefix else {
+                await violation(
+                    by: peerID,
+                    "a zstd-prefixed chunk (file \(file), offset \(chunk.offset)) not sent right after its file's "
+                        + "previous chunk")
+                return
+            }
+            inflatedChunks += 1
+            do {
+                raw = try ChunkInflater.inflate(chunk.data, rawLength: Int(chunk.rawLength), prefix: prefix)[...]
+            } catch {
+                raw = []
+                corrupt = true
+            }
         default:
             await violation(by: peerID, "a chunk in codec \(chunk.codec), which was not agreed")
             return
@@ -77,7 +102,11 @@ extension TransferEngine {
         }
         if corrupt {
             log(1, "corrupt chunk from peer \(peerID): file \(file), offset \(chunk.offset)")
-            if let actions = withIncoming(key, { $0.machine?.chunkCorrupt(file: file) }) ?? nil {
+            let actions = withIncoming(key) { transfer in
+                transfer.previousChunk = nil
+                return transfer.machine?.chunkCorrupt(file: file)
+            }
+            if let actions = actions ?? nil {
                 enqueue(actions, key)
             }
             return
@@ -98,6 +127,7 @@ extension TransferEngine {
             transfer.wireBytes += UInt64(chunk.data.count)
             transfer.files[file].stored += UInt64(raw.count)
             transfer.currentFile = file
+            transfer.previousChunk = (file, chunk.offset, raw)
             // The machine takes chunks in offset order only, so the file digest is fed in that order.
             transfer.files[file].hasher?.add(chunkDigest: chunk.sha256)
             return actions

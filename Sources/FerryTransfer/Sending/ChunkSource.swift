@@ -72,8 +72,10 @@ actor ChunkSource {
     private var policyFile = -1
     /// The last chunk prepared: its raw length and the seconds spent compressing it, completed by the pump's
     /// cycle into the policy's `Pace` when the next chunk is asked for.
-    private var lastPrepared: (rawBytes: Int, compressSeconds: Double)?
+    private var lastPrepared: (rawBytes: Int, compressSeconds: Double, wireBytes: Int)?
     private var cache: [Key: Prepared] = [:]
+    /// The raw bytes of the last chunk read (unless it was its file's last): the prefix of the file's next chunk.
+    private var lastRaw: (key: Key, bytes: [UInt8])?
     private var cacheOrder: [Key] = []
     private var cacheBytes = 0
     /// The digest of every raw chunk prepared, in a broadcast: a chunk read again for a peer that fell behind the
@@ -109,21 +111,31 @@ actor ChunkSource {
     /// last one prepared here). The peers of a broadcast ask for a chunk at about the same time: a request that
     /// comes while the chunk is being prepared for another peer waits for that work instead of reading it again
     /// (the actor is reentrant across the wait).
-    func chunk(file index: Int, offset: UInt64, length: Int, cycle: PumpCycle?) async throws(Failure) -> Prepared {
+    func chunk(
+        file index: Int, offset: UInt64, length: Int, cycle: PumpCycle?, prefixAllowed: Bool = false
+    ) async throws(Failure) -> Prepared {
         let key = Key(file: index, offset: offset)
         if let failure = files[index].failure { throw failure }
-        if let cached = cache[key] { return cached }
+        // A chunk prepared with its previous chunk as prefix goes only to a peer that was sent that previous chunk
+        // just before; another peer of a broadcast (resumed elsewhere, gone back) gets it again without.
+        if let cached = cache[key] {
+            if prefixAllowed || cached.codec != .zstdPrefixed { return cached }
+            return try await prepare(key, length: length, cycle: nil, prefixAllowed: false, variant: true)
+        }
         if preparing[key] != nil {
             let shared = await withCheckedContinuation {
                 (waiter: CheckedContinuation<Result<Prepared, Failure>, Never>) in
                 preparing[key, default: []].append(waiter)
             }
-            return try shared.get()
+            let prepared = try shared.get()
+            if prefixAllowed || prepared.codec != .zstdPrefixed { return prepared }
+            return try await prepare(key, length: length, cycle: nil, prefixAllowed: false, variant: true)
         }
         preparing[key] = []
         let result: Result<Prepared, Failure>
         do throws(Failure) {
-            result = .success(try await prepare(key, length: length, cycle: cycle))
+            result = .success(
+                try await prepare(key, length: length, cycle: cycle, prefixAllowed: prefixAllowed, variant: false))
         } catch {
             result = .failure(error)
         }
@@ -136,7 +148,11 @@ actor ChunkSource {
     /// Chunks read from disk (a test looks: the peers of a broadcast share each read).
     private(set) var diskReads = 0
 
-    private func prepare(_ key: Key, length: Int, cycle: PumpCycle?) async throws(Failure) -> Prepared {
+    /// `variant`: the chunk is cached with its previous chunk as prefix, and this peer may not have that: it is
+    /// prepared again, plain zstd at the controller's level (at least 1), neither cached nor counted.
+    private func prepare(
+        _ key: Key, length: Int, cycle: PumpCycle?, prefixAllowed: Bool, variant: Bool
+    ) async throws(Failure) -> Prepared {
         let index = key.file
         let offset = key.offset
         diskReads += 1
@@ -146,7 +162,9 @@ actor ChunkSource {
         // second compression attempt, no second hash.
         let knownDigest = rawDigests[key]
         var choice: CompressionPolicy.Choice?
-        if knownDigest == nil {
+        if variant {
+            choice = CompressionPolicy.Choice(.zstd, level: max(policy.controller.level, 1))
+        } else if knownDigest == nil {
             if policyFile != index {
                 policyFile = index
                 policy.fileStarted(
@@ -157,7 +175,8 @@ actor ChunkSource {
             if let prepared = lastPrepared, let cycle {
                 pace = CompressionPolicy.Pace(
                     rawBytes: prepared.rawBytes, seconds: cycle.seconds, waitedSeconds: cycle.waitedSeconds,
-                    compressSeconds: prepared.compressSeconds, inFlightBytes: cycle.inFlightBytes)
+                    compressSeconds: prepared.compressSeconds, inFlightBytes: cycle.inFlightBytes,
+                    wireBytes: prepared.wireBytes)
             }
             let level = policy.controller.level
             choice = policy.choice(after: pace)
@@ -169,6 +188,12 @@ actor ChunkSource {
             }
         }
         let compression = choice
+        // The prefix: the raw bytes of the file's previous chunk, when this peer was sent that chunk just before and
+        // it is still at hand (the last chunk read); else the chunk is plain zstd, which every receiver can inflate.
+        let prefix: [UInt8]? =
+            if prefixAllowed, compression?.algorithm == .zstd, offset >= UInt64(chunkSize),
+                let last = lastRaw, last.key == Key(file: index, offset: offset - UInt64(chunkSize))
+            { last.bytes } else { nil }
         let name = files[index].source.path
         let chunkSize = self.chunkSize
         let offered = files[index].status
@@ -176,8 +201,8 @@ actor ChunkSource {
         let completesHash = hash != nil && offset + UInt64(length) == offered.size
         files[index].users += 1
         defer { release(index) }
-        let work = await io.run { () -> Result<(Prepared, Double, Result<[UInt8], Failure>?), Failure> in
-            Result { () throws(Failure) -> (Prepared, Double, Result<[UInt8], Failure>?) in
+        let work = await io.run { () -> Result<(Prepared, [UInt8], Double, Result<[UInt8], Failure>?), Failure> in
+            Result { () throws(Failure) -> (Prepared, [UInt8], Double, Result<[UInt8], Failure>?) in
                 if let hash {
                     try Self.hash(
                         handle, hash.from..<offset, into: hash.hasher, name: name, chunkSize: chunkSize, offered)
@@ -194,23 +219,31 @@ actor ChunkSource {
                 if let compression {
                     let clock = ContinuousClock()
                     let started = clock.now
-                    let compressed = ChunkCompressor.compress(
-                        raw[...], algorithm: compression.algorithm, level: compression.level)
+                    let compressed =
+                        if let prefix {
+                            ChunkCompressor.compress(raw, level: compression.level, prefix: prefix)
+                        } else {
+                            ChunkCompressor.compress(
+                                raw[...], algorithm: compression.algorithm, level: compression.level)
+                        }
                     compressSeconds = Self.seconds(clock.now - started)
                     if let compressed {
                         prepared.data = compressed
-                        prepared.codec = compression.algorithm == .zstd ? .zstd : .zlib
+                        prepared.codec =
+                            compression.algorithm == .zlib ? .zlib : prefix != nil ? .zstdPrefixed : .zstd
                     }
                 }
-                guard completesHash, let hash else { return (prepared, compressSeconds, nil) }
+                guard completesHash, let hash else { return (prepared, raw, compressSeconds, nil) }
                 return (
-                    prepared, compressSeconds,
+                    prepared, raw, compressSeconds,
                     Result { () throws(Failure) -> [UInt8] in try Self.finish(hash.hasher, handle, offered, name) }
                 )
             }
         }
-        let (made, compressSeconds, digest) = try recorded(work, index)
+        let (made, raw, compressSeconds, digest) = try recorded(work, index)
         var prepared = made
+        // The prefix of the file's next chunk, whoever asks for it (only the last chunk read is kept: one chunk).
+        lastRaw = offset + UInt64(length) < files[index].offered.size ? (key, raw) : nil
         if let digest {
             files[index].hasher = nil
             switch digest {
@@ -220,11 +253,12 @@ actor ChunkSource {
             case .failure(let failure): files[index].failure = failure
             }
         }
+        if variant { return prepared }
         if compression != nil {
             policy.record(rawLength: length, compressedLength: prepared.codec == .none ? nil : prepared.data.count)
         }
         // A chunk read again says nothing of the policy's choices: the next pace is not counted.
-        lastPrepared = knownDigest == nil ? (length, compressSeconds) : nil
+        lastPrepared = knownDigest == nil ? (length, compressSeconds, prepared.data.count) : nil
         if prepared.codec == .none, cacheLimit > 0 { rawDigests[key] = prepared.sha256 }
         remember(key, prepared)
         return prepared

@@ -1,5 +1,6 @@
 import FerrySession
 import FerryStateMachines
+import FerrySystem
 import FerryWire
 
 extension TransferEngine {
@@ -54,7 +55,10 @@ extension TransferEngine {
         let offer = Offer(
             transferID: TransferID.random(), chunkSize: UInt32(configuration.chunkSize), codecs: codecs,
             files: prepared.map(\.offered))
-        let policy = CompressionPolicy(mode: configuration.compression, available: [.zstd, .zlib])
+        // Peers on this machine's loopback share its CPU and their link is a memory copy: compressing can only cost
+        // there (text over loopback went at 0.4-0.8x random bytes). `auto` sends raw to them without measuring.
+        let local = configuration.compression == .auto && infos.allSatisfy { Self.isLoopback($0.address) }
+        let policy = CompressionPolicy(mode: local ? .none : configuration.compression, available: [.zstd, .zlib])
         // One peer uses each chunk once (a resend reads it again); a broadcast shares chunks through the cache.
         let source = ChunkSource(
             files: prepared, chunkSize: configuration.chunkSize, policy: policy,
@@ -97,7 +101,17 @@ extension TransferEngine {
         return infos.compactMap { info in outcomes.first { $0.peer.peerID == info.peerID } }
     }
 
-    static var localCodecs: CodecSet { [.zlib, .zstd] }
+    static var localCodecs: CodecSet { [.zlib, .zstd, .zstdPrefixed] }
+
+    /// Whether `address` is on this machine's loopback: 127.0.0.0/8, ::1, or ::ffff:127.x.y.z.
+    static func isLoopback(_ address: SocketAddress?) -> Bool {
+        switch address {
+        case .ipv4(let host, _)?: host.isLoopback
+        case .ipv6(let host, _, _)?:
+            host.high == 0 && (host.low == 1 || (host.low >> 32 == 0xffff && (host.low >> 24) & 0xff == 127))
+        case nil: false
+        }
+    }
 
     /// Runs `body` on the peer's record in place. The record is taken out of the table while `body` runs, so its
     /// arrays (one entry per file) are never copied on a mutation: with thousands of files a copy per chunk or
@@ -117,6 +131,9 @@ extension TransferEngine {
         var cycleStarted: ContinuousClock.Instant?
         var waited = Duration.zero
         var inFlight = 0
+        // The chunk frame sent last to this peer: a chunk may be compressed with its file's previous chunk as prefix
+        // only when that chunk went just before it (PROTOCOL.md 11.10 rule 3).
+        var previousChunk: (file: Int, offset: UInt64)?
         while true {
             guard let source = operations[id]?.source, let step = withPeer(id, peerID, { $0.machine.nextStep() })
             else { return nil }
@@ -129,7 +146,13 @@ extension TransferEngine {
                 await waitForNews(id, peerID)
                 if sending { waited += clock.now - started }
             case .sendChunk(let file, let offset, let length):
-                withPeer(id, peerID) { $0.machine.chunkSent(file: file, offset: offset, length: length) }
+                let prefixed = withPeer(id, peerID) { peer -> Bool in
+                    peer.machine.chunkSent(file: file, offset: offset, length: length)
+                    return peer.codecs.contains(.zstdPrefixed)
+                        && previousChunk.map { $0.file == file && $0.offset + UInt64(peer.machine.chunkSize) == offset }
+                            == true
+                }
+                previousChunk = nil  // until this one is sent
                 let now = clock.now
                 let cycle = cycleStarted.map { started in
                     PumpCycle(
@@ -140,7 +163,8 @@ extension TransferEngine {
                 waited = .zero
                 let prepared: ChunkSource.Prepared
                 do {
-                    prepared = try await source.chunk(file: file, offset: offset, length: length, cycle: cycle)
+                    prepared = try await source.chunk(
+                        file: file, offset: offset, length: length, cycle: cycle, prefixAllowed: prefixed == true)
                 } catch .changed {
                     await abandon(file, id, peerID, await source.failureText(of: file))
                     continue
@@ -167,6 +191,7 @@ extension TransferEngine {
                 do {
                     _ = try await session.sendTransferFrame(blocks, to: peerID, discardable: id)
                     waited += clock.now - queued
+                    previousChunk = (file, offset)
                 } catch is CancellationError {
                     // The user cancelled while the link was backlogged: the receiver is still told.
                     await failPeer(id, peerID, "\(CancelReason.cancelledByUser)", cancel: .cancelledByUser, detail: "")
@@ -248,8 +273,9 @@ extension TransferEngine {
 
     /// A prepared chunk as this peer may receive it: in its codec when the peer agreed to that codec, else raw
     /// (inflated back; only a peer that refused a codec ferry offers gets this).
+    /// (A `zstdPrefixed` chunk is only prepared for a peer that agreed to it.)
     static func sendable(_ prepared: ChunkSource.Prepared, codecs: CodecSet) -> (codec: Codec, bytes: [UInt8]) {
-        guard prepared.codec != .none, !codecs.contains(codec: prepared.codec) else {
+        guard prepared.codec != .none, prepared.codec != .zstdPrefixed, !codecs.contains(codec: prepared.codec) else {
             return (prepared.codec, prepared.data)
         }
         let algorithm: CompressionAlgorithm = prepared.codec == .zstd ? .zstd : .zlib

@@ -9,8 +9,11 @@ public enum ChunkCompressor {
     /// - Parameters:
     ///   - algorithm: `.zlib` is raw deflate (window bits -15, memory level 8); `.zstd` is one zstd frame.
     ///   - level: the compression level, clamped to the algorithm's range; nil means the algorithm's default (1).
+    ///   - prefix: zstd only (ignored by zlib): the raw bytes of the file's previous chunk, which the frame's matches
+    ///     may reach into; the receiver needs the same bytes to inflate it (`Codec.zstdPrefixed`).
     public static func compress(
-        _ raw: UnsafeRawBufferPointer, algorithm: CompressionAlgorithm, level: Int? = nil
+        _ raw: UnsafeRawBufferPointer, algorithm: CompressionAlgorithm, level: Int? = nil,
+        prefix: UnsafeRawBufferPointer? = nil
     ) -> [UInt8]? {
         guard raw.count >= 2 else { return nil }  // Nothing shorter than one byte can come out.
         let output = UnsafeMutableRawBufferPointer.allocate(byteCount: raw.count - 1, alignment: 1)
@@ -19,14 +22,14 @@ public enum ChunkCompressor {
         let length: Int?
         switch algorithm {
         case .zlib: length = ZlibCodec.deflate(raw, into: output, level: level)
-        case .zstd: length = ZstdCodec.compress(raw, into: output, level: level)
+        case .zstd: length = ZstdCodec.compress(raw, into: output, level: level, prefix: prefix)
         }
         guard let length, length < raw.count else { return nil }
         // Copy out exactly the compressed bytes, so a window of chunks does not keep raw-sized buffers alive.
         return Array(UnsafeRawBufferPointer(rebasing: output[..<length]))
     }
 
-    /// Compresses `raw` (an array or an array slice); see `compress(_:algorithm:level:)`.
+    /// Compresses `raw` (an array or an array slice); see `compress(_:algorithm:level:prefix:)`.
     public static func compress(
         _ raw: some Sequence<UInt8>, algorithm: CompressionAlgorithm, level: Int? = nil
     ) -> [UInt8]? {
@@ -36,6 +39,14 @@ public enum ChunkCompressor {
             return result
         }
         return Array(raw).withUnsafeBytes { compress($0, algorithm: algorithm, level: level) }
+    }
+
+    /// Compresses `raw` with zstd at `level`, the frame's matches reaching into `prefix` (the raw bytes of the file's
+    /// previous chunk): the data of a `Codec.zstdPrefixed` chunk. Nil when it does not shrink.
+    public static func compress(_ raw: [UInt8], level: Int, prefix: [UInt8]) -> [UInt8]? {
+        raw.withUnsafeBytes { raw in
+            prefix.withUnsafeBytes { prefix in compress(raw, algorithm: .zstd, level: level, prefix: prefix) }
+        }
     }
 
     /// A quick test on a sample: compresses the first `sampleLength` (default 64 KiB) bytes with the fastest

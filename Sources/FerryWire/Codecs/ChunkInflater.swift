@@ -14,6 +14,21 @@ public enum ChunkInflater {
     public static func inflate(
         _ data: ArraySlice<UInt8>, algorithm: CompressionAlgorithm, rawLength: Int
     ) throws(CompressionError) -> [UInt8] {
+        try inflate(data, algorithm: algorithm, rawLength: rawLength, prefix: nil)
+    }
+
+    /// Decompresses one zstd frame compressed with `prefix` (the raw bytes of the file's previous chunk) to exactly
+    /// `rawLength` bytes: the data of a `Codec.zstdPrefixed` chunk. Bounded as `inflate(_:algorithm:rawLength:)`;
+    /// the prefix is referenced, not copied.
+    public static func inflate(
+        _ data: ArraySlice<UInt8>, rawLength: Int, prefix: ArraySlice<UInt8>
+    ) throws(CompressionError) -> [UInt8] {
+        try inflate(data, algorithm: .zstd, rawLength: rawLength, prefix: prefix)
+    }
+
+    private static func inflate(
+        _ data: ArraySlice<UInt8>, algorithm: CompressionAlgorithm, rawLength: Int, prefix: ArraySlice<UInt8>?
+    ) throws(CompressionError) -> [UInt8] {
         guard rawLength >= 0 else { throw .corrupt("negative raw length \(rawLength)") }
         var failure: CompressionError?
         let output = [UInt8](unsafeUninitializedCapacity: rawLength) { buffer, count in
@@ -23,7 +38,21 @@ public enum ChunkInflater {
                 do throws(CompressionError) {
                     switch algorithm {
                     case .zlib: try ZlibCodec.inflate(source, into: destination)
-                    case .zstd: try ZstdCodec.decompress(source, into: destination)
+                    case .zstd:
+                        if let prefix {
+                            // withUnsafeBytes only rethrows untyped errors: the failure comes back as a value.
+                            let result = prefix.withUnsafeBytes { prefix -> CompressionError? in
+                                do throws(CompressionError) {
+                                    try ZstdCodec.decompress(source, into: destination, prefix: prefix)
+                                    return nil
+                                } catch {
+                                    return error
+                                }
+                            }
+                            if let result { throw result }
+                        } else {
+                            try ZstdCodec.decompress(source, into: destination)
+                        }
                     }
                     return .success(())
                 } catch {

@@ -15,21 +15,44 @@ enum ZstdCodec {
     private static let dstSizeTooSmall = 70
 
     /// Compresses `raw` into `output`; returns the compressed length, or nil when it does not fit in `output`.
-    static func compress(_ raw: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer, level: Int) -> Int?
-    {
+    ///
+    /// With a `prefix` (the raw bytes of the file's previous chunk), the frame's matches may reach into it
+    /// (`ZSTD_CCtx_refPrefix`): the window is made large enough to cover the prefix and the chunk, which level 1
+    /// would not do by itself (on a tar of /usr/include, 1 MiB chunks: 5.1x alone, 8.2x with their previous chunk).
+    static func compress(
+        _ raw: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer, level: Int,
+        prefix: UnsafeRawBufferPointer? = nil
+    ) -> Int? {
         guard let outBase = output.baseAddress, !output.isEmpty else { return nil }
         guard let context = ZSTD_createCCtx() else { return nil }
         defer { ZSTD_freeCCtx(context) }
         let clamped = Int32(min(max(level, Int(ZSTD_minCLevel())), Int(ZSTD_maxCLevel())))
-        let result = ZSTD_compressCCtx(context, outBase, output.count, raw.baseAddress, raw.count, clamped)
+        guard ZSTD_isError(ZSTD_CCtx_setParameter(context, ZSTD_c_compressionLevel, clamped)) == 0 else { return nil }
+        if let prefix, let base = prefix.baseAddress, !prefix.isEmpty {
+            guard
+                ZSTD_isError(ZSTD_CCtx_setParameter(context, ZSTD_c_windowLog, windowLog(prefix.count + raw.count)))
+                    == 0,
+                ZSTD_isError(ZSTD_CCtx_refPrefix(context, base, prefix.count)) == 0
+            else { return nil }
+        }
+        let result = ZSTD_compress2(context, outBase, output.count, raw.baseAddress, raw.count)
         guard ZSTD_isError(result) == 0 else { return nil }
         return result
     }
 
-    /// Decompresses one zstd frame `data` into exactly `output.count` bytes, or throws.
-    static func decompress(_ data: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer)
-        throws(CompressionError)
-    {
+    /// The smallest window (log2, at least zstd's minimum of 10) that holds `bytes`.
+    private static func windowLog(_ bytes: Int) -> Int32 {
+        var log: Int32 = 10
+        while (1 << log) < bytes, log < 27 { log += 1 }
+        return log
+    }
+
+    /// Decompresses one zstd frame `data` into exactly `output.count` bytes, or throws. With a `prefix`, the frame's
+    /// matches may reach into those bytes (`ZSTD_DCtx_refPrefix`; nothing is copied or allocated for it).
+    static func decompress(
+        _ data: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer,
+        prefix: UnsafeRawBufferPointer? = nil
+    ) throws(CompressionError) {
         guard let source = data.baseAddress, !data.isEmpty else { throw .corrupt("zstd: empty") }
         let frameLength = ZSTD_findFrameCompressedSize(source, data.count)
         guard ZSTD_isError(frameLength) == 0 else { throw .corrupt("zstd: \(errorName(frameLength))") }
@@ -43,9 +66,15 @@ enum ZstdCodec {
         }
         guard let context = ZSTD_createDCtx() else { throw .corrupt("zstd: cannot create a decompression context") }
         defer { ZSTD_freeDCtx(context) }
+        if let prefix, let base = prefix.baseAddress, !prefix.isEmpty {
+            guard ZSTD_isError(ZSTD_DCtx_refPrefix(context, base, prefix.count)) == 0 else {
+                throw .corrupt("zstd: the prefix was refused")
+            }
+        }
         let written = withUnsafeTemporaryAllocation(byteCount: 1, alignment: 1) { spare in
             // A valid pointer even for an empty output; capacity stays output.count.
             ZSTD_decompressDCtx(context, output.baseAddress ?? spare.baseAddress, output.count, source, data.count)
+            // (ZSTD_decompressDCtx uses and then drops the referenced prefix, as ZSTD_compress2 does.)
         }
         guard ZSTD_isError(written) == 0 else {
             if 0 &- written == dstSizeTooSmall {

@@ -8,6 +8,8 @@
 /// | 0 | none: the raw bytes |
 /// | 1 | zlib: raw deflate (RFC 1951), no zlib or gzip header |
 /// | 2 | zstd: one zstd frame (RFC 8878) |
+/// | 3 | zstdPrefixed: one zstd frame whose matches may reach into the file's previous chunk (its raw bytes, the
+///   prefix; PROTOCOL.md 11.2) |
 public struct Codec: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
     /// The codec as sent in a chunk header.
     public var rawValue: UInt8
@@ -23,6 +25,10 @@ public struct Codec: RawRepresentable, Hashable, Sendable, CustomStringConvertib
     public static let zlib = Codec(rawValue: 1)
     /// One zstd frame (RFC 8878).
     public static let zstd = Codec(rawValue: 2)
+    /// One zstd frame compressed with the raw bytes of the file's previous chunk as its prefix (zstd's
+    /// `ZSTD_CCtx_refPrefix`): only for a chunk whose previous chunk was the chunk frame sent just before it in the
+    /// same transfer (PROTOCOL.md 11.2, 11.10 rule 3).
+    public static let zstdPrefixed = Codec(rawValue: 3)
 
     /// The codec's name (`none`, `zlib`, `zstd`), or its number when unknown.
     public var description: String {
@@ -30,6 +36,7 @@ public struct Codec: RawRepresentable, Hashable, Sendable, CustomStringConvertib
         case .none: "none"
         case .zlib: "zlib"
         case .zstd: "zstd"
+        case .zstdPrefixed: "zstd-prefixed"
         default: "codec \(rawValue)"
         }
     }

@@ -8,6 +8,7 @@
 /// | --- | --- |
 /// | 0 | zlib |
 /// | 1 | zstd |
+/// | 2 | zstdPrefixed (zstd with the file's previous chunk as prefix) |
 public struct CodecSet: OptionSet, Hashable, Sendable, CustomStringConvertible {
     /// The bit set as sent, unknown bits included.
     public let rawValue: UInt8
@@ -21,16 +22,19 @@ public struct CodecSet: OptionSet, Hashable, Sendable, CustomStringConvertible {
     public static let zlib = CodecSet(rawValue: 1 << 0)
     /// zstd.
     public static let zstd = CodecSet(rawValue: 1 << 1)
+    /// zstd with the file's previous chunk as prefix (`Codec.zstdPrefixed`).
+    public static let zstdPrefixed = CodecSet(rawValue: 1 << 2)
     /// Every codec this version defines.
-    public static let known: CodecSet = [.zlib, .zstd]
+    public static let known: CodecSet = [.zlib, .zstd, .zstdPrefixed]
 
-    /// True when a chunk may use `codec` under this set: `.none` always, zlib and zstd when their bit is set,
-    /// an unknown codec never.
+    /// True when a chunk may use `codec` under this set: `.none` always, zlib, zstd and zstdPrefixed when their
+    /// bit is set, an unknown codec never.
     public func contains(codec: Codec) -> Bool {
         switch codec {
         case .none: true
         case .zlib: contains(.zlib)
         case .zstd: contains(.zstd)
+        case .zstdPrefixed: contains(.zstdPrefixed)
         default: false
         }
     }
@@ -40,6 +44,7 @@ public struct CodecSet: OptionSet, Hashable, Sendable, CustomStringConvertible {
         var names: [String] = []
         if contains(.zlib) { names.append("zlib") }
         if contains(.zstd) { names.append("zstd") }
+        if contains(.zstdPrefixed) { names.append("zstd-prefixed") }
         let unknown = rawValue & ~Self.known.rawValue
         if unknown != 0 { names.append("0x\(Hex.string(UInt64(unknown), width: 2))") }
         return "[" + names.joined(separator: ", ") + "]"
