@@ -16,7 +16,8 @@ import FerryWire
 public struct SwarmSeeder: Sendable {
     /// What the driver must do, in order.
     public enum Action: Equatable, Sendable {
-        /// Send `swarmMembers` with these indices to each of them.
+        /// Send `swarmMembers` with these indices to each of them, and to each member cut off since the last list
+        /// (which learns from it that it is out).
         case announceMembers([Int])
         /// Send the chunk's digest with `seed` (`chunkDigests`) to every active member that took the file.
         case announceSeed(SwarmChunk, seed: Int)
