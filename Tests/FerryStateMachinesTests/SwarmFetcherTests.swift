@@ -26,16 +26,20 @@ private func makeFetcher(
 struct SwarmFetcherTests {
     @Test func rarestFirstAtMostKPerMember() throws {
         var fetcher = makeFetcher()
-        #expect(try fetcher.haveReceived(from: 2, chunks(0..<2)) == [.request(chunk(0), from: 2), .request(chunk(1), from: 2)])
+        #expect(
+            try fetcher.haveReceived(from: 2, chunks(0..<2)) == [
+                .request(chunk(0), from: 2), .request(chunk(1), from: 2),
+            ])
         // Member 1 announces 0..<6: chunks 2-5 only it has (rarest), 0 and 1 are already asked of member 2.
         let actions = try fetcher.haveReceived(from: 1, chunks(0..<6))
         #expect(actions == chunks(2..<6).map { .request($0, from: 1) })
         #expect(fetcher.outstanding(to: 1).count == Limits.maxSwarmRequestsInFlight)
         // Nothing more of member 1 until one comes back.
         #expect(try fetcher.haveReceived(from: 1, chunks(6..<8)) == [])
-        #expect(fetcher.relayedChunkArrived(from: 1, chunk(2), sha256: good) == [
-            .store(chunk(2)), .announce(chunk(2)), .request(chunk(6), from: 1),
-        ])
+        #expect(
+            fetcher.relayedChunkArrived(from: 1, chunk(2), sha256: good) == [
+                .store(chunk(2)), .announce(chunk(2)), .request(chunk(6), from: 1),
+            ])
     }
 
     @Test func rarerChunksGoFirstAndTiesToTheLeastLoadedNearestHolder() throws {
@@ -61,9 +65,10 @@ struct SwarmFetcherTests {
         _ = try fetcher.haveReceived(from: 1, [chunk(0)])
         _ = try fetcher.haveReceived(from: 2, [chunk(0)])
         #expect(fetcher.outstanding(to: 1) == [chunk(0)])
-        #expect(fetcher.relayedChunkArrived(from: 1, chunk(0), sha256: bad) == [
-            .cutOff(1), .report(offender: 1, reason: .badChunk, chunk: chunk(0)), .request(chunk(0), from: 2),
-        ])
+        #expect(
+            fetcher.relayedChunkArrived(from: 1, chunk(0), sha256: bad) == [
+                .cutOff(1), .report(offender: 1, reason: .badChunk, chunk: chunk(0)), .request(chunk(0), from: 2),
+            ])
         #expect(fetcher.cutOffMembers == [1])
         // Nothing more from or to it.
         #expect(try fetcher.haveReceived(from: 1, [chunk(3)]) == [])
@@ -71,16 +76,18 @@ struct SwarmFetcherTests {
         #expect(fetcher.requestReceived(from: 1, chunk(0)) == [.refuse(chunk(0), to: 1, reason: .notMember)])
         #expect(fetcher.linkUp(1) == [])
         // A chunk that did not inflate is bad too.
-        #expect(fetcher.relayedChunkArrived(from: 2, chunk(0), sha256: nil).prefix(2) == [
-            .cutOff(2), .report(offender: 2, reason: .badChunk, chunk: chunk(0)),
-        ])
+        #expect(
+            fetcher.relayedChunkArrived(from: 2, chunk(0), sha256: nil).prefix(2) == [
+                .cutOff(2), .report(offender: 2, reason: .badChunk, chunk: chunk(0)),
+            ])
     }
 
     @Test func aChunkNobodyAskedForIsAProtocolError() {
         var fetcher = makeFetcher()
-        #expect(fetcher.relayedChunkArrived(from: 2, chunk(4), sha256: good) == [
-            .cutOff(2), .report(offender: 2, reason: .protocolError, chunk: chunk(4)),
-        ])
+        #expect(
+            fetcher.relayedChunkArrived(from: 2, chunk(4), sha256: good) == [
+                .cutOff(2), .report(offender: 2, reason: .protocolError, chunk: chunk(4)),
+            ])
     }
 
     @Test func aGoodChunkIsStoredAnnouncedAndADuplicateDropped() throws {
@@ -89,7 +96,8 @@ struct SwarmFetcherTests {
         _ = fetcher.requestTimedOut(to: 1, chunk(0))  // asked of the sender? no: its seed (3) is there
         #expect(fetcher.requestedFromSender.isEmpty)
         // The late answer is still taken.
-        #expect(fetcher.relayedChunkArrived(from: 1, chunk(0), sha256: good) == [.store(chunk(0)), .announce(chunk(0))])
+        #expect(
+            fetcher.relayedChunkArrived(from: 1, chunk(0), sha256: good) == [.store(chunk(0)), .announce(chunk(0))])
         #expect(fetcher.holds(chunk(0)))
         #expect(fetcher.senderChunkStored(chunk(0)) == [])
     }
@@ -104,7 +112,8 @@ struct SwarmFetcherTests {
         #expect(!fetcher.requestedFromSender.contains(chunk(0)))
         var announced = makeFetcher(linked: [1], seeds: [2, 2])
         _ = try announced.haveReceived(from: 1, [chunk(1)])
-        #expect(announced.membersReceived([0, 1]) == [.requestFromSender(chunk(0))], "1 has chunk 1; 0 only the sender")
+        #expect(
+            announced.membersReceived([0, 1]) == [.requestFromSender(chunk(0))], "1 has chunk 1; 0 only the sender")
     }
 
     @Test func whenEveryAnnouncerFailedTheSenderIsAsked() throws {

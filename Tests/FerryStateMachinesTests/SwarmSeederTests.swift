@@ -83,7 +83,9 @@ struct SwarmSeederTests {
         _ = try seeder.ackReceived(member: 1, chunk: chunk(0), status: .storedFromPeer)  // counted once
         #expect(seeder.relayedBytes == kib && seeder.sentBytes == kib)
         #expect(seeder.holds(1, chunk(0)) && !seeder.holds(2, chunk(0)))
-        #expect(throws: TransferProtocolError.self) { try seeder.ackReceived(member: 2, chunk: chunk(0), status: .stored) }
+        #expect(throws: TransferProtocolError.self) {
+            try seeder.ackReceived(member: 2, chunk: chunk(0), status: .stored)
+        }
         #expect(throws: TransferProtocolError.self) {
             try seeder.ackReceived(member: 2, chunk: chunk(99), status: .storedFromPeer)
         }

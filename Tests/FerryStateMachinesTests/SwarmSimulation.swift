@@ -120,9 +120,12 @@ struct SwarmSimulation {
         }
 
         func outcome(steps: Int?) -> Outcome {
-            let complete = (0..<model.receivers).filter { !gone.contains($0) && (fetchers[$0].isComplete || holdsAll($0)) }
+            let complete = (0..<model.receivers).filter {
+                !gone.contains($0) && (fetchers[$0].isComplete || holdsAll($0))
+            }
             return Outcome(
-                steps: steps, honestSteps: honestSteps, senderChunks: senderChunks, relayedChunks: relayedChunks, cutOff: cutOff,
+                steps: steps, honestSteps: honestSteps, senderChunks: senderChunks, relayedChunks: relayedChunks,
+                cutOff: cutOff,
                 complete: complete.count)
         }
 
@@ -168,7 +171,8 @@ struct SwarmSimulation {
             guard !gone.contains(to), from == -1 || !gone.contains(from) else { return }
             if from == -1 {
                 perform(fetchers[to].senderChunkStored(transmission.chunk), at: to)
-                perform(try! seeder.ackReceived(member: to, chunk: transmission.chunk, status: .stored), queue: \.urgent)
+                perform(
+                    try! seeder.ackReceived(member: to, chunk: transmission.chunk, status: .stored), queue: \.urgent)
                 return
             }
             relayedChunks += 1

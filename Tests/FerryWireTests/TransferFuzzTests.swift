@@ -125,7 +125,8 @@ struct TransferFuzzTests {
         let chunk = UInt32.random(in: 0...UInt32.max, using: &g)
         switch Int.random(in: 0...5, using: &g) {
         case 0:
-            let members = (0...UInt16(Limits.maxSwarmMembers + 10)).filter { _ in Int.random(in: 0...9, using: &g) == 0 }
+            let members = (0...UInt16(Limits.maxSwarmMembers + 10)).filter { _ in Int.random(in: 0...9, using: &g) == 0
+            }
             return .swarmMembers(SwarmMembers(transferID: id, members: Array(members.prefix(Limits.maxSwarmMembers))))
         case 1:
             let count = Int.random(in: 1...40, using: &g)

@@ -21,7 +21,9 @@ struct TransferSwarmTests {
                 #expect(try TransferMessage(frame: frame) == withoutPart)
                 continue
             }
-            let error = #expect(throws: WireError.self, "prefix of \(length) bytes") { try TransferMessage(frame: frame) }
+            let error = #expect(throws: WireError.self, "prefix of \(length) bytes") {
+                try TransferMessage(frame: frame)
+            }
             guard case .malformed = error else {
                 Issue.record("prefix of \(length) bytes: \(String(describing: error))")
                 continue
@@ -45,9 +47,11 @@ struct TransferSwarmTests {
 
     @Test func memberCountZeroMeansNoSwarm() throws {
         let head = try Self.offerHead()
-        #expect(try TransferMessage(frame: Frame(kind: .offer, payload: head + [0, 0])) == .offer(TransferSamples.offer))
         #expect(
-            try TransferMessage(frame: Frame(kind: .offer, payload: head + [0, 0, 0xFF])) == .offer(TransferSamples.offer))
+            try TransferMessage(frame: Frame(kind: .offer, payload: head + [0, 0])) == .offer(TransferSamples.offer))
+        #expect(
+            try TransferMessage(frame: Frame(kind: .offer, payload: head + [0, 0, 0xFF]))
+                == .offer(TransferSamples.offer))
     }
 
     @Test func swarmSectionLimits() throws {
@@ -64,7 +68,10 @@ struct TransferSwarmTests {
         #expect(throws: WireError.malformed("offer: truncated at deviceID")) {
             try decode([1, 0] + Self.swarmID + Self.member(1, []) + Self.member(2, []))
         }
-        #expect(throws: WireError.invalidField("members: device ID \(DeviceID(bytes: Array(repeating: 1, count: 32))!) listed twice")) {
+        #expect(
+            throws: WireError.invalidField(
+                "members: device ID \(DeviceID(bytes: Array(repeating: 1, count: 32))!) listed twice")
+        ) {
             try decode([0, 2] + Self.swarmID + Self.member(1, []) + Self.member(1, Array("a:1".utf8)))
         }
         #expect(throws: WireError.invalidField("address: not printable ASCII")) {
@@ -100,8 +107,12 @@ struct TransferSwarmTests {
         func decode(_ rest: [UInt8]) throws(WireError) -> TransferMessage {
             try TransferMessage(frame: Frame(kind: .swarmMembers, payload: Self.id + rest))
         }
-        #expect(throws: WireError.invalidField("members: 2 after 2, not increasing")) { try decode([0, 2, 0, 2, 0, 2]) }
-        #expect(throws: WireError.invalidField("members: 1 after 2, not increasing")) { try decode([0, 2, 0, 2, 0, 1]) }
+        #expect(throws: WireError.invalidField("members: 2 after 2, not increasing")) {
+            try decode([0, 2, 0, 2, 0, 2])
+        }
+        #expect(throws: WireError.invalidField("members: 1 after 2, not increasing")) {
+            try decode([0, 2, 0, 2, 0, 1])
+        }
         #expect(throws: WireError.invalidField("count: 257, not in 0...256")) { try decode([1, 1]) }
         #expect(throws: WireError.malformed("swarmMembers: truncated at member")) { try decode([1, 0, 0, 1]) }
         #expect(
@@ -144,7 +155,9 @@ struct TransferSwarmTests {
         #expect(throws: WireError.invalidField("range 4294967295..<4294967297: empty or past chunk 4294967295")) {
             try decode([0, 1, 0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 2])
         }
-        #expect(throws: WireError.malformed("swarmHave: truncated at length")) { try decode([0, 2, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 3, 0]) }
+        #expect(throws: WireError.malformed("swarmHave: truncated at length")) {
+            try decode([0, 2, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 3, 0])
+        }
         let last = SwarmHave(swarmID: TransferSamples.swarmID, fileIndex: 0, ranges: [4_294_967_295..<4_294_967_296])
         #expect(throws: Never.self) { try last.validate() }
     }

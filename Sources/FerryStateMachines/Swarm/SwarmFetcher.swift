@@ -199,7 +199,9 @@ public struct SwarmFetcher: Sendable {
 
     /// `swarmHave` from `member`. Announcements of members that are not usable are ignored; throws for a chunk
     /// outside the offer.
-    public mutating func haveReceived(from member: Int, _ chunks: [SwarmChunk]) throws(TransferProtocolError) -> [Action] {
+    public mutating func haveReceived(from member: Int, _ chunks: [SwarmChunk]) throws(TransferProtocolError)
+        -> [Action]
+    {
         for chunk in chunks where !held.isValid(chunk) {
             throw TransferProtocolError("member \(member) announced \(chunk), which is not in the offer")
         }
@@ -263,11 +265,11 @@ public struct SwarmFetcher: Sendable {
     /// `maxInFlight` at once; refuse otherwise.
     public mutating func requestReceived(from member: Int, _ chunk: SwarmChunk) -> [Action] {
         let reason: SwarmRefuseReason? =
-            if !inSwarm { .notRelaying }
-            else if member == me || !peers[member].active || peers[member].cutOff { .notMember }
-            else if !held.isValid(chunk) || !holds(chunk) { .notHeld }
-            else if peers[member].serving >= maxInFlight { .busy }
-            else { nil }
+            if !inSwarm { .notRelaying } else if member == me || !peers[member].active || peers[member].cutOff {
+                .notMember
+            } else if !held.isValid(chunk) || !holds(chunk) { .notHeld } else if peers[member].serving >= maxInFlight {
+                .busy
+            } else { nil }
         if let reason { return [.refuse(chunk, to: member, reason: reason)] }
         peers[member].serving += 1
         return [.serve(chunk, to: member)]

@@ -117,7 +117,9 @@ public struct SwarmSeeder: Sendable {
     public mutating func replyReceived(member: Int, relay: Bool, accepted: [Bool], resumeOffsets: [UInt64])
         throws(TransferProtocolError)
     {
-        guard members[member].role == .pending else { throw TransferProtocolError("a second reply from member \(member)") }
+        guard members[member].role == .pending else {
+            throw TransferProtocolError("a second reply from member \(member)")
+        }
         guard accepted.count == sizes.count, resumeOffsets.count == sizes.count else {
             throw TransferProtocolError("a reply with \(accepted.count) decisions for \(sizes.count) files")
         }
@@ -164,7 +166,9 @@ public struct SwarmSeeder: Sendable {
         candidates
             .filter { !respectingWindow || members[$0].inFlightBytes + length <= window }
             .min { a, b in
-                (members[a].inFlightBytes, members[a].seededBytes, a) < (members[b].inFlightBytes, members[b].seededBytes, b)
+                (members[a].inFlightBytes, members[a].seededBytes, a) < (
+                    members[b].inFlightBytes, members[b].seededBytes, b
+                )
             }
     }
 
