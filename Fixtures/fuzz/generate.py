@@ -140,6 +140,9 @@ def seeds_offer():
         "bidi-name": offer_payload([offer_entry("invoice\u202Egpj.exe", 10)]),
         "staging-name": offer_payload([offer_entry(".ferry-staging/x", 10)]),
         "trailing-bytes": offer_payload([offer_entry("a", 1)], chunk_size=4_194_304) + b"\x00\x01",
+        "swarm": golden("transfer-offer-swarm")[6:],
+        "swarm-none-then-trailing": offer_payload([offer_entry("a", 1)]) + b"\x00\x00\xff",
+        "swarm-count-too-large": offer_payload([offer_entry("a", 1)]) + b"\xff\xff" + bytes(range(0x20, 0x30)),
     }
 
 
@@ -207,8 +210,25 @@ def seeds_transfer_frames():
             "transfer-offer", "transfer-offer-reply", "transfer-chunk", "transfer-chunk-prefixed",
             "transfer-chunk-ack", "transfer-file-end",
             "transfer-file-result", "transfer-cancel"]))
+    swarm_records = b"".join(
+        record(struct.unpack(">H", data[:2])[0], data[6:])
+        for data in (golden(name) for name in [
+            "transfer-offer-swarm", "transfer-offer-reply-relay", "transfer-chunk-ack-peer", "transfer-swarm-members",
+            "transfer-chunk-digests", "transfer-swarm-have", "transfer-swarm-request", "transfer-swarm-refuse",
+            "transfer-swarm-report"]))
+    swarm_id = bytes(range(0x20, 0x30))
     return {
         "goldens": golden_records,
+        # The swarm frames (PROTOCOL.md 11.11): each golden, then a swarm offer followed by member-to-member frames.
+        "swarm-goldens": swarm_records,
+        "swarm-offer-then-member-frames": record(0x0100, golden("transfer-offer-swarm")[6:])
+        + record(0x0108, TRANSFER_ID + struct.pack(">IIH", 0, 0, 1) + struct.pack(">H", 1)
+                 + hashlib.sha256(small).digest())
+        + record(0x0109, swarm_id + struct.pack(">IHII", 0, 1, 0, 1))
+        + record(0x010A, swarm_id + struct.pack(">IIB", 0, 0, 1))
+        + record(0x0102, swarm_id + chunk_payload(0, 0, small, 0)[16:])
+        + record(0x010B, swarm_id + struct.pack(">IIB", 0, 0, 3))
+        + record(0x010C, TRANSFER_ID + struct.pack(">HBII", 1, 1, 0, 0)),
         "one-file-raw": record(0x0100, one_file) + record(0x0102, chunk_payload(0, 0, small, 0))
         + record(0x0104, file_end_payload(0, small)),
         "one-file-zstd-end-first": record(0x0100, one_file) + record(0x0104, file_end_payload(0, small))

@@ -25,6 +25,15 @@ KIND_CHUNK_ACK = 0x0103
 KIND_FILE_END = 0x0104
 KIND_FILE_RESULT = 0x0105
 KIND_TRANSFER_CANCEL = 0x0106
+KIND_SWARM_MEMBERS = 0x0107
+KIND_CHUNK_DIGESTS = 0x0108
+KIND_SWARM_HAVE = 0x0109
+KIND_SWARM_REQUEST = 0x010A
+KIND_SWARM_REFUSE = 0x010B
+KIND_SWARM_REPORT = 0x010C
+
+SWARM_ID = bytes(range(0x20, 0x30))
+NO_SEED = 0xFFFF
 
 CODEC_ZLIB = 1
 CODEC_ZSTD_PREFIXED = 3
@@ -56,20 +65,53 @@ def offer_entry(path, size, permissions, seconds, nanos, media_type, width, heig
             + struct.pack(">II", width, height))
 
 
-def offer():
+def offer_payload():
     files = [
         offer_entry("photos/Zo\u00eb.jpg", 123456, 0o644, 1767225600, 500_000_000, "image/jpeg", 4032, 3024),
         offer_entry("notes.txt", 0, 0o600, 1767225600, 0, "", 0, 0),
     ]
-    payload = TRANSFER_ID + struct.pack(">IBI", 1_048_576, CODECS_ZLIB_ZSTD, len(files)) + b"".join(files)
-    return frame(KIND_OFFER, payload)
+    return TRANSFER_ID + struct.pack(">IBI", 1_048_576, CODECS_ZLIB_ZSTD, len(files)) + b"".join(files)
+
+
+def offer():
+    return frame(KIND_OFFER, offer_payload())
+
+
+# The swarm of the swarm vectors: three recipients (device IDs 00..1f, 20..3f, 40..5f).
+SWARM_MEMBERS = [
+    (bytes(range(0x00, 0x20)), "10.0.0.1:41971"),
+    (bytes(range(0x20, 0x40)), "[fe80::2%eth0]:41971"),
+    (bytes(range(0x40, 0x60)), ""),
+]
+
+
+def swarm_section(members):
+    """PROTOCOL.md 11.11: memberCount u16 (2..256), swarmID, members (deviceID, address str8 0..64 printable)."""
+    assert 2 <= len(members) <= 256
+    assert len({device for device, _ in members}) == len(members)
+    out = struct.pack(">H", len(members)) + SWARM_ID
+    for device, address in members:
+        assert len(device) == 32 and all(0x21 <= b <= 0x7E for b in address.encode("ascii"))
+        out += device + str8(address, 64)
+    return out
+
+
+def offer_swarm():
+    return frame(KIND_OFFER, offer_payload() + swarm_section(SWARM_MEMBERS))
+
+
+def offer_reply_payload():
+    decisions = [(1, 0), (0, 0)]  # take the photo from its start, skip the notes
+    payload = TRANSFER_ID + struct.pack(">BB", 1, 0) + str8("") + struct.pack(">BI", CODECS_ZLIB, len(decisions))
+    return payload + b"".join(struct.pack(">BQ", accepted, offset) for accepted, offset in decisions)
 
 
 def offer_reply():
-    decisions = [(1, 0), (0, 0)]  # take the photo from its start, skip the notes
-    payload = TRANSFER_ID + struct.pack(">BB", 1, 0) + str8("") + struct.pack(">BI", CODECS_ZLIB, len(decisions))
-    payload += b"".join(struct.pack(">BQ", accepted, offset) for accepted, offset in decisions)
-    return frame(KIND_OFFER_REPLY, payload)
+    return frame(KIND_OFFER_REPLY, offer_reply_payload())
+
+
+def offer_reply_relay():
+    return frame(KIND_OFFER_REPLY, offer_reply_payload() + struct.pack(">B", 0x01))  # flags: bit 0 relay
 
 
 CHUNK_RAW = b"ferry ferry ferry ferry ferry ferry\n"
@@ -176,6 +218,42 @@ def chunk_ack():
     return frame(KIND_CHUNK_ACK, TRANSFER_ID + struct.pack(">IQB", 0, 0, 0))
 
 
+def chunk_ack_from_peer():
+    return frame(KIND_CHUNK_ACK, TRANSFER_ID + struct.pack(">IQB", 0, 3 * 1_048_576, 2))
+
+
+def swarm_members():
+    members = [0, 2]
+    return frame(KIND_SWARM_MEMBERS, TRANSFER_ID + struct.pack(">H", len(members))
+                 + b"".join(struct.pack(">H", index) for index in members))
+
+
+def chunk_digests():
+    entries = [(2, chunk_digest(CHUNK_RAW)), (NO_SEED, chunk_digest(b"hello\n"))]
+    payload = TRANSFER_ID + struct.pack(">IIH", 0, 4, len(entries))
+    payload += b"".join(struct.pack(">H", seed) + digest for seed, digest in entries)
+    return frame(KIND_CHUNK_DIGESTS, payload)
+
+
+def swarm_have():
+    ranges = [(0, 4), (6, 1)]
+    payload = SWARM_ID + struct.pack(">IH", 0, len(ranges))
+    payload += b"".join(struct.pack(">II", first, length) for first, length in ranges)
+    return frame(KIND_SWARM_HAVE, payload)
+
+
+def swarm_request():
+    return frame(KIND_SWARM_REQUEST, SWARM_ID + struct.pack(">IIB", 0, 6, CODECS_ZLIB))
+
+
+def swarm_refuse():
+    return frame(KIND_SWARM_REFUSE, SWARM_ID + struct.pack(">IIB", 0, 6, 3))
+
+
+def swarm_report():
+    return frame(KIND_SWARM_REPORT, TRANSFER_ID + struct.pack(">HBII", 2, 1, 0, 6))
+
+
 def file_end():
     return frame(KIND_FILE_END, TRANSFER_ID + struct.pack(">I", 1) + file_digest(b"hello\n"))
 
@@ -220,6 +298,28 @@ FIXTURES = [
      "fileResult frame: file 0, status 0 (published), detail `photos/Zo\u00eb.jpg` (the published name)."),
     ("transfer-cancel", transfer_cancel,
      "transferCancel frame: reason 1 (cancelledByUser), detail `stopped by the user`."),
+    ("transfer-offer-swarm", offer_swarm,
+     "offer frame: the offer of `transfer-offer.bin` followed by a swarm section (11.11): 3 members, swarm ID "
+     "`20 21 ... 2f`; member 0 device ID `00 01 ... 1f` at `10.0.0.1:41971`, member 1 `20 21 ... 3f` at "
+     "`[fe80::2%eth0]:41971`, member 2 `40 41 ... 5f` with no address."),
+    ("transfer-offer-reply-relay", offer_reply_relay,
+     "offerReply frame: the reply of `transfer-offer-reply.bin` followed by the flags byte `0x01` (relay)."),
+    ("transfer-chunk-ack-peer", chunk_ack_from_peer,
+     "chunkAck frame: file 0, offset 3145728 (chunk 3 at 1 MiB), status 2 (storedFromPeer)."),
+    ("transfer-swarm-members", swarm_members, "swarmMembers frame: members 0 and 2."),
+    ("transfer-chunk-digests", chunk_digests,
+     "chunkDigests frame: file 0, chunks 4 and 5: chunk 4 seeded by member 2, digest `%s...%s` (the chunk of "
+     "`transfer-chunk.bin`); chunk 5 with no seed (`0xffff`), digest `%s...%s` (of `hello\\n`)."
+     % (chunk_digest(CHUNK_RAW).hex()[:8], chunk_digest(CHUNK_RAW).hex()[-8:], chunk_digest(b"hello\n").hex()[:8],
+        chunk_digest(b"hello\n").hex()[-8:])),
+    ("transfer-swarm-have", swarm_have,
+     "swarmHave frame: swarm ID `20 21 ... 2f`, file 0, chunks 0-3 (range 0, 4) and 6 (range 6, 1)."),
+    ("transfer-swarm-request", swarm_request,
+     "swarmRequest frame: swarm ID `20 21 ... 2f`, file 0, chunk 6, codecs `0x01` (zlib)."),
+    ("transfer-swarm-refuse", swarm_refuse,
+     "swarmRefuse frame: swarm ID `20 21 ... 2f`, file 0, chunk 6, reason 3 (busy)."),
+    ("transfer-swarm-report", swarm_report,
+     "swarmReport frame: offender member 2, reason 1 (badChunk), file 0, chunk 6."),
 ]
 
 

@@ -142,6 +142,9 @@ public actor TransferEngine {
             case .chunk(let chunk): await chunkReceived(chunk, from: peerID)
             case .fileEnd(let end): await fileEndReceived(end, from: peerID)
             case .cancel(let cancel): await cancelReceived(cancel, from: peerID)
+            case .swarmMembers, .chunkDigests, .swarmHave, .swarmRequest, .swarmRefuse, .swarmReport:
+                // This engine neither offers a swarm nor replies `relay` (PROTOCOL.md 11.11), so no peer may send these.
+                await violation(by: peerID, "a swarm frame (kind \(message.kind)) outside any swarm")
             }
         case .peerDisconnected(let peerID, let reason):
             await peerLost(peerID, reason: reason)

@@ -51,3 +51,18 @@ extension Limits {
         return result
     }
 }
+
+extension Limits {
+    // Swarm broadcast (docs/PROTOCOL.md 11.11).
+
+    /// Fewest members a swarm section lists (a swarm of one is a plain transfer).
+    public static let minSwarmMembers = 2
+    /// Most members a swarm section lists, and most indices in a `swarmMembers` frame.
+    public static let maxSwarmMembers = 256
+    /// A swarm member's address ("ip:port", "[v6%if]:port"), printable ASCII bytes (may be 0 = unknown).
+    public static let maxSwarmAddressLength = 64
+    /// Digests in one `chunkDigests` frame, and chunk ranges in one `swarmHave` frame (at least 1).
+    public static let maxSwarmEntriesPerFrame = 1024
+    /// Requests a member may have outstanding with one other member (K); one more is refused `busy`.
+    public static let maxSwarmRequestsInFlight = 4
+}

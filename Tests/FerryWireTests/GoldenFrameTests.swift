@@ -59,7 +59,7 @@ struct GoldenFrameTests {
         #expect(try Beacon(decoding: bytes[...]) == Samples.beacon)
     }
 
-    @Test(arguments: TransferSamples.frameCases)
+    @Test(arguments: TransferSamples.allFrameCases)
     func transferFrameDecodes(_ golden: TransferFrameCase) throws {
         let bytes = try golden.bytes()
         var decoder = FrameDecoder(maximumPayloadLength: Limits.maxFramePayload)
@@ -70,10 +70,13 @@ struct GoldenFrameTests {
         // The session passes the frame whole; the transfer layer decodes it.
         #expect(try SessionMessage(frame: frame) == .transfer(frame))
         #expect(try TransferMessage(frame: frame) == golden.message)
-        #expect(try TransferMessage(frame: frame).transferID == TransferSamples.transferID)
+        // Member-to-member frames carry the swarm ID where the others carry the transfer ID.
+        let memberFrames: [FrameKind] = [.swarmHave, .swarmRequest, .swarmRefuse]
+        let id = memberFrames.contains(frame.kind) ? TransferSamples.swarmID.transferID : TransferSamples.transferID
+        #expect(try TransferMessage(frame: frame).transferID == id)
     }
 
-    @Test(arguments: TransferSamples.frameCases)
+    @Test(arguments: TransferSamples.allFrameCases)
     func transferFrameEncodes(_ golden: TransferFrameCase) throws {
         let bytes = try golden.bytes()
         #expect(throws: Never.self) { try golden.message.validate() }

@@ -25,7 +25,7 @@ struct TransferFuzzTests {
 
     @Test(arguments: FrameKind.transferMessageKinds)
     func randomPayloadsNeverTrap(_ kind: FrameKind) throws {
-        let golden = try TransferSamples.frameCases.map { try $0.payload() }
+        let golden = try TransferSamples.allFrameCases.map { try $0.payload() }
         var generator = SplitMix64(seed: 0x7AA5_0000 + UInt64(kind.rawValue))
         var decoded = 0
         for _ in 0..<Self.iterations {
@@ -59,13 +59,14 @@ struct TransferFuzzTests {
 
     static func randomMessage(_ g: inout SplitMix64) -> TransferMessage {
         let id = TransferID.random(using: &g)
-        switch Int.random(in: 0...6, using: &g) {
+        switch Int.random(in: 0...12, using: &g) {
         case 0:
             let files = (0..<Int.random(in: 1...5, using: &g)).map { _ in randomFile(&g) }
             return .offer(
                 Offer(
                     transferID: id, chunkSize: UInt32.random(in: 65_536...4_194_304, using: &g),
-                    codecs: CodecSet(rawValue: .random(in: 0...255, using: &g)), files: files))
+                    codecs: CodecSet(rawValue: .random(in: 0...255, using: &g)), files: files,
+                    swarm: Bool.random(using: &g) ? randomSwarm(&g) : nil))
         case 1:
             if Bool.random(using: &g) {
                 return .offerReply(
@@ -76,10 +77,11 @@ struct TransferFuzzTests {
             let files = (0..<Int.random(in: 0...5, using: &g)).map { _ in
                 FileDecision(accepted: .random(using: &g), resumeOffset: .random(in: 0...UInt64.max, using: &g))
             }
-            return .offerReply(
-                .accepting(
-                    id, codecs: CodecSet(rawValue: .random(in: 0...255, using: &g)),
-                    files: files, detail: randomText(&g, maxBytes: 255)))
+            var reply = OfferReply.accepting(
+                id, codecs: CodecSet(rawValue: .random(in: 0...255, using: &g)),
+                files: files, detail: randomText(&g, maxBytes: 255))
+            reply.flags = Bool.random(using: &g) ? .random(in: 0...255, using: &g) : 0
+            return .offerReply(reply)
         case 2:
             let rawLength = UInt32.random(in: 1...300, using: &g)
             let codec = Codec(rawValue: .random(in: 0...3, using: &g))
@@ -106,12 +108,69 @@ struct TransferFuzzTests {
                     transferID: id, fileIndex: .random(in: 0...UInt32.max, using: &g),
                     status: FileStatus(rawValue: .random(in: 0...255, using: &g)), detail: randomText(&g, maxBytes: 255)
                 ))
-        default:
+        case 6:
             return .cancel(
                 TransferCancel(
                     transferID: id, reason: CancelReason(rawValue: .random(in: 0...255, using: &g)),
                     detail: randomText(&g, maxBytes: 255)))
+        default:
+            return randomSwarmMessage(&g, id: id)
         }
+    }
+
+    /// One of the six swarm frames (PROTOCOL.md 11.11) with random valid fields.
+    static func randomSwarmMessage(_ g: inout SplitMix64, id: TransferID) -> TransferMessage {
+        let swarmID = SwarmID.random(using: &g)
+        let file = UInt32.random(in: 0...UInt32.max, using: &g)
+        let chunk = UInt32.random(in: 0...UInt32.max, using: &g)
+        switch Int.random(in: 0...5, using: &g) {
+        case 0:
+            let members = (0...UInt16(Limits.maxSwarmMembers + 10)).filter { _ in Int.random(in: 0...9, using: &g) == 0
+            }
+            return .swarmMembers(SwarmMembers(transferID: id, members: Array(members.prefix(Limits.maxSwarmMembers))))
+        case 1:
+            let count = Int.random(in: 1...40, using: &g)
+            let entries = (0..<count).map { _ in
+                ChunkDigests.Entry(seed: .random(in: 0...UInt16.max, using: &g), sha256: g.bytes(count: 32))
+            }
+            return .chunkDigests(
+                ChunkDigests(
+                    transferID: id, fileIndex: file, firstChunk: min(chunk, UInt32.max - UInt32(count) + 1),
+                    entries: entries))
+        case 2:
+            let ranges = (0..<Int.random(in: 1...20, using: &g)).map { _ -> Range<UInt64> in
+                let first = UInt64.random(in: 0...UInt64(UInt32.max), using: &g)
+                return first..<(first + .random(in: 1...(UInt64(UInt32.max) + 1 - first), using: &g))
+            }
+            return .swarmHave(SwarmHave(swarmID: swarmID, fileIndex: file, ranges: ranges))
+        case 3:
+            return .swarmRequest(
+                SwarmRequest(
+                    swarmID: swarmID, fileIndex: file, chunkIndex: chunk,
+                    codecs: CodecSet(rawValue: .random(in: 0...255, using: &g))))
+        case 4:
+            return .swarmRefuse(
+                SwarmRefuse(
+                    swarmID: swarmID, fileIndex: file, chunkIndex: chunk,
+                    reason: SwarmRefuseReason(rawValue: .random(in: 0...255, using: &g))))
+        default:
+            return .swarmReport(
+                SwarmReport(
+                    transferID: id, offender: .random(in: 0...UInt16.max, using: &g),
+                    reason: SwarmReportReason(rawValue: .random(in: 0...255, using: &g)), fileIndex: file,
+                    chunkIndex: chunk))
+        }
+    }
+
+    /// A swarm section of 2 to 20 members with distinct device IDs and printable addresses.
+    static func randomSwarm(_ g: inout SplitMix64) -> Swarm {
+        let addresses = ["", "10.0.0.1:41971", "[fe80::2%eth0]:41971", String(repeating: "9", count: 64)]
+        let members = (0..<Int.random(in: 2...20, using: &g)).map { _ in
+            SwarmMember(
+                deviceID: DeviceID(bytes: g.bytes(count: 32))!,
+                address: addresses.randomElement(using: &g) ?? "")
+        }
+        return Swarm(swarmID: SwarmID.random(using: &g), members: members)
     }
 
     static func randomFile(_ g: inout SplitMix64) -> OfferedFile {

@@ -75,7 +75,8 @@ struct TransferIdentifierTests {
         #expect(OfferDenyReason(rawValue: 99).description == "unknown reason (99)")
         #expect(ChunkStatus.stored.description == "stored")
         #expect(ChunkStatus.corrupt.description == "corrupt")
-        #expect(ChunkStatus(rawValue: 2).description == "unknown status (2)")
+        #expect(ChunkStatus.storedFromPeer.rawValue == 2)
+        #expect(ChunkStatus(rawValue: 3).description == "unknown status (3)")
         let statuses: [(FileStatus, UInt8)] = [
             (.published, 0), (.hashMismatch, 1), (.writeFailed, 2), (.corruptChunks, 3), (.refused, 4),
             (.cancelled, 5), (.sourceChanged, 6),

@@ -66,8 +66,14 @@ struct TransferMessageTests {
 
     @Test func trailingBytesAreIgnored() throws {
         for golden in Self.truncatable {
-            // fileResult's first byte after the detail is its flags byte (11.8): trailing bytes come after it.
-            let flags: [UInt8] = golden.message.kind == .fileResult ? [0x00] : []
+            // fileResult's and offerReply's first byte after their last field is their flags byte (11.8, 11.4), and
+            // an offer's first two are its swarm section's member count (11.3, 0 = none): trailing bytes come after.
+            let flags: [UInt8] =
+                switch golden.message.kind {
+                case .fileResult, .offerReply: [0x00]
+                case .offer: [0x00, 0x00]
+                default: []
+                }
             let frame = Frame(
                 kind: golden.message.kind, payload: try golden.payload() + flags + [0xDE, 0xAD, 0xBE, 0xEF])
             #expect(try TransferMessage(frame: frame) == golden.message, "\(golden.name)")
@@ -93,8 +99,8 @@ struct TransferMessageTests {
         #expect(try TransferMessage(frame: Frame(kind: .fileResult, payload: head + [0x00])) == .fileResult(plain))
     }
 
-    @Test(arguments: [UInt16(0x0107), 0x0142, 0x01FF, 0x0001, 0x0005, 0x8100])
-    func kindsOtherThanTheSevenAreUnknownCritical(_ kind: UInt16) {
+    @Test(arguments: [UInt16(0x010D), 0x0142, 0x01FF, 0x0001, 0x0005, 0x8100])
+    func kindsOtherThanTheThirteenAreUnknownCritical(_ kind: UInt16) {
         #expect(throws: WireError.unknownCriticalFrame(kind: kind)) {
             try TransferMessage(frame: Frame(kind: FrameKind(kind), payload: [1, 2, 3]))
         }
@@ -102,7 +108,7 @@ struct TransferMessageTests {
 
     @Test func transferKindsAreCriticalAndInTheTransferRange() {
         let kinds = FrameKind.transferMessageKinds
-        #expect(kinds.map(\.rawValue) == Array(0x0100...0x0106))
+        #expect(kinds.map(\.rawValue) == Array(0x0100...0x010C))
         for kind in kinds {
             #expect(!kind.isIgnorable)
             #expect(FrameKind.transferKinds.contains(kind.rawValue))
@@ -208,6 +214,12 @@ extension FrameKind {
         case .chunkAck: "chunkAck"
         case .fileEnd: "fileEnd"
         case .fileResult: "fileResult"
+        case .swarmMembers: "swarmMembers"
+        case .chunkDigests: "chunkDigests"
+        case .swarmHave: "swarmHave"
+        case .swarmRequest: "swarmRequest"
+        case .swarmRefuse: "swarmRefuse"
+        case .swarmReport: "swarmReport"
         default: "transferCancel"
         }
     }

@@ -73,6 +73,46 @@ enum TransferSamples {
     static let fileResult = FileResult(transferID: transferID, fileIndex: 0, status: .published, detail: photoPath)
     static let cancel = TransferCancel(transferID: transferID, reason: .cancelledByUser, detail: "stopped by the user")
 
+    // The swarm vectors (PROTOCOL.md 11.11).
+
+    static let swarmID = SwarmID(bytes: Array(0x20...0x2f))!
+
+    static let swarm = Swarm(
+        swarmID: swarmID,
+        members: [
+            SwarmMember(deviceID: DeviceID(bytes: Array(0x00...0x1f))!, address: "10.0.0.1:41971"),
+            SwarmMember(deviceID: DeviceID(bytes: Array(0x20...0x3f))!, address: "[fe80::2%eth0]:41971"),
+            SwarmMember(deviceID: DeviceID(bytes: Array(0x40...0x5f))!, address: ""),
+        ])
+
+    static let offerWithSwarm: Offer = {
+        var withSwarm = TransferSamples.offer
+        withSwarm.swarm = swarm
+        return withSwarm
+    }()
+
+    static let offerReplyWithRelay = OfferReply.accepting(
+        transferID, codecs: .zlib, files: [.accept(from: 0), .skip], relay: true)
+
+    static let chunkAckFromPeer = ChunkAck(
+        transferID: transferID, fileIndex: 0, offset: 3 * 1_048_576, status: .storedFromPeer)
+
+    static let swarmMembers = SwarmMembers(transferID: transferID, members: [0, 2])
+
+    static let chunkDigests = ChunkDigests(
+        transferID: transferID, fileIndex: 0, firstChunk: 4,
+        entries: [
+            ChunkDigests.Entry(seed: 2, sha256: chunkDigest),
+            ChunkDigests.Entry(seed: ChunkDigests.noSeed, sha256: helloChunkDigest),
+        ])
+
+    static let swarmHave = SwarmHave(swarmID: swarmID, fileIndex: 0, ranges: [0..<4, 6..<7])
+    static let swarmRequest = SwarmRequest(swarmID: swarmID, fileIndex: 0, chunkIndex: 6, codecs: .zlib)
+    static let swarmRefuse = SwarmRefuse(swarmID: swarmID, fileIndex: 0, chunkIndex: 6, reason: .busy)
+    static let swarmReport = SwarmReport(
+        transferID: transferID, offender: 2, reason: .badChunk, fileIndex: 0, chunkIndex: 6)
+
+    /// One fixture per transfer kind, in kind order.
     static let frameCases: [TransferFrameCase] = [
         TransferFrameCase(name: "transfer-offer", message: .offer(offer)),
         TransferFrameCase(name: "transfer-offer-reply", message: .offerReply(offerReply)),
@@ -82,7 +122,29 @@ enum TransferSamples {
         TransferFrameCase(name: "transfer-file-end", message: .fileEnd(fileEnd)),
         TransferFrameCase(name: "transfer-file-result", message: .fileResult(fileResult)),
         TransferFrameCase(name: "transfer-cancel", message: .cancel(cancel)),
+        TransferFrameCase(name: "transfer-swarm-members", message: .swarmMembers(swarmMembers)),
+        TransferFrameCase(name: "transfer-chunk-digests", message: .chunkDigests(chunkDigests)),
+        TransferFrameCase(name: "transfer-swarm-have", message: .swarmHave(swarmHave)),
+        TransferFrameCase(name: "transfer-swarm-request", message: .swarmRequest(swarmRequest)),
+        TransferFrameCase(name: "transfer-swarm-refuse", message: .swarmRefuse(swarmRefuse)),
+        TransferFrameCase(name: "transfer-swarm-report", message: .swarmReport(swarmReport)),
     ]
+
+    /// The swarm's optional trailing parts of older kinds: each fixture is an older one plus its new part, and
+    /// `oldLength` is the payload length of the older layout (which still decodes, without the part).
+    static let optionalPartCases: [(golden: TransferFrameCase, oldLength: Int, withoutPart: TransferMessage)] = [
+        (TransferFrameCase(name: "transfer-offer-swarm", message: .offer(offerWithSwarm)), 125, .offer(offer)),
+        (
+            TransferFrameCase(name: "transfer-offer-reply-relay", message: .offerReply(offerReplyWithRelay)), 42,
+            .offerReply(offerReply)
+        ),
+    ]
+
+    /// Every fixture: one per kind, the swarm variants of older kinds, and the storedFromPeer acknowledgement.
+    static let allFrameCases: [TransferFrameCase] =
+        frameCases + optionalPartCases.map(\.golden) + [
+            TransferFrameCase(name: "transfer-chunk-ack-peer", message: .chunkAck(chunkAckFromPeer))
+        ]
 }
 
 /// One golden transfer frame fixture and the message it decodes to.

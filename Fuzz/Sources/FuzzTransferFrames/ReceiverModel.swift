@@ -38,6 +38,8 @@ struct ReceiverModel {
             return false  // Only a receiver sends these.
         case .cancel:
             return false
+        case .swarmMembers, .chunkDigests, .swarmHave, .swarmRequest, .swarmRefuse, .swarmReport:
+            return false  // This receiver replied without `relay`: no swarm frame may follow.
         }
     }
 

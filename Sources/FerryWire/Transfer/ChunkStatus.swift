@@ -15,12 +15,16 @@ public struct ChunkStatus: RawRepresentable, Hashable, Sendable, CustomStringCon
     public static let stored = ChunkStatus(rawValue: 0)
     /// The chunk's SHA-256 did not match or the data did not inflate to `rawLength` bytes: send it again.
     public static let corrupt = ChunkStatus(rawValue: 1)
+    /// A swarm member stored a chunk that reached it from another member (verified against the sender's digest):
+    /// the sender counts it as held, not as sent by itself (PROTOCOL.md 11.11).
+    public static let storedFromPeer = ChunkStatus(rawValue: 2)
 
     /// The status in words, for logs.
     public var description: String {
         switch self {
         case .stored: "stored"
         case .corrupt: "corrupt"
+        case .storedFromPeer: "stored from a peer"
         default: "unknown status (\(rawValue))"
         }
     }

@@ -5,13 +5,14 @@
 /// 0x0100), entries as in `OfferedFile`:
 ///
 /// ```
-/// +------------+-----------+--------+-----------+------------------------+--------------------------+
-/// | transferID | chunkSize | codecs | fileCount | fileCount x entry      | trailing bytes (ignored) |
-/// | bytes[16]  | u32       | u8     | u32       | see OfferedFile        |                          |
-/// +------------+-----------+--------+-----------+------------------------+--------------------------+
+/// +------------+-----------+--------+-----------+------------------------+------------------+----------+
+/// | transferID | chunkSize | codecs | fileCount | fileCount x entry      | swarm (optional) | trailing |
+/// | bytes[16]  | u32       | u8     | u32       | see OfferedFile        | see Swarm        | (ignored)|
+/// +------------+-----------+--------+-----------+------------------------+------------------+----------+
 /// ```
 ///
-/// `chunkSize` is 65 536...4 194 304; `fileCount` is 1...10 000 and is checked before anything is reserved.
+/// `chunkSize` is 65 536...4 194 304; `fileCount` is 1...10 000 and is checked before anything is reserved. The
+/// swarm section is present when bytes follow the entries (an offer without one is the layout of before).
 public struct Offer: Equatable, Sendable {
     /// Bytes before the first entry.
     static let fixedLength = TransferID.length + 4 + 1 + 4
@@ -24,16 +25,21 @@ public struct Offer: Equatable, Sendable {
     public var codecs: CodecSet
     /// The files offered, in order; chunks and results name them by index.
     public var files: [OfferedFile]
+    /// The broadcast's swarm (every recipient, PROTOCOL.md 11.11), or nil for a plain transfer.
+    public var swarm: Swarm?
 
     /// An offer with the given fields; `validate()` checks the limits.
-    public init(transferID: TransferID, chunkSize: UInt32, codecs: CodecSet, files: [OfferedFile]) {
+    public init(
+        transferID: TransferID, chunkSize: UInt32, codecs: CodecSet, files: [OfferedFile], swarm: Swarm? = nil
+    ) {
         self.transferID = transferID
         self.chunkSize = chunkSize
         self.codecs = codecs
         self.files = files
+        self.swarm = swarm
     }
 
-    /// Throws `invalidField` for a chunk size or file count out of range or an invalid entry, and
+    /// Throws `invalidField` for a chunk size or file count out of range, an invalid entry or swarm section, and
     /// `payloadTooLarge` when the encoded payload would exceed `Limits.maxFramePayload`.
     public func validate() throws(WireError) {
         try Self.checkChunkSize(chunkSize)
@@ -43,6 +49,7 @@ public struct Offer: Equatable, Sendable {
         for file in files {
             try file.validate()
         }
+        try swarm?.validate()
         let length = encodedLength
         guard length <= Limits.maxFramePayload else {
             throw .payloadTooLarge(length: length, limit: Limits.maxFramePayload)
@@ -51,7 +58,7 @@ public struct Offer: Equatable, Sendable {
 
     /// Bytes of the payload.
     var encodedLength: Int {
-        files.reduce(Self.fixedLength) { $0 + $1.encodedLength }
+        files.reduce(Self.fixedLength) { $0 + $1.encodedLength } + (swarm?.encodedLength ?? 0)
     }
 
     static func checkChunkSize(_ chunkSize: UInt32) throws(WireError) {
@@ -76,6 +83,7 @@ extension Offer {
             files.append(try OfferedFile(from: &reader))
         }
         self.files = files
+        swarm = try Swarm.read(from: &reader)
         reader.skipRemaining()
     }
 
@@ -88,5 +96,6 @@ extension Offer {
         for file in files {
             file.write(to: &writer)
         }
+        swarm?.write(to: &writer)
     }
 }

@@ -9,11 +9,14 @@
 /// | transferID | accepted | reason | detail str8 (0...255) | codecs | count | count x decision   |
 /// | bytes[16]  | u8 0/1   | u8     | u8 length + UTF-8     | u8     | u32   | see FileDecision   |
 /// +------------+----------+--------+-----------------------+--------+-------+--------------------+
-/// | trailing bytes (ignored) |
-/// +--------------------------+
+/// | flags (optional) | trailing bytes (ignored) |
+/// | u8               |                          |
+/// +------------------+--------------------------+
 /// ```
 ///
-/// `count` is at most 10 000, checked before anything is reserved, and 0 when `accepted` is 0.
+/// `count` is at most 10 000, checked before anything is reserved, and 0 when `accepted` is 0. `flags` is sent
+/// only when one is set (absent means 0), bit 0 `relay`: the receiver takes part in the offer's swarm. Other
+/// bits are carried as received, never interpreted.
 public struct OfferReply: Equatable, Sendable {
     /// The offer answered.
     public var transferID: TransferID
@@ -27,11 +30,22 @@ public struct OfferReply: Equatable, Sendable {
     public var codecs: CodecSet
     /// One decision per offered file, in the offer's order (empty when denied).
     public var files: [FileDecision]
+    /// The flags byte as received (0 when absent); bits other than `relayFlag` are preserved, not interpreted.
+    public var flags: UInt8
+
+    /// The receiver takes part in the offer's swarm: it fetches chunks from other members and serves them the
+    /// chunks it verified (flags bit 0; PROTOCOL.md 11.11). Only meaningful in reply to an offer with a swarm.
+    public var relay: Bool {
+        get { flags & Self.relayFlag != 0 }
+        set { flags = newValue ? flags | Self.relayFlag : flags & ~Self.relayFlag }
+    }
+
+    static let relayFlag: UInt8 = 0x01
 
     /// A reply with the given fields; see `accepting` and `denying` for the usual ones.
     public init(
         transferID: TransferID, accepted: Bool, reason: OfferDenyReason = .unspecified, detail: String = "",
-        codecs: CodecSet, files: [FileDecision]
+        codecs: CodecSet, files: [FileDecision], relay: Bool = false
     ) {
         self.transferID = transferID
         self.accepted = accepted
@@ -39,13 +53,14 @@ public struct OfferReply: Equatable, Sendable {
         self.detail = detail
         self.codecs = codecs
         self.files = files
+        self.flags = relay ? Self.relayFlag : 0
     }
 
-    /// An accepting reply with one decision per offered file.
+    /// An accepting reply with one decision per offered file (with `relay`, taking part in the offer's swarm).
     public static func accepting(
-        _ transferID: TransferID, codecs: CodecSet, files: [FileDecision], detail: String = ""
+        _ transferID: TransferID, codecs: CodecSet, files: [FileDecision], detail: String = "", relay: Bool = false
     ) -> OfferReply {
-        OfferReply(transferID: transferID, accepted: true, detail: detail, codecs: codecs, files: files)
+        OfferReply(transferID: transferID, accepted: true, detail: detail, codecs: codecs, files: files, relay: relay)
     }
 
     /// A reply that denies the whole offer.
@@ -86,6 +101,7 @@ extension OfferReply {
             files.append(try FileDecision(from: &reader))
         }
         self.files = files
+        flags = reader.remainingCount > 0 ? try reader.readUInt8("flags") : 0
         reader.skipRemaining()
     }
 
@@ -100,5 +116,6 @@ extension OfferReply {
         for file in files {
             file.write(to: &writer)
         }
+        if flags != 0 { writer.write(flags) }
     }
 }

@@ -9,4 +9,9 @@ extension StringField {
             throw .invalidField("\(field): not printable ASCII")
         }
     }
+
+    /// Swarm member addresses follow the media type's rule: printable ASCII without spaces (0x21-0x7E).
+    static func checkPrintableASCII<Bytes: Sequence<UInt8>>(_ bytes: Bytes, _ field: String) throws(WireError) {
+        try checkMediaType(bytes, field)
+    }
 }

@@ -14,6 +14,12 @@
 /// | 0x0104 | fileEnd        | see `FileEnd` |
 /// | 0x0105 | fileResult     | see `FileResult` |
 /// | 0x0106 | transferCancel | see `TransferCancel` |
+/// | 0x0107 | swarmMembers   | see `SwarmMembers` |
+/// | 0x0108 | chunkDigests   | see `ChunkDigests` |
+/// | 0x0109 | swarmHave      | see `SwarmHave` |
+/// | 0x010A | swarmRequest   | see `SwarmRequest` |
+/// | 0x010B | swarmRefuse    | see `SwarmRefuse` |
+/// | 0x010C | swarmReport    | see `SwarmReport` |
 public enum TransferMessage: Equatable, Sendable {
     case offer(Offer)
     case offerReply(OfferReply)
@@ -22,6 +28,12 @@ public enum TransferMessage: Equatable, Sendable {
     case fileEnd(FileEnd)
     case fileResult(FileResult)
     case cancel(TransferCancel)
+    case swarmMembers(SwarmMembers)
+    case chunkDigests(ChunkDigests)
+    case swarmHave(SwarmHave)
+    case swarmRequest(SwarmRequest)
+    case swarmRefuse(SwarmRefuse)
+    case swarmReport(SwarmReport)
 
     /// Throws `unknownCriticalFrame` for any other kind, `malformed` / `invalidField` for bad payloads. A
     /// chunk's data stays a slice of `frame.payload`: nothing is copied.
@@ -35,6 +47,12 @@ public enum TransferMessage: Equatable, Sendable {
         case .fileEnd: self = .fileEnd(try FileEnd(payload: payload))
         case .fileResult: self = .fileResult(try FileResult(payload: payload))
         case .transferCancel: self = .cancel(try TransferCancel(payload: payload))
+        case .swarmMembers: self = .swarmMembers(try SwarmMembers(payload: payload))
+        case .chunkDigests: self = .chunkDigests(try ChunkDigests(payload: payload))
+        case .swarmHave: self = .swarmHave(try SwarmHave(payload: payload))
+        case .swarmRequest: self = .swarmRequest(try SwarmRequest(payload: payload))
+        case .swarmRefuse: self = .swarmRefuse(try SwarmRefuse(payload: payload))
+        case .swarmReport: self = .swarmReport(try SwarmReport(payload: payload))
         default: throw .unknownCriticalFrame(kind: frame.kind.rawValue)
         }
     }
@@ -49,10 +67,17 @@ public enum TransferMessage: Equatable, Sendable {
         case .fileEnd: .fileEnd
         case .fileResult: .fileResult
         case .cancel: .transferCancel
+        case .swarmMembers: .swarmMembers
+        case .chunkDigests: .chunkDigests
+        case .swarmHave: .swarmHave
+        case .swarmRequest: .swarmRequest
+        case .swarmRefuse: .swarmRefuse
+        case .swarmReport: .swarmReport
         }
     }
 
-    /// The transfer this message belongs to.
+    /// The transfer this message belongs to: the 16-byte ID every transfer payload starts with. For the frames
+    /// members exchange (`swarmHave`, `swarmRequest`, `swarmRefuse`) it is the swarm ID's bytes.
     public var transferID: TransferID {
         switch self {
         case .offer(let offer): offer.transferID
@@ -62,6 +87,12 @@ public enum TransferMessage: Equatable, Sendable {
         case .fileEnd(let end): end.transferID
         case .fileResult(let result): result.transferID
         case .cancel(let cancel): cancel.transferID
+        case .swarmMembers(let members): members.transferID
+        case .chunkDigests(let digests): digests.transferID
+        case .swarmHave(let have): have.swarmID.transferID
+        case .swarmRequest(let request): request.swarmID.transferID
+        case .swarmRefuse(let refuse): refuse.swarmID.transferID
+        case .swarmReport(let report): report.transferID
         }
     }
 
@@ -76,6 +107,10 @@ public enum TransferMessage: Equatable, Sendable {
         case .fileEnd(let end): try end.validate()
         case .fileResult(let result): try result.validate()
         case .cancel(let cancel): try cancel.validate()
+        case .swarmMembers(let members): try members.validate()
+        case .chunkDigests(let digests): try digests.validate()
+        case .swarmHave(let have): try have.validate()
+        case .swarmRequest, .swarmRefuse, .swarmReport: break
         }
     }
 
@@ -105,6 +140,24 @@ public enum TransferMessage: Equatable, Sendable {
         case .cancel(let cancel):
             writer = ByteWriter()
             cancel.write(to: &writer)
+        case .swarmMembers(let members):
+            writer = ByteWriter()
+            members.write(to: &writer)
+        case .chunkDigests(let digests):
+            writer = ByteWriter(reservingCapacity: 26 + digests.entries.count * ChunkDigests.entryLength)
+            digests.write(to: &writer)
+        case .swarmHave(let have):
+            writer = ByteWriter()
+            have.write(to: &writer)
+        case .swarmRequest(let request):
+            writer = ByteWriter()
+            request.write(to: &writer)
+        case .swarmRefuse(let refuse):
+            writer = ByteWriter()
+            refuse.write(to: &writer)
+        case .swarmReport(let report):
+            writer = ByteWriter()
+            report.write(to: &writer)
         }
         return Frame(kind: kind, payload: writer.bytes)
     }

@@ -1,0 +1,366 @@
+import FerryWire
+
+/// One member's side of a swarm broadcast: the sender's digests, what the other members announced, which chunk to
+/// request from whom, what to do with a bad chunk, and which requests of other members to serve (PROTOCOL.md 11.11).
+///
+/// Pure and deterministic: the driver reports frames, verdicts and links; the returned actions say which frames to
+/// send. Members are the indices of the offer's member list; `me` is this member's.
+///
+/// The request rule: at most `maxInFlight` requests outstanding to one member; chunks are taken rarest first (the
+/// fewest usable members announced it), ties in file and chunk order; each from the announcer with the fewest of
+/// our requests outstanding, ties to the one nearest after us in member order (so members spread their requests
+/// over different holders). A chunk is requested from the sender when its seed is gone (out of the list, cut off,
+/// its link down, or no seed) and no usable member announced it, or every announcer failed us for it.
+public struct SwarmFetcher: Sendable {
+    /// What the driver must do, in order.
+    public enum Action: Equatable, Sendable {
+        /// Send `swarmRequest` for the chunk to member `from`.
+        case request(SwarmChunk, from: Int)
+        /// Send `swarmRequest` for the chunk to the sender.
+        case requestFromSender(SwarmChunk)
+        /// The relayed chunk matched the sender's digest: write it, then acknowledge it `storedFromPeer`.
+        case store(SwarmChunk)
+        /// Announce the chunk (`swarmHave`) to every member whose link is up.
+        case announce(SwarmChunk)
+        /// The link to `member` came up: announce everything held and verified (`heldRanges(of:)`) to it.
+        case announceAll(to: Int)
+        /// Check a chunk of the resumed prefix against the sender's digest (`digest(of:)`), then report
+        /// `prefixChecked`.
+        case verifyHeld(SwarmChunk)
+        /// Nothing more to or from `member` in this swarm: drop the swarm link.
+        case cutOff(Int)
+        /// Send `swarmReport` on `offender` to the sender.
+        case report(offender: Int, reason: SwarmReportReason, chunk: SwarmChunk)
+        /// Send the chunk (read from staging) to `member`, its transferID field the swarm ID.
+        case serve(SwarmChunk, to: Int)
+        /// Send `swarmRefuse` for the chunk to `member`.
+        case refuse(SwarmChunk, to: Int, reason: SwarmRefuseReason)
+        /// This member is no longer in the sender's list: it stops fetching and serving; the sender sends it the rest.
+        case leftSwarm
+    }
+
+    private enum Link { case waiting, up, down }
+
+    private struct Peer {
+        var active = false
+        var link = Link.waiting
+        var cutOff = false
+        var refusesAll = false
+        var outstanding: Set<SwarmChunk> = []
+        var timedOut: Set<SwarmChunk> = []
+        var serving = 0
+    }
+
+    /// This member's index in the offer's list.
+    public let me: Int
+    /// Requests outstanding to one member at most (K).
+    public let maxInFlight: Int
+    private let accepted: [Bool]
+    private var peers: [Peer]
+    private var held: ChunkBitmap
+    private var unverified: Set<SwarmChunk> = []
+    private var digests: [SwarmChunk: [UInt8]] = [:]
+    private var seeds: [SwarmChunk: Int?] = [:]
+    private var announcers: [SwarmChunk: Set<Int>] = [:]
+    private var askedSender: Set<SwarmChunk> = []
+    /// Who each chunk is asked of now (`Self.sender` for the sender): at most one request per chunk at a time.
+    private var requestedFrom: [SwarmChunk: Int] = [:]
+    /// Chunks with a digest that are not held: what may be asked of the sender.
+    private var pending: Set<SwarmChunk> = []
+    private static let sender = -1
+    private var failedBy: [SwarmChunk: Set<Int>] = [:]
+    private var inSwarm = true
+    /// Members this member cut off, in order.
+    public private(set) var cutOffMembers: [Int] = []
+
+    /// A fetcher for member `me` of `memberCount`, over files of `chunkCounts` chunks of which it took `accepted`,
+    /// holding the first `resumedChunks` of each (its resumed prefix, checked once the digests arrive).
+    public init(
+        me: Int, memberCount: Int, chunkCounts: [Int], accepted: [Bool], resumedChunks: [Int],
+        maxInFlight: Int = Limits.maxSwarmRequestsInFlight
+    ) {
+        precondition(me >= 0 && me < memberCount && maxInFlight > 0)
+        precondition(chunkCounts.count == accepted.count && chunkCounts.count == resumedChunks.count)
+        self.me = me
+        self.maxInFlight = maxInFlight
+        self.accepted = accepted
+        peers = Array(repeating: Peer(), count: memberCount)
+        held = ChunkBitmap(chunkCounts: chunkCounts)
+        for file in chunkCounts.indices where accepted[file] {
+            for index in 0..<min(resumedChunks[file], chunkCounts[file]) {
+                let chunk = SwarmChunk(file: file, index: index)
+                held.insert(chunk)
+                unverified.insert(chunk)
+            }
+        }
+    }
+
+    /// Whether this member holds `chunk`, verified.
+    public func holds(_ chunk: SwarmChunk) -> Bool { held.contains(chunk) && !unverified.contains(chunk) }
+    /// The sender's digest of `chunk`, once known.
+    public func digest(of chunk: SwarmChunk) -> [UInt8]? { digests[chunk] }
+    /// Every chunk of every accepted file is held and verified.
+    public var isComplete: Bool {
+        unverified.isEmpty && held.chunkCounts.indices.allSatisfy { !accepted[$0] || held.containsAll(of: $0) }
+    }
+    /// Requests outstanding to `member`.
+    public func outstanding(to member: Int) -> Set<SwarmChunk> { peers[member].outstanding }
+    /// Chunks asked of the sender and not yet arrived.
+    public var requestedFromSender: Set<SwarmChunk> { askedSender }
+
+    /// The runs of held, verified chunks of `file`, for a `swarmHave`.
+    public func heldRanges(of file: Int) -> [Range<Int>] {
+        var verified = held
+        for chunk in unverified { verified.remove(chunk) }
+        return verified.ranges(of: file)
+    }
+
+    // MARK: From the sender
+
+    /// `swarmMembers`: the members that take part now. Members no longer in it are forgotten (their requests go
+    /// elsewhere); when this member is not in it, it leaves the swarm.
+    public mutating func membersReceived(_ members: [Int]) -> [Action] {
+        guard inSwarm else { return [] }
+        let list = Set(members.filter { $0 >= 0 && $0 < peers.count })
+        guard list.contains(me) else {
+            inSwarm = false
+            for member in peers.indices { forget(member) }
+            askedSender.removeAll()
+            requestedFrom.removeAll()
+            return [.leftSwarm]
+        }
+        for member in peers.indices where member != me {
+            let active = list.contains(member)
+            if peers[member].active, !active { forget(member) }
+            peers[member].active = active
+        }
+        return schedule()
+    }
+
+    /// `chunkDigests`: digests of chunks `first...` of `file`, each with its seed (nil: no seed).
+    public mutating func digestsReceived(file: Int, first: Int, entries: [(seed: Int?, sha256: [UInt8])])
+        throws(TransferProtocolError) -> [Action]
+    {
+        guard inSwarm else { return [] }
+        var actions: [Action] = []
+        for (offset, entry) in entries.enumerated() {
+            let chunk = SwarmChunk(file: file, index: first + offset)
+            guard held.isValid(chunk), accepted[file] else {
+                throw TransferProtocolError("a digest of \(chunk), which this member did not take")
+            }
+            if digests[chunk] == nil, unverified.contains(chunk) { actions.append(.verifyHeld(chunk)) }
+            digests[chunk] = entry.sha256
+            if !held.contains(chunk) { pending.insert(chunk) }
+            seeds[chunk] = entry.seed.flatMap { $0 >= 0 && $0 < peers.count ? $0 : nil }
+        }
+        return actions + schedule()
+    }
+
+    /// A chunk from the sender (as seed, seed anew, or an answer) was verified and stored by the ordinary path.
+    public mutating func senderChunkStored(_ chunk: SwarmChunk) -> [Action] {
+        guard held.isValid(chunk) else { return [] }
+        if askedSender.remove(chunk) != nil { endRequest(chunk, by: Self.sender) }
+        announcers[chunk] = nil
+        unverified.remove(chunk)
+        pending.remove(chunk)
+        guard held.insert(chunk) else { return [] }
+        return inSwarm ? [.announce(chunk)] + schedule() : []
+    }
+
+    /// A chunk of the resumed prefix was hashed: `sha256` is the digest of the staged bytes. A mismatch drops it
+    /// from the held chunks (it is fetched like any other).
+    public mutating func prefixChecked(_ chunk: SwarmChunk, sha256: [UInt8]) -> [Action] {
+        guard unverified.remove(chunk) != nil else { return [] }
+        guard sha256 == digests[chunk] else {
+            held.remove(chunk)
+            pending.insert(chunk)
+            return schedule()
+        }
+        return inSwarm ? [.announce(chunk)] : []
+    }
+
+    // MARK: From other members
+
+    /// The swarm link to `member` is up (TLS proved its device ID, which is in the offer's list).
+    public mutating func linkUp(_ member: Int) -> [Action] {
+        guard inSwarm, member != me, !peers[member].cutOff else { return [] }
+        peers[member].link = .up
+        return [.announceAll(to: member)] + schedule()
+    }
+
+    /// The swarm link to `member` failed or closed: its requests go elsewhere; a chunk it seeds and nobody else
+    /// announced is asked of the sender.
+    public mutating func linkDown(_ member: Int) -> [Action] {
+        guard member != me else { return [] }
+        peers[member].link = .down
+        forget(member)
+        return inSwarm ? schedule() : []
+    }
+
+    /// `swarmHave` from `member`. Announcements of members that are not usable are ignored; throws for a chunk
+    /// outside the offer.
+    public mutating func haveReceived(from member: Int, _ chunks: [SwarmChunk]) throws(TransferProtocolError)
+        -> [Action]
+    {
+        for chunk in chunks where !held.isValid(chunk) {
+            throw TransferProtocolError("member \(member) announced \(chunk), which is not in the offer")
+        }
+        guard inSwarm, isUsable(member) else { return [] }
+        var fresh: [SwarmChunk] = []
+        for chunk in chunks where accepted[chunk.file] && !held.contains(chunk) {
+            if announcers[chunk, default: []].insert(member).inserted { fresh.append(chunk) }
+        }
+        // Only these chunks can have become requestable: slots free up on other events, which schedule everything.
+        return schedule(only: fresh, askSender: false)
+    }
+
+    /// A chunk from `member`, its raw bytes hashed to `sha256` (nil: it did not inflate to its length). One that
+    /// matches the sender's digest is stored; one that does not, or that was never requested, cuts the member off.
+    public mutating func relayedChunkArrived(from member: Int, _ chunk: SwarmChunk, sha256: [UInt8]?) -> [Action] {
+        guard inSwarm, !peers[member].cutOff else { return [] }
+        let requested = peers[member].outstanding.remove(chunk) != nil || peers[member].timedOut.remove(chunk) != nil
+        endRequest(chunk, by: member)
+        guard requested, let expected = digests[chunk] else {
+            return cut(member, reason: .protocolError, chunk: chunk) + schedule()
+        }
+        guard sha256 == expected else {
+            return cut(member, reason: .badChunk, chunk: chunk) + schedule()
+        }
+        guard held.insert(chunk) else { return schedule() }  // came from elsewhere meanwhile: dropped
+        announcers[chunk] = nil
+        failedBy[chunk] = nil
+        pending.remove(chunk)
+        if askedSender.remove(chunk) != nil { endRequest(chunk, by: Self.sender) }
+        return [.store(chunk), .announce(chunk)] + schedule()
+    }
+
+    /// `swarmRefuse` from `member`: the chunk is asked elsewhere. `notHeld` (or an unknown reason) forgets that
+    /// `member` has it; `notMember` and `notRelaying` stop all requests to it.
+    public mutating func refusalReceived(from member: Int, _ chunk: SwarmChunk, reason: SwarmRefuseReason) -> [Action] {
+        guard peers[member].outstanding.remove(chunk) != nil else { return [] }
+        endRequest(chunk, by: member)
+        switch reason {
+        case .notMember, .notRelaying:
+            peers[member].refusesAll = true
+            forget(member)
+        default:
+            announcers[chunk]?.remove(member)
+            failedBy[chunk, default: []].insert(member)
+        }
+        return inSwarm ? schedule() : []
+    }
+
+    /// The driver's timer for a request to `member` ran out: the chunk is asked elsewhere (a late answer is still
+    /// taken).
+    public mutating func requestTimedOut(to member: Int, _ chunk: SwarmChunk) -> [Action] {
+        guard peers[member].outstanding.remove(chunk) != nil else { return [] }
+        endRequest(chunk, by: member)
+        peers[member].timedOut.insert(chunk)
+        announcers[chunk]?.remove(member)
+        failedBy[chunk, default: []].insert(member)
+        return inSwarm ? schedule() : []
+    }
+
+    /// `swarmRequest` from `member`: serve a chunk held and verified to a member of the list, at most
+    /// `maxInFlight` at once; refuse otherwise.
+    public mutating func requestReceived(from member: Int, _ chunk: SwarmChunk) -> [Action] {
+        let reason: SwarmRefuseReason? =
+            if !inSwarm { .notRelaying } else if member == me || !peers[member].active || peers[member].cutOff {
+                .notMember
+            } else if !held.isValid(chunk) || !holds(chunk) { .notHeld } else if peers[member].serving >= maxInFlight {
+                .busy
+            } else { nil }
+        if let reason { return [.refuse(chunk, to: member, reason: reason)] }
+        peers[member].serving += 1
+        return [.serve(chunk, to: member)]
+    }
+
+    /// A chunk served to `member` is written to its link.
+    public mutating func served(to member: Int) {
+        peers[member].serving = max(0, peers[member].serving - 1)
+    }
+
+    // MARK: Rules
+
+    private func isUsable(_ member: Int) -> Bool {
+        let peer = peers[member]
+        return member != me && peer.active && peer.link == .up && !peer.cutOff && !peer.refusesAll
+    }
+
+    private func isGone(_ seed: Int?) -> Bool {
+        guard let seed else { return true }
+        if seed == me { return false }
+        let peer = peers[seed]
+        return !peer.active || peer.link == .down || peer.cutOff || peer.refusesAll
+    }
+
+    /// Forgets `member`'s announcements and outstanding requests (they are scheduled anew).
+    @discardableResult
+    private mutating func forget(_ member: Int) -> [SwarmChunk] {
+        let lost = Array(peers[member].outstanding)
+        for chunk in lost { endRequest(chunk, by: member) }
+        peers[member].outstanding.removeAll()
+        for chunk in Array(announcers.keys) {
+            announcers[chunk]?.remove(member)
+            if announcers[chunk]?.isEmpty == true { announcers[chunk] = nil }
+        }
+        return lost
+    }
+
+    private mutating func cut(_ member: Int, reason: SwarmReportReason, chunk: SwarmChunk) -> [Action] {
+        peers[member].cutOff = true
+        peers[member].timedOut.removeAll()
+        forget(member)
+        cutOffMembers.append(member)
+        return [.cutOff(member), .report(offender: member, reason: reason, chunk: chunk)]
+    }
+
+    private func isRequested(_ chunk: SwarmChunk) -> Bool {
+        requestedFrom[chunk] != nil
+    }
+
+    private mutating func endRequest(_ chunk: SwarmChunk, by member: Int) {
+        if requestedFrom[chunk] == member { requestedFrom[chunk] = nil }
+    }
+
+    /// Fills free request slots, rarest chunk first (of `only`, when given), then, with `askSender`, asks the
+    /// sender for chunks nobody can give.
+    private mutating func schedule(only: [SwarmChunk]? = nil, askSender: Bool = true) -> [Action] {
+        guard inSwarm else { return [] }
+        var actions: [Action] = []
+        var free = peers.indices.reduce(0) { sum, member in
+            isUsable(member) ? sum + max(0, maxInFlight - peers[member].outstanding.count) : sum
+        }
+        let wanted = (only ?? Array(announcers.keys)).filter { chunk in
+            digests[chunk] != nil && !held.contains(chunk) && !isRequested(chunk)
+        }
+        let ranked = wanted.map { chunk in (chunk, announcers[chunk, default: []].filter(isUsable)) }
+            .filter { !$0.1.isEmpty }
+            .sorted { ($0.1.count, $0.0) < ($1.1.count, $1.0) }
+        for (chunk, holders) in ranked where free > 0 {
+            let open = holders.filter { peers[$0].outstanding.count < maxInFlight }
+            let count = peers.count
+            guard
+                let holder = open.min(by: { a, b in
+                    (peers[a].outstanding.count, (a - me + count) % count)
+                        < (peers[b].outstanding.count, (b - me + count) % count)
+                })
+            else { continue }
+            peers[holder].outstanding.insert(chunk)
+            requestedFrom[chunk] = holder
+            free -= 1
+            actions.append(.request(chunk, from: holder))
+        }
+        guard askSender else { return actions }
+        for chunk in pending.filter({ !isRequested($0) }).sorted() {
+            let usable = announcers[chunk, default: []].contains(where: isUsable)
+            let seed = seeds[chunk] ?? nil
+            if !usable, isGone(seed) || seed.map({ failedBy[chunk, default: []].contains($0) }) == true {
+                askedSender.insert(chunk)
+                requestedFrom[chunk] = Self.sender
+                actions.append(.requestFromSender(chunk))
+            }
+        }
+        return actions
+    }
+}

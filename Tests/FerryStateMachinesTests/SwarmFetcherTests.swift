@@ -1,0 +1,169 @@
+import FerryWire
+import Testing
+
+@testable import FerryStateMachines
+
+private let good: [UInt8] = Array(repeating: 0xAB, count: 32)
+private let bad: [UInt8] = Array(repeating: 0xCD, count: 32)
+
+private func chunk(_ index: Int) -> SwarmChunk { SwarmChunk(file: 0, index: index) }
+private func chunks(_ range: Range<Int>) -> [SwarmChunk] { range.map(chunk) }
+
+/// Member 0 of `members`, one file of 10 chunks, all in the list, links up to `linked`, digests of chunks 0..<10
+/// known with the given seeds (default: seed 3 for every chunk).
+private func makeFetcher(
+    members: Int = 4, linked: [Int] = [1, 2, 3], seeds: [Int?] = Array(repeating: 3, count: 10), resumed: Int = 0
+) -> SwarmFetcher {
+    var fetcher = SwarmFetcher(
+        me: 0, memberCount: members, chunkCounts: [10], accepted: [true], resumedChunks: [resumed])
+    _ = fetcher.membersReceived(Array(0..<members))
+    for member in linked { _ = fetcher.linkUp(member) }
+    _ = try! fetcher.digestsReceived(file: 0, first: 0, entries: seeds.map { (seed: $0, sha256: good) })
+    return fetcher
+}
+
+@Suite("Swarm fetcher")
+struct SwarmFetcherTests {
+    @Test func rarestFirstAtMostKPerMember() throws {
+        var fetcher = makeFetcher()
+        #expect(
+            try fetcher.haveReceived(from: 2, chunks(0..<2)) == [
+                .request(chunk(0), from: 2), .request(chunk(1), from: 2),
+            ])
+        // Member 1 announces 0..<6: chunks 2-5 only it has (rarest), 0 and 1 are already asked of member 2.
+        let actions = try fetcher.haveReceived(from: 1, chunks(0..<6))
+        #expect(actions == chunks(2..<6).map { .request($0, from: 1) })
+        #expect(fetcher.outstanding(to: 1).count == Limits.maxSwarmRequestsInFlight)
+        // Nothing more of member 1 until one comes back.
+        #expect(try fetcher.haveReceived(from: 1, chunks(6..<8)) == [])
+        #expect(
+            fetcher.relayedChunkArrived(from: 1, chunk(2), sha256: good) == [
+                .store(chunk(2)), .announce(chunk(2)), .request(chunk(6), from: 1),
+            ])
+    }
+
+    @Test func rarerChunksGoFirstAndTiesToTheLeastLoadedNearestHolder() throws {
+        var fetcher = makeFetcher(seeds: Array(repeating: 3, count: 10))
+        _ = try fetcher.haveReceived(from: 3, [chunk(5)])  // asked of 3 at once
+        // Chunk 7 is announced by 1 and 2; chunk 8 only by 2: 8 first (rarer), then 7 from 1 (2 has one now).
+        let first = try fetcher.haveReceived(from: 2, [chunk(7), chunk(8)])
+        #expect(first == [.request(chunk(7), from: 2), .request(chunk(8), from: 2)])
+        var second = makeFetcher(seeds: Array(repeating: 3, count: 10))
+        _ = try second.haveReceived(from: 1, [chunk(7)])  // requested from 1 at once
+        #expect(second.outstanding(to: 1) == [chunk(7)])
+        var both = makeFetcher(linked: [], seeds: Array(repeating: 3, count: 10))
+        _ = try both.haveReceived(from: 1, [])
+        _ = both.linkUp(1)
+        _ = both.linkUp(2)
+        _ = try both.haveReceived(from: 2, [chunk(7), chunk(8)])  // both asked of 2
+        let ranked = try both.haveReceived(from: 1, [chunk(7), chunk(9)])
+        #expect(ranked == [.request(chunk(9), from: 1)], "7 is asked already; 9 only 1 has")
+    }
+
+    @Test func aBadChunkCutsTheMemberOffReportsItAndAsksElsewhere() throws {
+        var fetcher = makeFetcher()
+        _ = try fetcher.haveReceived(from: 1, [chunk(0)])
+        _ = try fetcher.haveReceived(from: 2, [chunk(0)])
+        #expect(fetcher.outstanding(to: 1) == [chunk(0)])
+        #expect(
+            fetcher.relayedChunkArrived(from: 1, chunk(0), sha256: bad) == [
+                .cutOff(1), .report(offender: 1, reason: .badChunk, chunk: chunk(0)), .request(chunk(0), from: 2),
+            ])
+        #expect(fetcher.cutOffMembers == [1])
+        // Nothing more from or to it.
+        #expect(try fetcher.haveReceived(from: 1, [chunk(3)]) == [])
+        #expect(fetcher.relayedChunkArrived(from: 1, chunk(3), sha256: good) == [])
+        #expect(fetcher.requestReceived(from: 1, chunk(0)) == [.refuse(chunk(0), to: 1, reason: .notMember)])
+        #expect(fetcher.linkUp(1) == [])
+        // A chunk that did not inflate is bad too.
+        #expect(
+            fetcher.relayedChunkArrived(from: 2, chunk(0), sha256: nil).prefix(2) == [
+                .cutOff(2), .report(offender: 2, reason: .badChunk, chunk: chunk(0)),
+            ])
+    }
+
+    @Test func aChunkNobodyAskedForIsAProtocolError() {
+        var fetcher = makeFetcher()
+        #expect(
+            fetcher.relayedChunkArrived(from: 2, chunk(4), sha256: good) == [
+                .cutOff(2), .report(offender: 2, reason: .protocolError, chunk: chunk(4)),
+            ])
+    }
+
+    @Test func aGoodChunkIsStoredAnnouncedAndADuplicateDropped() throws {
+        var fetcher = makeFetcher()
+        _ = try fetcher.haveReceived(from: 1, [chunk(0)])
+        _ = fetcher.requestTimedOut(to: 1, chunk(0))  // asked of the sender? no: its seed (3) is there
+        #expect(fetcher.requestedFromSender.isEmpty)
+        // The late answer is still taken.
+        #expect(
+            fetcher.relayedChunkArrived(from: 1, chunk(0), sha256: good) == [.store(chunk(0)), .announce(chunk(0))])
+        #expect(fetcher.holds(chunk(0)))
+        #expect(fetcher.senderChunkStored(chunk(0)) == [])
+    }
+
+    @Test func theSenderIsAskedOnlyWhenTheSeedIsGoneAndNobodyAnnounced() throws {
+        // Seeds: chunk 0 by me, 1 by member 2 (link not up yet), 2 by nobody.
+        var fetcher = makeFetcher(linked: [1], seeds: [0, 2, nil])
+        #expect(fetcher.requestedFromSender == [chunk(2)], "no seed: asked of the sender at once")
+        // Member 2's link fails: chunk 1 has no seed any more and nobody announced it.
+        #expect(fetcher.linkDown(2) == [.requestFromSender(chunk(1))])
+        // Chunk 0 is mine to seed: never asked.
+        #expect(!fetcher.requestedFromSender.contains(chunk(0)))
+        var announced = makeFetcher(linked: [1], seeds: [2, 2])
+        _ = try announced.haveReceived(from: 1, [chunk(1)])
+        #expect(
+            announced.membersReceived([0, 1]) == [.requestFromSender(chunk(0))], "1 has chunk 1; 0 only the sender")
+    }
+
+    @Test func whenEveryAnnouncerFailedTheSenderIsAsked() throws {
+        var fetcher = makeFetcher(seeds: [1])
+        _ = try fetcher.haveReceived(from: 1, [chunk(0)])
+        #expect(fetcher.requestTimedOut(to: 1, chunk(0)) == [.requestFromSender(chunk(0))])
+        var refused = makeFetcher(seeds: [1])
+        _ = try refused.haveReceived(from: 1, [chunk(0)])
+        #expect(refused.refusalReceived(from: 1, chunk(0), reason: .notHeld) == [.requestFromSender(chunk(0))])
+    }
+
+    @Test func aMemberLeavingMovesItsRequestsAndLeavingTheListEndsTheSwarm() throws {
+        var fetcher = makeFetcher()
+        _ = try fetcher.haveReceived(from: 1, [chunk(0)])
+        _ = try fetcher.haveReceived(from: 2, [chunk(0)])
+        #expect(fetcher.membersReceived([0, 2, 3]) == [.request(chunk(0), from: 2)])
+        #expect(fetcher.outstanding(to: 1).isEmpty)
+        #expect(fetcher.membersReceived([2, 3]) == [.leftSwarm])
+        #expect(fetcher.requestReceived(from: 2, chunk(0)) == [.refuse(chunk(0), to: 2, reason: .notRelaying)])
+        #expect(try fetcher.haveReceived(from: 3, [chunk(1)]) == [])
+    }
+
+    @Test func servingRules() {
+        var fetcher = makeFetcher()
+        #expect(fetcher.requestReceived(from: 1, chunk(0)) == [.refuse(chunk(0), to: 1, reason: .notHeld)])
+        for index in 0..<6 { _ = fetcher.senderChunkStored(chunk(index)) }
+        for index in 0..<4 { #expect(fetcher.requestReceived(from: 1, chunk(index)) == [.serve(chunk(index), to: 1)]) }
+        #expect(fetcher.requestReceived(from: 1, chunk(4)) == [.refuse(chunk(4), to: 1, reason: .busy)])
+        fetcher.served(to: 1)
+        #expect(fetcher.requestReceived(from: 1, chunk(4)) == [.serve(chunk(4), to: 1)])
+        #expect(fetcher.requestReceived(from: 0, chunk(4)) == [.refuse(chunk(4), to: 0, reason: .notMember)])
+        _ = fetcher.membersReceived([0, 1, 2])
+        #expect(fetcher.requestReceived(from: 3, chunk(4)) == [.refuse(chunk(4), to: 3, reason: .notMember)])
+        #expect(fetcher.heldRanges(of: 0) == [0..<6])
+    }
+
+    @Test func aResumedPrefixIsServedOnlyOnceItMatchesTheSendersDigests() {
+        var fetcher = SwarmFetcher(me: 0, memberCount: 3, chunkCounts: [4], accepted: [true], resumedChunks: [2])
+        _ = fetcher.membersReceived([0, 1, 2])
+        _ = fetcher.linkUp(1)
+        #expect(fetcher.heldRanges(of: 0) == [])
+        #expect(fetcher.requestReceived(from: 1, chunk(0)) == [.refuse(chunk(0), to: 1, reason: .notHeld)])
+        let actions = try! fetcher.digestsReceived(
+            file: 0, first: 0, entries: [(seed: 1, sha256: good), (seed: 1, sha256: good)])
+        #expect(actions == [.verifyHeld(chunk(0)), .verifyHeld(chunk(1))])
+        #expect(fetcher.prefixChecked(chunk(0), sha256: good) == [.announce(chunk(0))])
+        #expect(fetcher.prefixChecked(chunk(1), sha256: bad) == [])
+        #expect(fetcher.holds(chunk(0)) && !fetcher.holds(chunk(1)))
+        #expect(throws: TransferProtocolError.self) {
+            try fetcher.digestsReceived(file: 0, first: 3, entries: [(seed: 1, sha256: good), (seed: 1, sha256: good)])
+        }
+    }
+}
