@@ -270,8 +270,11 @@ TARGETS = {
 def main():
     for target, make in TARGETS.items():
         directory = os.path.join(HERE, target)
-        shutil.rmtree(directory, ignore_errors=True)
-        os.makedirs(directory)
+        # Regenerated seeds replace the old ones; inputs kept from a fuzzing find (regression-*) stay.
+        os.makedirs(directory, exist_ok=True)
+        for name in os.listdir(directory):
+            if not name.startswith("regression-"):
+                os.remove(os.path.join(directory, name))
         for name, data in make().items():
             with open(os.path.join(directory, name + ".bin"), "wb") as file:
                 file.write(data)
