@@ -120,7 +120,7 @@ extension TransferEngine {
         }
         // Counted per sender, over all its transfers: two transfers at once must not double what one may queue.
         let queued = queuedBytes[peerID, default: 0]
-        let stored = withIncoming(key) { transfer -> [IncomingTransferMachine.Action]?? in
+        let stored = withIncoming(key) { transfer -> ([IncomingTransferMachine.Action], WriteBehind)?? in
             guard queued + raw.count <= Self.maxQueuedBytes else { return .some(nil) }
             guard let actions = transfer.machine?.chunkStored(file: file, rawLength: raw.count) else { return nil }
             transfer.bytesDone += UInt64(raw.count)
@@ -130,10 +130,11 @@ extension TransferEngine {
             transfer.previousChunk = (file, chunk.offset, raw)
             // The machine takes chunks in offset order only, so the file digest is fed in that order.
             transfer.files[file].hasher?.add(chunkDigest: chunk.sha256)
-            return actions
+            let size = transfer.files[file].size
+            return (actions, WriteBehind.after(writing: raw.count, at: chunk.offset, fileSize: size))
         } ?? nil
         guard let stored else { return }
-        guard let actions = stored else {
+        guard let (actions, writeBehind) = stored else {
             await violation(by: peerID, "the sender ignores flow control (more than 64 MiB unacknowledged)")
             return
         }
@@ -143,8 +144,6 @@ extension TransferEngine {
         // The write runs on the I/O queue while this actor checks the next chunk; the acknowledgement waits for the
         // write, so the sender's window still bounds the bytes in flight.
         let offset = chunk.offset
-        let size = withIncoming(key) { $0.files[file].size } ?? 0
-        let writeBehind = WriteBehind.after(writing: raw.count, at: offset, fileSize: size)
         enqueue(actions, key, file: file, bytes: raw.count) { () throws(SystemError) in
             try handle.write(raw, at: offset)
             try writeBehind.perform(on: handle)
