@@ -79,12 +79,7 @@ extension CompareBenchmark {
         let inetd = InetdRun(
             scope: scope, timeout: timeout, address: receiver.address, bed: bed, daemonHost: receiver,
             clientNamespace: sender.namespace)
-        let ssh =
-            SecureCopyBaseline.unavailable == nil
-            ? try SecureCopyBaseline(in: work.url.appendingPathComponent("ssh")) : nil
-        let rsync =
-            RsyncDaemonBaseline.unavailable == nil
-            ? try RsyncDaemonBaseline(in: work.url.appendingPathComponent("rsyncd"), destination: copies) : nil
+        let (ssh, rsync) = try daemonBaselines(in: work.url, destination: copies)
         let rsyncName = RsyncDaemonBaseline.compressOptions.text
         row.contenders = [
             Contender("ferry --compress auto", .ferry) {

@@ -20,12 +20,7 @@ extension CompareBenchmark {
         }
         let netcat = NetcatBaseline(scope: scope, timeout: timeout)
         let inetd = InetdRun(scope: scope, timeout: timeout)
-        let ssh =
-            SecureCopyBaseline.unavailable == nil
-            ? try SecureCopyBaseline(in: work.url.appendingPathComponent("ssh")) : nil
-        let rsync =
-            RsyncDaemonBaseline.unavailable == nil
-            ? try RsyncDaemonBaseline(in: work.url.appendingPathComponent("rsyncd"), destination: copies) : nil
+        let (ssh, rsync) = try daemonBaselines(in: work.url, destination: copies)
         let copy = copies.appendingPathComponent(source.lastPathComponent)
         func rsyncContender(_ name: String, _ role: Contender.Role, _ options: [String], skip: String?) -> Contender {
             Contender(name, role, skipReason: RsyncDaemonBaseline.unavailable ?? skip) {
@@ -100,12 +95,7 @@ extension CompareBenchmark {
         }
         let netcat = NetcatBaseline(scope: scope, timeout: timeout)
         let inetd = InetdRun(scope: scope, timeout: timeout)
-        let ssh =
-            SecureCopyBaseline.unavailable == nil
-            ? try SecureCopyBaseline(in: work.url.appendingPathComponent("ssh")) : nil
-        let rsync =
-            RsyncDaemonBaseline.unavailable == nil
-            ? try RsyncDaemonBaseline(in: work.url.appendingPathComponent("rsyncd"), destination: copies) : nil
+        let (ssh, rsync) = try daemonBaselines(in: work.url, destination: copies)
         func rsyncContender(_ name: String, _ role: Contender.Role, _ options: [String], skip: String?) -> Contender {
             Contender(name, role, skipReason: RsyncDaemonBaseline.unavailable ?? skip) {
                 let rsync = try rsync.orThrow("rsync")

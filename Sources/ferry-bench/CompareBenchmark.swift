@@ -119,3 +119,17 @@ struct CompareBenchmark: BenchRows {
         return String(format: "%.1f MiB", kib / 1024)
     }
 }
+
+extension CompareBenchmark {
+    /// scp's sshd and the rsync daemon for one row, under `work`, the daemon writing into `destination`; each is nil
+    /// where the machine lacks it (its contender then says why it was skipped).
+    func daemonBaselines(in work: URL, destination: URL) throws -> (SecureCopyBaseline?, RsyncDaemonBaseline?) {
+        let ssh =
+            SecureCopyBaseline.unavailable == nil
+            ? try SecureCopyBaseline(in: work.appendingPathComponent("ssh")) : nil
+        let rsync =
+            RsyncDaemonBaseline.unavailable == nil
+            ? try RsyncDaemonBaseline(in: work.appendingPathComponent("rsyncd"), destination: destination) : nil
+        return (ssh, rsync)
+    }
+}
