@@ -191,12 +191,21 @@ extension ReceiveCommand {
                     "cannot receive into \(shown): \(TerminalText.excerpt(parent)) does not exist; create it first, or choose another "
                         + "directory with --into")
             }
-            do {
-                try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: createParents)
-            } catch {
+            // mkdir(2) itself where no parents are made: its errno names the problem, where Foundation's error may
+            // only say "The operation could not be completed".
+            var failure: String?
+            if createParents {
+                do {
+                    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+                } catch {
+                    failure = Self.reason(error)
+                }
+            } else if mkdir(path, 0o755) != 0, errno != EEXIST {
+                failure = String(cString: strerror(errno))
+            }
+            if let failure {
                 throw CLIError.failure(
-                    "cannot create the directory \(shown) to receive into: \(Self.reason(error)); choose another "
-                        + "with --into")
+                    "cannot create the directory \(shown) to receive into: \(failure); choose another with --into")
             }
         }
         guard FileManager.default.isWritableFile(atPath: path), FileManager.default.isExecutableFile(atPath: path)
