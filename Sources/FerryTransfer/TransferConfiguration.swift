@@ -25,6 +25,12 @@ public struct TransferConfiguration: Sendable {
     /// Which received entries are handed to the application in memory (`FileOutcome.payload`) instead of (or as
     /// well as) being published in `receiveDirectory`; nil: every entry is published as a file.
     public var memoryDelivery: MemoryDelivery? = nil
+    /// Broadcast relaying (PROTOCOL.md 11.11). Sending to several peers: the offer names every recipient, and those
+    /// that take part pass chunks on to each other, so the sender's link carries about one copy. Receiving: this
+    /// side takes part in a swarm it is offered (fetches chunks from and serves verified chunks to the other named
+    /// recipients). False (`--no-relay`): a send offers no swarm; a receiver gets everything from the sender and
+    /// uploads nothing.
+    public var relay = true
 
     /// An engine that receives into `receiveDirectory` (nil: sends only) under `offerPolicy`, with the protocol's
     /// knobs; `memoryDelivery` is set apart (nil here).

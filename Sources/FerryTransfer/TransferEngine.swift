@@ -142,9 +142,16 @@ public actor TransferEngine {
             case .chunk(let chunk): await chunkReceived(chunk, from: peerID)
             case .fileEnd(let end): await fileEndReceived(end, from: peerID)
             case .cancel(let cancel): await cancelReceived(cancel, from: peerID)
-            case .swarmMembers, .chunkDigests, .swarmHave, .swarmRequest, .swarmRefuse, .swarmReport:
-                // This engine neither offers a swarm nor replies `relay` (PROTOCOL.md 11.11), so no peer may send these.
-                await violation(by: peerID, "a swarm frame (kind \(message.kind)) outside any swarm")
+            // Swarm frames (PROTOCOL.md 11.11): the sender's side in TransferEngine+SwarmSending, a member's in
+            // TransferEngine+SwarmMember. A swarmRequest goes to whichever side knows its swarm ID with that peer.
+            case .swarmReport(let report): await swarmReportReceived(report, from: peerID)
+            case .swarmRequest(let request) where isSwarmSender(request.swarmID, to: peerID):
+                await senderRequestReceived(request, from: peerID)
+            case .swarmRequest(let request): await memberRequestReceived(request, from: peerID)
+            case .swarmMembers(let members): await swarmMembersReceived(members, from: peerID)
+            case .chunkDigests(let digests): await chunkDigestsReceived(digests, from: peerID)
+            case .swarmHave(let have): await swarmHaveReceived(have, from: peerID)
+            case .swarmRefuse(let refuse): await swarmRefuseReceived(refuse, from: peerID)
             }
         case .peerDisconnected(let peerID, let reason):
             await peerLost(peerID, reason: reason)

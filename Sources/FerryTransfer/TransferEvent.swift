@@ -117,6 +117,12 @@ public struct TransferOutcome: Sendable, Equatable {
     public var filesAlreadyThere = 0
     /// When the peer denied the offer (sending): its reason, as in `failure`'s "the offer was denied (...)".
     public var deniedReason: String? = nil
+    /// Of `bytes`, raw bytes the receiver stored from other recipients of a broadcast (the swarm, PROTOCOL.md
+    /// 11.11) rather than from the sender: by its `storedFromPeer` acknowledgements when sending, by what it fetched
+    /// when receiving. 0 outside a swarm.
+    public var relayedBytes: UInt64 = 0
+    /// Receiving in a swarm: raw bytes this side served to other recipients. 0 otherwise.
+    public var servedBytes: UInt64 = 0
 
     /// Every offered file was published.
     public var isSuccess: Bool { failure == nil && filesFailed == 0 && filesSkipped == 0 }
@@ -139,4 +145,39 @@ public enum TransferEvent: Sendable {
     case fileFinished(FileOutcome)
     /// A transfer with one peer ended (each peer of a broadcast has its own).
     case finished(TransferOutcome)
+    /// A recipient of a broadcast relayed a chunk that did not match the sender's digest (or broke another swarm
+    /// rule): it is cut off from the swarm for this transfer (PROTOCOL.md 11.11 rule 5).
+    case relayerCutOff(RelayerReport)
+}
+
+/// A recipient of a broadcast cut off from the swarm: who, by whom, and why.
+public struct RelayerReport: Sendable, Equatable {
+    /// The transfer: the sender's own with the reporter (receiving), or the one with the offender (sending).
+    public var transferID: TransferID
+    /// Sending: the sender learnt of it from a report; receiving: this side cut the relayer off.
+    public var direction: TransferDirection
+    /// The relayer cut off: its display name when connected, else its short device ID.
+    public var offender: String
+    /// Who reported it: the receiver's display name (sending); nil when this side did (receiving).
+    public var reporter: String?
+    /// What it did, for a person ("a chunk that does not match the sender's digest").
+    public var reason: String
+    /// The chunk concerned: file index in the offer and chunk index in the file.
+    public var fileIndex: Int
+    /// The chunk's index in its file.
+    public var chunkIndex: Int
+
+    /// A report with every field given.
+    public init(
+        transferID: TransferID, direction: TransferDirection, offender: String, reporter: String?, reason: String,
+        fileIndex: Int, chunkIndex: Int
+    ) {
+        self.transferID = transferID
+        self.direction = direction
+        self.offender = offender
+        self.reporter = reporter
+        self.reason = reason
+        self.fileIndex = fileIndex
+        self.chunkIndex = chunkIndex
+    }
 }

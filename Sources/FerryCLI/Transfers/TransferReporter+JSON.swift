@@ -64,6 +64,18 @@ extension TransferReporter {
             line.append("seconds", .double(TransferFormat.seconds(outcome.duration)))
             line.append("compressionRatio", .double(outcome.compressionRatio))
             line.append("failure", outcome.failure.map { .string($0) } ?? .null)
+            line.append("relayedBytes", int(outcome.relayedBytes))
+            line.append("servedBytes", int(outcome.servedBytes))
+            return line
+        case .relayerCutOff(let report):
+            var line = JSONLine(
+                event: JSONEvents.Transfers.relayerCutOff, ["direction": .string(report.direction.rawValue)])
+            line.append("transferID", .string(report.transferID.description))
+            line.append("offender", .string(report.offender))
+            line.append("reporter", report.reporter.map { .string($0) } ?? .null)
+            line.append("reason", .string(report.reason))
+            line.append("fileIndex", .int(report.fileIndex))
+            line.append("chunkIndex", .int(report.chunkIndex))
             return line
         }
     }

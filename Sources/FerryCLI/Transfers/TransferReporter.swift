@@ -243,7 +243,17 @@ final class TransferReporter: Sendable {
             } else if !lines.isEmpty {
                 context.stderr.write(lines.map { $0 + "\n" }.joined())
             }
+        case .relayerCutOff(let report):
+            guard !json else { return }
+            say(Self.text(for: report))
         }
+    }
+
+    /// `bob relayed a bad chunk (file 0, chunk 12): cut off from the broadcast (reported by carol)`.
+    static func text(for report: RelayerReport) -> String {
+        let by = report.reporter.map { " (reported by \(TerminalText.escape($0)))" } ?? ""
+        return "\(TerminalText.escape(report.offender)) relayed \(TerminalText.escape(report.reason)) (file "
+            + "\(report.fileIndex), chunk \(report.chunkIndex)): cut off from the broadcast\(by)"
     }
 
     /// `sent photo.jpg to alice (1.2 MiB)`, `received photo (1).jpg from bob (3 B)`,
