@@ -28,6 +28,7 @@ extension ReceiveCommand {
         var configuration = TransferConfiguration(
             receiveDirectory: directory, offerPolicy: policy, askTimeout: .seconds(askTimeout),
             log: setup.configuration.log)
+        configuration.relay = relay
         // Text messages (send --text) are shown; kept as files only in a directory the user named.
         configuration.memoryDelivery = MemoryDelivery(
             maxSize: UInt64(Payload.maxMessageBytes), mediaTypes: [Payload.messageMediaType], alsoPublish: into != nil)
@@ -36,7 +37,8 @@ extension ReceiveCommand {
             setup: setup, engine: configuration, reporter: reporter, forwardEvents: true,
             onSessionEvent: { event in
                 // Who connects shows its pairing code at once, before any offer, so that both people compare it
-                // while the sender is asked to confirm; whom the session refused by itself leaves one line.
+                // while the sender is asked to confirm; whom the session refused by itself leaves one line. Swarm
+                // links (other receivers of a broadcast) are no one a person connected: `linkUp` leaves them out.
                 switch event {
                 case .peerStateChanged(let peer, .connected, _): reporter.linkUp(peer)
                 case .connectionDenied(let peer, let reason, let detail):

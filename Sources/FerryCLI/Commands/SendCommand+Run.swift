@@ -21,7 +21,8 @@ extension SendCommand {
             global: global, context: context, mode: .client, acceptPolicy: .none, transfersEnabled: true)
         let reporter = TransferReporter(
             context: context, json: json, confirmsCodes: Self.confirmsCodes(context, trustedOnly: trustedOnly))
-        let configuration = TransferConfiguration(compression: compression, log: setup.configuration.log)
+        var configuration = TransferConfiguration(compression: compression, log: setup.configuration.log)
+        configuration.relay = relay
         let summary = try await TransferSession.run(setup: setup, engine: configuration, reporter: reporter) { run in
             let (connected, unconnected) = try await connectPeers(run, context: context)
             let (peers, failures) = try await confirmPeers(connected, failures: unconnected, run, context: context)
