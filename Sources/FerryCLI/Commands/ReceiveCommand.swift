@@ -37,7 +37,8 @@ public struct ReceiveCommand: ParsableCommand, Equatable {
             other receivers the sender named, and takes chunks from them, over links opened without asking (the \
             sender vouched for them; they are not shown as connected peers). Every chunk is checked against the \
             sender's digest; a receiver that passes on a bad one is cut off and named. --no-relay takes everything \
-            from the sender and uploads nothing to other receivers (a metered link, or to stay apart from them).
+            from the sender and uploads nothing to other receivers (a metered link, or a machine that must not serve \
+            others).
 
             A text sent with ferry send --text is printed with the sender's name (escaped); it is kept as a \
             file (message.txt) only when --into names the directory.
