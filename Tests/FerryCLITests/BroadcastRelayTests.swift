@@ -33,6 +33,16 @@ import Testing
         #expect(metered == ReceiveCommand(accept: .all, relay: false))
     }
 
+    /// The switch reaches the engine: `TransferConfiguration.relay` is what the engine reads.
+    @Test func noRelayReachesTheEngine() throws {
+        let send = try #require(try parseCommand(["send", "a.txt", "--all", "--no-relay"]) as? SendCommand)
+        #expect(!send.engineConfiguration().relay)
+        #expect(SendCommand(files: ["a.txt"], all: true).engineConfiguration().relay)
+        let receive = try #require(try parseCommand(["receive", "--no-relay"]) as? ReceiveCommand)
+        #expect(!receive.engineConfiguration(directory: "/tmp", policy: .all).relay)
+        #expect(ReceiveCommand().engineConfiguration(directory: "/tmp", policy: .all).relay)
+    }
+
     /// `watch` sends each file to each peer in a transfer of its own: never a broadcast, so there is nothing to
     /// switch off.
     @Test func watchHasNoRelaySwitch() {

@@ -25,13 +25,7 @@ extension ReceiveCommand {
             transfersEnabled: true)
         let trustStore = TrustStore(environment: context.environment)
         let reporter = TransferReporter(context: context, json: json)
-        var configuration = TransferConfiguration(
-            receiveDirectory: directory, offerPolicy: policy, askTimeout: .seconds(askTimeout),
-            log: setup.configuration.log)
-        configuration.relay = relay
-        // Text messages (send --text) are shown; kept as files only in a directory the user named.
-        configuration.memoryDelivery = MemoryDelivery(
-            maxSize: UInt64(Payload.maxMessageBytes), mediaTypes: [Payload.messageMediaType], alsoPublish: into != nil)
+        let configuration = engineConfiguration(directory: directory, policy: policy, log: setup.configuration.log)
         let once = self.once
         let code = try await TransferSession.run(
             setup: setup, engine: configuration, reporter: reporter, forwardEvents: true,
@@ -130,6 +124,20 @@ extension ReceiveCommand {
         }
         reporter.board?.clear()
         return code
+    }
+
+    /// The engine's settings for this command line: where files go, how offers are answered, whether this receiver
+    /// takes part in a broadcast's swarm (`--no-relay`), and text messages in memory.
+    func engineConfiguration(
+        directory: String, policy: OfferPolicy, log: (@Sendable (Int, String) -> Void)? = nil
+    ) -> TransferConfiguration {
+        var configuration = TransferConfiguration(
+            receiveDirectory: directory, offerPolicy: policy, askTimeout: .seconds(askTimeout), log: log)
+        configuration.relay = relay
+        // Text messages (send --text) are shown; kept as files only in a directory the user named.
+        configuration.memoryDelivery = MemoryDelivery(
+            maxSize: UInt64(Payload.maxMessageBytes), mediaTypes: [Payload.messageMediaType], alsoPublish: into != nil)
+        return configuration
     }
 
     /// The first line: where this process listens, for people (stderr) or scripts (stdout, JSON).
