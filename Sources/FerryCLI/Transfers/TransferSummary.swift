@@ -220,7 +220,9 @@ public struct TransferSummary: Sendable, Equatable {
                     // Only when there were some: "already there (identical)", counted among filesSucceeded.
                     if peer.filesAlreadyThere > 0 { fields.append(("filesAlreadyThere", .int(peer.filesAlreadyThere))) }
                     // Only after a broadcast the peer took part in: what it got from the other receivers.
-                    if peer.relayedBytes > 0 { fields.append(("relayedBytes", TransferReporter.int(peer.relayedBytes))) }
+                    if peer.relayedBytes > 0 {
+                        fields.append(("relayedBytes", TransferReporter.int(peer.relayedBytes)))
+                    }
                     return .object(fields)
                 }))
         line.append("chunkBytes", TransferReporter.int(chunkBytes))
