@@ -17,6 +17,12 @@ struct FakeSwarmMember: Sendable {
         var vanishAfterChunks: Int? = nil
         /// Ask the sender (`swarmRequest`) for each chunk it does not relay.
         var requestsFromSender = false
+        /// Reply only once this other member got its first `swarmMembers` (a reply after the swarm started).
+        var replyAfterListOf: Record? = nil
+        /// Acknowledge the first chunk from the sender `corrupt` (the sender must send that chunk again, only it).
+        var corruptFirstChunk = false
+        /// With its first chunk, also acknowledge `storedFromPeer` for another chunk (a peer outside the swarm may not).
+        var rogueStoredFromPeer = false
         /// Report this member (index) for the first chunk this member relays from it: a relayer that sent a bad chunk.
         var report: Int? = nil
     }
@@ -36,14 +42,24 @@ struct FakeSwarmMember: Sendable {
         func took(_ offer: Offer) { self.offer = offer }
         func got(_ chunk: SwarmChunk) { chunks.append(chunk) }
         func got(_ chunk: SwarmChunk, seed: Int) { digests.append((chunk, seed)) }
-        func got(_ list: [Int]) { lists.append(list) }
+        private var listWaiters: [CheckedContinuation<Void, Never>] = []
+        func got(_ list: [Int]) {
+            lists.append(list)
+            for waiter in listWaiters { waiter.resume() }
+            listWaiters.removeAll()
+        }
+        /// Returns once a `swarmMembers` arrived.
+        func firstList() async {
+            guard lists.isEmpty else { return }
+            await withCheckedContinuation { listWaiters.append($0) }
+        }
         func ended(_ file: Int) { fileEnds.append(file) }
         func vanish() { vanished = true }
     }
 
     let session: Session
     let behaviour: Behaviour
-    let record = Record()
+    var record = Record()
 
     /// Plays the member until the link closes (or the session's stream ends).
     func run() async throws {
@@ -69,6 +85,7 @@ struct FakeSwarmMember: Sendable {
                 chunkSize = Int(offer.chunkSize)
                 let myID = session.configuration.deviceID
                 me = offer.swarm?.index(of: myID)
+                if let other = behaviour.replyAfterListOf { await other.firstList() }
                 let reply = OfferReply.accepting(
                     offer.transferID, codecs: offer.codecs,
                     files: offer.files.map { _ in FileDecision(accepted: true, resumeOffset: 0) },
@@ -83,9 +100,17 @@ struct FakeSwarmMember: Sendable {
                     await session.disconnect(sender)
                     return
                 }
-                held.insert(swarmChunk)
+                if behaviour.rogueStoredFromPeer, received == 1 {
+                    let ack = ChunkAck(
+                        transferID: chunk.transferID, fileIndex: chunk.fileIndex,
+                        offset: chunk.offset + UInt64(chunkSize), status: .storedFromPeer)
+                    guard await send(.chunkAck(ack), to: sender) else { return }
+                }
+                let corrupt = behaviour.corruptFirstChunk && received == 1
+                if !corrupt { held.insert(swarmChunk) }
                 let ack = ChunkAck(
-                    transferID: chunk.transferID, fileIndex: chunk.fileIndex, offset: chunk.offset, status: .stored)
+                    transferID: chunk.transferID, fileIndex: chunk.fileIndex, offset: chunk.offset,
+                    status: corrupt ? .corrupt : .stored)
                 guard await send(.chunkAck(ack), to: sender) else { return }
             case .chunkDigests(let digests) where digests.transferID == transferID:
                 for (offset, entry) in digests.entries.enumerated() {

@@ -39,7 +39,9 @@ import Testing
     }
 
     /// Sends the three files from an engine ("alice") to one fake member per behaviour ("m0", "m1", ...).
-    static func broadcast(_ behaviours: [FakeSwarmMember.Behaviour], relay: Bool = true) async throws -> Run {
+    static func broadcast(
+        _ behaviours: [FakeSwarmMember.Behaviour], relay: Bool = true, records: [FakeSwarmMember.Record]? = nil
+    ) async throws -> Run {
         try await TemporaryDirectory.with(prefix: "swarm-src") { source in
             let files = TestFiles(in: source)
             var items: [SourceFile] = []
@@ -52,7 +54,10 @@ import Testing
             let names = ["alice"] + behaviours.indices.map { "m\($0)" }
             return try await withSessions(names[...], reactor) { sessions in
                 let alice = sessions[0]
-                let members = zip(sessions.dropFirst(), behaviours).map { FakeSwarmMember(session: $0, behaviour: $1) }
+                let records = records ?? behaviours.map { _ in FakeSwarmMember.Record() }
+                let members = zip(sessions.dropFirst(), behaviours).enumerated().map { index, pair in
+                    FakeSwarmMember(session: pair.0, behaviour: pair.1, record: records[index])
+                }
                 var configuration = TransferConfiguration(chunkSize: chunkSize, compression: .none)
                 configuration.relay = relay
                 let acts = members.map { member in Task { try await member.run() } }
@@ -206,5 +211,47 @@ import Testing
             #expect(await record.lists.isEmpty)
         }
         #expect(run.outcomes.allSatisfy { $0.relayedBytes == 0 })
+    }
+
+    @Test func aReplyWithRelayAfterTheSwarmStartedIsServedDirectly() async throws {
+        let records = (0..<3).map { _ in FakeSwarmMember.Record() }
+        var late = FakeSwarmMember.Behaviour()
+        late.replyAfterListOf = records[0]  // after the sender stopped waiting for it
+        let run = try await Self.broadcast([.init(), .init(), late], records: records)
+        #expect(run.outcomes.count == 3 && run.outcomes.allSatisfy { $0.isSuccess }, "\(run.outcomes)")
+        #expect(await records[0].lists.first == [0, 1])
+        #expect(await records[2].lists.first == [0, 1], "the late member learns that it is out")
+        #expect(await records[2].digests.isEmpty)
+        let direct = await records[2].chunks
+        #expect(direct.count == run.allChunks.count && Set(direct) == run.allChunks)
+        let others = await records[0].chunks + records[1].chunks
+        #expect(others.count == run.allChunks.count, "the swarm of two was seeded once")
+    }
+
+    @Test func aCorruptChunkOnAMembersLinkIsSentAgainAlone() async throws {
+        var corrupting = FakeSwarmMember.Behaviour()
+        corrupting.corruptFirstChunk = true
+        let run = try await Self.broadcast([corrupting, .init(), .init()])
+        #expect(run.outcomes.count == 3 && run.outcomes.allSatisfy { $0.isSuccess }, "\(run.outcomes)")
+        let chunks = await run.records[0].chunks
+        let first = try #require(chunks.first)
+        #expect(chunks.filter { $0 == first }.count == 2)
+        #expect(Set(chunks).count == chunks.count - 1, "no go-back-N: only the corrupt chunk came again")
+    }
+
+    @Test func storedFromPeerFromAReceiverOutsideTheSwarmIsAProtocolError() async throws {
+        var rogue = FakeSwarmMember.Behaviour()
+        rogue.relay = false
+        rogue.rogueStoredFromPeer = true
+        let run = try await Self.broadcast([rogue, .init(), .init()])
+        let byPeer = Dictionary(uniqueKeysWithValues: run.outcomes.map { ($0.peer.peerID, $0) })
+        #expect(
+            byPeer[run.peers[0].peerID]?.failure?.contains("broke the transfer protocol") == true, "\(run.outcomes)")
+        #expect(byPeer[run.peers[1].peerID]?.isSuccess == true && byPeer[run.peers[2].peerID]?.isSuccess == true)
+    }
+
+    @Test func anAddressTheOfferCannotCarryIsLeftEmpty() {
+        #expect(TransferEngine.swarmAddress(nil) == "")
+        #expect(TransferEngine.swarmAddress(.ipv4(.loopback, port: 41971)) == "127.0.0.1:41971")
     }
 }

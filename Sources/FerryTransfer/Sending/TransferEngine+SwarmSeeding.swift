@@ -21,12 +21,15 @@ extension TransferEngine {
         else { return }
         files: for file in counts.indices {
             for index in 0..<counts[file] {
-                guard let swarm = operations[id]?.swarm, operations[id]?.cancelled == false else { return }
-                guard !swarm.abandoned.contains(file),
-                    swarm.seeder.activeMembers.contains(where: { swarm.seeder.takes($0, file: file) })
-                else { continue files }
                 let chunk = SwarmChunk(file: file, index: index)
-                let length = swarm.seeder.length(of: chunk)
+                // (No copy of the swarm is kept across a suspension: the seeder's next change would copy its bitmaps.)
+                guard operations[id]?.cancelled == false,
+                    let wanted = operations[id]?.swarm.map({ swarm in
+                        !swarm.abandoned.contains(file)
+                            && swarm.seeder.activeMembers.contains { swarm.seeder.takes($0, file: file) }
+                    })
+                else { return }
+                guard wanted, let length = operations[id]?.swarm?.seeder.length(of: chunk) else { continue files }
                 let prepared: ChunkSource.Prepared
                 do {
                     prepared = try await source.chunk(
@@ -90,45 +93,52 @@ extension TransferEngine {
     ) async {
         var chunks: [SwarmChunk: ChunkSource.Prepared] = [:]
         if let given { chunks[given.chunk] = given.prepared }
+        // Only the member and name lists (never changed) are kept across suspensions: a copy of the whole swarm would
+        // make the seeder's next change copy its bitmaps.
+        guard let members = operations[id]?.swarm?.members, let names = operations[id]?.swarm?.names else { return }
         for action in actions {
-            guard let swarm = operations[id]?.swarm else { return }
+            guard operations[id]?.swarm != nil else { return }
             switch action {
             case .announceMembers(let list):
-                let members = SwarmMembers(transferID: id, members: list.map { UInt16($0) })
-                let frame = SwarmFrame(blocks: [TransferMessage.swarmMembers(members).frame.encoded()])
-                for member in swarm.members.indices
-                where [.active, .cutOff].contains(swarm.seeder.role(of: member)) {
-                    queue(frame, to: swarm.members[member], id)
-                }
+                let message = SwarmMembers(transferID: id, members: list.map { UInt16($0) })
+                let frame = SwarmFrame(blocks: [TransferMessage.swarmMembers(message).frame.encoded()])
+                let targets =
+                    operations[id]?.swarm.map { swarm in
+                        members.indices.filter { [.active, .cutOff].contains(swarm.seeder.role(of: $0)) }
+                    } ?? []
+                for member in targets { queue(frame, to: members[member], id) }
             case .announceSeed(let chunk, let seed):
-                guard let prepared = await read(chunk, id, &chunks), let swarm = operations[id]?.swarm else { continue }
+                guard let prepared = await read(chunk, id, &chunks) else { continue }
                 let digests = ChunkDigests(
                     transferID: id, fileIndex: UInt32(chunk.file), firstChunk: UInt32(chunk.index),
                     entries: [ChunkDigests.Entry(seed: UInt16(seed), sha256: prepared.sha256)])
                 let frame = SwarmFrame(blocks: [TransferMessage.chunkDigests(digests).frame.encoded()])
-                for member in swarm.seeder.activeMembers where swarm.seeder.takes(member, file: chunk.file) {
-                    queue(frame, to: swarm.members[member], id)
-                }
+                let targets =
+                    operations[id]?.swarm.map { swarm in
+                        swarm.seeder.activeMembers.filter { swarm.seeder.takes($0, file: chunk.file) }
+                    } ?? []
+                for member in targets { queue(frame, to: members[member], id) }
             case .send(let chunk, let member):
-                guard let prepared = await read(chunk, id, &chunks), let swarm = operations[id]?.swarm,
-                    let codecs = operations[id]?.peers[swarm.members[member]]?.codecs
+                guard let prepared = await read(chunk, id, &chunks),
+                    let chunkSize = operations[id]?.swarm?.seeder.chunkSize,
+                    let codecs = operations[id]?.peers[members[member]]?.codecs
                 else { continue }
                 let data = Self.sendable(prepared, codecs: codecs)
                 let header = Chunk.frameHeader(
                     transferID: id, fileIndex: UInt32(chunk.file),
-                    offset: UInt64(chunk.index) * UInt64(swarm.seeder.chunkSize), rawLength: UInt32(prepared.rawLength),
+                    offset: UInt64(chunk.index) * UInt64(chunkSize), rawLength: UInt32(prepared.rawLength),
                     codec: data.codec, sha256: prepared.sha256, dataLength: data.bytes.count)
                 let frame = SwarmFrame(
                     blocks: [header, data.bytes], rawBytes: prepared.rawLength, wireBytes: data.bytes.count)
-                queue(frame, to: swarm.members[member], id)
+                queue(frame, to: members[member], id)
             case .serveDirectly(let member):
-                log(1, "transfer \(id): \(swarm.names[member]) is out of the swarm: served directly")
+                log(1, "transfer \(id): \(names[member]) is out of the swarm: served directly")
                 withSwarm(id) { $0.direct[member] = $0.seeder.missing(of: member) }
                 wakeSwarm(id)
             case .badRelayer(let member, let reporter, let reason, let chunk):
                 let report = RelayerReport(
-                    transferID: id, direction: .sending, offender: swarm.names[member],
-                    reporter: swarm.names[reporter], reason: Self.reportText(reason), fileIndex: chunk.file,
+                    transferID: id, direction: .sending, offender: names[member],
+                    reporter: names[reporter], reason: Self.reportText(reason), fileIndex: chunk.file,
                     chunkIndex: chunk.index)
                 log(
                     1,

@@ -129,23 +129,29 @@ extension TransferEngine {
     /// ordinary path takes the acknowledgement).
     func swarmAckReceived(_ ack: ChunkAck, from peerID: PeerID) async -> Bool {
         let id = ack.transferID
-        guard let member = operations[id]?.swarm?.member(peerID),
-            let peer = operations[id]?.peers[peerID], peer.machine.isScheduledExternally
-        else { return false }
         let file = Int(ack.fileIndex)
-        // Acknowledgements still in flight when the transfer, or the file, ended here are harmless.
-        if peer.machine.phase == .finished || (file < peer.machine.fileCount && peer.machine.result(of: file) != nil) {
-            return true
-        }
+        guard let member = operations[id]?.swarm?.member(peerID),
+            let state = withPeer(
+                id, peerID,
+                { peer in
+                    (
+                        external: peer.machine.isScheduledExternally, chunkSize: UInt64(peer.machine.chunkSize),
+                        // Acknowledgements still in flight when the transfer, or the file, ended here are harmless.
+                        late: peer.machine.phase == .finished
+                            || (file < peer.machine.fileCount && peer.machine.result(of: file) != nil)
+                    )
+                }), state.external
+        else { return false }
+        if state.late { return true }
         guard let counts = operations[id]?.swarm?.seeder.chunkCounts, file < counts.count,
-            ack.offset % UInt64(peer.machine.chunkSize) == 0, ack.offset / UInt64(peer.machine.chunkSize) < counts[file]
+            ack.offset % state.chunkSize == 0, ack.offset / state.chunkSize < counts[file]
         else {
             await violation(
                 by: peerID,
                 "an acknowledgement of a chunk that is not in the offer (file \(file), offset \(ack.offset))")
             return true
         }
-        let chunk = SwarmChunk(file: file, index: Int(ack.offset / UInt64(peer.machine.chunkSize)))
+        let chunk = SwarmChunk(file: file, index: Int(ack.offset / state.chunkSize))
         typealias Taken = (actions: [SwarmSeeder.Action], newBytes: Int, holdsAll: Bool)
         let taken = withSwarm(id) { swarm -> Result<Taken, TransferProtocolError> in
             let had = swarm.seeder.holds(member, chunk)
