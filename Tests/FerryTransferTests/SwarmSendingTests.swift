@@ -237,6 +237,8 @@ import Testing
         let first = try #require(chunks.first)
         #expect(chunks.filter { $0 == first }.count == 2)
         #expect(Set(chunks).count == chunks.count - 1, "no go-back-N: only the corrupt chunk came again")
+        let seeds = Dictionary(await run.records[0].digests.map { ($0.chunk, $0.seed) }, uniquingKeysWith: { $1 })
+        #expect(chunks.allSatisfy { seeds[$0] == 0 }, "nothing but its own seeds: \(chunks)")
     }
 
     @Test func storedFromPeerFromAReceiverOutsideTheSwarmIsAProtocolError() async throws {
