@@ -102,7 +102,7 @@ extension TransferEngine {
         // Only the member and name lists (never changed) are kept across suspensions: a copy of the whole swarm would
         // make the seeder's next change copy its bitmaps.
         guard let members = operations[id]?.swarm?.members, let names = operations[id]?.swarm?.names else { return }
-        for action in actions {
+        for (position, action) in actions.enumerated() {
             guard operations[id]?.swarm != nil else { return }
             switch action {
             case .announceMembers(let list):
@@ -124,6 +124,10 @@ extension TransferEngine {
                         swarm.seeder.activeMembers.filter { swarm.seeder.takes($0, file: chunk.file) }
                     } ?? []
                 for member in targets { queue(frame, to: members[member], id) }
+                // Kept only for the send of it that follows (a seed that holds the chunk already gets none).
+                if position + 1 >= actions.count || actions[position + 1] != .send(chunk, to: seed) {
+                    chunks[chunk] = nil
+                }
             case .send(let chunk, let member):
                 guard let prepared = await read(chunk, id, &chunks),
                     let chunkSize = operations[id]?.swarm?.seeder.chunkSize,
@@ -137,6 +141,9 @@ extension TransferEngine {
                 let frame = SwarmFrame(
                     blocks: [header, data.bytes], rawBytes: prepared.rawLength, wireBytes: data.bytes.count)
                 queue(frame, to: members[member], id)
+                // A chunk is announced, then sent: once sent it is not needed here again. Keeping every chunk of a
+                // long list (a leaving member's seeds, all seeded anew) held them all at once: 170 MiB.
+                chunks[chunk] = nil
             case .serveDirectly(let member):
                 log(1, "transfer \(id): \(names[member]) is out of the swarm: served directly")
                 withSwarm(id) { $0.direct[member] = $0.seeder.missing(of: member) }
