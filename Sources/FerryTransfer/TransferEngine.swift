@@ -124,6 +124,7 @@ public actor TransferEngine {
         }
         for ask in asks.values { ask.timer.cancel() }
         asks.removeAll()
+        for swarmID in Array(memberSwarms.keys) { leaveSwarm(swarmID) }
         loop?.cancel()
         completions.finish()
         eventSink.finish()

@@ -13,7 +13,12 @@ struct MemberSwarm: Sendable {
     let members: [SwarmMember]
     let me: Int
     let chunkSize: Int
+    /// The offer's file sizes (serving outlives the transfer's record).
+    let sizes: [UInt64]
     var fetcher: SwarmFetcher
+    /// The transfer with the sender ended with every file published: this member holds every chunk and only serves,
+    /// until the sender's list leaves it out or its link to the sender is lost.
+    var done = false
     /// The session's vouch for the other members (revoked when the swarm ends here).
     var vouch: VouchToken?
     /// Links up to other members, by index, and the other way round.

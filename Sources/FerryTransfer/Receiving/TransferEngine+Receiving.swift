@@ -374,7 +374,10 @@ extension TransferEngine {
 
     func finishIncoming(_ key: IncomingKey, failure: String?) {
         guard let transfer = incoming.removeValue(forKey: key) else { return }
-        let swarm = transfer.swarmID.map { leaveSwarm($0) } ?? (relayed: 0, served: 0)
+        // A member that published every file stays in its swarm to serve the others; any other end leaves it.
+        let complete = failure == nil && transfer.filesFailed == 0 && transfer.files.allSatisfy { !$0.accepted || $0.ended }
+        let swarm =
+            transfer.swarmID.map { complete ? lingerInSwarm($0) : leaveSwarm($0) } ?? (relayed: 0, served: 0)
         rememberEnded(key)
         removeStagedAhead(of: transfer)
         for entry in transfer.files {

@@ -36,7 +36,8 @@ extension TransferEngine {
             me: me, memberCount: swarm.members.count, chunkCounts: counts, accepted: transfer.files.map(\.accepted),
             resumedChunks: resumed)
         memberSwarms[swarm.swarmID] = MemberSwarm(
-            key: key, swarmID: swarm.swarmID, members: swarm.members, me: me, chunkSize: Int(chunk), fetcher: fetcher)
+            key: key, swarmID: swarm.swarmID, members: swarm.members, me: me, chunkSize: Int(chunk),
+            sizes: transfer.files.map(\.size), fetcher: fetcher)
         incoming[key]?.swarmID = swarm.swarmID
         let others = Set(swarm.members.enumerated().filter { $0.offset != me }.map(\.element.deviceID))
         let token = await session.vouch(
@@ -49,8 +50,21 @@ extension TransferEngine {
         log(1, "transfer \(key.transferID): member \(me) of swarm \(swarm.swarmID) (\(swarm.members.count) members)")
     }
 
-    /// The transfer with the sender ended: the swarm ends here too. Requests stop, the vouch is taken back, the
-    /// swarm links close (other members fetch elsewhere). Returns the bytes relayed each way, for the outcome.
+    /// The transfer with the sender ended with every file published: this member holds every chunk and stays in the
+    /// swarm to serve the others (PROTOCOL.md 11.11 rule 6) until the sender's list leaves it out or its link to the
+    /// sender is lost. Returns the bytes relayed each way so far, for the outcome.
+    func lingerInSwarm(_ swarmID: SwarmID) -> (relayed: UInt64, served: UInt64) {
+        guard let swarm = memberSwarms[swarmID] else { return (0, 0) }
+        memberSwarms[swarmID]?.done = true
+        for timer in swarm.timers.values { timer.cancel() }
+        memberSwarms[swarmID]?.timers = [:]
+        log(1, "swarm \(swarmID): every file is here; serving the other members while the sender keeps this one listed")
+        return (swarm.relayedBytes, swarm.servedBytes)
+    }
+
+    /// The transfer with the sender ended (or, for a member that only serves, the sender's list left it out or its
+    /// link went): the swarm ends here. Requests stop, the vouch is taken back, the swarm links close (other members
+    /// fetch elsewhere). Returns the bytes relayed each way, for the outcome.
     @discardableResult
     func leaveSwarm(_ swarmID: SwarmID) -> (relayed: UInt64, served: UInt64) {
         guard let swarm = memberSwarms.removeValue(forKey: swarmID) else { return (0, 0) }
@@ -77,6 +91,8 @@ extension TransferEngine {
 
     /// A link was lost: a member of a swarm this side is in has its requests go elsewhere.
     func swarmPeerLost(_ peerID: PeerID) async {
+        // The sender of a swarm this member only serves is gone: so is the swarm.
+        for (swarmID, swarm) in memberSwarms where swarm.done && swarm.key.peer == peerID { leaveSwarm(swarmID) }
         for swarmID in Array(memberSwarms.keys) {
             guard let index = memberSwarms[swarmID]?.linkedMembers.removeValue(forKey: peerID) else { continue }
             memberSwarms[swarmID]?.links[index] = nil
@@ -92,6 +108,7 @@ extension TransferEngine {
     private func swarmOfTransfer(_ transferID: TransferID, from peerID: PeerID, _ what: String) async -> SwarmID? {
         let key = IncomingKey(peer: peerID, transferID: transferID)
         if let swarmID = incoming[key]?.swarmID, memberSwarms[swarmID] != nil { return swarmID }
+        if let serving = memberSwarms.first(where: { $0.value.key == key && $0.value.done }) { return serving.key }
         // Frames still in flight when the transfer ended here are dropped; otherwise the sender broke rule 1.
         if endedIncoming.contains(key) || incoming[key]?.swarmID != nil { return nil }
         await violation(by: peerID, "\(what) for a transfer that is not in a swarm with this side")

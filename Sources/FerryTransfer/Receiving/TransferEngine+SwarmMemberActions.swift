@@ -74,6 +74,9 @@ extension TransferEngine {
                 let refuse = SwarmRefuse(
                     swarmID: swarmID, fileIndex: UInt32(chunk.file), chunkIndex: UInt32(chunk.index), reason: reason)
                 await send(.swarmRefuse(refuse), to: peerID)
+            case .leftSwarm where swarm.done:
+                leaveSwarm(swarmID)
+                return
             case .leftSwarm:
                 log(1, "swarm \(swarmID): this member is no longer in the sender's list; the sender sends the rest")
                 withMemberSwarm(swarmID) { swarm in
@@ -186,7 +189,8 @@ extension TransferEngine {
     /// just now is read as written), sent raw with the sender's digest.
     private func serve(_ chunk: SwarmChunk, to member: Int, _ swarmID: SwarmID) async {
         guard let swarm = memberSwarms[swarmID], let peerID = swarm.links[member],
-            let size = incoming[swarm.key]?.files[chunk.file].size, let digest = swarm.fetcher.digest(of: chunk),
+            chunk.file < swarm.sizes.count, case let size = swarm.sizes[chunk.file],
+            let digest = swarm.fetcher.digest(of: chunk),
             let reader = reader(chunk.file, swarmID)
         else {
             withMemberSwarm(swarmID) { $0.fetcher.served(to: member) }

@@ -259,7 +259,10 @@ extension TransferEngine {
             guard let step = withPeer(id, peerID, { $0.machine.nextStep() }) else { return nil }
             switch step {
             case .finished:
-                await swarmMemberEnded(id, peerID)
+                // A member that published every file it took holds every chunk: it stays in the list, serving the
+                // others, while its link is up (PROTOCOL.md 11.11 rule 6); any other end takes it out.
+                let completed = withPeer(id, peerID) { $0.failure == nil && $0.filesFailed == 0 } ?? false
+                if !completed { await swarmMemberEnded(id, peerID) }
                 return finishPeer(id, peerID)
             case .wait, .sendChunk:
                 await waitForNews(id, peerID)
