@@ -112,6 +112,14 @@ extension TransferEngine {
         }
         await source.close()
         operations[id]?.swarm?.graceTimer?.cancel()
+        if let swarm = operations[id]?.swarm {
+            // The broadcast is over: members that stayed in the list to serve the others (they published every
+            // file) get an empty list, and so leave the swarm (PROTOCOL.md 11.11 rule 6).
+            let over = TransferMessage.swarmMembers(SwarmMembers(transferID: id, members: []))
+            for (member, peerID) in swarm.members.enumerated() where swarm.seeder.role(of: member) == .active {
+                await send(over, to: peerID)
+            }
+        }
         operations[id] = nil
         if Task.isCancelled { throw CancellationError() }
         return infos.compactMap { info in outcomes.first { $0.peer.peerID == info.peerID } }
