@@ -156,6 +156,120 @@ import Testing
         }
     }
 
+    /// Resume per receiver in a swarm (PROTOCOL.md 11.11 rules 3 and 4): alice holds half the file from an interrupted
+    /// transfer and replies with that resume offset; the sender seeds nothing of that half (alice is its seed), and
+    /// bob gets it from alice once she has checked her staged prefix against the sender's digests.
+    @Test func aResumedPrefixIsCheckedThenServedToTheOthers() async throws {
+        let data = TestFiles.randomBytes(count: 4 * Self.chunk, seed: 64)
+        let reactor = try Reactor()
+        defer { reactor.shutdown() }
+        try await TemporaryDirectory.with(prefix: "swarm-a") { inboxA in
+            try await TemporaryDirectory.with(prefix: "swarm-b") { inboxB in
+                try await Session.run(configuration: Self.configuration("alice"), reactor: reactor) { alice in
+                    try await Session.run(configuration: Self.configuration("bob"), reactor: reactor) { bob in
+                        try await Session.run(configuration: Self.configuration("sam"), reactor: reactor) { sam in
+                            let a = TransferConfiguration(receiveDirectory: inboxA.path, offerPolicy: .all)
+                            let b = TransferConfiguration(receiveDirectory: inboxB.path, offerPolicy: .all)
+                            try await TransferEngine.run(session: alice, configuration: a) { _ in
+                                try await TransferEngine.run(session: bob, configuration: b) { _ in
+                                    let toAlice = try await sam.connect(
+                                        toAddress: .ipv4(.loopback, port: await alice.listenPort),
+                                        timeout: .seconds(30))
+                                    let toBob = try await sam.connect(
+                                        toAddress: .ipv4(.loopback, port: await bob.listenPort),
+                                        timeout: .seconds(30))
+                                    // The interrupted transfer: two chunks of four reach alice.
+                                    let first = HostileSender(session: sam, receiver: toAlice.peerID)
+                                    try await first.send(
+                                        .offer(first.offer([("swarm.bin", UInt64(data.count))], chunkSize: Self.chunk)))
+                                    #expect(try #require(await first.reply()).accepted)
+                                    for index in 0..<2 {
+                                        try await first.sendChunk(
+                                            file: 0, offset: UInt64(index * Self.chunk),
+                                            raw: Array(data[index * Self.chunk..<(index + 1) * Self.chunk]))
+                                        #expect(try #require(await first.ack()).status == .stored)
+                                    }
+                                    try await first.send(
+                                        .cancel(
+                                            TransferCancel(
+                                                transferID: first.transferID, reason: .cancelledByUser, detail: "")))
+                                    let sender = ScriptedSender(session: sam, members: [toAlice.peerID, toBob.peerID])
+                                    try await Self.runResumedSwarm(
+                                        sender, data: data,
+                                        members: [
+                                            SwarmMember(
+                                                deviceID: alice.configuration.deviceID,
+                                                address: "127.0.0.1:\(await alice.listenPort)"),
+                                            SwarmMember(
+                                                deviceID: bob.configuration.deviceID,
+                                                address: "127.0.0.1:\(await bob.listenPort)"),
+                                        ])
+                                }
+                            }
+                        }
+                    }
+                }
+                for inbox in [inboxA, inboxB] {
+                    let received = try [UInt8](Data(contentsOf: URL(fileURLWithPath: inbox.path + "/swarm.bin")))
+                    let same = received == data
+                    #expect(same, "the published file in \(inbox.path) is the sent one")
+                }
+            }
+        }
+    }
+
+    /// The resumed broadcast: chunks 0-1 are alice's (her prefix), 2-3 are seeded to bob; bob must store 0-1 from
+    /// alice and alice 2-3 from bob.
+    static func runResumedSwarm(_ sender: ScriptedSender, data: [UInt8], members: [SwarmMember]) async throws {
+        let seen = Seen()
+        let offer = Offer(
+            transferID: sender.transferID, chunkSize: UInt32(chunk), codecs: [.zlib],
+            files: [
+                OfferedFile(
+                    path: "swarm.bin", size: UInt64(data.count), modificationTime: FileTime(seconds: 0, nanoseconds: 0))
+            ],
+            swarm: Swarm(swarmID: sender.swarmID, members: members))
+        for member in 0..<2 { try await sender.send(.offer(offer), to: member) }
+        let seeded = Step()
+        let ended = Step()
+        let finished = await sender.collect { member, message in
+            seen.record(member, message)
+            return seen.read { $0.results.count == 2 }
+        } onEach: {
+            if seen.read({ $0.replies.count == 2 }), seeded.once() {
+                #expect(seen.read { $0.replies[0]?.files.first?.resumeOffset } == UInt64(2 * chunk))
+                #expect(seen.read { $0.replies[0]?.relay } == true)
+                for member in 0..<2 {
+                    let list = SwarmMembers(transferID: sender.transferID, members: [0, 1])
+                    try await sender.send(.swarmMembers(list), to: member)
+                }
+                let entries = (0..<4).map { index in
+                    ChunkDigests.Entry(
+                        seed: index < 2 ? 0 : 1,
+                        sha256: FileDigest.chunkDigest(data[index * chunk..<(index + 1) * chunk]))
+                }
+                let digests = ChunkDigests(transferID: sender.transferID, fileIndex: 0, firstChunk: 0, entries: entries)
+                for member in 0..<2 { try await sender.send(.chunkDigests(digests), to: member) }
+                for index in 2..<4 { try await sender.sendChunk(data, index: index, to: 1) }
+            }
+            if seen.read({ $0.acks[0]?.count == 2 && $0.acks[1]?.count == 4 }), ended.once() {
+                let end = FileEnd(
+                    transferID: sender.transferID, fileIndex: 0, digest: FileDigest.of(data, chunkSize: chunk))
+                for member in 0..<2 { try await sender.send(.fileEnd(end), to: member) }
+            }
+        }
+        #expect(finished, "both members sent their result")
+        let aliceAcks = seen.read { $0.acks[0] } ?? [:]
+        let bobAcks = seen.read { $0.acks[1] } ?? [:]
+        #expect(aliceAcks == [UInt64(2 * chunk): .storedFromPeer, UInt64(3 * chunk): .storedFromPeer], "\(aliceAcks)")
+        #expect(
+            bobAcks == [
+                0: .storedFromPeer, UInt64(chunk): .storedFromPeer, UInt64(2 * chunk): .stored,
+                UInt64(3 * chunk): .stored,
+            ], "\(bobAcks)")
+        for member in 0..<2 { #expect(seen.read { $0.results[member]?.status } == .published) }
+    }
+
     /// Offers one file to both members with a swarm, seeds even chunks to member 0 and odd ones to member 1, and
     /// checks that each member stored the other's chunks from it (`storedFromPeer`) and published the file. One loop
     /// reads what the members send and answers as a sender would, step by step.
