@@ -88,18 +88,21 @@ import Testing
         }
     }
 
-    @Test func aReplyAfterTheFirstListIsServedDirectly() throws {
+    @Test func aReplyAfterTheFirstListJoinsAndGetsTheDigestsSeededSoFar() throws {
         var seeder = SwarmSeeder(
             memberCount: 3, sizes: [UInt64(3 * Self.kib)], chunkSize: Self.kib, window: 4 * Self.kib)
         try seeder.replyReceived(member: 0, relay: true, accepted: [true], resumeOffsets: [0])
         try seeder.replyReceived(member: 1, relay: true, accepted: [true], resumeOffsets: [0])
         #expect(seeder.repliesComplete() == [.announceMembers([0, 1])])
+        _ = seeder.seed(Self.chunk(0))
+        _ = seeder.seed(Self.chunk(1))
+        // Member 2 resumed the first chunk: it joins, learns the new list and the two seeds so far.
         #expect(
             try seeder.lateReplyReceived(member: 2, accepted: [true], resumeOffsets: [UInt64(Self.kib)])
-                == [.serveDirectly(member: 2)])
-        #expect(seeder.role(of: 2) == .cutOff && seeder.activeMembers == [0, 1])
-        #expect(seeder.missing(of: 2) == [Self.chunk(1), Self.chunk(2)])
-        #expect(seeder.seed(Self.chunk(1))?.contains(.send(Self.chunk(1), to: 2)) == false)
+                == [.announceMembers([0, 1, 2]), .sendDigests([Self.chunk(0), Self.chunk(1)], to: 2)])
+        #expect(seeder.role(of: 2) == .active && seeder.holds(2, Self.chunk(0)))
+        // From now on it seeds like the others (it has the fewest bytes in flight).
+        #expect(seeder.seed(Self.chunk(2))?.contains(.send(Self.chunk(2), to: 2)) == true)
         #expect(throws: TransferProtocolError.self) {
             try seeder.lateReplyReceived(member: 2, accepted: [true], resumeOffsets: [0])
         }

@@ -216,6 +216,14 @@ struct SwarmSimulation {
                     for chunk in seeder.missing(of: member) where chunk.index < cursor {
                         answers.append(Transmission(to: member, chunk: chunk))
                     }
+                case .sendDigests(let chunks, let member):
+                    for chunk in chunks where !gone.contains(member) {
+                        perform(
+                            try! fetchers[member].digestsReceived(
+                                file: 0, first: chunk.index,
+                                entries: [(seed: seeder.seed(of: chunk), sha256: SwarmSimulation.digest)]),
+                            at: member)
+                    }
                 case .badRelayer:
                     break
                 }

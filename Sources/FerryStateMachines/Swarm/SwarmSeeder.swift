@@ -27,6 +27,8 @@ public struct SwarmSeeder: Sendable {
         /// (`missing(of:)`) on the ordinary per-peer path from now on, after the seeds (so that a member cut off
         /// for a bad chunk does not delay the others).
         case serveDirectly(member: Int)
+        /// Send `member` the digests (with their seeds) of these chunks, seeded before it joined (`chunkDigests`).
+        case sendDigests([SwarmChunk], to: Int)
         /// Name `member` in the output: `reporter` reported it.
         case badRelayer(member: Int, reporter: Int, reason: SwarmReportReason, chunk: SwarmChunk)
     }
@@ -142,18 +144,14 @@ public struct SwarmSeeder: Sendable {
         }
         members[member].accepted = accepted
         members[member].role = relay && accepted.contains(true) ? .active : .outside
-        for file in sizes.indices where accepted[file] {
-            let prefix = Int(min(resumeOffsets[file], sizes[file]) / UInt64(chunkSize))
-            for index in 0..<prefix {
-                insertHolding(member, SwarmChunk(file: file, index: index))
-            }
-        }
+        insertPrefixes(of: member, accepted: accepted, resumeOffsets: resumeOffsets)
     }
 
-    /// Member `member` replied with `relay` after the first member list (`repliesComplete` counted it out): it is
-    /// not in the swarm but served directly by the sender, as a member cut off is (its link follows the swarm's rules:
-    /// chunks out of order, no go-back-N). Returns the `serveDirectly` to carry out; nothing for a member that took no
-    /// file, or that is not outside.
+    /// Member `member` replied with `relay` after the first list went out (a person slow to accept): it joins the
+    /// swarm now, so that it catches up from the other members and not only from the sender. The new list goes to
+    /// every member, then the digests of every chunk seeded so far of the files it took go to it; from then on it
+    /// seeds like the others. A resumed prefix counts as held. Throws for a second reply or decisions of the wrong
+    /// count.
     public mutating func lateReplyReceived(member: Int, accepted: [Bool], resumeOffsets: [UInt64])
         throws(TransferProtocolError) -> [Action]
     {
@@ -165,15 +163,22 @@ public struct SwarmSeeder: Sendable {
         }
         members[member].accepted = accepted
         guard accepted.contains(true) else { return [] }
-        members[member].role = .cutOff
+        members[member].role = .active
+        insertPrefixes(of: member, accepted: accepted, resumeOffsets: resumeOffsets)
+        let seeded = seeds.keys.filter { accepted[$0.file] }.sorted()
+        return announceIfChanged() + (seeded.isEmpty ? [] : [.sendDigests(seeded, to: member)])
+    }
+
+    /// A resumed prefix is held: whole chunks up to the resume offset, and every chunk of a file resumed at its end.
+    private mutating func insertPrefixes(of member: Int, accepted: [Bool], resumeOffsets: [UInt64]) {
         for file in sizes.indices where accepted[file] {
-            let prefix = Int(min(resumeOffsets[file], sizes[file]) / UInt64(chunkSize))
-            for index in 0..<prefix {
+            let held =
+                resumeOffsets[file] >= sizes[file]
+                ? chunkCounts[file] : Int(resumeOffsets[file] / UInt64(chunkSize))
+            for index in 0..<held {
                 insertHolding(member, SwarmChunk(file: file, index: index))
             }
         }
-        announced.removeAll { $0 == member }
-        return [.serveDirectly(member: member)]
     }
 
     /// Member `member` denied the offer, or its reply never came: it is not in the swarm.

@@ -23,6 +23,8 @@ struct SwarmSending: Sendable {
     var direct: [Int: [SwarmChunk]] = [:]
     /// `corrupt` acknowledgements per member and chunk since it was last stored.
     var corrupt: [Int: [SwarmChunk: Int]] = [:]
+    /// The digest of every chunk announced so far, for a member that joins late (32 bytes a chunk).
+    var digests: [SwarmChunk: [UInt8]] = [:]
     /// Files given up (their source changed): nothing more of them is seeded.
     var abandoned: Set<Int> = []
     /// The seeding loop, suspended until an acknowledgement, a reply or a request changes what it can do.

@@ -115,6 +115,7 @@ extension TransferEngine {
                 for member in targets { queue(frame, to: members[member], id) }
             case .announceSeed(let chunk, let seed):
                 guard let prepared = await read(chunk, id, &chunks) else { continue }
+                withSwarm(id) { $0.digests[chunk] = prepared.sha256 }
                 let digests = ChunkDigests(
                     transferID: id, fileIndex: UInt32(chunk.file), firstChunk: UInt32(chunk.index),
                     entries: [ChunkDigests.Entry(seed: UInt16(seed), sha256: prepared.sha256)])
@@ -144,6 +145,32 @@ extension TransferEngine {
                 // A chunk is announced, then sent: once sent it is not needed here again. Keeping every chunk of a
                 // long list (a leaving member's seeds, all seeded anew) held them all at once: 170 MiB.
                 chunks[chunk] = nil
+            case .sendDigests(let list, let member):
+                // Runs of consecutive chunks of one file, at most `maxSwarmEntriesPerFrame` a frame.
+                guard let swarm = operations[id]?.swarm else { continue }
+                var runs: [[SwarmChunk]] = []
+                for chunk in list where swarm.digests[chunk] != nil {
+                    if let last = runs.last?.last, last.file == chunk.file, last.index + 1 == chunk.index,
+                        runs[runs.count - 1].count < Limits.maxSwarmEntriesPerFrame
+                    {
+                        runs[runs.count - 1].append(chunk)
+                    } else {
+                        runs.append([chunk])
+                    }
+                }
+                for run in runs {
+                    let entries = run.map { chunk in
+                        ChunkDigests.Entry(
+                            seed: swarm.seeder.seed(of: chunk).map { UInt16($0) } ?? ChunkDigests.noSeed,
+                            sha256: swarm.digests[chunk] ?? [])
+                    }
+                    let digests = ChunkDigests(
+                        transferID: id, fileIndex: UInt32(run[0].file), firstChunk: UInt32(run[0].index),
+                        entries: entries)
+                    queue(
+                        SwarmFrame(blocks: [TransferMessage.chunkDigests(digests).frame.encoded()]),
+                        to: members[member], id)
+                }
             case .serveDirectly(let member):
                 log(1, "transfer \(id): \(names[member]) is out of the swarm: served directly")
                 withSwarm(id) { $0.direct[member] = $0.seeder.missing(of: member) }

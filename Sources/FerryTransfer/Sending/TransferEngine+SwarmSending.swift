@@ -95,11 +95,9 @@ extension TransferEngine {
                 for file in held ?? [] { peer.machine.fileHeld(file: file) }
             }
             if case .late(let actions)? = joined {
-                // It learns that it is out from the list without it, and is served directly after the seeds.
-                log(1, "transfer \(id): \(peerID) replied after the swarm started: served directly")
-                let list = operations[id]?.swarm?.seeder.activeMembers ?? []
-                let members = SwarmMembers(transferID: id, members: list.map { UInt16($0) })
-                queue(SwarmFrame(blocks: [TransferMessage.swarmMembers(members).frame.encoded()]), to: peerID, id)
+                // It joins now: the new list to everyone, the digests seeded so far to it; it catches up from the
+                // other members.
+                log(1, "transfer \(id): \(peerID) replied after the swarm started: it joins now")
                 await perform(actions, id)
             }
         case .outside?, nil:
