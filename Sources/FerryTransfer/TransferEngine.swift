@@ -46,6 +46,11 @@ public actor TransferEngine {
     /// never decompressed. (What one inflation allocates is measured on the inflater alone, in a process of its own:
     /// `InflateBoundTests`.)
     var inflatedChunks = 0
+    /// Swarms this side is a member of, by swarm ID (TransferEngine+SwarmMember), and those that ended here recently
+    /// (their frames still in flight are dropped).
+    var memberSwarms: [SwarmID: MemberSwarm] = [:]
+    var endedSwarms: Set<SwarmID> = []
+    var endedSwarmOrder: [SwarmID] = []
 
     init(session: Session, configuration: TransferConfiguration) throws(TransferError) {
         guard session.configuration.transfersEnabled else {
@@ -171,6 +176,7 @@ public actor TransferEngine {
     }
 
     func peerLost(_ peerID: PeerID, reason: String) async {
+        await swarmPeerLost(peerID)
         for id in Array(operations.keys) where operations[id]?.peers[peerID] != nil {
             await failPeer(id, peerID, "the link was lost (\(reason))", cancel: nil)
         }

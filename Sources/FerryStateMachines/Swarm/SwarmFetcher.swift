@@ -95,6 +95,10 @@ public struct SwarmFetcher: Sendable {
         }
     }
 
+    /// Files of the offer.
+    public var fileCount: Int { held.chunkCounts.count }
+    /// Chunks of `file`.
+    public func chunkCount(of file: Int) -> Int { held.chunkCounts[file] }
     /// Whether this member holds `chunk`, verified.
     public func holds(_ chunk: SwarmChunk) -> Bool { held.contains(chunk) && !unverified.contains(chunk) }
     /// The sender's digest of `chunk`, once known.

@@ -41,6 +41,8 @@ struct IncomingTransfer: Sendable {
     var endedCount = 0
     /// Cancelled or failing here: no frame of it goes out any more, and its chunks are dropped.
     var isEnding = false
+    /// The swarm this side is a member of through this transfer (PROTOCOL.md 11.11): chunks then come in any order.
+    var swarmID: SwarmID?
 }
 
 /// One offered file on the receiving side.
@@ -55,6 +57,9 @@ struct IncomingFile: Sendable {
     var reservation: StagedReservation?
     /// The file digest (PROTOCOL.md 11.7) of the resumed prefix and the chunks stored so far.
     var hasher: FileDigest?
+    /// Taking chunks in any order (a swarm member): the digests of the chunks stored after the resumed prefix, by
+    /// chunk index, fed to `hasher` in order when the file is complete.
+    var chunkDigests: [Int: [UInt8]] = [:]
     /// The verified file digest, once it matched the sender's.
     var digest: [UInt8]?
     var stored: UInt64 = 0

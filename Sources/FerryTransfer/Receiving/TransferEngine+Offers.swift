@@ -219,16 +219,24 @@ extension TransferEngine {
         transfer.totalBytes = transfer.files.reduce(0) { $0 + ($1.accepted ? $1.size : 0) }
         transfer.codecs = transfer.offer.codecs.intersection(Self.localCodecs)
         transfer.phase = .receiving
+        // A member of the offer's swarm takes chunks in any order: from the sender and from other members.
+        let relay = joinsSwarm(transfer.offer)
         transfer.machine = IncomingTransferMachine(
             sizes: transfer.files.map(\.size), accepted: transfer.files.map(\.accepted),
-            resumeOffsets: transfer.files.map(\.resumeOffset), chunkSize: Int(transfer.offer.chunkSize))
+            resumeOffsets: transfer.files.map(\.resumeOffset), chunkSize: Int(transfer.offer.chunkSize),
+            anyOrder: relay)
         transfer.started = clock.now
         incoming[key] = transfer
+        if relay {
+            await joinSwarm(key)
+            guard incoming[key] != nil else { return }  // cancelled while the session vouched for the members
+        }
         log(1, "accepted transfer \(key.transferID) from \(transfer.peer.displayName): \(transfer.files.count) files")
         let reply = OfferReply(
             transferID: key.transferID, accepted: true, reason: OfferDenyReason(rawValue: 0), detail: "",
             codecs: transfer.codecs,
-            files: transfer.files.map { FileDecision(accepted: $0.accepted, resumeOffset: $0.resumeOffset) })
+            files: transfer.files.map { FileDecision(accepted: $0.accepted, resumeOffset: $0.resumeOffset) },
+            relay: relay)
         emit(
             .started(
                 transferID: key.transferID, peer: transfer.peer, direction: .receiving, files: transfer.offer.files,

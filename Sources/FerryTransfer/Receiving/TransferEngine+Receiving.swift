@@ -19,6 +19,12 @@ extension TransferEngine {
 
     func chunkReceived(_ chunk: Chunk, from peerID: PeerID) async {
         let key = IncomingKey(peer: peerID, transferID: chunk.transferID)
+        // A chunk relayed by another member of a swarm carries the swarm ID (PROTOCOL.md 11.11).
+        let swarmID = SwarmID(chunk.transferID)
+        if incoming[key] == nil, memberSwarms[swarmID] != nil || endedSwarms.contains(swarmID) {
+            await relayedChunkReceived(chunk, from: peerID)
+            return
+        }
         let file = Int(chunk.fileIndex)
         typealias Arrival = (IncomingTransferMachine.ChunkVerdict, CodecSet, ArraySlice<UInt8>?)
         let arrival = withIncoming(key) { transfer -> Result<Arrival, TransferProtocolError>? in
@@ -104,7 +110,7 @@ extension TransferEngine {
             log(1, "corrupt chunk from peer \(peerID): file \(file), offset \(chunk.offset)")
             let actions = withIncoming(key) { transfer in
                 transfer.previousChunk = nil
-                return transfer.machine?.chunkCorrupt(file: file)
+                return transfer.machine?.chunkCorrupt(file: file, offset: chunk.offset)
             }
             if let actions = actions ?? nil {
                 enqueue(actions, key)
@@ -122,14 +128,20 @@ extension TransferEngine {
         let queued = queuedBytes[peerID, default: 0]
         let stored = withIncoming(key) { transfer -> ([IncomingTransferMachine.Action], WriteBehind)?? in
             guard queued + raw.count <= Self.maxQueuedBytes else { return .some(nil) }
-            guard let actions = transfer.machine?.chunkStored(file: file, rawLength: raw.count) else { return nil }
+            guard let actions = transfer.machine?.chunkStored(file: file, offset: chunk.offset, rawLength: raw.count)
+            else { return nil }
             transfer.bytesDone += UInt64(raw.count)
             transfer.wireBytes += UInt64(chunk.data.count)
             transfer.files[file].stored += UInt64(raw.count)
             transfer.currentFile = file
             transfer.previousChunk = (file, chunk.offset, raw)
-            // The machine takes chunks in offset order only, so the file digest is fed in that order.
-            transfer.files[file].hasher?.add(chunkDigest: chunk.sha256)
+            // In order, the file digest is fed chunk by chunk; a swarm member's chunks come in any order, and their
+            // digests are fed in order once the file is complete.
+            if transfer.swarmID != nil {
+                transfer.files[file].chunkDigests[Int(chunk.offset / UInt64(transfer.offer.chunkSize))] = chunk.sha256
+            } else {
+                transfer.files[file].hasher?.add(chunkDigest: chunk.sha256)
+            }
             let size = transfer.files[file].size
             return (actions, WriteBehind.after(writing: raw.count, at: chunk.offset, fileSize: size))
         } ?? nil
@@ -141,6 +153,12 @@ extension TransferEngine {
         queuedBytes[peerID] = queued + raw.count
         largestQueuedBytes = max(largestQueuedBytes, queued + raw.count)
         reportIncomingProgress(key)
+        if let swarmID = incoming[key]?.swarmID {
+            let chunkSize = UInt64(incoming[key]?.offer.chunkSize ?? 1)
+            let position = SwarmChunk(file: file, index: Int(chunk.offset / chunkSize))
+            let swarmActions = withMemberSwarm(swarmID) { $0.fetcher.senderChunkStored(position) } ?? []
+            await carryOut(swarmActions, swarmID)
+        }
         // The write runs on the I/O queue while this actor checks the next chunk; the acknowledgement waits for the
         // write, so the sender's window still bounds the bytes in flight.
         let offset = chunk.offset
@@ -185,7 +203,7 @@ extension TransferEngine {
 
     /// The staged file of `file`, opened (and trimmed to the resume offset) on first use. Opened here rather than
     /// on the I/O queue: an `openat` is quick, and waiting for the queue would wait for every write queued before.
-    private func stagedHandle(_ file: Int, _ key: IncomingKey) throws(SystemError) -> RegularFile {
+    func stagedHandle(_ file: Int, _ key: IncomingKey) throws(SystemError) -> RegularFile {
         guard let directory = receiveDirectory, let entry = incoming[key]?.files[file] else {
             throw SystemError(call: "open staged file", errno: .badFileDescriptor)
         }
@@ -206,6 +224,7 @@ extension TransferEngine {
         }
         incoming[key]?.files[file].staged = handle
         stageAhead(after: file, key)
+        openSwarmReader(file, key)
         return handle
     }
 
@@ -275,6 +294,11 @@ extension TransferEngine {
                 return
             }
         }
+        if let hasher = entry.hasher, !entry.chunkDigests.isEmpty {
+            // A swarm member's chunk digests, in chunk order after the resumed prefix.
+            for index in entry.chunkDigests.keys.sorted() { hasher.add(chunkDigest: entry.chunkDigests[index] ?? []) }
+            incoming[key]?.files[file].chunkDigests = [:]
+        }
         let digest = entry.hasher?.finalize() ?? []
         incoming[key]?.files[file].hasher = nil
         guard digest == expected else {
@@ -343,6 +367,7 @@ extension TransferEngine {
 
     func finishIncoming(_ key: IncomingKey, failure: String?) {
         guard let transfer = incoming.removeValue(forKey: key) else { return }
+        let swarm = transfer.swarmID.map { leaveSwarm($0) } ?? (relayed: 0, served: 0)
         rememberEnded(key)
         removeStagedAhead(of: transfer)
         for entry in transfer.files {
@@ -356,7 +381,7 @@ extension TransferEngine {
             filesSucceeded: transfer.filesSucceeded, filesFailed: transfer.filesFailed + failedNow,
             filesSkipped: transfer.files.filter { !$0.accepted }.count, bytes: transfer.bytesDone,
             wireBytes: transfer.wireBytes, chunkBytes: transfer.bytesDone, resumedBytes: transfer.resumedBytes, duration: clock.now - transfer.started,
-            failure: failure)
+            failure: failure, relayedBytes: swarm.relayed, servedBytes: swarm.served)
         log(1, "transfer \(key.transferID) from \(transfer.peer.displayName) finished: \(failure ?? "ok")")
         emit(.finished(outcome))
     }

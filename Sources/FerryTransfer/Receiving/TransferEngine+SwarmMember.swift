@@ -1,27 +1,247 @@
 import FerrySession
 import FerryStateMachines
+import FerrySystem
 import FerryWire
 
 /// A member's side of a swarm broadcast (PROTOCOL.md 11.11): the sender's lists and digests, other members'
-/// announcements, requests and refusals, relayed chunks.
+/// announcements, requests and refusals, relayed chunks. The decisions are `SwarmFetcher`'s; this side carries them
+/// out (frames, links, staged reads and writes) in `TransferEngine+SwarmMemberActions`.
 extension TransferEngine {
-    func memberRequestReceived(_ request: SwarmRequest, from peerID: PeerID) async {
-        await violation(by: peerID, "a swarmRequest outside any swarm")
+    /// How long a request to another member waits for its answer before the chunk is asked elsewhere (a late answer
+    /// is still taken).
+    static let swarmRequestTimeout = Duration.seconds(20)
+
+    // MARK: Joining and leaving
+
+    /// Whether this side takes part in the offer's swarm: relaying is on, this device is named in the list, and
+    /// something was accepted. Then the reply says `relay` and the transfer takes chunks in any order.
+    func joinsSwarm(_ offer: Offer) -> Bool {
+        guard configuration.relay, let swarm = offer.swarm else { return false }
+        return swarm.index(of: session.configuration.deviceID) != nil
+    }
+
+    /// Starts this member's part: the fetcher, and the session's vouch for the other members (so that their swarm
+    /// links are admitted without a prompt). Called as the accepting reply is about to go out.
+    func joinSwarm(_ key: IncomingKey) async {
+        guard let transfer = incoming[key], let swarm = transfer.offer.swarm,
+            let me = swarm.index(of: session.configuration.deviceID)
+        else { return }
+        let chunk = UInt64(transfer.offer.chunkSize)
+        let counts = transfer.files.map { Int(($0.size + chunk - 1) / chunk) }
+        let resumed = transfer.files.indices.map { index -> Int in
+            let file = transfer.files[index]
+            return file.resumeOffset >= file.size ? counts[index] : Int(file.resumeOffset / chunk)
+        }
+        let fetcher = SwarmFetcher(
+            me: me, memberCount: swarm.members.count, chunkCounts: counts, accepted: transfer.files.map(\.accepted),
+            resumedChunks: resumed)
+        memberSwarms[swarm.swarmID] = MemberSwarm(
+            key: key, swarmID: swarm.swarmID, members: swarm.members, me: me, chunkSize: Int(chunk), fetcher: fetcher)
+        incoming[key]?.swarmID = swarm.swarmID
+        let others = Set(swarm.members.enumerated().filter { $0.offset != me }.map(\.element.deviceID))
+        let token = await session.vouch(
+            for: others, reason: "broadcast \(swarm.swarmID) from \(transfer.peer.displayName)")
+        if memberSwarms[swarm.swarmID] != nil {
+            memberSwarms[swarm.swarmID]?.vouch = token
+        } else {
+            await session.revoke(token)  // ended while the vouch was given
+        }
+        log(1, "transfer \(key.transferID): member \(me) of swarm \(swarm.swarmID) (\(swarm.members.count) members)")
+    }
+
+    /// The transfer with the sender ended: the swarm ends here too. Requests stop, the vouch is taken back, the
+    /// swarm links close (other members fetch elsewhere). Returns the bytes relayed each way, for the outcome.
+    @discardableResult
+    func leaveSwarm(_ swarmID: SwarmID) -> (relayed: UInt64, served: UInt64) {
+        guard let swarm = memberSwarms.removeValue(forKey: swarmID) else { return (0, 0) }
+        endedSwarms.insert(swarmID)
+        endedSwarmOrder.append(swarmID)
+        if endedSwarmOrder.count > Self.endedMemory { endedSwarms.remove(endedSwarmOrder.removeFirst()) }
+        for timer in swarm.timers.values { timer.cancel() }
+        for reader in swarm.readers.values { reader.close() }
+        let stillUsed = Set(memberSwarms.values.flatMap(\.links.values))
+        let links = swarm.links.values.filter { !stillUsed.contains($0) }
+        let session = self.session
+        let vouch = swarm.vouch
+        Task {
+            if let vouch { await session.revoke(vouch) }
+            for peerID in links where await session.peer(peerID)?.isSwarmLink == true {
+                await session.disconnect(peerID)
+            }
+        }
+        log(
+            1,
+            "swarm \(swarmID) ended here: \(swarm.relayedBytes) bytes from other members, \(swarm.servedBytes) served")
+        return (swarm.relayedBytes, swarm.servedBytes)
+    }
+
+    /// A link was lost: a member of a swarm this side is in has its requests go elsewhere.
+    func swarmPeerLost(_ peerID: PeerID) async {
+        for swarmID in Array(memberSwarms.keys) {
+            guard let index = memberSwarms[swarmID]?.linkedMembers.removeValue(forKey: peerID) else { continue }
+            memberSwarms[swarmID]?.links[index] = nil
+            let actions = memberSwarms[swarmID]?.fetcher.linkDown(index) ?? []
+            await carryOut(actions, swarmID)
+        }
+    }
+
+    // MARK: From the sender
+
+    /// The member side of a transfer with the sender, found by the frame's transfer ID; nil (and the frame dealt
+    /// with) when there is none.
+    private func swarmOfTransfer(_ transferID: TransferID, from peerID: PeerID, _ what: String) async -> SwarmID? {
+        let key = IncomingKey(peer: peerID, transferID: transferID)
+        if let swarmID = incoming[key]?.swarmID, memberSwarms[swarmID] != nil { return swarmID }
+        // Frames still in flight when the transfer ended here are dropped; otherwise the sender broke rule 1.
+        if endedIncoming.contains(key) || incoming[key]?.swarmID != nil { return nil }
+        await violation(by: peerID, "\(what) for a transfer that is not in a swarm with this side")
+        return nil
     }
 
     func swarmMembersReceived(_ members: SwarmMembers, from peerID: PeerID) async {
-        await violation(by: peerID, "a swarmMembers outside any swarm")
+        guard let swarmID = await swarmOfTransfer(members.transferID, from: peerID, "a swarmMembers") else { return }
+        let list = members.members.map(Int.init)
+        guard let count = memberSwarms[swarmID]?.members.count, list.allSatisfy({ $0 < count }) else {
+            await violation(by: peerID, "a swarmMembers naming a member the offer does not list")
+            return
+        }
+        let actions = memberSwarms[swarmID]?.fetcher.membersReceived(list) ?? []
+        await carryOut(actions, swarmID)
+        dialMembers(list, swarmID)
     }
 
     func chunkDigestsReceived(_ digests: ChunkDigests, from peerID: PeerID) async {
-        await violation(by: peerID, "a chunkDigests outside any swarm")
+        guard let swarmID = await swarmOfTransfer(digests.transferID, from: peerID, "a chunkDigests") else { return }
+        let entries = digests.entries.map { entry -> (seed: Int?, sha256: [UInt8]) in
+            (entry.seed == ChunkDigests.noSeed ? nil : Int(entry.seed), entry.sha256)
+        }
+        let result: Result<[SwarmFetcher.Action], TransferProtocolError>? = withMemberSwarm(swarmID) { swarm in
+            do throws(TransferProtocolError) {
+                return .success(
+                    try swarm.fetcher.digestsReceived(
+                        file: Int(digests.fileIndex), first: Int(digests.firstChunk), entries: entries))
+            } catch {
+                return .failure(error)
+            }
+        }
+        switch result {
+        case .success(let actions)?: await carryOut(actions, swarmID)
+        case .failure(let error)?: await violation(by: peerID, error.description)
+        case nil: return
+        }
+    }
+
+    // MARK: From other members
+
+    /// The index of the member at the other end of `peerID`'s link in swarm `swarmID`, marking the link up the first
+    /// time a frame comes over it; nil (and the link closed) when that peer is not a member this side may talk to.
+    private func memberIndex(_ swarmID: SwarmID, _ peerID: PeerID, _ what: String) async -> Int? {
+        guard let swarm = memberSwarms[swarmID] else {
+            // A swarm that ended here: frames in flight are dropped. One never heard of breaks rule 1.
+            if !endedSwarms.contains(swarmID) {
+                await violation(by: peerID, "\(what) for a swarm this side is not in")
+            }
+            return nil
+        }
+        if let index = swarm.linkedMembers[peerID] { return index }
+        guard let deviceID = await session.peer(peerID)?.deviceID,
+            let index = swarm.members.firstIndex(where: {
+                $0.deviceID == deviceID
+            }), index != swarm.me
+        else {
+            await violation(by: peerID, "\(what) from a peer that is not a member of swarm \(swarmID)")
+            return nil
+        }
+        guard memberSwarms[swarmID] != nil else { return nil }
+        await memberLinkUp(swarmID, index, peerID)
+        return index
     }
 
     func swarmHaveReceived(_ have: SwarmHave, from peerID: PeerID) async {
-        await violation(by: peerID, "a swarmHave outside any swarm")
+        guard let index = await memberIndex(have.swarmID, peerID, "a swarmHave"),
+            let swarm = memberSwarms[have.swarmID], let transfer = incoming[swarm.key]
+        else { return }
+        let file = Int(have.fileIndex)
+        guard file < transfer.files.count else {
+            await violation(by: peerID, "a swarmHave of file \(file), which the offer does not have")
+            return
+        }
+        let count = UInt64(swarm.fetcher.chunkCount(of: file))
+        var chunks: [SwarmChunk] = []
+        for range in have.ranges {
+            guard range.upperBound <= count else {
+                await violation(by: peerID, "a swarmHave of chunks past the end of file \(file)")
+                return
+            }
+            chunks += range.map { SwarmChunk(file: file, index: Int($0)) }
+        }
+        let result: Result<[SwarmFetcher.Action], TransferProtocolError>? = withMemberSwarm(have.swarmID) { swarm in
+            do throws(TransferProtocolError) {
+                return .success(try swarm.fetcher.haveReceived(from: index, chunks))
+            } catch {
+                return .failure(error)
+            }
+        }
+        switch result {
+        case .success(let actions)?: await carryOut(actions, have.swarmID)
+        case .failure(let error)?: await violation(by: peerID, error.description)
+        case nil: return
+        }
+    }
+
+    func memberRequestReceived(_ request: SwarmRequest, from peerID: PeerID) async {
+        guard let index = await memberIndex(request.swarmID, peerID, "a swarmRequest") else { return }
+        let chunk = SwarmChunk(file: Int(request.fileIndex), index: Int(request.chunkIndex))
+        let actions = withMemberSwarm(request.swarmID) { $0.fetcher.requestReceived(from: index, chunk) } ?? []
+        await carryOut(actions, request.swarmID)
     }
 
     func swarmRefuseReceived(_ refuse: SwarmRefuse, from peerID: PeerID) async {
-        await violation(by: peerID, "a swarmRefuse outside any swarm")
+        guard let index = await memberIndex(refuse.swarmID, peerID, "a swarmRefuse") else { return }
+        let chunk = SwarmChunk(file: Int(refuse.fileIndex), index: Int(refuse.chunkIndex))
+        let actions =
+            withMemberSwarm(refuse.swarmID) { swarm -> [SwarmFetcher.Action] in
+                swarm.timers.removeValue(forKey: chunk)?.cancel()
+                return swarm.fetcher.refusalReceived(from: index, chunk, reason: refuse.reason)
+            } ?? []
+        await carryOut(actions, refuse.swarmID)
+    }
+
+    /// A chunk whose transfer ID field is a swarm ID: relayed by another member. Checked against the sender's digest
+    /// (never its own `sha256` field), stored and acknowledged `storedFromPeer`, or its relayer cut off.
+    func relayedChunkReceived(_ chunk: Chunk, from peerID: PeerID) async {
+        let swarmID = SwarmID(chunk.transferID)
+        guard let index = await memberIndex(swarmID, peerID, "a relayed chunk"), let swarm = memberSwarms[swarmID],
+            let transfer = incoming[swarm.key]
+        else { return }
+        let file = Int(chunk.fileIndex)
+        let position = SwarmChunk(file: file, index: Int(chunk.offset / UInt64(swarm.chunkSize)))
+        memberSwarms[swarmID]?.timers.removeValue(forKey: position)?.cancel()
+        // Its bytes count only when they are exactly that chunk's: its place, its length, a codec asked for.
+        var raw: ArraySlice<UInt8>?
+        if file < transfer.files.count, chunk.offset % UInt64(swarm.chunkSize) == 0,
+            Int(chunk.rawLength) == swarm.length(of: position, size: transfer.files[file].size)
+        {
+            switch chunk.codec {
+            case .none: raw = chunk.data
+            case .zlib, .zstd:
+                inflatedChunks += 1
+                raw = try? ChunkInflater.inflate(
+                    chunk.data, algorithm: chunk.codec == .zstd ? .zstd : .zlib, rawLength: Int(chunk.rawLength))[...]
+            default: raw = nil
+            }
+        }
+        let sha256 = raw.map { bytes in bytes.withUnsafeBytes { FileDigest.chunkDigest($0) } }
+        let actions =
+            withMemberSwarm(swarmID) { $0.fetcher.relayedChunkArrived(from: index, position, sha256: sha256) } ?? []
+        await carryOut(actions, swarmID, relayed: raw.map { (position, $0) })
+    }
+
+    /// Runs `body` on a member swarm's record in place.
+    @discardableResult
+    func withMemberSwarm<T>(_ swarmID: SwarmID, _ body: (inout MemberSwarm) throws -> T) rethrows -> T? {
+        guard var swarm = memberSwarms.removeValue(forKey: swarmID) else { return nil }
+        defer { memberSwarms[swarmID] = swarm }
+        return try body(&swarm)
     }
 }

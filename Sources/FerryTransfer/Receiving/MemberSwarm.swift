@@ -1,0 +1,44 @@
+import FerrySession
+import FerryStateMachines
+import FerrySystem
+import FerryWire
+
+/// This engine's part in one swarm broadcast as a member (PROTOCOL.md 11.11): the offer's member list, the fetcher,
+/// the links to other members, the requests waiting for an answer, and what was relayed each way.
+struct MemberSwarm: Sendable {
+    /// The transfer with the sender that named this swarm.
+    let key: IncomingKey
+    let swarmID: SwarmID
+    /// The offer's member list and this member's index in it.
+    let members: [SwarmMember]
+    let me: Int
+    let chunkSize: Int
+    var fetcher: SwarmFetcher
+    /// The session's vouch for the other members (revoked when the swarm ends here).
+    var vouch: VouchToken?
+    /// Links up to other members, by index, and the other way round.
+    var links: [Int: PeerID] = [:]
+    var linkedMembers: [PeerID: Int] = [:]
+    /// Members being dialled now.
+    var dialing: Set<Int> = []
+    /// The timer of each request outstanding to a member.
+    var timers: [SwarmChunk: Task<Void, Never>] = [:]
+    /// A read-only handle on each file's staged data, to serve chunks from (kept after the file is published: the
+    /// open file still reads the same bytes).
+    var readers: [Int: RegularFile] = [:]
+    /// Raw bytes stored from other members, and served to them.
+    var relayedBytes: UInt64 = 0
+    var servedBytes: UInt64 = 0
+
+    /// The member at `index` in the offer's list.
+    func member(_ index: Int) -> SwarmMember { members[index] }
+
+    /// Raw bytes of `chunk` in a file of `size` bytes.
+    func length(of chunk: SwarmChunk, size: UInt64) -> Int {
+        let offset = UInt64(chunk.index) * UInt64(chunkSize)
+        return Int(min(UInt64(chunkSize), size - min(offset, size)))
+    }
+}
+
+/// Codecs a member asks other members for: none of them depends on another chunk (no `zstdPrefixed`).
+let swarmRequestCodecs: CodecSet = [.zlib, .zstd]

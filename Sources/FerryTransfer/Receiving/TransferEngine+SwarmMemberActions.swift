@@ -1,0 +1,278 @@
+import FerrySession
+import FerryStateMachines
+import FerrySystem
+import FerryWire
+
+/// Carrying out a member's `SwarmFetcher` actions: frames to other members and to the sender, the links between
+/// members, request timers, staged reads for serving and for checking a resumed prefix, relayed chunks stored.
+extension TransferEngine {
+    /// Performs `actions` in order. `relayed` is the chunk whose arrival produced them, with its raw bytes, for a
+    /// `store`.
+    func carryOut(
+        _ actions: [SwarmFetcher.Action], _ swarmID: SwarmID, relayed: (SwarmChunk, ArraySlice<UInt8>)? = nil
+    ) async {
+        for action in actions {
+            guard let swarm = memberSwarms[swarmID] else { return }
+            switch action {
+            case .request(let chunk, let member):
+                guard let peerID = swarm.links[member] else { continue }
+                startRequestTimer(chunk, member, swarmID)
+                let request = SwarmRequest(
+                    swarmID: swarmID, fileIndex: UInt32(chunk.file), chunkIndex: UInt32(chunk.index),
+                    codecs: swarmRequestCodecs)
+                await send(.swarmRequest(request), to: peerID)
+            case .requestFromSender(let chunk):
+                let request = SwarmRequest(
+                    swarmID: swarmID, fileIndex: UInt32(chunk.file), chunkIndex: UInt32(chunk.index),
+                    codecs: swarmRequestCodecs)
+                await send(.swarmRequest(request), to: swarm.key.peer)
+            case .store(let chunk):
+                guard let (arrived, raw) = relayed, arrived == chunk else { continue }
+                storeRelayed(chunk, raw, swarmID)
+            case .announce(let chunk):
+                let have = SwarmHave(
+                    swarmID: swarmID, fileIndex: UInt32(chunk.file),
+                    ranges: [UInt64(chunk.index)..<UInt64(chunk.index + 1)])
+                for peerID in swarm.links.values { await send(.swarmHave(have), to: peerID) }
+            case .announceAll(let member):
+                guard let peerID = swarm.links[member] else { continue }
+                for file in 0..<swarm.fetcher.fileCount {
+                    let ranges = swarm.fetcher.heldRanges(of: file).map {
+                        UInt64($0.lowerBound)..<UInt64($0.upperBound)
+                    }
+                    for start in stride(from: 0, to: ranges.count, by: Limits.maxSwarmEntriesPerFrame) {
+                        let part = Array(ranges[start..<min(ranges.count, start + Limits.maxSwarmEntriesPerFrame)])
+                        await send(
+                            .swarmHave(SwarmHave(swarmID: swarmID, fileIndex: UInt32(file), ranges: part)), to: peerID)
+                    }
+                }
+            case .verifyHeld(let chunk):
+                await verifyHeld(chunk, swarmID)
+            case .cutOff(let member):
+                if let peerID = memberSwarms[swarmID]?.links.removeValue(forKey: member) {
+                    memberSwarms[swarmID]?.linkedMembers[peerID] = nil
+                    if await session.peer(peerID)?.isSwarmLink == true { await session.disconnect(peerID) }
+                }
+            case .report(let offender, let reason, let chunk):
+                let report = SwarmReport(
+                    transferID: swarm.key.transferID, offender: UInt16(offender), reason: reason,
+                    fileIndex: UInt32(chunk.file), chunkIndex: UInt32(chunk.index))
+                await send(.swarmReport(report), to: swarm.key.peer)
+                let name = await memberName(swarm.member(offender).deviceID)
+                log(1, "swarm \(swarmID): member \(name) cut off (\(reason), \(chunk))")
+                emit(
+                    .relayerCutOff(
+                        RelayerReport(
+                            transferID: swarm.key.transferID, direction: .receiving, offender: name, reporter: nil,
+                            reason: reason == .badChunk
+                                ? "a chunk that does not match the sender's digest" : "a chunk it was not asked for",
+                            fileIndex: chunk.file, chunkIndex: chunk.index)))
+            case .serve(let chunk, let member):
+                await serve(chunk, to: member, swarmID)
+            case .refuse(let chunk, let member, let reason):
+                guard let peerID = swarm.links[member] else { continue }
+                let refuse = SwarmRefuse(
+                    swarmID: swarmID, fileIndex: UInt32(chunk.file), chunkIndex: UInt32(chunk.index), reason: reason)
+                await send(.swarmRefuse(refuse), to: peerID)
+            case .leftSwarm:
+                log(1, "swarm \(swarmID): this member is no longer in the sender's list; the sender sends the rest")
+                withMemberSwarm(swarmID) { swarm in
+                    for timer in swarm.timers.values { timer.cancel() }
+                    swarm.timers = [:]
+                }
+            }
+        }
+    }
+
+    /// A display name for a member's device: its peer's name when connected, else its short device ID.
+    func memberName(_ deviceID: DeviceID) async -> String {
+        for peer in await session.peers() where peer.deviceID == deviceID { return peer.displayName }
+        return deviceID.shortDescription
+    }
+
+    // MARK: Links between members
+
+    /// Dials every member of the list this side has no link to yet (the other side may dial at the same time: the
+    /// session keeps one link, PROTOCOL.md 10.4). A member whose address is empty or not a literal IP address is
+    /// not dialled; it may still dial this side.
+    func dialMembers(_ list: [Int], _ swarmID: SwarmID) {
+        guard let swarm = memberSwarms[swarmID] else { return }
+        for index in list where index != swarm.me && swarm.links[index] == nil && !swarm.dialing.contains(index) {
+            let member = swarm.member(index)
+            guard let address = Self.memberAddress(member.address) else { continue }
+            memberSwarms[swarmID]?.dialing.insert(index)
+            let session = self.session
+            Task {
+                do {
+                    let info = try await session.connect(toMember: member.deviceID, at: address, timeout: .seconds(15))
+                    await self.memberDialled(swarmID, index, .success(info.peerID))
+                } catch {
+                    await self.memberDialled(swarmID, index, .failure(error))
+                }
+            }
+        }
+    }
+
+    /// "10.0.0.7:41971" or "[fe80::1%eth0]:41971" as a socket address; nil for anything else (a host name would
+    /// need a lookup, which an offer must not make this side do).
+    static func memberAddress(_ text: String) -> SocketAddress? {
+        guard let colon = text.lastIndex(of: ":") else { return nil }
+        var host = String(text[..<colon])
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        let bare = host.split(separator: "%", maxSplits: 1).first.map(String.init) ?? host
+        guard IPv4Address(bare) != nil || IPv6Address(bare) != nil else { return nil }
+        return try? SocketAddress.resolve(text)
+    }
+
+    private func memberDialled(_ swarmID: SwarmID, _ index: Int, _ result: Result<PeerID, any Error>) async {
+        guard memberSwarms[swarmID]?.dialing.remove(index) != nil else { return }
+        switch result {
+        case .success(let peerID):
+            await memberLinkUp(swarmID, index, peerID)
+        case .failure(let error):
+            log(1, "swarm \(swarmID): no link to member \(index): \(error)")
+            guard memberSwarms[swarmID]?.links[index] == nil else { return }  // it dialled us meanwhile
+            let actions = withMemberSwarm(swarmID) { $0.fetcher.linkDown(index) } ?? []
+            await carryOut(actions, swarmID)
+        }
+    }
+
+    /// The link to member `index` is up (dialled, or its first frame arrived).
+    func memberLinkUp(_ swarmID: SwarmID, _ index: Int, _ peerID: PeerID) async {
+        guard let swarm = memberSwarms[swarmID], swarm.links[index] != peerID else { return }
+        if let old = swarm.links[index] { memberSwarms[swarmID]?.linkedMembers[old] = nil }
+        memberSwarms[swarmID]?.links[index] = peerID
+        memberSwarms[swarmID]?.linkedMembers[peerID] = index
+        let actions = withMemberSwarm(swarmID) { $0.fetcher.linkUp(index) } ?? []
+        await carryOut(actions, swarmID)
+    }
+
+    // MARK: Requests, serving, storing
+
+    private func startRequestTimer(_ chunk: SwarmChunk, _ member: Int, _ swarmID: SwarmID) {
+        let clock = self.clock
+        let timer = Task {
+            try? await Task.sleep(for: Self.swarmRequestTimeout, clock: clock)
+            guard !Task.isCancelled else { return }
+            await self.requestTimedOut(chunk, member, swarmID)
+        }
+        memberSwarms[swarmID]?.timers.updateValue(timer, forKey: chunk)?.cancel()
+    }
+
+    private func requestTimedOut(_ chunk: SwarmChunk, _ member: Int, _ swarmID: SwarmID) async {
+        log(2, "swarm \(swarmID): member \(member) did not answer for \(chunk) in time")
+        let actions =
+            withMemberSwarm(swarmID) { swarm -> [SwarmFetcher.Action] in
+                swarm.timers[chunk] = nil
+                return swarm.fetcher.requestTimedOut(to: member, chunk)
+            } ?? []
+        await carryOut(actions, swarmID)
+    }
+
+    /// A read-only handle on the staged data of `file`, opened on first use (before the file is published: the
+    /// handle keeps reading the same bytes after).
+    private func reader(_ file: Int, _ swarmID: SwarmID) -> RegularFile? {
+        guard let swarm = memberSwarms[swarmID], let directory = receiveDirectory,
+            let entry = incoming[swarm.key]?.files[file]
+        else { return nil }
+        if let reader = swarm.readers[file] { return reader }
+        guard let reader = try? directory.staging.openFile(entry.key, writable: false) else { return nil }
+        memberSwarms[swarmID]?.readers[file] = reader
+        return reader
+    }
+
+    /// Opens the reader of a file whose staged data was just opened for writing, so that it outlives publication.
+    func openSwarmReader(_ file: Int, _ key: IncomingKey) {
+        guard let swarmID = incoming[key]?.swarmID, memberSwarms[swarmID] != nil else { return }
+        _ = reader(file, swarmID)
+    }
+
+    /// Serves a verified chunk to a member: read from staging behind the writes queued before (so a chunk written
+    /// just now is read as written), sent raw with the sender's digest.
+    private func serve(_ chunk: SwarmChunk, to member: Int, _ swarmID: SwarmID) async {
+        guard let swarm = memberSwarms[swarmID], let peerID = swarm.links[member],
+            let size = incoming[swarm.key]?.files[chunk.file].size, let digest = swarm.fetcher.digest(of: chunk),
+            let reader = reader(chunk.file, swarmID)
+        else {
+            withMemberSwarm(swarmID) { $0.fetcher.served(to: member) }
+            await refuse(chunk, member, swarmID)
+            return
+        }
+        let length = swarm.length(of: chunk, size: size)
+        let offset = UInt64(chunk.index) * UInt64(swarm.chunkSize)
+        let bytes = try? await io.run { () throws(SystemError) -> [UInt8] in try reader.read(count: length, at: offset)
+        }
+        withMemberSwarm(swarmID) { $0.fetcher.served(to: member) }
+        guard let bytes, bytes.count == length, memberSwarms[swarmID] != nil else {
+            await refuse(chunk, member, swarmID)
+            return
+        }
+        let frame = Chunk(
+            transferID: swarmID.transferID, fileIndex: UInt32(chunk.file), offset: offset,
+            rawLength: UInt32(length), codec: .none, sha256: digest, data: bytes[...])
+        if await send(.chunk(frame), to: peerID) {
+            memberSwarms[swarmID]?.servedBytes += UInt64(length)
+        }
+    }
+
+    private func refuse(_ chunk: SwarmChunk, _ member: Int, _ swarmID: SwarmID) async {
+        guard let peerID = memberSwarms[swarmID]?.links[member] else { return }
+        let refuse = SwarmRefuse(
+            swarmID: swarmID, fileIndex: UInt32(chunk.file), chunkIndex: UInt32(chunk.index), reason: .notHeld)
+        await send(.swarmRefuse(refuse), to: peerID)
+    }
+
+    /// Checks a chunk of the resumed prefix against the sender's digest before it is announced.
+    private func verifyHeld(_ chunk: SwarmChunk, _ swarmID: SwarmID) async {
+        guard let swarm = memberSwarms[swarmID], let size = incoming[swarm.key]?.files[chunk.file].size,
+            let reader = reader(chunk.file, swarmID)
+        else { return }
+        let length = swarm.length(of: chunk, size: size)
+        let offset = UInt64(chunk.index) * UInt64(swarm.chunkSize)
+        let digest = await accepting.run { () -> [UInt8] in
+            guard let bytes = try? reader.read(count: length, at: offset), bytes.count == length else { return [] }
+            return FileDigest.chunkDigest(bytes)
+        }
+        let actions = withMemberSwarm(swarmID) { $0.fetcher.prefixChecked(chunk, sha256: digest) } ?? []
+        await carryOut(actions, swarmID)
+    }
+
+    /// A relayed chunk that matched the sender's digest: written like a chunk from the sender, acknowledged
+    /// `storedFromPeer` once written.
+    private func storeRelayed(_ chunk: SwarmChunk, _ raw: ArraySlice<UInt8>, _ swarmID: SwarmID) {
+        guard let swarm = memberSwarms[swarmID], let digest = swarm.fetcher.digest(of: chunk) else { return }
+        let key = swarm.key
+        let offset = UInt64(chunk.index) * UInt64(swarm.chunkSize)
+        let handle: RegularFile
+        do {
+            handle = try stagedHandle(chunk.file, key)
+        } catch {
+            log(1, "swarm \(swarmID): cannot store \(chunk): \(error)")
+            return
+        }
+        let stored =
+            withIncoming(key) { transfer -> ([IncomingTransferMachine.Action], WriteBehind)? in
+                guard transfer.phase == .receiving, !transfer.isEnding,
+                    (try? transfer.machine?.chunkArrived(file: chunk.file, offset: offset, rawLength: raw.count))
+                        == .process,
+                    let actions = transfer.machine?.chunkStored(
+                        file: chunk.file, offset: offset, rawLength: raw.count, fromPeer: true),
+                    !actions.isEmpty
+                else { return nil }
+                transfer.bytesDone += UInt64(raw.count)
+                transfer.wireBytes += UInt64(raw.count)
+                transfer.files[chunk.file].stored += UInt64(raw.count)
+                transfer.files[chunk.file].chunkDigests[chunk.index] = digest
+                transfer.currentFile = chunk.file
+                let size = transfer.files[chunk.file].size
+                return (actions, WriteBehind.after(writing: raw.count, at: offset, fileSize: size))
+            } ?? nil
+        guard let (actions, writeBehind) = stored else { return }
+        memberSwarms[swarmID]?.relayedBytes += UInt64(raw.count)
+        reportIncomingProgress(key)
+        enqueue(actions, key, file: chunk.file) { () throws(SystemError) in
+            try handle.write(raw, at: offset)
+            try writeBehind.perform(on: handle)
+        }
+    }
+}

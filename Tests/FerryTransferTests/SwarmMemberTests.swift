@@ -1,0 +1,208 @@
+import FerrySession
+import FerrySystem
+import FerryTestSupport
+import FerryWire
+import Foundation
+import Testing
+
+@testable import FerryTransfer
+
+/// A member's side of a swarm broadcast (PROTOCOL.md 11.11), driven by a scripted sender: two receiving engines
+/// named in the offer's swarm reply `relay`, link up with each other, fetch the chunks the sender seeded to the other
+/// one, check them against the sender's digests, acknowledge them `storedFromPeer`, and publish identical files.
+@Suite(.serialized, .timeLimit(.minutes(2))) struct SwarmMemberTests {
+    static let chunk = Limits.minChunkSize
+
+    /// The scripted sender: a bare session connected to each member, reading every transfer frame they send.
+    struct ScriptedSender {
+        let session: Session
+        let members: [PeerID]
+        let transferID = TransferID.random()
+        let swarmID = SwarmID.random()
+
+        func send(_ message: TransferMessage, to member: Int) async throws {
+            try await session.sendTransferFrame([message.frame.encoded()], to: members[member])
+        }
+
+        func sendChunk(_ data: [UInt8], index: Int, to member: Int) async throws {
+            let raw = Array(
+                data[index * SwarmMemberTests.chunk..<min(data.count, (index + 1) * SwarmMemberTests.chunk)])
+            let header = Chunk.frameHeader(
+                transferID: transferID, fileIndex: 0, offset: UInt64(index * SwarmMemberTests.chunk),
+                rawLength: UInt32(raw.count), codec: .none, sha256: FileDigest.chunkDigest(raw), dataLength: raw.count)
+            try await session.sendTransferFrame([header, raw], to: members[member])
+        }
+
+        /// Reads frames from the members until `done` says so (with the member index of each), running `onEach`
+        /// after each (the script's next steps), or until the time is up.
+        func collect(
+            timeout: Duration = .seconds(60), until done: @escaping @Sendable (Int, TransferMessage) -> Bool,
+            onEach: @escaping @Sendable () async throws -> Void
+        ) async -> Bool {
+            let events = session.transferEvents
+            let members = self.members
+            return await withTaskGroup(of: Bool.self) { group in
+                group.addTask {
+                    for await event in events {
+                        guard case .frame(let frame, let peer) = event, let index = members.firstIndex(of: peer),
+                            let message = try? TransferMessage(frame: frame)
+                        else { continue }
+                        if done(index, message) { return true }
+                        do {
+                            try await onEach()
+                        } catch {
+                            Issue.record("the script failed: \(error)")
+                            return false
+                        }
+                    }
+                    return false
+                }
+                group.addTask {
+                    try? await Task.sleep(for: timeout)
+                    return false
+                }
+                let first = await group.next() ?? false
+                group.cancelAll()
+                return first
+            }
+        }
+    }
+
+    /// What the sender saw from the members, counted under a lock (the collector runs in a task of its own).
+    final class Seen: @unchecked Sendable {
+        let lock = NSLock()
+        var replies: [Int: OfferReply] = [:]
+        var acks: [Int: [UInt64: ChunkStatus]] = [:]
+        var results: [Int: FileResult] = [:]
+        var other: [String] = []
+
+        func record(_ member: Int, _ message: TransferMessage) {
+            lock.lock()
+            defer { lock.unlock() }
+            switch message {
+            case .offerReply(let reply): replies[member] = reply
+            case .chunkAck(let ack): acks[member, default: [:]][ack.offset] = ack.status
+            case .fileResult(let result): results[member] = result
+            default: other.append("\(member): \(message.kind)")
+            }
+        }
+
+        func read<T>(_ body: (Seen) -> T) -> T {
+            lock.lock()
+            defer { lock.unlock() }
+            return body(self)
+        }
+    }
+
+    static func configuration(_ name: String) -> SessionConfiguration {
+        TransferEngineTests.configuration(name)
+    }
+
+    @Test func membersFetchFromEachOtherAndAcknowledgeStoredFromPeer() async throws {
+        let data = TestFiles.randomBytes(count: 4 * Self.chunk + 100, seed: 61)
+        let chunks = 5
+        let reactor = try Reactor()
+        defer { reactor.shutdown() }
+        try await TemporaryDirectory.with(prefix: "swarm-a") { inboxA in
+            try await TemporaryDirectory.with(prefix: "swarm-b") { inboxB in
+                try await Session.run(configuration: Self.configuration("alice"), reactor: reactor) { alice in
+                    try await Session.run(configuration: Self.configuration("bob"), reactor: reactor) { bob in
+                        try await Session.run(configuration: Self.configuration("sam"), reactor: reactor) { sam in
+                            let a = TransferConfiguration(receiveDirectory: inboxA.path, offerPolicy: .all)
+                            let b = TransferConfiguration(receiveDirectory: inboxB.path, offerPolicy: .all)
+                            try await TransferEngine.run(session: alice, configuration: a) { aliceEngine in
+                                try await TransferEngine.run(session: bob, configuration: b) { bobEngine in
+                                    let toAlice = try await sam.connect(
+                                        toAddress: .ipv4(.loopback, port: await alice.listenPort),
+                                        timeout: .seconds(30))
+                                    let toBob = try await sam.connect(
+                                        toAddress: .ipv4(.loopback, port: await bob.listenPort),
+                                        timeout: .seconds(30))
+                                    let sender = ScriptedSender(session: sam, members: [toAlice.peerID, toBob.peerID])
+                                    try await Self.runSwarm(
+                                        sender, data: data, chunks: chunks,
+                                        members: [
+                                            SwarmMember(
+                                                deviceID: alice.configuration.deviceID,
+                                                address: "127.0.0.1:\(await alice.listenPort)"),
+                                            SwarmMember(
+                                                deviceID: bob.configuration.deviceID,
+                                                address: "127.0.0.1:\(await bob.listenPort)"),
+                                        ])
+                                    _ = (aliceEngine, bobEngine)
+                                }
+                            }
+                        }
+                    }
+                }
+                for inbox in [inboxA, inboxB] {
+                    let received = try [UInt8](Data(contentsOf: URL(fileURLWithPath: inbox.path + "/swarm.bin")))
+                    #expect(received == data, "the published file in \(inbox.path) is the sent one")
+                }
+            }
+        }
+    }
+
+    /// Offers one file to both members with a swarm, seeds even chunks to member 0 and odd ones to member 1, and
+    /// checks that each member stored the other's chunks from it (`storedFromPeer`) and published the file. One loop
+    /// reads what the members send and answers as a sender would, step by step.
+    static func runSwarm(_ sender: ScriptedSender, data: [UInt8], chunks: Int, members: [SwarmMember]) async throws {
+        let seen = Seen()
+        let offer = Offer(
+            transferID: sender.transferID, chunkSize: UInt32(chunk), codecs: [],
+            files: [
+                OfferedFile(
+                    path: "swarm.bin", size: UInt64(data.count), modificationTime: FileTime(seconds: 0, nanoseconds: 0))
+            ],
+            swarm: Swarm(swarmID: sender.swarmID, members: members))
+        for member in 0..<2 { try await sender.send(.offer(offer), to: member) }
+        let seeded = Step()
+        let ended = Step()
+        let finished = await sender.collect { member, message in
+            seen.record(member, message)
+            return seen.read { $0.results.count == 2 }
+        } onEach: {
+            if seen.read({ $0.replies.count == 2 }), seeded.once() {
+                for member in 0..<2 {
+                    let reply = try #require(seen.read { $0.replies[member] })
+                    #expect(reply.accepted && reply.relay, "member \(member) replies relay: \(reply)")
+                    let list = SwarmMembers(transferID: sender.transferID, members: [0, 1])
+                    try await sender.send(.swarmMembers(list), to: member)
+                }
+                let entries = (0..<chunks).map { index in
+                    ChunkDigests.Entry(
+                        seed: UInt16(index % 2),
+                        sha256: FileDigest.chunkDigest(data[index * chunk..<min(data.count, (index + 1) * chunk)]))
+                }
+                let digests = ChunkDigests(transferID: sender.transferID, fileIndex: 0, firstChunk: 0, entries: entries)
+                for member in 0..<2 { try await sender.send(.chunkDigests(digests), to: member) }
+                for index in 0..<chunks { try await sender.sendChunk(data, index: index, to: index % 2) }
+            }
+            if seen.read({ $0.acks[0]?.count == chunks && $0.acks[1]?.count == chunks }), ended.once() {
+                let end = FileEnd(
+                    transferID: sender.transferID, fileIndex: 0, digest: FileDigest.of(data, chunkSize: chunk))
+                for member in 0..<2 { try await sender.send(.fileEnd(end), to: member) }
+            }
+        }
+        #expect(finished, "both members sent their result")
+        for member in 0..<2 {
+            let acks = seen.read { $0.acks[member] } ?? [:]
+            for index in 0..<chunks {
+                let expected: ChunkStatus = index % 2 == member ? .stored : .storedFromPeer
+                #expect(acks[UInt64(index * chunk)] == expected, "member \(member), chunk \(index): \(acks)")
+            }
+            #expect(seen.read { $0.results[member]?.status } == .published)
+        }
+        #expect(seen.read { $0.other }.isEmpty, "nothing else reached the sender: \(seen.read { $0.other })")
+    }
+
+    /// A step of the script that runs once.
+    final class Step: @unchecked Sendable {
+        private var done = false
+        /// True the first time only.
+        func once() -> Bool {
+            defer { done = true }
+            return !done
+        }
+    }
+}
