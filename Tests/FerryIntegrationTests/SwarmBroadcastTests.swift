@@ -96,10 +96,8 @@ extension IntegrationTests {
                                 harness.session, "--name", name, "--port", "0",
                             ],
                             environment: harness.environment(name)))
-                    let listening = try await onOwnThread {
-                        try process.nextJSON(timeout: .seconds(60)) { $0["event"] as? String == "listening" }
-                    }
-                    targets += ["--to", "\(host.address):\(listening["port"] as? Int ?? 0)"]
+                    let listening = try await process.nextEvent("listening", timeout: .seconds(60))
+                    targets += ["--to", "\(host.address):\(TransferHarness.json(listening)?["port"] as? Int ?? 0)"]
                     receivers.append(process)
                 }
                 let sender = harness.registry.register(
@@ -109,24 +107,23 @@ extension IntegrationTests {
                             + targets,
                         environment: harness.environment("west")))
                 let victim = receivers[2]
-                let half = try await onOwnThread {
-                    try victim.nextJSON(timeout: .seconds(240)) {
-                        guard $0["event"] as? String == "progress", let done = $0["bytes"] as? Int,
-                            let total = $0["totalBytes"] as? Int
+                let halfLine = try await onOwnThread {
+                    try victim.waitForLine(timeout: .seconds(240)) {
+                        guard let event = TransferHarness.json($0), event["event"] as? String == "progress",
+                            let done = event["bytes"] as? Int, let total = event["totalBytes"] as? Int
                         else { return false }
                         return done * 2 >= total
                     }
                 }
+                let half = TransferHarness.json(halfLine) ?? [:]
                 #expect(half["bytes"] as? Int != half["totalBytes"] as? Int, "the victim was done before it was killed")
                 victim.signal(SIGKILL)
                 #expect(try await victim.exitStatus(timeout: .seconds(30)) == 128 + SIGKILL)
                 for index in 0..<2 {
                     let (status, _, _) = try await receivers[index].finish(timeout: .seconds(240))
                     #expect(status == 0, "\(receivers[index].capturedOutput())")
-                    let path = inboxes[index].path + "/half.bin"
                     #expect(
-                        FileManager.default.fileExists(atPath: path)
-                            && (try TransferHarness.sha256(path)) == (try TransferHarness.sha256(file.path)),
+                        SwarmHarness.identical(inboxes[index].path + "/half.bin", file.path),
                         "\(receivers[index].capturedOutput())")
                 }
                 let (status, stdout, _) = try await sender.finish(timeout: .seconds(240))

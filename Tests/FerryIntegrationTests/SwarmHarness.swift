@@ -49,12 +49,16 @@ final class SwarmHarness: Sendable {
     func expectIdentical(_ index: Int, _ name: String, to source: String, sourceLocation: SourceLocation = #_sourceLocation)
         throws
     {
-        let path = inboxes[index].path + "/" + name
-        let matches = FileManager.default.fileExists(atPath: path)
-            && (try TransferHarness.sha256(path)) == (try TransferHarness.sha256(source))
         #expect(
-            matches, "receiver \(index)'s \(name) differs from the source (or is missing): \(receivers[index].process.capturedOutput())",
+            Self.identical(inboxes[index].path + "/" + name, source), "receiver \(index)'s \(name) differs from the source (or is missing): \(receivers[index].process.capturedOutput())",
             sourceLocation: sourceLocation)
+    }
+
+    /// Whether the file at `path` exists and has the bytes of `source` (SHA-256).
+    static func identical(_ path: String, _ source: String) -> Bool {
+        guard let received = try? TransferHarness.sha256(path), let original = try? TransferHarness.sha256(source)
+        else { return false }
+        return received == original
     }
 
     /// The JSON objects of `lines` whose `event` is `event`.

@@ -24,7 +24,7 @@ extension HostileSwarmMember {
                 let refuse = SwarmRefuse(
                     swarmID: request.swarmID, fileIndex: request.fileIndex, chunkIndex: request.chunkIndex,
                     reason: .notMember)
-                try? await session.sendTransferFrame([TransferMessage.swarmRefuse(refuse).encoded()], to: peer)
+                await send(.swarmRefuse(refuse), to: peer)
                 return
             }
             await serve(
@@ -38,7 +38,7 @@ extension HostileSwarmMember {
     func offerReceived(_ offer: Offer, from peer: PeerID) async {
         guard self.offer == nil else {
             let reply = OfferReply.denying(offer.transferID, reason: .busy, detail: "one broadcast at a time")
-            try? await session.sendTransferFrame([TransferMessage.offerReply(reply).encoded()], to: peer)
+            await send(.offerReply(reply), to: peer)
             return
         }
         self.offer = offer
@@ -51,7 +51,7 @@ extension HostileSwarmMember {
         record(.offer(offer, from: peer))
         let reply = OfferReply.accepting(
             offer.transferID, codecs: [], files: offer.files.map { _ in .accept() }, relay: relay)
-        try? await session.sendTransferFrame([TransferMessage.offerReply(reply).encoded()], to: peer)
+        await send(.offerReply(reply), to: peer)
         guard relay, let swarm = offer.swarm else { return }
         for info in await session.peers(withState: .connected) {
             await greet(info.peerID, deviceID: info.deviceID)
@@ -71,7 +71,7 @@ extension HostileSwarmMember {
         let fresh = held[key] == nil
         held[key] = Array(chunk.data)
         let ack = ChunkAck(transferID: offer.transferID, fileIndex: chunk.fileIndex, offset: chunk.offset, status: .stored)
-        try? await session.sendTransferFrame([TransferMessage.chunkAck(ack).encoded()], to: sender)
+        await send(.chunkAck(ack), to: sender)
         if fresh { await announceNew(key) }
         await pushUnrequested()
         await askSender()
@@ -90,7 +90,7 @@ extension HostileSwarmMember {
         held[key] = data
         let ack = ChunkAck(
             transferID: offer.transferID, fileIndex: chunk.fileIndex, offset: chunk.offset, status: .storedFromPeer)
-        try? await session.sendTransferFrame([TransferMessage.chunkAck(ack).encoded()], to: sender)
+        await send(.chunkAck(ack), to: sender)
         await announceNew(key)
         await finishIfDone()
     }
@@ -123,7 +123,7 @@ extension HostileSwarmMember {
             askedOfSender.insert(key)
             outstandingWithSender.insert(key)
             let request = SwarmRequest(swarmID: swarmID, fileIndex: key.file, chunkIndex: UInt32(key.chunk), codecs: [])
-            try? await session.sendTransferFrame([TransferMessage.swarmRequest(request).encoded()], to: sender)
+            await send(.swarmRequest(request), to: sender)
         }
     }
 
@@ -155,7 +155,7 @@ extension HostileSwarmMember {
         } else {
             let refuse = SwarmRefuse(
                 swarmID: swarmID, fileIndex: key.file, chunkIndex: UInt32(truncatingIfNeeded: key.chunk), reason: .notHeld)
-            try? await session.sendTransferFrame([TransferMessage.swarmRefuse(refuse).encoded()], to: peer)
+            await send(.swarmRefuse(refuse), to: peer)
             return
         }
         let flip = behaviour.flipBytes && isHeld && !bytes.isEmpty
@@ -181,7 +181,7 @@ extension HostileSwarmMember {
             resulted.insert(file)
             let result = FileResult(
                 transferID: offer.transferID, fileIndex: file, status: .published, detail: offer.files[Int(file)].path)
-            try? await session.sendTransferFrame([TransferMessage.fileResult(result).encoded()], to: sender)
+            await send(.fileResult(result), to: sender)
         }
         if resulted.count == offer.files.count, !observations.contains(where: { if case .finished = $0 { true } else { false } }) {
             record(.finished)

@@ -176,6 +176,11 @@ public actor HostileSwarmMember {
         }
     }
 
+    /// Sends one message, come what may (a link that closed meanwhile is the test's business, not the member's).
+    func send(_ message: TransferMessage, to peer: PeerID) async {
+        _ = try? await session.sendTransferFrame([message.encoded()], to: peer)
+    }
+
     // MARK: Events
 
     func handle(_ event: SessionEvent) async {
@@ -246,7 +251,7 @@ public actor HostileSwarmMember {
             let batch = Array(ranges[start..<min(ranges.count, start + Limits.maxSwarmEntriesPerFrame)])
             let have = SwarmHave(swarmID: swarmID, fileIndex: file, ranges: batch)
             for peer in peers {
-                try? await session.sendTransferFrame([TransferMessage.swarmHave(have).encoded()], to: peer)
+                await send(.swarmHave(have), to: peer)
             }
         }
     }
