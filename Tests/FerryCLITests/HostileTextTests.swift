@@ -56,6 +56,14 @@ import Testing
             failure: "the sender cancelled (protocolError: " + hostile + ")")
     }
 
+    /// A receiver's transfer in a broadcast swarm: its line names the sender.
+    static var swarmFinished: TransferOutcome {
+        var outcome = finished(.receiving)
+        outcome.relayedBytes = 5
+        outcome.servedBytes = 5
+        return outcome
+    }
+
     /// Every event a transfer can report, each carrying the hostile text.
     static var events: [TransferEvent] {
         let progress = TransferProgress(
@@ -77,6 +85,15 @@ import Testing
             .fileFinished(outcome(.sending, failure: "hashMismatch: " + hostile)),
             .finished(finished(.sending)),
             .finished(finished(.receiving)),
+            .finished(swarmFinished),
+            .relayerCutOff(
+                RelayerReport(
+                    transferID: transferID, direction: .receiving, offender: hostile, reporter: nil,
+                    reason: "a chunk " + hostile, fileIndex: 0, chunkIndex: 1)),
+            .relayerCutOff(
+                RelayerReport(
+                    transferID: transferID, direction: .sending, offender: hostile, reporter: hostile,
+                    reason: "a chunk " + hostile, fileIndex: 0, chunkIndex: 1)),
         ]
     }
 

@@ -61,7 +61,7 @@ import Testing
     }
 
     @Test func clearStagedTakesNoReceivingOptions() async {
-        for extra in [["--once"], ["--accept", "all"], ["--ask-timeout", "5"]] {
+        for extra in [["--once"], ["--accept", "all"], ["--ask-timeout", "5"], ["--no-relay"]] {
             let run = await FerryRun.run(["receive", "--clear-staged"] + extra)
             #expect(run.code == .usage)
             #expect(

@@ -30,6 +30,14 @@ import Testing
         ferry receive prints with the sender's name (it keeps it as a file only when it
         was started with --into); it may be sent alone or with files.
 
+        To several receivers at once, a send is a broadcast: ferry gives each receiver
+        part of the chunks and the receivers pass them on to each other, so the sender's
+        link carries about one copy whatever their number. A receiver checks every chunk
+        against the digest ferry sent it and cannot change a byte unnoticed; one that
+        passes on a bad chunk is cut off and named. The summary says how much ferry sent
+        itself and how much the receivers relayed. --no-relay sends every chunk to every
+        receiver directly.
+
         A FILE of - sends standard input, under the name given with --as (stdin by
         default): ferry reads it to its end first (an offer names each file's size),
         into a temporary file in $TMPDIR (else /tmp) that is unlinked as soon as it is
@@ -43,8 +51,8 @@ import Testing
         interrupted.
 
         USAGE: ferry send [--to <peer> ...] [--all] [--wait <seconds>] [--as <name>]
-               [--compress <mode>] [--trusted-only] [--text <text>] [--json]
-               [<file> ...] [<global options>]
+               [--compress <mode>] [--trusted-only] [--text <text>] [--no-relay]
+               [--json] [<file> ...] [<global options>]
 
         ARGUMENTS:
           <file>                  A file or directory to send; - for standard input.
@@ -62,6 +70,8 @@ import Testing
           --trusted-only          Send only to trusted (pinned) receivers; refuse every
                                   other one before anything is sent.
           --text <text>           Send this short text as a message (at most 64 KiB).
+          --no-relay              To several receivers, send each one every chunk
+                                  directly; they pass nothing on to each other.
           --json                  Print one JSON object per line for every event instead
                                   of text.
           -h, --help              Show help information.
@@ -88,6 +98,14 @@ import Testing
         trusted peers can connect; see ferry trust. Every refused peer leaves a line
         with its device ID, to pin it with ferry trust add.
 
+        When a sender broadcasts to several receivers, this one passes the chunks it has
+        checked on to the other receivers the sender named, and takes chunks from them,
+        over links opened without asking (the sender vouched for them; they are not
+        shown as connected peers). Every chunk is checked against the sender's digest; a
+        receiver that passes on a bad one is cut off and named. --no-relay takes
+        everything from the sender and uploads nothing to other receivers (a metered
+        link, or a machine that must not serve others).
+
         A text sent with ferry send --text is printed with the sender's name (escaped);
         it is kept as a file (message.txt) only when --into names the directory.
 
@@ -100,7 +118,7 @@ import Testing
         {"event":"listening","port":P,"directory":"...","name":"...","peerID":"..."}.
 
         USAGE: ferry receive [--into <dir>] [--accept <policy>]
-               [--ask-timeout <seconds>] [--once] [--clear-staged] [--json]
+               [--ask-timeout <seconds>] [--once] [--no-relay] [--clear-staged] [--json]
                [<global options>]
 
         OPTIONS:
@@ -115,6 +133,8 @@ import Testing
                                   within this time. (default: 60)
           --once                  Exit after the first transfer: 0 if every file
                                   arrived, 1 otherwise.
+          --no-relay              In a broadcast, take every chunk from the sender and
+                                  pass nothing on to other receivers.
           --clear-staged          Remove the partial files kept for resuming
                                   (DIR/.ferry-staging), say how many, and exit.
           --json                  Print one JSON object per line for every event instead

@@ -136,7 +136,7 @@ import Testing
                 + #""peerID":"0123456789abcdef","ok":true,"filesSucceeded":2,"filesFailed":0,"filesSkipped":0,"#
                 + #""bytes":3145728,"wireBytes":1048576,"failure":null},{"peer":"bob\u001b[2J","peerID":null,"#
                 + #""ok":false,"filesSucceeded":0,"filesFailed":0,"filesSkipped":0,"bytes":0,"wireBytes":0,"#
-                + #""failure":"could not reach peer: connection refused"}]}"#)
+                + #""failure":"could not reach peer: connection refused"}],"chunkBytes":3145728,"relayedBytes":0}"#)
     }
 
     @Test func offerPrompt() {

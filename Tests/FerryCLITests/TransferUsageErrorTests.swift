@@ -8,14 +8,14 @@ import Testing
 @Suite struct TransferUsageErrorTests {
     static let sendUsage = """
         Usage: ferry send [--to <peer> ...] [--all] [--wait <seconds>] [--as <name>]
-               [--compress <mode>] [--trusted-only] [--text <text>] [--json]
-               [<file> ...] [<global options>]
+               [--compress <mode>] [--trusted-only] [--text <text>] [--no-relay]
+               [--json] [<file> ...] [<global options>]
           See 'ferry send --help' for more information.
         """
 
     static let receiveUsage = """
         Usage: ferry receive [--into <dir>] [--accept <policy>]
-               [--ask-timeout <seconds>] [--once] [--clear-staged] [--json]
+               [--ask-timeout <seconds>] [--once] [--no-relay] [--clear-staged] [--json]
                [<global options>]
           See 'ferry receive --help' for more information.
         """

@@ -58,9 +58,7 @@ enum ChatLoop {
         for await event in session.events {
             switch event {
             case .peerStateChanged(let peer, let state, let reason):
-                // A peer that only transfers files (`ferry receive`, a sender passing by) is no member of the chat:
-                // never announced, asked or written to.
-                guard peer.takesMessages else { continue }
+                guard shows(peer, state) else { continue }
                 printer.state(peer, state, reason: reason)
                 if state == .available, shouldAsk(peer, session: session) {
                     Task {
@@ -86,6 +84,13 @@ enum ChatLoop {
         }
     }
 
+    /// Whether a peer's state change is news for the chat. A peer that only transfers files (`ferry receive`, a
+    /// sender passing by) is no member of the chat: never announced, asked or written to; nor is a swarm link's
+    /// coming and going (a link between receivers of a broadcast, PeerInfo+SwarmLink).
+    static func shows(_ peer: PeerInfo, _ state: PeerState) -> Bool {
+        peer.takesMessages && !peer.isSwarmLinkChange(to: state)
+    }
+
     /// Who asks whom: a client asks everyone it sees, a server no one, and of two peers the lower ID asks.
     /// A server that announces it is full is still asked once, so that the user reads why it is not joining
     /// (its answer names the reason); it is asked again when its announcement changes.
@@ -109,7 +114,9 @@ enum ChatLoop {
         for await line in lines {
             if line == "/quit" { return }
             if line == "/peers" {
-                for peer in await session.peers() where peer.takesMessages { printer.peerRow(peer) }
+                for peer in await session.peers() where peer.takesMessages && !peer.isConnectedBySwarmLink {
+                    printer.peerRow(peer)
+                }
                 continue
             }
             if line == "/help" {
@@ -127,7 +134,9 @@ enum ChatLoop {
                 continue
             }
             do {
-                let connected = await session.peers(withState: .connected).filter(\.takesMessages)
+                let connected = await session.peers(withState: .connected).filter {
+                    $0.takesMessages && !$0.isSwarmLink
+                }
                 if connected.isEmpty {
                     printer.failure("no peer is connected yet; the line was not sent")
                     continue

@@ -26,7 +26,10 @@ extension PeersCommand {
                                 context.stderr.writeLine("Warning: " + TerminalText.escape(error.description))
                             }
                         }
-                        guard case .peerStateChanged(let peer, let state, _) = event else { continue }
+                        // A swarm link's coming and going is the transfer engine's plumbing (PeerInfo+SwarmLink).
+                        guard case .peerStateChanged(let peer, let state, _) = event,
+                            !peer.isSwarmLinkChange(to: state)
+                        else { continue }
                         seen.insert(peer.peerID)
                         if json {
                             var line = JSONLine(event: JSONEvents.Peers.peer)

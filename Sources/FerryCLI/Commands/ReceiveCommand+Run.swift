@@ -25,18 +25,14 @@ extension ReceiveCommand {
             transfersEnabled: true)
         let trustStore = TrustStore(environment: context.environment)
         let reporter = TransferReporter(context: context, json: json)
-        var configuration = TransferConfiguration(
-            receiveDirectory: directory, offerPolicy: policy, askTimeout: .seconds(askTimeout),
-            log: setup.configuration.log)
-        // Text messages (send --text) are shown; kept as files only in a directory the user named.
-        configuration.memoryDelivery = MemoryDelivery(
-            maxSize: UInt64(Payload.maxMessageBytes), mediaTypes: [Payload.messageMediaType], alsoPublish: into != nil)
+        let configuration = engineConfiguration(directory: directory, policy: policy, log: setup.configuration.log)
         let once = self.once
         let code = try await TransferSession.run(
             setup: setup, engine: configuration, reporter: reporter, forwardEvents: true,
             onSessionEvent: { event in
                 // Who connects shows its pairing code at once, before any offer, so that both people compare it
-                // while the sender is asked to confirm; whom the session refused by itself leaves one line.
+                // while the sender is asked to confirm; whom the session refused by itself leaves one line. Swarm
+                // links (other receivers of a broadcast) are no one a person connected: `linkUp` leaves them out.
                 switch event {
                 case .peerStateChanged(let peer, .connected, _): reporter.linkUp(peer)
                 case .connectionDenied(let peer, let reason, let detail):
@@ -128,6 +124,20 @@ extension ReceiveCommand {
         }
         reporter.board?.clear()
         return code
+    }
+
+    /// The engine's settings for this command line: where files go, how offers are answered, whether this receiver
+    /// takes part in a broadcast's swarm (`--no-relay`), and text messages in memory.
+    func engineConfiguration(
+        directory: String, policy: OfferPolicy, log: (@Sendable (Int, String) -> Void)? = nil
+    ) -> TransferConfiguration {
+        var configuration = TransferConfiguration(
+            receiveDirectory: directory, offerPolicy: policy, askTimeout: .seconds(askTimeout), log: log)
+        configuration.relay = relay
+        // Text messages (send --text) are shown; kept as files only in a directory the user named.
+        configuration.memoryDelivery = MemoryDelivery(
+            maxSize: UInt64(Payload.maxMessageBytes), mediaTypes: [Payload.messageMediaType], alsoPublish: into != nil)
+        return configuration
     }
 
     /// The first line: where this process listens, for people (stderr) or scripts (stdout, JSON).

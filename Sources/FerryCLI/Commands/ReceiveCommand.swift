@@ -33,6 +33,13 @@ public struct ReceiveCommand: ParsableCommand, Equatable {
             headless receiver), only trusted peers can connect; see ferry trust. Every refused peer leaves a line \
             with its device ID, to pin it with ferry trust add.
 
+            When a sender broadcasts to several receivers, this one passes the chunks it has checked on to the \
+            other receivers the sender named, and takes chunks from them, over links opened without asking (the \
+            sender vouched for them; they are not shown as connected peers). Every chunk is checked against the \
+            sender's digest; a receiver that passes on a bad one is cut off and named. --no-relay takes everything \
+            from the sender and uploads nothing to other receivers (a metered link, or a machine that must not serve \
+            others).
+
             A text sent with ferry send --text is printed with the sender's name (escaped); it is kept as a \
             file (message.txt) only when --into names the directory.
 
@@ -65,6 +72,9 @@ public struct ReceiveCommand: ParsableCommand, Equatable {
             ),
             .flag("once", help: "Exit after the first transfer: 0 if every file arrived, 1 otherwise."),
             .flag(
+                "no-relay",
+                help: "In a broadcast, take every chunk from the sender and pass nothing on to other receivers."),
+            .flag(
                 "clear-staged",
                 help: "Remove the partial files kept for resuming (DIR/.ferry-staging), say how many, and exit."),
             .flag("json", help: "Print one JSON object per line for every event instead of text."),
@@ -86,6 +96,9 @@ public struct ReceiveCommand: ParsableCommand, Equatable {
     public var once: Bool
     /// `--clear-staged`: remove the staged files and exit instead of receiving.
     public var clearStaged: Bool
+    /// Whether this receiver takes part in a broadcast's swarm: fetches chunks from and serves verified chunks to the
+    /// other recipients (false: `--no-relay`, everything from the sender, nothing uploaded).
+    public var relay: Bool
     /// Whether to print JSON lines for every event instead of text.
     public var json: Bool
     /// The options every command accepts (session, name, port, peers, interfaces, verbosity).
@@ -94,8 +107,10 @@ public struct ReceiveCommand: ParsableCommand, Equatable {
     /// Creates the command with the defaults of the command line for what is not given.
     public init(
         into: String? = nil, accept: AcceptPolicy = .ask, askTimeout: Double = ReceiveCommand.defaultAskTimeout,
-        once: Bool = false, clearStaged: Bool = false, json: Bool = false, global: GlobalOptions = .init()
+        once: Bool = false, clearStaged: Bool = false, relay: Bool = true, json: Bool = false,
+        global: GlobalOptions = .init()
     ) {
+        self.relay = relay
         self.into = into
         self.accept = accept
         self.askTimeout = askTimeout
@@ -109,7 +124,7 @@ public struct ReceiveCommand: ParsableCommand, Equatable {
     /// `--clear-staged` together with an option that only applies to receiving.
     public init(parsing values: ParsedValues) throws {
         if values.isSet("clear-staged"),
-            let other = ["accept", "ask-timeout", "once"].first(where: { values.count($0) > 0 })
+            let other = ["accept", "ask-timeout", "once", "no-relay"].first(where: { values.count($0) > 0 })
         {
             throw CLIError.usage(
                 "--clear-staged removes staged files and exits; it takes --into and --json, not --\(other)")
@@ -120,6 +135,7 @@ public struct ReceiveCommand: ParsableCommand, Equatable {
             askTimeout: try values.seconds("ask-timeout") ?? Self.defaultAskTimeout,
             once: values.isSet("once"),
             clearStaged: values.isSet("clear-staged"),
+            relay: !values.isSet("no-relay"),
             json: values.isSet("json"),
             global: try GlobalOptions(parsing: values)
         )

@@ -21,7 +21,7 @@ extension SendCommand {
             global: global, context: context, mode: .client, acceptPolicy: .none, transfersEnabled: true)
         let reporter = TransferReporter(
             context: context, json: json, confirmsCodes: Self.confirmsCodes(context, trustedOnly: trustedOnly))
-        let configuration = TransferConfiguration(compression: compression, log: setup.configuration.log)
+        let configuration = engineConfiguration(log: setup.configuration.log)
         let summary = try await TransferSession.run(setup: setup, engine: configuration, reporter: reporter) { run in
             let (connected, unconnected) = try await connectPeers(run, context: context)
             let (peers, failures) = try await confirmPeers(connected, failures: unconnected, run, context: context)
@@ -48,6 +48,13 @@ extension SendCommand {
             context.stderr.write(summary.text)
         }
         return summary.isSuccess ? .success : .failure
+    }
+
+    /// The engine's settings for this command line: its compression, and whether receivers may relay (`--no-relay`).
+    func engineConfiguration(log: (@Sendable (Int, String) -> Void)? = nil) -> TransferConfiguration {
+        var configuration = TransferConfiguration(compression: compression, log: log)
+        configuration.relay = relay
+        return configuration
     }
 
     /// The peers to send to, connected: the `--to` targets, every receiver (`--all`), or the picker's choice.

@@ -30,6 +30,12 @@ public struct SendCommand: ParsableCommand, Equatable {
             prints with the sender's name (it keeps it as a file only when it was started with --into); it may \
             be sent alone or with files.
 
+            To several receivers at once, a send is a broadcast: ferry gives each receiver part of the chunks and \
+            the receivers pass them on to each other, so the sender's link carries about one copy whatever their \
+            number. A receiver checks every chunk against the digest ferry sent it and cannot change a byte \
+            unnoticed; one that passes on a bad chunk is cut off and named. The summary says how much ferry sent \
+            itself and how much the receivers relayed. --no-relay sends every chunk to every receiver directly.
+
             A FILE of - sends standard input, under the name given with --as (stdin by default): ferry reads it \
             to its end first (an offer names each file's size), into a temporary file in $TMPDIR (else /tmp) that \
             is unlinked as soon as it is created, so nothing is left behind however ferry ends; it says so on stderr when \
@@ -59,6 +65,9 @@ public struct SendCommand: ParsableCommand, Equatable {
                 "trusted-only",
                 help: "Send only to trusted (pinned) receivers; refuse every other one before anything is sent."),
             .option("text", valueName: "text", help: "Send this short text as a message (at most 64 KiB)."),
+            .flag(
+                "no-relay",
+                help: "To several receivers, send each one every chunk directly; they pass nothing on to each other."),
             .flag("json", help: "Print one JSON object per line for every event instead of text."),
         ]
     )
@@ -96,6 +105,9 @@ public struct SendCommand: ParsableCommand, Equatable {
     public var json: Bool
     /// A text message to send (`--text`), with the files or alone.
     public var text: String?
+    /// Whether receivers of a broadcast pass chunks on to each other (false: `--no-relay`, every chunk goes to every
+    /// receiver from here).
+    public var relay: Bool
     /// The options every command accepts (session, name, port, peers, interfaces, verbosity).
     public var global: GlobalOptions
 
@@ -103,9 +115,10 @@ public struct SendCommand: ParsableCommand, Equatable {
     public init(
         files: [String], targets: [PeerTarget] = [], all: Bool = false, wait: Double = SendCommand.defaultWait,
         compression: CompressionMode = .auto, standardInputName: String? = nil, trustedOnly: Bool = false,
-        json: Bool = false, text: String? = nil, global: GlobalOptions = .init()
+        json: Bool = false, text: String? = nil, relay: Bool = true, global: GlobalOptions = .init()
     ) {
         self.text = text
+        self.relay = relay
         self.files = files
         self.targets = targets
         self.all = all
@@ -129,6 +142,7 @@ public struct SendCommand: ParsableCommand, Equatable {
             trustedOnly: values.isSet("trusted-only"),
             json: values.isSet("json"),
             text: values.last("text"),
+            relay: !values.isSet("no-relay"),
             global: try GlobalOptions(parsing: values)
         )
     }

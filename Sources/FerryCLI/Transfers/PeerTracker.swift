@@ -45,8 +45,9 @@ actor PeerTracker {
         waiters.removeAll()
     }
 
-    private func record(_ peer: PeerInfo) {
-        if peers[peer.peerID] == nil, !namesSeen.contains(peer.displayName) {
+    /// Takes `peer` (with its new state) as the latest news of it; `follow(_:)` calls it for each state change.
+    func record(_ peer: PeerInfo) {
+        if peers[peer.peerID] == nil, !peer.isConnectedBySwarmLink, !namesSeen.contains(peer.displayName) {
             namesSeen.append(peer.displayName)
         }
         peers[peer.peerID] = peer
@@ -57,9 +58,10 @@ actor PeerTracker {
         waiters.removeAll()
     }
 
-    /// Peers that can be asked to connect or are connected: discovered (or manual) and not gone.
+    /// Peers that can be asked to connect or are connected: discovered (or manual) and not gone. A peer connected
+    /// only by a swarm link is no target (`--to`, `--all`, the picker, watch): the engine's plumbing, not a peer.
     var reachable: [PeerInfo] {
-        peers.values.filter { [.available, .connecting, .connected].contains($0.state) }
+        peers.values.filter { [.available, .connecting, .connected].contains($0.state) && !$0.isConnectedBySwarmLink }
             .sorted { $0.displayName == $1.displayName ? $0.peerID < $1.peerID : $0.displayName < $1.displayName }
     }
 

@@ -70,6 +70,12 @@ public enum TransferFormat {
         return "\(hundredths / 100).\(fraction < 10 ? "0" : "")\(fraction)x"
     }
 
+    /// How many copies of the files a link carried: `"1.1 copies"`, `"16.0 copies"`; `"0.0 copies"` when unknown.
+    public static func copies(_ value: Double) -> String {
+        let tenths = value.isFinite && value > 0 ? Int((min(value, 1e9) * 10).rounded()) : 0
+        return "\(tenths / 10).\(tenths % 10) copies"
+    }
+
     /// A size's number: one decimal below 100, none from 100 on.
     private static func number(_ value: Double) -> String {
         let tenths = Int((value * 10).rounded())

@@ -79,8 +79,10 @@ final class TransferReporter: Sendable {
     }
 
     /// A connection to a peer is up (sending commands): its pairing code, for the person to compare with the
-    /// receiver's screen, unless the peer is trusted (then its key was checked against the pin).
+    /// receiver's screen, unless the peer is trusted (then its key was checked against the pin). Nothing for a swarm
+    /// link.
     func connected(_ peer: PeerInfo) {
+        guard !peer.isSwarmLink else { return }
         if json {
             var line = JSONLine(event: JSONEvents.Transfers.connected)
             Self.appendPeer(peer, to: &line)
@@ -94,8 +96,10 @@ final class TransferReporter: Sendable {
     }
 
     /// A peer's link is up on the receiving side (`ferry receive`): its pairing code at once, before any offer,
-    /// so that both people compare the code while the sender is asked to confirm it.
+    /// so that both people compare the code while the sender is asked to confirm it. A swarm link (another receiver
+    /// of a broadcast, admitted because the sender vouched for it) prints nothing, in text and JSON alike.
     func linkUp(_ peer: PeerInfo) {
+        guard !peer.isSwarmLink else { return }
         if json {
             var line = JSONLine(event: JSONEvents.Transfers.connected)
             Self.appendPeer(peer, to: &line)
@@ -238,6 +242,9 @@ final class TransferReporter: Sendable {
                 let way = outcome.direction == .sending ? "to" : "from"
                 lines.append("transfer \(way) \(name) failed: \(TerminalText.escape(failure))")
             }
+            if !json, let swarm = Self.swarmText(for: outcome) {
+                lines.append(swarm)
+            }
             if let board {
                 board.remove(key, printing: lines)
             } else if !lines.isEmpty {
@@ -249,11 +256,31 @@ final class TransferReporter: Sendable {
         }
     }
 
-    /// `bob relayed a bad chunk (file 0, chunk 12): cut off from the broadcast (reported by carol)`.
+    /// A receiver cut off from a broadcast's swarm, for a person: who, what it did, and that the files are safe.
+    ///
+    /// Receiving (this side caught it): `bob is cut off from this broadcast: it sent a chunk that does not match the
+    /// sender's digest (nothing of it was kept)`. Sending (a receiver reported it): `bob is cut off from this
+    /// broadcast: carol reports that it sent a chunk that does not match the sender's digest; bob gets the rest from
+    /// here directly`. The chunk's place (file and chunk index) is in the JSON event and the log, not here: it means
+    /// nothing to the person reading, and the text would no longer fit a line.
     static func text(for report: RelayerReport) -> String {
-        let by = report.reporter.map { " (reported by \(TerminalText.escape($0)))" } ?? ""
-        return "\(TerminalText.escape(report.offender)) relayed \(TerminalText.escape(report.reason)) (file "
-            + "\(report.fileIndex), chunk \(report.chunkIndex)): cut off from the broadcast\(by)"
+        let offender = TerminalText.escape(report.offender)
+        let reason = TerminalText.escape(report.reason)
+        guard let reporter = report.reporter else {
+            return "\(offender) is cut off from this broadcast: it sent \(reason) (nothing of it was kept)"
+        }
+        return "\(offender) is cut off from this broadcast: \(TerminalText.escape(reporter)) reports that it sent "
+            + "\(reason); \(offender) gets the rest from here directly"
+    }
+
+    /// After a broadcast in which this receiver took part: `from alice's broadcast: 48.0 MiB came from other receivers,
+    /// 52.0 MiB served to them`; nil outside a swarm (nothing relayed either way) and when sending (the summary says
+    /// it for all receivers).
+    static func swarmText(for outcome: TransferOutcome) -> String? {
+        guard outcome.direction == .receiving, outcome.relayedBytes > 0 || outcome.servedBytes > 0 else { return nil }
+        return "from \(TerminalText.escape(outcome.peer.displayName))'s broadcast: "
+            + "\(TransferFormat.bytes(outcome.relayedBytes)) came from other receivers, "
+            + "\(TransferFormat.bytes(outcome.servedBytes)) served to them"
     }
 
     /// `sent photo.jpg to alice (1.2 MiB)`, `received photo (1).jpg from bob (3 B)`,

@@ -29,13 +29,17 @@ public struct TransferSummary: Sendable, Equatable {
         public var filesAlreadyThere: Int
         /// The peer denied the offer, for this reason (`failure` says so too).
         public var deniedReason: String?
+        /// Of `bytes`, raw bytes the peer stored from other receivers of the broadcast rather than from here (0 outside
+        /// a swarm); `chunkBytes` counts only what this side sent it.
+        public var relayedBytes: UInt64
 
         /// A result from its parts; every count defaults to zero and every text to nil (success).
         public init(
             name: String, peerID: String?, filesSucceeded: Int = 0, filesFailed: Int = 0, filesSkipped: Int = 0,
             bytes: UInt64 = 0, wireBytes: UInt64 = 0, chunkBytes: UInt64? = nil, failure: String? = nil,
-            deniedReason: String? = nil, filesAlreadyThere: Int = 0
+            deniedReason: String? = nil, filesAlreadyThere: Int = 0, relayedBytes: UInt64 = 0
         ) {
+            self.relayedBytes = relayedBytes
             self.name = name
             self.peerID = peerID
             self.filesSucceeded = filesSucceeded
@@ -57,7 +61,8 @@ public struct TransferSummary: Sendable, Equatable {
                 filesSkipped: outcome.filesSkipped, bytes: outcome.bytes, wireBytes: outcome.wireBytes,
                 chunkBytes: outcome.chunkBytes,
                 failure: outcome.isSuccess ? nil : outcome.failure ?? Self.countsText(outcome),
-                deniedReason: outcome.deniedReason, filesAlreadyThere: outcome.filesAlreadyThere)
+                deniedReason: outcome.deniedReason, filesAlreadyThere: outcome.filesAlreadyThere,
+                relayedBytes: outcome.relayedBytes)
         }
 
         static func countsText(_ outcome: TransferOutcome) -> String {
@@ -132,6 +137,11 @@ public struct TransferSummary: Sendable, Equatable {
         peers.reduce(0) { $0 &+ ($1.chunkBytes ?? $1.bytes) }
     }
 
+    /// Raw bytes the receivers of a broadcast stored from each other rather than from here, all peers together.
+    public var relayedBytes: UInt64 {
+        peers.reduce(0) { $0 &+ $1.relayedBytes }
+    }
+
     /// Delivered file bytes per second, all peers together.
     public var throughput: Double {
         seconds > 0 ? Double(sentBytes) / seconds : 0
@@ -149,7 +159,9 @@ public struct TransferSummary: Sendable, Equatable {
     ///   alice: ok
     ///   bob: denied the offer (denied by the user)
     /// ```
-    /// The compression ratio is shown only where compression paid (`worthMentioningRatio`). When no file reached
+    /// The compression ratio is shown only where compression paid (`worthMentioningRatio`). After a broadcast in
+    /// which receivers relayed chunks to each other, a second line says how much went out from here and how much
+    /// they relayed (`broadcastLine`). When no file reached
     /// any peer, the headline says so, with the reason when there was one peer:
     /// `nothing sent: bob denied the offer (denied by the user)`.
     public var text: String {
@@ -171,7 +183,17 @@ public struct TransferSummary: Sendable, Equatable {
         if compressionRatio >= Self.worthMentioningRatio {
             text += ", compression \(TransferFormat.ratio(compressionRatio))"
         }
-        return text + ")\n" + lines
+        return text + ")\n" + (broadcastLine.map { $0 + "\n" } ?? "") + lines
+    }
+
+    /// `broadcast: 70 MiB (1.1 copies) sent from here, 954 MiB relayed by the receivers`: what this side's link
+    /// carried (raw chunk bytes, also as copies of the files) and what the receivers passed on to each other; nil
+    /// when they relayed nothing (a single receiver, `--no-relay`, receivers that did not take part).
+    var broadcastLine: String? {
+        guard relayedBytes > 0 else { return nil }
+        let copies = bytes > 0 ? " (\(TransferFormat.copies(Double(chunkBytes) / Double(bytes))))" : ""
+        return "broadcast: \(TransferFormat.bytes(chunkBytes))\(copies) sent from here, "
+            + "\(TransferFormat.bytes(relayedBytes)) relayed by the receivers"
     }
 
     /// The JSON form: `{"event":"summary","ok":...,"files":...,"peers":[...]}`.
@@ -197,8 +219,14 @@ public struct TransferSummary: Sendable, Equatable {
                     ]
                     // Only when there were some: "already there (identical)", counted among filesSucceeded.
                     if peer.filesAlreadyThere > 0 { fields.append(("filesAlreadyThere", .int(peer.filesAlreadyThere))) }
+                    // Only after a broadcast the peer took part in: what it got from the other receivers.
+                    if peer.relayedBytes > 0 {
+                        fields.append(("relayedBytes", TransferReporter.int(peer.relayedBytes)))
+                    }
                     return .object(fields)
                 }))
+        line.append("chunkBytes", TransferReporter.int(chunkBytes))
+        line.append("relayedBytes", TransferReporter.int(relayedBytes))
         return line
     }
 }

@@ -19,6 +19,8 @@ struct MemberSwarm: Sendable {
     /// Links up to other members, by index, and the other way round.
     var links: [Int: PeerID] = [:]
     var linkedMembers: [PeerID: Int] = [:]
+    /// The display names of members this side linked up with (named in the output when cut off).
+    var names: [Int: String] = [:]
     /// Members being dialled now.
     var dialing: Set<Int> = []
     /// The timer of each request outstanding to a member.

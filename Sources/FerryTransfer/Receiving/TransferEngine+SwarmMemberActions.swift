@@ -58,7 +58,7 @@ extension TransferEngine {
                     transferID: swarm.key.transferID, offender: UInt16(offender), reason: reason,
                     fileIndex: UInt32(chunk.file), chunkIndex: UInt32(chunk.index))
                 await send(.swarmReport(report), to: swarm.key.peer)
-                let name = await memberName(swarm.member(offender).deviceID)
+                let name = swarm.names[offender] ?? swarm.member(offender).deviceID.shortDescription
                 log(1, "swarm \(swarmID): member \(name) cut off (\(reason), \(chunk))")
                 emit(
                     .relayerCutOff(
@@ -82,12 +82,6 @@ extension TransferEngine {
                 }
             }
         }
-    }
-
-    /// A display name for a member's device: its peer's name when connected, else its short device ID.
-    func memberName(_ deviceID: DeviceID) async -> String {
-        for peer in await session.peers() where peer.deviceID == deviceID { return peer.displayName }
-        return deviceID.shortDescription
     }
 
     // MARK: Links between members
@@ -143,6 +137,7 @@ extension TransferEngine {
         if let old = swarm.links[index] { memberSwarms[swarmID]?.linkedMembers[old] = nil }
         memberSwarms[swarmID]?.links[index] = peerID
         memberSwarms[swarmID]?.linkedMembers[peerID] = index
+        if let name = await session.peer(peerID)?.displayName { memberSwarms[swarmID]?.names[index] = name }
         let actions = withMemberSwarm(swarmID) { $0.fetcher.linkUp(index) } ?? []
         await carryOut(actions, swarmID)
     }
