@@ -356,4 +356,79 @@ import Testing
             "\(reports)")
         return reports.count
     }
+
+    /// A peer connected to a member in the ordinary way, but not named in the offer's swarm, asks for a chunk the
+    /// member holds: it gets nothing, and its link is closed (PROTOCOL.md 11.11 rule 1).
+    @Test func aPeerNotNamedInTheOfferGetsNothingFromTheSwarm() async throws {
+        let data = TestFiles.randomBytes(count: Self.chunk, seed: 63)
+        let reactor = try Reactor()
+        defer { reactor.shutdown() }
+        try await TemporaryDirectory.with(prefix: "swarm-a") { inbox in
+            try await Session.run(configuration: SwarmMemberTests.configuration("alice"), reactor: reactor) { alice in
+                try await Session.run(configuration: SwarmMemberTests.configuration("eve"), reactor: reactor) { eve in
+                    try await Session.run(configuration: SwarmMemberTests.configuration("sam"), reactor: reactor) {
+                        sam in
+                        let config = TransferConfiguration(receiveDirectory: inbox.path, offerPolicy: .all)
+                        try await TransferEngine.run(session: alice, configuration: config) { _ in
+                            let port = await alice.listenPort
+                            let toAlice = try await sam.connect(
+                                toAddress: .ipv4(.loopback, port: port), timeout: .seconds(30))
+                            let sender = SwarmMemberTests.ScriptedSender(session: sam, members: [toAlice.peerID])
+                            let members = [
+                                SwarmMember(deviceID: alice.configuration.deviceID, address: "127.0.0.1:\(port)"),
+                                SwarmMember(deviceID: TestIdentity.named("bob").deviceID, address: ""),
+                            ]
+                            let offer = Offer(
+                                transferID: sender.transferID, chunkSize: UInt32(Self.chunk), codecs: [],
+                                files: [
+                                    OfferedFile(
+                                        path: "swarm.bin", size: UInt64(data.count),
+                                        modificationTime: FileTime(seconds: 0, nanoseconds: 0))
+                                ],
+                                swarm: Swarm(swarmID: sender.swarmID, members: members))
+                            try await sender.send(.offer(offer), to: 0)
+                            let seen = SwarmMemberTests.Seen()
+                            let seeded = SwarmMemberTests.Step()
+                            let stored = await sender.collect { member, message in
+                                seen.record(member, message)
+                                return seen.read { $0.acks[0]?.count == 1 }
+                            } onEach: {
+                                guard seen.read({ $0.replies.count == 1 }), seeded.once() else { return }
+                                let list = SwarmMembers(transferID: sender.transferID, members: [0, 1])
+                                try await sender.send(.swarmMembers(list), to: 0)
+                                let digests = ChunkDigests(
+                                    transferID: sender.transferID, fileIndex: 0, firstChunk: 0,
+                                    entries: [ChunkDigests.Entry(seed: 0, sha256: FileDigest.chunkDigest(data))])
+                                try await sender.send(.chunkDigests(digests), to: 0)
+                                try await sender.sendChunk(data, index: 0, to: 0)
+                            }
+                            #expect(stored, "alice stored the chunk the sender seeded to her")
+                            // Eve, an ordinary peer of alice's, asks her for that chunk by the swarm's ID.
+                            let link = try await eve.connect(
+                                toAddress: .ipv4(.loopback, port: port), timeout: .seconds(30))
+                            let request = SwarmRequest(
+                                swarmID: sender.swarmID, fileIndex: 0, chunkIndex: 0, codecs: [])
+                            try await eve.sendTransferFrame(
+                                [TransferMessage.swarmRequest(request).frame.encoded()], to: link.peerID)
+                            let toEve = HostileSender(session: eve, receiver: link.peerID)
+                            var chunks = 0
+                            var closed = false
+                            loop: while true {
+                                switch await toEve.nextEvent() {
+                                case .message(.chunk): chunks += 1
+                                case .message: continue
+                                case .linkClosed:
+                                    closed = true
+                                    break loop
+                                case .streamEnded, .timedOut: break loop
+                                }
+                            }
+                            #expect(chunks == 0, "eve got no chunk")
+                            #expect(closed, "alice closed eve's link for a swarm frame she may not send")
+                        }
+                    }
+                }
+            }
+        }
+    }
 }

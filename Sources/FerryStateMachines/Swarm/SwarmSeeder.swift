@@ -41,7 +41,8 @@ public struct SwarmSeeder: Sendable {
         case outside
         /// Its link to the sender was lost, or it ended the transfer.
         case left
-        /// Reported for a bad chunk: out of the swarm, served directly.
+        /// Reported for a bad chunk, or replied with `relay` after the first member list: out of the swarm, served
+        /// directly.
         case cutOff
     }
 
@@ -60,6 +61,8 @@ public struct SwarmSeeder: Sendable {
     private let sizes: [UInt64]
     private var members: [Member]
     private var holdings: [ChunkBitmap]
+    /// Chunks each member holds, per file (so that "holds the whole file" is not a walk over its bitmap).
+    private var heldPerFile: [[Int]]
     private var seeds: [SwarmChunk: Int] = [:]
     private var announced: [Int] = []
     /// Bytes of chunks the sender sent to members itself (seeds, seeds anew, answers to requests).
@@ -78,7 +81,21 @@ public struct SwarmSeeder: Sendable {
         let counts = sizes.map { Int(($0 + UInt64(chunkSize) - 1) / UInt64(chunkSize)) }
         members = Array(repeating: Member(), count: memberCount)
         holdings = Array(repeating: ChunkBitmap(chunkCounts: counts), count: memberCount)
+        heldPerFile = Array(repeating: Array(repeating: 0, count: sizes.count), count: memberCount)
     }
+
+    /// Records that `member` holds `chunk`; false when it did already.
+    @discardableResult
+    private mutating func insertHolding(_ member: Int, _ chunk: SwarmChunk) -> Bool {
+        guard holdings[member].insert(chunk) else { return false }
+        heldPerFile[member][chunk.file] += 1
+        return true
+    }
+
+    /// Whether `member` holds every chunk of `file` (an empty file: always).
+    public func holdsAll(_ member: Int, of file: Int) -> Bool { heldPerFile[member][file] == chunkCounts[file] }
+    /// Whether `member` took `file` (and has not ended it, `fileEnded`).
+    public func takes(_ member: Int, file: Int) -> Bool { members[member].accepted[safe: file] ?? false }
 
     /// Chunks of each file.
     public var chunkCounts: [Int] { holdings[0].chunkCounts }
@@ -128,9 +145,35 @@ public struct SwarmSeeder: Sendable {
         for file in sizes.indices where accepted[file] {
             let prefix = Int(min(resumeOffsets[file], sizes[file]) / UInt64(chunkSize))
             for index in 0..<prefix {
-                holdings[member].insert(SwarmChunk(file: file, index: index))
+                insertHolding(member, SwarmChunk(file: file, index: index))
             }
         }
+    }
+
+    /// Member `member` replied with `relay` after the first member list (`repliesComplete` counted it out): it is
+    /// not in the swarm but served directly by the sender, as a member cut off is (its link follows the swarm's rules:
+    /// chunks out of order, no go-back-N). Returns the `serveDirectly` to carry out; nothing for a member that took no
+    /// file, or that is not outside.
+    public mutating func lateReplyReceived(member: Int, accepted: [Bool], resumeOffsets: [UInt64])
+        throws(TransferProtocolError) -> [Action]
+    {
+        guard members[member].role == .outside, members[member].accepted.isEmpty else {
+            throw TransferProtocolError("a second reply from member \(member)")
+        }
+        guard accepted.count == sizes.count, resumeOffsets.count == sizes.count else {
+            throw TransferProtocolError("a reply with \(accepted.count) decisions for \(sizes.count) files")
+        }
+        members[member].accepted = accepted
+        guard accepted.contains(true) else { return [] }
+        members[member].role = .cutOff
+        for file in sizes.indices where accepted[file] {
+            let prefix = Int(min(resumeOffsets[file], sizes[file]) / UInt64(chunkSize))
+            for index in 0..<prefix {
+                insertHolding(member, SwarmChunk(file: file, index: index))
+            }
+        }
+        announced.removeAll { $0 == member }
+        return [.serveDirectly(member: member)]
     }
 
     /// Member `member` denied the offer, or its reply never came: it is not in the swarm.
@@ -206,20 +249,22 @@ public struct SwarmSeeder: Sendable {
             } else if members[member].role == .active {
                 throw TransferProtocolError("member \(member) acknowledged \(chunk), which was not sent to it")
             }
-            holdings[member].insert(chunk)
+            insertHolding(member, chunk)
             return []
         case .storedFromPeer:
             guard members[member].role == .active || members[member].role == .cutOff else {
                 throw TransferProtocolError("member \(member), not in the swarm, stored \(chunk) from a peer")
             }
-            if holdings[member].insert(chunk) { relayedBytes += length(of: chunk) }
+            if insertHolding(member, chunk) { relayedBytes += length(of: chunk) }
             return []
         case .corrupt:
             guard let length = members[member].inFlight.removeValue(forKey: chunk) else {
                 throw TransferProtocolError("member \(member) found \(chunk) corrupt, which was not sent to it")
             }
             members[member].inFlightBytes -= length
-            return members[member].role == .active ? sendDirect(chunk, to: member) : []
+            // A member cut off is served directly: it gets the chunk again as an active one does.
+            return members[member].role == .active || members[member].role == .cutOff
+                ? sendDirect(chunk, to: member) : []
         default:
             throw TransferProtocolError("unknown chunk status \(status.rawValue)")
         }
@@ -237,6 +282,32 @@ public struct SwarmSeeder: Sendable {
         }
         guard seeds[chunk] != nil, !holdings[member].contains(chunk) else { return [] }
         return sendDirect(chunk, to: member)
+    }
+
+    /// Sends `chunk` to `member`, which is served directly (cut off): nil while its window is full (try again after
+    /// an acknowledgement), an empty list when it holds the chunk or has it coming already.
+    public mutating func serve(_ chunk: SwarmChunk, to member: Int) -> [Action]? {
+        guard holdings[member].isValid(chunk), members[member].accepted[safe: chunk.file] ?? false,
+            !holdings[member].contains(chunk), members[member].inFlight[chunk] == nil
+        else { return [] }
+        let length = length(of: chunk)
+        guard members[member].inFlightBytes == 0 || members[member].inFlightBytes + length <= window else { return nil }
+        return sendDirect(chunk, to: member)
+    }
+
+    /// `member`'s result for `file` came: nothing more of the file goes to it and its chunks of the file in flight
+    /// no longer count. When the file failed there, the chunks of it the member seeded that no other active member
+    /// holds are seeded anew (it would never pass them on); a member that published the file holds them all and
+    /// still serves them.
+    public mutating func fileEnded(member: Int, file: Int, published: Bool) -> [Action] {
+        guard members[member].accepted[safe: file] ?? false else { return [] }
+        members[member].accepted[file] = false
+        for (chunk, length) in members[member].inFlight where chunk.file == file {
+            members[member].inFlight[chunk] = nil
+            members[member].inFlightBytes -= length
+        }
+        guard members[member].role == .active, !published else { return [] }
+        return reseedOrphans(of: member, file: file)
     }
 
     /// `member`'s link to the sender is gone, or it ended the transfer: it leaves the swarm. Chunks only it held
@@ -274,9 +345,9 @@ public struct SwarmSeeder: Sendable {
 
     /// Chunks seeded to `member` that no active member holds get a new seed: the digest with the new seed goes out
     /// before the new member list, so a member that reads the list already knows where each chunk comes from.
-    private mutating func reseedOrphans(of member: Int) -> [Action] {
+    private mutating func reseedOrphans(of member: Int, file: Int? = nil) -> [Action] {
         var actions: [Action] = []
-        for chunk in seeds.keys.sorted() where seeds[chunk] == member {
+        for chunk in seeds.keys.sorted() where seeds[chunk] == member && (file == nil || chunk.file == file) {
             let takers = activeMembers.filter { members[$0].accepted[chunk.file] }
             if let holder = takers.first(where: { holdings[$0].contains(chunk) }) {
                 seeds[chunk] = holder

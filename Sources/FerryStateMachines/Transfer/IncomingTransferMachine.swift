@@ -73,10 +73,11 @@ public struct IncomingTransferMachine: Sendable {
         }
     }
 
-    /// With `anyOrder`: whether the chunk at `offset` of `file` is stored.
+    /// With `anyOrder`: whether the chunk at `offset` of `file` is stored and the file has not ended yet (a copy of
+    /// it that arrives now is acknowledged; after the file's end nothing of it is).
     public func isStored(file: Int, offset: UInt64) -> Bool {
         let chunk = SwarmChunk(file: file, index: Int(offset / UInt64(chunkSize)))
-        return anyOrder && stored.isValid(chunk) && stored.contains(chunk)
+        return anyOrder && stored.isValid(chunk) && stored.contains(chunk) && !files[file].ended
     }
 
     /// Every accepted file has ended (published or failed).

@@ -37,6 +37,8 @@ public struct OutgoingTransferMachine: Sendable {
         var result: FileStatus?
         /// Corrupt acknowledgements since the file's last stored chunk.
         var corruptAcks = 0
+        /// Scheduled externally: the receiver holds every chunk, so the file's `fileEnd` may go.
+        var held = false
     }
 
     private struct InFlight {
@@ -64,6 +66,10 @@ public struct OutgoingTransferMachine: Sendable {
     public private(set) var inFlightBytes = 0
     /// Lowest file index that may still have something to send.
     private var cursor = 0
+    /// Chunks are scheduled by the driver, not by this machine (a swarm broadcast, PROTOCOL.md 11.11).
+    public private(set) var isScheduledExternally = false
+    /// Scheduled externally: files the receiver holds whole whose `fileEnd` is still to be asked for, in order.
+    private var endsDue: [Int] = []
 
     /// A machine for an offer of files of `sizes`. Precondition: the window holds at least one chunk.
     public init(sizes: [UInt64], chunkSize: Int, window: Int) {
@@ -103,12 +109,35 @@ public struct OutgoingTransferMachine: Sendable {
         return true
     }
 
+    /// From now on the driver schedules the chunks (a swarm broadcast's seeder, PROTOCOL.md 11.11): `nextStep` never
+    /// asks for a chunk, only for the `fileEnd` of each file the driver says the receiver holds whole (`fileHeld`),
+    /// and says when every result is in. The driver checks the acknowledgements itself (`ackReceived` is not used).
+    public mutating func scheduleExternally() {
+        isScheduledExternally = true
+    }
+
+    /// Scheduled externally: the receiver holds every chunk of `file` (by its acknowledgements), so its `fileEnd`
+    /// may go. Once per file; ignored for a file not accepted.
+    public mutating func fileHeld(file: Int) {
+        guard isScheduledExternally, files[file].accepted, !files[file].held else { return }
+        files[file].held = true
+        endsDue.append(file)
+    }
+
     /// What to do next.
     public mutating func nextStep() -> Step {
         switch phase {
         case .awaitingReply: return .wait
         case .finished: return .finished
         case .sending: break
+        }
+        if isScheduledExternally {
+            while let file = endsDue.first {
+                let state = files[file]
+                guard state.endSent || state.abandoned || state.result != nil else { return .sendFileEnd(file: file) }
+                endsDue.removeFirst()
+            }
+            return .wait
         }
         while cursor < files.count, Self.isSent(files[cursor]) { cursor += 1 }
         guard cursor < files.count else {

@@ -60,6 +60,13 @@ extension TransferEngine {
             await violation(by: peerID, error.description)
             return
         case .success((.discard, _, _)):
+            // A swarm member acknowledges every chunk the sender sent it, one it already got from another member
+            // too: the sender counts it against this link's window until then (PROTOCOL.md 11.11 rule 7).
+            if incoming[key]?.swarmID != nil, incoming[key]?.isEnding == false,
+                incoming[key]?.machine?.isStored(file: file, offset: chunk.offset) == true
+            {
+                enqueue([.acknowledge(file: file, offset: chunk.offset, status: .stored)], key)
+            }
             return
         case .success((.process, let agreed, let previous)):
             codecs = agreed

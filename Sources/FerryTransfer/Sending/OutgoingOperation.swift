@@ -8,6 +8,10 @@ struct OutgoingOperation: Sendable {
     var files: [PreparedFile]
     var source: ChunkSource
     var peers: [PeerID: OutgoingPeer]
+    /// The broadcast's swarm (PROTOCOL.md 11.11), when the offer has one.
+    var swarm: SwarmSending? = nil
+    /// The whole send is being cancelled: a member that ends now leaves nothing to seed anew.
+    var cancelled = false
 }
 
 /// The sending side of one transfer with one peer: its machine, the pump waiting for news, and its numbers.
@@ -39,4 +43,8 @@ struct OutgoingPeer: Sendable {
     /// Of those, files the receiver already held byte for byte (`FileResult.identical`).
     var filesAlreadyThere = 0
     var filesFailed = 0
+    /// Of `bytesDone`, bytes the receiver stored from other members of the swarm (`storedFromPeer`).
+    var relayedBytes: UInt64 = 0
+    /// A swarm member's frames (digests, member lists, chunks) in the order the seeding put them, sent by its pump.
+    var outbox: [SwarmFrame] = []
 }

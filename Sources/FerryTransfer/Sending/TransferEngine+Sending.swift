@@ -52,9 +52,10 @@ extension TransferEngine {
             infos.append(info)
         }
         let codecs = Self.localCodecs
+        let swarm = Self.swarmSection(for: infos, relay: configuration.relay)
         let offer = Offer(
             transferID: TransferID.random(), chunkSize: UInt32(configuration.chunkSize), codecs: codecs,
-            files: prepared.map(\.offered))
+            files: prepared.map(\.offered), swarm: swarm)
         // Peers on this machine's loopback share its CPU and their link is a memory copy: compressing can only cost
         // there (text over loopback went at 0.4-0.8x random bytes). `auto` sends raw to them without measuring.
         let local = configuration.compression == .auto && infos.allSatisfy { Self.isLoopback($0.address) }
@@ -74,6 +75,14 @@ extension TransferEngine {
                 meter: ProgressMeter(interval: configuration.progressInterval), started: now,
                 fileBytesDone: Array(repeating: 0, count: prepared.count))
         }
+        operation.swarm = swarm.map { swarm in
+            SwarmSending(
+                swarm: swarm,
+                seeder: SwarmSeeder(
+                    memberCount: infos.count, sizes: prepared.map(\.offered.size), chunkSize: configuration.chunkSize,
+                    window: configuration.window),
+                members: infos.map(\.peerID), names: infos.map(\.displayName))
+        }
         let id = offer.transferID
         guard !isStopped else { throw TransferError.cancelled }  // stopped while the peers were looked up
         operations[id] = operation
@@ -86,6 +95,12 @@ extension TransferEngine {
                 for info in infos {
                     group.addTask { await self.pump(id, info.peerID) }
                 }
+                if swarm != nil {
+                    group.addTask {
+                        await self.seedLoop(id)
+                        return nil
+                    }
+                }
                 var outcomes: [TransferOutcome] = []
                 for await outcome in group {
                     if let outcome { outcomes.append(outcome) }
@@ -96,21 +111,10 @@ extension TransferEngine {
             Task { await self.cancelOperation(id, reason: .cancelledByUser, detail: "") }
         }
         await source.close()
+        operations[id]?.swarm?.graceTimer?.cancel()
         operations[id] = nil
         if Task.isCancelled { throw CancellationError() }
         return infos.compactMap { info in outcomes.first { $0.peer.peerID == info.peerID } }
-    }
-
-    static var localCodecs: CodecSet { [.zlib, .zstd, .zstdPrefixed] }
-
-    /// Whether `address` is on this machine's loopback: 127.0.0.0/8, ::1, or ::ffff:127.x.y.z.
-    static func isLoopback(_ address: SocketAddress?) -> Bool {
-        switch address {
-        case .ipv4(let host, _)?: host.isLoopback
-        case .ipv6(let host, _, _)?:
-            host.high == 0 && (host.low == 1 || (host.low >> 32 == 0xffff && (host.low >> 24) & 0xff == 127))
-        case nil: false
-        }
     }
 
     /// Runs `body` on the peer's record in place. The record is taken out of the table while `body` runs, so its
@@ -135,6 +139,8 @@ extension TransferEngine {
         // only when that chunk went just before it (PROTOCOL.md 11.10 rule 3).
         var previousChunk: (file: Int, offset: UInt64)?
         while true {
+            // A member of a swarm: the seeding loop schedules its chunks from its reply on.
+            if withPeer(id, peerID, { $0.machine.isScheduledExternally }) == true { return await swarmPump(id, peerID) }
             guard let source = operations[id]?.source, let step = withPeer(id, peerID, { $0.machine.nextStep() })
             else { return nil }
             switch step {
@@ -271,35 +277,6 @@ extension TransferEngine {
         }
     }
 
-    /// A prepared chunk as this peer may receive it: in its codec when the peer agreed to that codec, else raw
-    /// (inflated back; only a peer that refused a codec ferry offers gets this).
-    /// (A `zstdPrefixed` chunk is only prepared for a peer that agreed to it.)
-    static func sendable(_ prepared: ChunkSource.Prepared, codecs: CodecSet) -> (codec: Codec, bytes: [UInt8]) {
-        guard prepared.codec != .none, prepared.codec != .zstdPrefixed, !codecs.contains(codec: prepared.codec) else {
-            return (prepared.codec, prepared.data)
-        }
-        let algorithm: CompressionAlgorithm = prepared.codec == .zstd ? .zstd : .zlib
-        guard let raw = try? ChunkInflater.inflate(prepared.data[...], algorithm: algorithm, rawLength: prepared.rawLength)
-        else { return (prepared.codec, prepared.data) }
-        return (.none, raw)
-    }
-
-    func waitForNews(_ id: TransferID, _ peerID: PeerID) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            guard operations[id]?.peers[peerID] != nil else {
-                continuation.resume()
-                return
-            }
-            operations[id]?.peers[peerID]?.waiter = continuation
-        }
-    }
-
-    func wake(_ id: TransferID, _ peerID: PeerID) {
-        let waiter = operations[id]?.peers[peerID]?.waiter
-        operations[id]?.peers[peerID]?.waiter = nil
-        waiter?.resume()
-    }
-
     func replyReceived(_ reply: OfferReply, from peerID: PeerID) async {
         let id = reply.transferID
         guard let files = operations[id]?.offer.files else {
@@ -333,14 +310,20 @@ extension TransferEngine {
         }
         switch outcome {
         case .success(let event)??: emit(event)
-        case .failure(let error)??: await violation(by: peerID, error.description)
+        case .failure(let error)??:
+            await violation(by: peerID, error.description)
+            return
         case .some(.none): return
-        case .none: await violation(by: peerID, "a reply to an offer that was not made to it")
+        case .none:
+            await violation(by: peerID, "a reply to an offer that was not made to it")
+            return
         }
+        await swarmReplyReceived(reply, id, peerID)
         wake(id, peerID)
     }
 
     func ackReceived(_ ack: ChunkAck, from peerID: PeerID) async {
+        if await swarmAckReceived(ack, from: peerID) { return }
         let id = ack.transferID
         // Acks still in flight when the transfer with this peer ended here (cancelled, failed) are harmless.
         let outcome = withPeer(id, peerID) { peer -> Result<OutgoingTransferMachine.AckOutcome, TransferProtocolError> in
@@ -403,7 +386,9 @@ extension TransferEngine {
                     digest: digest))
         }
         switch outcome {
-        case .success(let fileOutcome)??: emit(.fileFinished(fileOutcome))
+        case .success(let fileOutcome)??:
+            emit(.fileFinished(fileOutcome))
+            await swarmResultReceived(result, id, peerID)
         case .failure(let error)??:
             await violation(by: peerID, error.description)
             return
@@ -435,11 +420,13 @@ extension TransferEngine {
             await send(.cancel(cancel), to: peerID)
         }
         wake(id, peerID)
+        await swarmMemberEnded(id, peerID)
     }
 
     /// Cancels a whole send: every peer still in it is told why.
     func cancelOperation(_ id: TransferID, reason: CancelReason, detail: String) async {
         guard let peers = operations[id]?.peers.keys else { return }
+        operations[id]?.cancelled = true
         let text = detail.isEmpty ? "\(reason)" : detail
         for peerID in peers {
             await failPeer(id, peerID, text, cancel: reason, detail: detail)
@@ -477,7 +464,7 @@ extension TransferEngine {
             duration: clock.now - peer.started,
             failure: peer.failure ?? peer.deniedReason.map { "the offer was denied (\($0))" },
             filesAlreadyThere: peer.filesAlreadyThere,
-            deniedReason: peer.failure == nil ? peer.deniedReason : nil)
+            deniedReason: peer.failure == nil ? peer.deniedReason : nil, relayedBytes: peer.relayedBytes)
         emit(.finished(outcome))
         log(1, "transfer \(id) to \(peer.info.displayName) finished: \(outcome.failure ?? "ok")")
         return outcome

@@ -1,0 +1,264 @@
+import FerrySession
+import FerryStateMachines
+import FerryWire
+
+/// The sender's seeding loop of a swarm broadcast (PROTOCOL.md 11.11) and the pumps of its members.
+///
+/// One loop per send reads each chunk once (from the shared `ChunkSource`, never prefix-compressed: a member's
+/// chunks on the sender's link are not consecutive), asks the seeder where it goes, and queues the frames that
+/// carry out its answer in each member's outbox: the chunk's digest to every active member that took the file,
+/// then the chunk to its seed. Each member's pump sends its outbox in order on its own link, so a slow link holds
+/// up only its own frames (the seeder keeps at most a window in flight to each member). Answers to requests and the
+/// chunks a member cut off lacks go after the seeds: after each seed (answers) or while no seed can go (windows full,
+/// or everything seeded).
+extension TransferEngine {
+    /// The loop: waits for the first member list, seeds every chunk of every file an active member took, then serves
+    /// what is asked for until no member is left.
+    func seedLoop(_ id: TransferID) async {
+        while operations[id]?.swarm?.repliesComplete == false { await waitForSwarm(id) }
+        guard let counts = operations[id]?.swarm?.seeder.chunkCounts, let source = operations[id]?.source,
+            let chunkSize = operations[id]?.swarm?.seeder.chunkSize
+        else { return }
+        files: for file in counts.indices {
+            for index in 0..<counts[file] {
+                let chunk = SwarmChunk(file: file, index: index)
+                // (No copy of the swarm is kept across a suspension: the seeder's next change would copy its bitmaps.)
+                guard operations[id]?.cancelled == false,
+                    let wanted = operations[id]?.swarm.map({ swarm in
+                        !swarm.abandoned.contains(file)
+                            && swarm.seeder.activeMembers.contains { swarm.seeder.takes($0, file: file) }
+                    })
+                else { return }
+                guard wanted, let length = operations[id]?.swarm?.seeder.length(of: chunk) else { continue files }
+                let prepared: ChunkSource.Prepared
+                do {
+                    prepared = try await source.chunk(
+                        file: file, offset: UInt64(index) * UInt64(chunkSize), length: length, cycle: nil,
+                        prefixAllowed: false)
+                } catch .changed {
+                    await abandonInSwarm(file, id, await source.failureText(of: file))
+                    continue files
+                } catch {
+                    await cancelOperation(id, reason: .readFailed, detail: error.description)
+                    return
+                }
+                var actions: [SwarmSeeder.Action]?
+                while true {
+                    guard operations[id]?.swarm != nil else { return }
+                    actions = withSwarm(id) { $0.seeder.seed(chunk) } ?? nil
+                    if actions != nil { break }
+                    await serveQueued(id, cutOffToo: true)  // every window is full: what waits behind the seeds
+                    await waitForSwarm(id)
+                }
+                await perform(actions ?? [], id, prepared: (chunk, prepared))
+                await serveQueued(id, cutOffToo: false)
+            }
+        }
+        while let operation = operations[id], !operation.cancelled,
+            operation.peers.values.contains(where: { $0.machine.isScheduledExternally && $0.machine.phase != .finished }
+            )
+        {
+            await serveQueued(id, cutOffToo: true)
+            await waitForSwarm(id)
+        }
+    }
+
+    /// Sends the answers to requests, and with `cutOffToo` the chunks members served directly lack, as far as their
+    /// windows allow.
+    func serveQueued(_ id: TransferID, cutOffToo: Bool) async {
+        let sends = withSwarm(id) { swarm -> [SwarmSeeder.Action] in
+            var actions = swarm.answers.map { SwarmSeeder.Action.send($0.chunk, to: $0.member) }
+            swarm.answers.removeAll()
+            guard cutOffToo else { return actions }
+            for member in swarm.direct.keys.sorted() {
+                var queue = swarm.direct[member] ?? []
+                var taken = 0
+                while taken < queue.count, let served = swarm.seeder.serve(queue[taken], to: member) {
+                    actions += served
+                    taken += 1
+                }
+                queue.removeFirst(taken)
+                swarm.direct[member] = queue.isEmpty ? nil : queue
+            }
+            return actions
+        }
+        if let sends, !sends.isEmpty { await perform(sends, id) }
+    }
+
+    /// Carries out the seeder's actions in order: frames into the members' outboxes, events for reports.
+    /// `given` is the chunk the loop just read (others are read, from the source's cache or the file, here).
+    func perform(
+        _ actions: [SwarmSeeder.Action], _ id: TransferID,
+        prepared given: (chunk: SwarmChunk, prepared: ChunkSource.Prepared)? = nil
+    ) async {
+        var chunks: [SwarmChunk: ChunkSource.Prepared] = [:]
+        if let given { chunks[given.chunk] = given.prepared }
+        // Only the member and name lists (never changed) are kept across suspensions: a copy of the whole swarm would
+        // make the seeder's next change copy its bitmaps.
+        guard let members = operations[id]?.swarm?.members, let names = operations[id]?.swarm?.names else { return }
+        for action in actions {
+            guard operations[id]?.swarm != nil else { return }
+            switch action {
+            case .announceMembers(let list):
+                let message = SwarmMembers(transferID: id, members: list.map { UInt16($0) })
+                let frame = SwarmFrame(blocks: [TransferMessage.swarmMembers(message).frame.encoded()])
+                let targets =
+                    operations[id]?.swarm.map { swarm in
+                        members.indices.filter { [.active, .cutOff].contains(swarm.seeder.role(of: $0)) }
+                    } ?? []
+                for member in targets { queue(frame, to: members[member], id) }
+            case .announceSeed(let chunk, let seed):
+                guard let prepared = await read(chunk, id, &chunks) else { continue }
+                let digests = ChunkDigests(
+                    transferID: id, fileIndex: UInt32(chunk.file), firstChunk: UInt32(chunk.index),
+                    entries: [ChunkDigests.Entry(seed: UInt16(seed), sha256: prepared.sha256)])
+                let frame = SwarmFrame(blocks: [TransferMessage.chunkDigests(digests).frame.encoded()])
+                let targets =
+                    operations[id]?.swarm.map { swarm in
+                        swarm.seeder.activeMembers.filter { swarm.seeder.takes($0, file: chunk.file) }
+                    } ?? []
+                for member in targets { queue(frame, to: members[member], id) }
+            case .send(let chunk, let member):
+                guard let prepared = await read(chunk, id, &chunks),
+                    let chunkSize = operations[id]?.swarm?.seeder.chunkSize,
+                    let codecs = operations[id]?.peers[members[member]]?.codecs
+                else { continue }
+                let data = Self.sendable(prepared, codecs: codecs)
+                let header = Chunk.frameHeader(
+                    transferID: id, fileIndex: UInt32(chunk.file),
+                    offset: UInt64(chunk.index) * UInt64(chunkSize), rawLength: UInt32(prepared.rawLength),
+                    codec: data.codec, sha256: prepared.sha256, dataLength: data.bytes.count)
+                let frame = SwarmFrame(
+                    blocks: [header, data.bytes], rawBytes: prepared.rawLength, wireBytes: data.bytes.count)
+                queue(frame, to: members[member], id)
+            case .serveDirectly(let member):
+                log(1, "transfer \(id): \(names[member]) is out of the swarm: served directly")
+                withSwarm(id) { $0.direct[member] = $0.seeder.missing(of: member) }
+                wakeSwarm(id)
+            case .badRelayer(let member, let reporter, let reason, let chunk):
+                let report = RelayerReport(
+                    transferID: id, direction: .sending, offender: names[member],
+                    reporter: names[reporter], reason: Self.reportText(reason), fileIndex: chunk.file,
+                    chunkIndex: chunk.index)
+                log(
+                    1,
+                    "transfer \(id): \(report.reporter ?? "") reports \(report.offender): \(report.reason) (\(chunk))")
+                emit(.relayerCutOff(report))
+            }
+        }
+    }
+
+    /// The chunk, read (and hashed) by the source, or from `chunks`; nil when it could not be read (the file is given
+    /// up, or the send cancelled).
+    private func read(
+        _ chunk: SwarmChunk, _ id: TransferID, _ chunks: inout [SwarmChunk: ChunkSource.Prepared]
+    ) async -> ChunkSource.Prepared? {
+        if let prepared = chunks[chunk] { return prepared }
+        guard let source = operations[id]?.source, let seeder = operations[id]?.swarm?.seeder else { return nil }
+        do {
+            let prepared = try await source.chunk(
+                file: chunk.file, offset: UInt64(chunk.index) * UInt64(seeder.chunkSize),
+                length: seeder.length(of: chunk), cycle: nil, prefixAllowed: false)
+            chunks[chunk] = prepared
+            return prepared
+        } catch .changed {
+            await abandonInSwarm(chunk.file, id, await source.failureText(of: chunk.file))
+        } catch {
+            await cancelOperation(id, reason: .readFailed, detail: error.description)
+        }
+        return nil
+    }
+
+    /// Puts a frame in the outbox of a member's pump and wakes it.
+    func queue(_ frame: SwarmFrame, to peerID: PeerID, _ id: TransferID) {
+        let queued = withPeer(id, peerID) { peer -> Bool in
+            guard peer.machine.phase == .sending else { return false }
+            peer.outbox.append(frame)
+            return true
+        }
+        if queued == true { wake(id, peerID) }
+    }
+
+    /// The file changed while it was being sent: nothing more of it is seeded, and every member the loop serves is
+    /// told (`fileResult` `sourceChanged`, as the ordinary path does).
+    private func abandonInSwarm(_ file: Int, _ id: TransferID, _ text: String) async {
+        guard withSwarm(id, { $0.abandoned.insert(file).inserted }) == true else { return }
+        for (peerID, peer) in operations[id]?.peers ?? [:] where peer.machine.isScheduledExternally {
+            await abandon(file, id, peerID, text)
+        }
+    }
+
+    func waitForSwarm(_ id: TransferID) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            guard operations[id]?.swarm != nil, operations[id]?.swarm?.news == false else {
+                operations[id]?.swarm?.news = false
+                continuation.resume()
+                return
+            }
+            operations[id]?.swarm?.waiter = continuation
+        }
+    }
+
+    func wakeSwarm(_ id: TransferID) {
+        guard operations[id]?.swarm != nil else { return }
+        let waiter = operations[id]?.swarm?.waiter
+        operations[id]?.swarm?.waiter = nil
+        if let waiter { waiter.resume() } else { operations[id]?.swarm?.news = true }
+    }
+
+    /// The pump of a member whose chunks the seeding loop schedules: sends its outbox in order, then each file's
+    /// `fileEnd` once the member holds the whole file, until every result is in.
+    func swarmPump(_ id: TransferID, _ peerID: PeerID) async -> TransferOutcome? {
+        while true {
+            guard let source = operations[id]?.source else { return nil }
+            let next = withPeer(id, peerID) { peer -> SwarmFrame? in
+                guard peer.machine.phase == .sending else {
+                    peer.outbox.removeAll()
+                    return nil
+                }
+                return peer.outbox.isEmpty ? nil : peer.outbox.removeFirst()
+            }
+            if let frame = next ?? nil {
+                do {
+                    try await session.sendTransferFrame(frame.blocks, to: peerID, discardable: id)
+                } catch is CancellationError {
+                    await failPeer(id, peerID, "\(CancelReason.cancelledByUser)", cancel: .cancelledByUser, detail: "")
+                    continue
+                } catch {
+                    await failPeer(id, peerID, "the link failed (\(error))", cancel: nil)
+                    continue
+                }
+                withPeer(id, peerID) { peer in
+                    peer.wireBytes += UInt64(frame.wireBytes)
+                    peer.chunkBytes += UInt64(frame.rawBytes)
+                }
+                continue
+            }
+            guard let step = withPeer(id, peerID, { $0.machine.nextStep() }) else { return nil }
+            switch step {
+            case .finished:
+                await swarmMemberEnded(id, peerID)
+                return finishPeer(id, peerID)
+            case .wait, .sendChunk:
+                await waitForNews(id, peerID)
+            case .sendFileEnd(let file):
+                withPeer(id, peerID) { $0.machine.fileEndSent(file: file) }
+                let digest: [UInt8]
+                do {
+                    digest = try await source.digest(of: file)
+                } catch .changed {
+                    await abandonInSwarm(file, id, await source.failureText(of: file))
+                    continue
+                } catch {
+                    await cancelOperation(id, reason: .readFailed, detail: error.description)
+                    continue
+                }
+                guard recordSentDigest(digest, of: file, id, peerID) else { continue }
+                let end = FileEnd(transferID: id, fileIndex: UInt32(file), digest: digest)
+                if !(await send(.fileEnd(end), to: peerID, discardable: id)) {
+                    await failPeer(id, peerID, "the link failed", cancel: nil)
+                }
+            }
+        }
+    }
+}

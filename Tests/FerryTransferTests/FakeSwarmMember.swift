@@ -1,0 +1,161 @@
+import FerrySession
+import FerryStateMachines
+import FerryWire
+
+/// A swarm member played frame by frame on its link to the sender (PROTOCOL.md 11.11): it replies with `relay`,
+/// acknowledges every chunk the sender sends it, pretends to fetch chunks from other members by acknowledging
+/// `storedFromPeer` for chunks whose digest names another member as seed, answers each `fileEnd` with `published`,
+/// and records everything the sender put on its link. No engine of its own: the sender's side is tested alone.
+struct FakeSwarmMember: Sendable {
+    /// How this member behaves.
+    struct Behaviour: Sendable {
+        /// Reply with the relay flag.
+        var relay = true
+        /// Acknowledge `storedFromPeer` at once for a chunk whose digest names this seed (while both are in the list).
+        var relaysFrom: @Sendable (Int) -> Bool = { _ in true }
+        /// Close the link, without a word, after this many chunks from the sender (none acknowledged from then on).
+        var vanishAfterChunks: Int? = nil
+        /// Ask the sender (`swarmRequest`) for each chunk it does not relay.
+        var requestsFromSender = false
+        /// Reply only once this other member got its first `swarmMembers` (a reply after the swarm started).
+        var replyAfterListOf: Record? = nil
+        /// Acknowledge the first chunk from the sender `corrupt` (the sender must send that chunk again, only it).
+        var corruptFirstChunk = false
+        /// With its first chunk, also acknowledge `storedFromPeer` for another chunk (a peer outside the swarm may not).
+        var rogueStoredFromPeer = false
+        /// Report this member (index) for the first chunk this member relays from it: a relayer that sent a bad chunk.
+        var report: Int? = nil
+    }
+
+    /// What the sender sent on this link, in order.
+    actor Record {
+        var offer: Offer?
+        /// (file, chunk index) of every chunk the sender sent.
+        var chunks: [SwarmChunk] = []
+        /// Every digest entry: chunk and seed.
+        var digests: [(chunk: SwarmChunk, seed: Int)] = []
+        /// Every `swarmMembers` list.
+        var lists: [[Int]] = []
+        var fileEnds: [Int] = []
+        var vanished = false
+
+        func took(_ offer: Offer) { self.offer = offer }
+        func got(_ chunk: SwarmChunk) { chunks.append(chunk) }
+        func got(_ chunk: SwarmChunk, seed: Int) { digests.append((chunk, seed)) }
+        private var listWaiters: [CheckedContinuation<Void, Never>] = []
+        func got(_ list: [Int]) {
+            lists.append(list)
+            for waiter in listWaiters { waiter.resume() }
+            listWaiters.removeAll()
+        }
+        /// Returns once a `swarmMembers` arrived.
+        func firstList() async {
+            guard lists.isEmpty else { return }
+            await withCheckedContinuation { listWaiters.append($0) }
+        }
+        func ended(_ file: Int) { fileEnds.append(file) }
+        func vanish() { vanished = true }
+    }
+
+    let session: Session
+    let behaviour: Behaviour
+    var record = Record()
+
+    /// Plays the member until the link closes (or the session's stream ends).
+    func run() async throws {
+        var me: Int?
+        var transferID: TransferID?
+        var chunkSize = 1
+        var held = Set<SwarmChunk>()
+        var list: [Int] = []
+        var reported = false
+        var received = 0
+        func send(_ message: TransferMessage, to peer: PeerID) async -> Bool {
+            (try? await session.sendTransferFrame([message.frame.encoded()], to: peer)) != nil
+        }
+        for await event in session.transferEvents {
+            guard case .frame(let frame, let sender) = event, let message = try? TransferMessage(frame: frame) else {
+                if case .peerDisconnected = event { return }
+                continue
+            }
+            switch message {
+            case .offer(let offer):
+                await record.took(offer)
+                transferID = offer.transferID
+                chunkSize = Int(offer.chunkSize)
+                let myID = session.configuration.deviceID
+                me = offer.swarm?.index(of: myID)
+                if let other = behaviour.replyAfterListOf { await other.firstList() }
+                let reply = OfferReply.accepting(
+                    offer.transferID, codecs: offer.codecs,
+                    files: offer.files.map { _ in FileDecision(accepted: true, resumeOffset: 0) },
+                    relay: behaviour.relay && me != nil)
+                guard await send(.offerReply(reply), to: sender) else { return }
+            case .chunk(let chunk) where chunk.transferID == transferID:
+                let swarmChunk = SwarmChunk(file: Int(chunk.fileIndex), index: Int(chunk.offset) / chunkSize)
+                await record.got(swarmChunk)
+                received += 1
+                if let limit = behaviour.vanishAfterChunks, received >= limit {
+                    await record.vanish()
+                    await session.disconnect(sender)
+                    return
+                }
+                if behaviour.rogueStoredFromPeer, received == 1 {
+                    let ack = ChunkAck(
+                        transferID: chunk.transferID, fileIndex: chunk.fileIndex,
+                        offset: chunk.offset + UInt64(chunkSize), status: .storedFromPeer)
+                    guard await send(.chunkAck(ack), to: sender) else { return }
+                }
+                let corrupt = behaviour.corruptFirstChunk && received == 1
+                if !corrupt { held.insert(swarmChunk) }
+                let ack = ChunkAck(
+                    transferID: chunk.transferID, fileIndex: chunk.fileIndex, offset: chunk.offset,
+                    status: corrupt ? .corrupt : .stored)
+                guard await send(.chunkAck(ack), to: sender) else { return }
+            case .chunkDigests(let digests) where digests.transferID == transferID:
+                for (offset, entry) in digests.entries.enumerated() {
+                    let chunk = SwarmChunk(file: Int(digests.fileIndex), index: Int(digests.firstChunk) + offset)
+                    let seed = Int(entry.seed)
+                    await record.got(chunk, seed: seed)
+                    guard let me, seed != me, list.contains(me), list.contains(seed), !held.contains(chunk) else {
+                        continue
+                    }
+                    if let offender = behaviour.report, offender == seed, !reported, let transferID {
+                        reported = true
+                        let report = SwarmReport(
+                            transferID: transferID, offender: UInt16(seed), reason: .badChunk,
+                            fileIndex: UInt32(chunk.file), chunkIndex: UInt32(chunk.index))
+                        guard await send(.swarmReport(report), to: sender) else { return }
+                        continue
+                    }
+                    guard behaviour.relaysFrom(seed), behaviour.report != seed else {
+                        guard behaviour.requestsFromSender, let swarmID = await record.offer?.swarm?.swarmID else {
+                            continue
+                        }
+                        let request = SwarmRequest(
+                            swarmID: swarmID, fileIndex: UInt32(chunk.file), chunkIndex: UInt32(chunk.index), codecs: []
+                        )
+                        guard await send(.swarmRequest(request), to: sender) else { return }
+                        continue
+                    }
+                    held.insert(chunk)
+                    let ack = ChunkAck(
+                        transferID: transferID ?? digests.transferID, fileIndex: UInt32(chunk.file),
+                        offset: UInt64(chunk.index * chunkSize), status: .storedFromPeer)
+                    guard await send(.chunkAck(ack), to: sender) else { return }
+                }
+            case .swarmMembers(let members) where members.transferID == transferID:
+                list = members.members.map { Int($0) }
+                await record.got(list)
+            case .fileEnd(let end) where end.transferID == transferID:
+                await record.ended(Int(end.fileIndex))
+                let path = await record.offer?.files[Int(end.fileIndex)].path ?? ""
+                let result = FileResult(
+                    transferID: end.transferID, fileIndex: end.fileIndex, status: .published, detail: path)
+                guard await send(.fileResult(result), to: sender) else { return }
+            default:
+                continue
+            }
+        }
+    }
+}

@@ -1,0 +1,257 @@
+import FerrySession
+import FerryStateMachines
+import FerrySystem
+import FerryTestSupport
+import FerryWire
+import Foundation
+import Testing
+
+@testable import FerryTransfer
+
+/// The sender's side of a swarm broadcast (PROTOCOL.md 11.11), against scripted members (`FakeSwarmMember`): the
+/// offer's swarm section, one copy of each chunk from the sender, `storedFromPeer`, requests, reports, a member that
+/// vanishes, and `relay` off.
+@Suite(.serialized, .timeLimit(.minutes(2))) struct SwarmSendingTests {
+    static let chunkSize = Limits.minChunkSize
+    /// Three files: 20 chunks and a short one, 2 chunks with a short last one, and an empty file.
+    static let sizes = [20 * chunkSize + 1000, chunkSize + 7, 0]
+
+    struct Run {
+        var outcomes: [TransferOutcome]
+        /// The members as the sender saw them, in offer order.
+        var peers: [PeerInfo]
+        var records: [FakeSwarmMember.Record]
+        var events: [TransferEvent]
+        /// Every chunk of the three files.
+        var allChunks: Set<SwarmChunk>
+    }
+
+    /// Opens one session per name, nested, and runs `body` with them all.
+    static func withSessions<T: Sendable>(
+        _ names: ArraySlice<String>, _ reactor: Reactor, _ opened: [Session] = [],
+        _ body: ([Session]) async throws -> T
+    ) async throws -> T {
+        guard let name = names.first else { return try await body(opened) }
+        return try await Session.run(configuration: TransferEngineTests.configuration(name), reactor: reactor) {
+            session in
+            try await withSessions(names.dropFirst(), reactor, opened + [session], body)
+        }
+    }
+
+    /// Sends the three files from an engine ("alice") to one fake member per behaviour ("m0", "m1", ...).
+    static func broadcast(
+        _ behaviours: [FakeSwarmMember.Behaviour], relay: Bool = true, records: [FakeSwarmMember.Record]? = nil
+    ) async throws -> Run {
+        try await TemporaryDirectory.with(prefix: "swarm-src") { source in
+            let files = TestFiles(in: source)
+            var items: [SourceFile] = []
+            for (index, size) in sizes.enumerated() {
+                let url = try files.random("f\(index).bin", size: size, seed: UInt64(index + 3))
+                items.append(SourceFile(path: url.path, name: "f\(index).bin"))
+            }
+            let reactor = try Reactor()
+            defer { reactor.shutdown() }
+            let names = ["alice"] + behaviours.indices.map { "m\($0)" }
+            return try await withSessions(names[...], reactor) { sessions in
+                let alice = sessions[0]
+                let records = records ?? behaviours.map { _ in FakeSwarmMember.Record() }
+                let members = zip(sessions.dropFirst(), behaviours).enumerated().map { index, pair in
+                    FakeSwarmMember(session: pair.0, behaviour: pair.1, record: records[index])
+                }
+                var configuration = TransferConfiguration(chunkSize: chunkSize, compression: .none)
+                configuration.relay = relay
+                let acts = members.map { member in Task { try await member.run() } }
+                defer { acts.forEach { $0.cancel() } }
+                let (outcomes, peers, events) = try await TransferEngine.run(
+                    session: alice, configuration: configuration
+                ) { sender in
+                    let stream = sender.events
+                    let collector = Task {
+                        var events: [TransferEvent] = []
+                        for await event in stream { events.append(event) }
+                        return events
+                    }
+                    var peers: [PeerInfo] = []
+                    for member in members {
+                        peers.append(
+                            try await alice.connect(
+                                toAddress: .ipv4(.loopback, port: await member.session.listenPort),
+                                timeout: .seconds(30)))
+                    }
+                    let outcomes = try await sender.send(items, to: peers.map(\.peerID))
+                    await sender.stop(reason: .shuttingDown)
+                    return (outcomes, peers, await collector.value)
+                }
+                var all = Set<SwarmChunk>()
+                for (file, size) in sizes.enumerated() {
+                    for index in 0..<(size + chunkSize - 1) / chunkSize {
+                        all.insert(SwarmChunk(file: file, index: index))
+                    }
+                }
+                return Run(
+                    outcomes: outcomes, peers: peers, records: members.map(\.record), events: events, allChunks: all)
+            }
+        }
+    }
+
+    static func byteCount(_ chunks: [SwarmChunk]) -> UInt64 {
+        chunks.reduce(0) { total, chunk in
+            total + UInt64(min(chunkSize, sizes[chunk.file] - chunk.index * chunkSize))
+        }
+    }
+
+    static var totalBytes: UInt64 { UInt64(sizes.reduce(0, +)) }
+
+    @Test func theOfferNamesEveryRecipientInOrderWithOneSwarmID() async throws {
+        let run = try await Self.broadcast(Array(repeating: .init(), count: 3))
+        var swarmIDs = Set<SwarmID>()
+        var transferIDs = Set<TransferID>()
+        for record in run.records {
+            let offer = try #require(await record.offer)
+            let swarm = try #require(offer.swarm)
+            swarmIDs.insert(swarm.swarmID)
+            transferIDs.insert(offer.transferID)
+            #expect(swarm.members.map(\.deviceID) == run.peers.map(\.deviceID))
+            #expect(swarm.members.map(\.address) == run.peers.map { $0.address?.description ?? "" })
+            #expect(swarm.members.allSatisfy { $0.address.hasPrefix("127.0.0.1:") })
+        }
+        #expect(swarmIDs.count == 1)
+        #expect(transferIDs.count == 1 && SwarmID(transferIDs.first!) != swarmIDs.first)
+        #expect(run.outcomes.allSatisfy { $0.isSuccess }, "\(run.outcomes)")
+    }
+
+    @Test func eachChunkGoesToExactlyOneMemberAndTheRestIsRelayed() async throws {
+        let run = try await Self.broadcast(Array(repeating: .init(), count: 3))
+        #expect(run.outcomes.count == 3 && run.outcomes.allSatisfy { $0.isSuccess }, "\(run.outcomes)")
+        var sent: [SwarmChunk] = []
+        for (index, record) in run.records.enumerated() {
+            let chunks = await record.chunks
+            sent += chunks
+            #expect(await record.lists.first == [0, 1, 2])
+            // The digest of each chunk reached every member, naming as seed the member that got the chunk.
+            let seeds = Dictionary(await record.digests.map { ($0.chunk, $0.seed) }, uniquingKeysWith: { $1 })
+            #expect(Set(seeds.keys) == run.allChunks)
+            for chunk in chunks { #expect(seeds[chunk] == index, "\(chunk) went to \(index)") }
+            let outcome = try #require(run.outcomes.first { $0.peer.peerID == run.peers[index].peerID })
+            #expect(outcome.chunkBytes == Self.byteCount(chunks))
+            #expect(outcome.bytes == Self.totalBytes)
+            #expect(outcome.relayedBytes == Self.totalBytes - Self.byteCount(chunks))
+            #expect(await record.fileEnds.sorted() == [0, 1, 2])
+        }
+        #expect(sent.count == run.allChunks.count && Set(sent) == run.allChunks, "\(sent.sorted())")
+        // Every member seeded some: the least loaded link gets the next chunk.
+        for record in run.records { #expect(await !record.chunks.isEmpty) }
+    }
+
+    @Test func aMemberThatFetchesNothingGetsEveryChunkFromTheSenderOnRequest() async throws {
+        var asking = FakeSwarmMember.Behaviour()
+        asking.relaysFrom = { _ in false }
+        asking.requestsFromSender = true
+        let run = try await Self.broadcast([asking, .init(), .init()])
+        #expect(run.outcomes.count == 3 && run.outcomes.allSatisfy { $0.isSuccess }, "\(run.outcomes)")
+        let asker = await run.records[0].chunks
+        #expect(asker.count == run.allChunks.count && Set(asker) == run.allChunks)
+        // The others stored from peers what they did not seed: no copy of those from the sender.
+        for record in run.records.dropFirst() {
+            let chunks = await record.chunks
+            let seeds = Dictionary(await record.digests.map { ($0.chunk, $0.seed) }, uniquingKeysWith: { $1 })
+            #expect(chunks.allSatisfy { seeds[$0] == run.records.firstIndex { $0 === record } }, "\(chunks)")
+        }
+    }
+
+    @Test func aReportedRelayerIsCutOffNamedAndServedDirectly() async throws {
+        var reporter = FakeSwarmMember.Behaviour()
+        reporter.report = 1
+        let run = try await Self.broadcast([reporter, .init(), .init()])
+        #expect(run.outcomes.count == 3 && run.outcomes.allSatisfy { $0.isSuccess }, "\(run.outcomes)")
+        let reports = run.events.compactMap { if case .relayerCutOff(let report) = $0 { report } else { nil } }
+        #expect(reports.count == 1)
+        #expect(
+            reports.first?.offender == "m1" && reports.first?.reporter == "m0" && reports.first?.direction == .sending)
+        // Everyone learns the new list, the offender too: without it. (Later lists drop members that finished.)
+        for record in run.records {
+            let lists = await record.lists
+            #expect(lists.first == [0, 1, 2] && lists.dropFirst().first == [0, 2], "\(lists)")
+        }
+        // The offender gets what it lacks from the sender: chunks it never seeded.
+        let offender = await run.records[1].chunks
+        let firstSeeds = Dictionary(
+            await run.records[1].digests.map { ($0.chunk, $0.seed) }, uniquingKeysWith: { a, _ in a })
+        #expect(offender.contains { firstSeeds[$0] != 1 }, "\(offender)")
+    }
+
+    @Test func theChunksOfAMemberThatVanishesAreSeededAnew() async throws {
+        var honest = FakeSwarmMember.Behaviour()
+        honest.relaysFrom = { $0 != 2 }  // nobody ever passes on what member 2 seeded
+        var vanishing = FakeSwarmMember.Behaviour()
+        vanishing.vanishAfterChunks = 3
+        let run = try await Self.broadcast([honest, honest, vanishing])
+        let byPeer = Dictionary(uniqueKeysWithValues: run.outcomes.map { ($0.peer.peerID, $0) })
+        #expect(byPeer[run.peers[0].peerID]?.isSuccess == true, "\(run.outcomes)")
+        #expect(byPeer[run.peers[1].peerID]?.isSuccess == true, "\(run.outcomes)")
+        #expect(byPeer[run.peers[2].peerID]?.isSuccess == false, "\(run.outcomes)")
+        #expect(await run.records[2].vanished)
+        let digests = await run.records[0].digests
+        let seededTo2 = Set(digests.filter { $0.seed == 2 }.map(\.chunk))
+        #expect(!seededTo2.isEmpty)
+        for chunk in seededTo2 {
+            #expect(digests.contains { $0.chunk == chunk && $0.seed != 2 }, "\(chunk) was not seeded anew")
+        }
+        let lists = await run.records[0].lists
+        #expect(lists.first == [0, 1, 2] && lists.dropFirst().first == [0, 1], "\(lists)")
+    }
+
+    @Test func relayOffOffersNoSwarmAndSendsEveryChunkToEveryone() async throws {
+        let run = try await Self.broadcast(Array(repeating: .init(), count: 2), relay: false)
+        #expect(run.outcomes.count == 2 && run.outcomes.allSatisfy { $0.isSuccess }, "\(run.outcomes)")
+        for record in run.records {
+            #expect(await record.offer?.swarm == nil)
+            #expect(await record.chunks.count == run.allChunks.count)
+            #expect(await record.digests.isEmpty)
+            #expect(await record.lists.isEmpty)
+        }
+        #expect(run.outcomes.allSatisfy { $0.relayedBytes == 0 })
+    }
+
+    @Test func aReplyWithRelayAfterTheSwarmStartedIsServedDirectly() async throws {
+        let records = (0..<3).map { _ in FakeSwarmMember.Record() }
+        var late = FakeSwarmMember.Behaviour()
+        late.replyAfterListOf = records[0]  // after the sender stopped waiting for it
+        let run = try await Self.broadcast([.init(), .init(), late], records: records)
+        #expect(run.outcomes.count == 3 && run.outcomes.allSatisfy { $0.isSuccess }, "\(run.outcomes)")
+        #expect(await records[0].lists.first == [0, 1])
+        #expect(await records[2].lists.first == [0, 1], "the late member learns that it is out")
+        #expect(await records[2].digests.isEmpty)
+        let direct = await records[2].chunks
+        #expect(direct.count == run.allChunks.count && Set(direct) == run.allChunks)
+        let others = await records[0].chunks + records[1].chunks
+        #expect(others.count == run.allChunks.count, "the swarm of two was seeded once")
+    }
+
+    @Test func aCorruptChunkOnAMembersLinkIsSentAgainAlone() async throws {
+        var corrupting = FakeSwarmMember.Behaviour()
+        corrupting.corruptFirstChunk = true
+        let run = try await Self.broadcast([corrupting, .init(), .init()])
+        #expect(run.outcomes.count == 3 && run.outcomes.allSatisfy { $0.isSuccess }, "\(run.outcomes)")
+        let chunks = await run.records[0].chunks
+        let first = try #require(chunks.first)
+        #expect(chunks.filter { $0 == first }.count == 2)
+        #expect(Set(chunks).count == chunks.count - 1, "no go-back-N: only the corrupt chunk came again")
+    }
+
+    @Test func storedFromPeerFromAReceiverOutsideTheSwarmIsAProtocolError() async throws {
+        var rogue = FakeSwarmMember.Behaviour()
+        rogue.relay = false
+        rogue.rogueStoredFromPeer = true
+        let run = try await Self.broadcast([rogue, .init(), .init()])
+        let byPeer = Dictionary(uniqueKeysWithValues: run.outcomes.map { ($0.peer.peerID, $0) })
+        #expect(
+            byPeer[run.peers[0].peerID]?.failure?.contains("broke the transfer protocol") == true, "\(run.outcomes)")
+        #expect(byPeer[run.peers[1].peerID]?.isSuccess == true && byPeer[run.peers[2].peerID]?.isSuccess == true)
+    }
+
+    @Test func anAddressTheOfferCannotCarryIsLeftEmpty() {
+        #expect(TransferEngine.swarmAddress(nil) == "")
+        #expect(TransferEngine.swarmAddress(.ipv4(.loopback, port: 41971)) == "127.0.0.1:41971")
+    }
+}
