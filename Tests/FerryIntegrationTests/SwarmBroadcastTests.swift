@@ -42,7 +42,8 @@ extension IntegrationTests {
             for (index, result) in results.enumerated() {
                 #expect(result.status == 0, "\(swarm.receivers[index].process.capturedOutput())")
                 try swarm.expectIdentical(index, "direct.bin", to: file.path)
-                #expect(SwarmHarness.finishedField("relayedBytes", in: result.lines) == 0, "\(result.lines.last ?? [:])")
+                #expect(
+                    SwarmHarness.finishedField("relayedBytes", in: result.lines) == 0, "\(result.lines.last ?? [:])")
                 #expect(SwarmHarness.finishedField("servedBytes", in: result.lines) == 0, "\(result.lines.last ?? [:])")
             }
             let (status, stdout, _) = try await sender.finish()
@@ -103,7 +104,10 @@ extension IntegrationTests {
                 let sender = harness.registry.register(
                     try bed.startFerry(
                         on: bed.hosts[0],
-                        ["send", "--json", file.path, "--compress", "none", "--session", harness.session, "--name", "west"]
+                        [
+                            "send", "--json", file.path, "--compress", "none", "--session", harness.session, "--name",
+                            "west",
+                        ]
                             + targets,
                         environment: harness.environment("west")))
                 let victim = receivers[2]
@@ -130,9 +134,10 @@ extension IntegrationTests {
                 #expect(status == 1, "the victim's failure is reported: \(sender.capturedOutput())")
                 let summary = stdout.compactMap(TransferHarness.json).last { $0["event"] as? String == "summary" }
                 let peers = (summary?["peers"] as? [[String: Any]]) ?? []
-                let ok = Dictionary(peers.compactMap { peer in
-                    (peer["peer"] as? String).map { ($0, peer["ok"] as? Bool ?? false) }
-                }, uniquingKeysWith: { first, _ in first })
+                let ok = Dictionary(
+                    peers.compactMap { peer in
+                        (peer["peer"] as? String).map { ($0, peer["ok"] as? Bool ?? false) }
+                    }, uniquingKeysWith: { first, _ in first })
                 #expect(ok == ["north": true, "south": true, "victim": false], "\(summary ?? [:])")
             }
         }

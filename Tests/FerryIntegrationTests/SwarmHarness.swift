@@ -46,11 +46,14 @@ final class SwarmHarness: Sendable {
     }
 
     /// The file at `name` in receiver `index`'s inbox matches `source` (SHA-256), with a message naming it.
-    func expectIdentical(_ index: Int, _ name: String, to source: String, sourceLocation: SourceLocation = #_sourceLocation)
+    func expectIdentical(
+        _ index: Int, _ name: String, to source: String, sourceLocation: SourceLocation = #_sourceLocation
+    )
         throws
     {
         #expect(
-            Self.identical(inboxes[index].path + "/" + name, source), "receiver \(index)'s \(name) differs from the source (or is missing): \(receivers[index].process.capturedOutput())",
+            Self.identical(inboxes[index].path + "/" + name, source),
+            "receiver \(index)'s \(name) differs from the source (or is missing): \(receivers[index].process.capturedOutput())",
             sourceLocation: sourceLocation)
     }
 

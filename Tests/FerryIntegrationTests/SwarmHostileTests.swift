@@ -43,7 +43,8 @@ extension IntegrationTests {
                     Issue.record("Mallory had no offer: \(sender.capturedOutput())")
                     return
                 }
-                try #require(offer.swarm?.members.count == 3, "the offer names the three recipients: \(offer.swarm as Any)")
+                try #require(
+                    offer.swarm?.members.count == 3, "the offer names the three recipients: \(offer.swarm as Any)")
 
                 let results = try await swarm.finishReceivers()
                 for (index, result) in results.enumerated() {
@@ -105,7 +106,8 @@ extension IntegrationTests {
                     guard case .message(.swarmHave(let have), let alicePeer, _)? = announced,
                         let chunk = have.ranges.first?.lowerBound
                     else {
-                        Issue.record("Alice announced nothing to Mallory: \(swarm.receivers[0].process.capturedOutput())")
+                        Issue.record(
+                            "Alice announced nothing to Mallory: \(swarm.receivers[0].process.capturedOutput())")
                         return
                     }
                     // Eve asks for it with the right swarm ID; right after, Mallory, a member, asks for the same chunk

@@ -70,7 +70,8 @@ extension HostileSwarmMember {
         outstandingWithSender.remove(key)
         let fresh = held[key] == nil
         held[key] = Array(chunk.data)
-        let ack = ChunkAck(transferID: offer.transferID, fileIndex: chunk.fileIndex, offset: chunk.offset, status: .stored)
+        let ack = ChunkAck(
+            transferID: offer.transferID, fileIndex: chunk.fileIndex, offset: chunk.offset, status: .stored)
         await send(.chunkAck(ack), to: sender)
         if fresh { await announceNew(key) }
         await pushUnrequested()
@@ -154,7 +155,8 @@ extension HostileSwarmMember {
             bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
         } else {
             let refuse = SwarmRefuse(
-                swarmID: swarmID, fileIndex: key.file, chunkIndex: UInt32(truncatingIfNeeded: key.chunk), reason: .notHeld)
+                swarmID: swarmID, fileIndex: key.file, chunkIndex: UInt32(truncatingIfNeeded: key.chunk),
+                reason: .notHeld)
             await send(.swarmRefuse(refuse), to: peer)
             return
         }
@@ -167,7 +169,8 @@ extension HostileSwarmMember {
         do {
             try await session.sendTransferFrame([header, bytes], to: peer)
             record(
-                .served(fileIndex: key.file, chunkIndex: key.chunk, to: peer, member: member, flipped: flip, held: isHeld))
+                .served(
+                    fileIndex: key.file, chunkIndex: key.chunk, to: peer, member: member, flipped: flip, held: isHeld))
         } catch {}
     }
 
@@ -183,7 +186,9 @@ extension HostileSwarmMember {
                 transferID: offer.transferID, fileIndex: file, status: .published, detail: offer.files[Int(file)].path)
             await send(.fileResult(result), to: sender)
         }
-        if resulted.count == offer.files.count, !observations.contains(where: { if case .finished = $0 { true } else { false } }) {
+        if resulted.count == offer.files.count,
+            !observations.contains(where: { if case .finished = $0 { true } else { false } })
+        {
             record(.finished)
         }
     }

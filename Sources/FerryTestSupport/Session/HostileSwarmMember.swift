@@ -30,8 +30,9 @@ public actor HostileSwarmMember {
         /// Push a chunk nobody requested to each member whose link comes up.
         public var sendUnrequested: Bool
 
-        public init(relay: Bool = true, flipBytes: Bool = true, announceUnheld: Bool = false, sendUnrequested: Bool = false)
-        {
+        public init(
+            relay: Bool = true, flipBytes: Bool = true, announceUnheld: Bool = false, sendUnrequested: Bool = false
+        ) {
             self.relay = relay
             self.flipBytes = flipBytes
             self.announceUnheld = announceUnheld
@@ -88,8 +89,9 @@ public actor HostileSwarmMember {
     var greeted: Set<PeerID> = []
     var pushed: Set<PeerID> = []
     var nextWaiter = 0
-    var waiters: [Int: (match: @Sendable (Observation) -> Bool, continuation: CheckedContinuation<Observation?, Never>)] =
-        [:]
+    var waiters:
+        [Int: (match: @Sendable (Observation) -> Bool, continuation: CheckedContinuation<Observation?, Never>)] =
+            [:]
 
     init(session: Session, behaviour: Behaviour) {
         self.session = session
