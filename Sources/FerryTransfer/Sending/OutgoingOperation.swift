@@ -47,4 +47,6 @@ struct OutgoingPeer: Sendable {
     var relayedBytes: UInt64 = 0
     /// A swarm member's frames (digests, member lists, chunks) in the order the seeding put them, sent by its pump.
     var outbox: [SwarmFrame] = []
+    /// Chunk data bytes in `outbox`.
+    var outboxBytes = 0
 }

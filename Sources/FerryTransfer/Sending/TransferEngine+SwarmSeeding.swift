@@ -17,7 +17,7 @@ extension TransferEngine {
     func seedLoop(_ id: TransferID) async {
         while operations[id]?.swarm?.repliesComplete == false { await waitForSwarm(id) }
         guard let counts = operations[id]?.swarm?.seeder.chunkCounts, let source = operations[id]?.source,
-            let chunkSize = operations[id]?.swarm?.seeder.chunkSize
+            let chunkSize = operations[id]?.swarm?.seeder.chunkSize, let window = operations[id]?.swarm?.seeder.window
         else { return }
         files: for file in counts.indices {
             for index in 0..<counts[file] {
@@ -41,6 +41,12 @@ extension TransferEngine {
                 } catch {
                     await cancelOperation(id, reason: .readFailed, detail: error.description)
                     return
+                }
+                // Chunks queued and not yet handed to a link stay within one window over all members, whatever
+                // their number: the memory a send holds does not grow with the swarm, and the seeder chooses each
+                // seed when the chunk can go, not long before.
+                while let queued = outboxBytes(id), queued > chunkSize, queued + length > window {
+                    await waitForSwarm(id)
                 }
                 var actions: [SwarmSeeder.Action]?
                 while true {
@@ -169,11 +175,17 @@ extension TransferEngine {
         return nil
     }
 
+    /// Chunk data bytes waiting in the members' outboxes; nil when the send is over.
+    func outboxBytes(_ id: TransferID) -> Int? {
+        operations[id].map { $0.peers.values.reduce(0) { $0 + $1.outboxBytes } }
+    }
+
     /// Puts a frame in the outbox of a member's pump and wakes it.
     func queue(_ frame: SwarmFrame, to peerID: PeerID, _ id: TransferID) {
         let queued = withPeer(id, peerID) { peer -> Bool in
             guard peer.machine.phase == .sending else { return false }
             peer.outbox.append(frame)
+            peer.outboxBytes += frame.wireBytes
             return true
         }
         if queued == true { wake(id, peerID) }
@@ -212,11 +224,13 @@ extension TransferEngine {
         while true {
             guard let source = operations[id]?.source else { return nil }
             let next = withPeer(id, peerID) { peer -> SwarmFrame? in
-                guard peer.machine.phase == .sending else {
+                guard peer.machine.phase == .sending, !peer.outbox.isEmpty else {
                     peer.outbox.removeAll()
+                    peer.outboxBytes = 0
                     return nil
                 }
-                return peer.outbox.isEmpty ? nil : peer.outbox.removeFirst()
+                peer.outboxBytes -= peer.outbox[0].wireBytes
+                return peer.outbox.removeFirst()
             }
             if let frame = next ?? nil {
                 do {
@@ -232,6 +246,7 @@ extension TransferEngine {
                     peer.wireBytes += UInt64(frame.wireBytes)
                     peer.chunkBytes += UInt64(frame.rawBytes)
                 }
+                if frame.wireBytes > 0 { wakeSwarm(id) }  // room in the outboxes: the loop may read on
                 continue
             }
             guard let step = withPeer(id, peerID, { $0.machine.nextStep() }) else { return nil }
