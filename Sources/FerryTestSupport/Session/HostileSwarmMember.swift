@@ -11,11 +11,12 @@ import FerryWire
 /// it), with the true bytes, with random bytes for chunks it announced without holding them, or with a chunk nobody
 /// asked for.
 ///
-/// It gets the chunks it does not seed from the sender (`swarmRequest` on the sender's link, at most K = 4 at once)
-/// and, when it is honest, from members (each checked against the sender's digest), so that the sender's transfer to
-/// it can end; tests do not rely on that.
+/// It gets the chunks it does not seed from the sender (`swarmRequest` on the sender's link, at most K = 4 at once,
+/// each once; once cut off, the sender sends them anyway), keeps a chunk a member sent it (after a test's `request`)
+/// when it matches the sender's digest, acknowledging it `storedFromPeer`, and answers each `fileEnd` with `published`
+/// once it holds the file: the sender's transfer to it ends, so a test can expect the sender to exit 0.
 ///
-/// The same actor, started without an offer, is an outsider: `connect(toPort:)` and `request(_:file:chunk:of:)` ask a
+/// The same actor, started without an offer, is an outsider: `connect(toPort:)` and `request(_:file:chunks:of:)` ask a
 /// member for chunks of a swarm it is not in. Everything it sees is kept as `Observation`s (`waitFor`, `observations`).
 public actor HostileSwarmMember {
     /// What the member does wrong (and right).
