@@ -1,0 +1,147 @@
+import FerryTestSupport
+import FerryWire
+import Foundation
+import Testing
+
+extension IntegrationTests {
+    /// A broadcast whose swarm has a hostile member, or an outsider asking a member for chunks (issue 12, PROTOCOL.md
+    /// 11.11 rules 1, 4 and 5): real `ferry send` and `ferry receive` processes on loopback, Mallory in this process
+    /// (`HostileSwarmMember`, a real session with a device ID of its own).
+    @Suite(.serialized) struct SwarmHostileTests {
+        /// What Mallory does wrong, and the words of the case.
+        enum Misdeed: String, CaseIterable, Sendable, CustomTestStringConvertible {
+            /// Relays every chunk asked of it with one bit flipped (and a `sha256` field that matches the flipped
+            /// bytes: only the sender's digest shows the lie).
+            case flipsBits
+            /// Announces chunks it does not hold and answers requests for them with random bytes.
+            case announcesWhatItLacks
+            /// Relays true bytes, but pushes a chunk nobody asked for to every member.
+            case pushesUnrequestedChunks
+
+            var behaviour: HostileSwarmMember.Behaviour {
+                switch self {
+                case .flipsBits: .flipper
+                case .announcesWhatItLacks: .init(flipBytes: false, announceUnheld: true)
+                case .pushesUnrequestedChunks: .init(flipBytes: false, sendUnrequested: true)
+                }
+            }
+
+            var testDescription: String { rawValue }
+        }
+
+        @Test(arguments: Misdeed.allCases)
+        func aRelayerThatLiesIsCutOffWhileTheOthersFinish(misdeed: Misdeed) async throws {
+            let swarm = try await onOwnThread { try SwarmHarness(["alice", "bob"], test: "hostile-\(misdeed)") }
+            let file = try swarm.transfer.files.random("swarm.bin", size: 24 << 20 + 12_345)
+            try await HostileSwarmMember.run(
+                sessionID: swarm.transfer.session, name: "mallory", behaviour: misdeed.behaviour
+            ) { mallory in
+                let port = Int(await mallory.port)
+                let sender = try swarm.transfer.sender([file.path], to: swarm.ports + [port], ["--compress", "none"])
+                let offered = await mallory.waitFor { if case .offer = $0 { true } else { false } }
+                guard case .offer(let offer, _)? = offered else {
+                    Issue.record("Mallory had no offer: \(sender.capturedOutput())")
+                    return
+                }
+                try #require(
+                    offer.swarm?.members.count == 3, "the offer names the three recipients: \(offer.swarm as Any)")
+
+                let results = try await swarm.finishReceivers()
+                for (index, result) in results.enumerated() {
+                    #expect(result.status == 0, "\(swarm.receivers[index].process.capturedOutput())")
+                    try swarm.expectIdentical(index, "swarm.bin", to: file.path)
+                }
+                // Mallory did its misdeed (else nothing was tested): it served a member at least once.
+                let served = await mallory.observations.filter { if case .served = $0 { true } else { false } }
+                #expect(!served.isEmpty, "no member asked Mallory for anything: \(sender.capturedOutput())")
+
+                // The sender names Mallory, cut off on a receiver's report...
+                let line = try await sender.nextEvent("relayerCutOff")
+                let report = try #require(TransferHarness.json(line))
+                #expect(report["offender"] as? String == "mallory", "\(line)")
+                let reporter = try #require(report["reporter"] as? String, "\(line)")
+                #expect(["alice", "bob"].contains(reporter), "\(line)")
+                // ... and that receiver's own output names Mallory too; nobody names an honest receiver.
+                let reporterLines = results[reporter == "alice" ? 0 : 1].lines
+                let own = SwarmHarness.events("relayerCutOff", in: reporterLines)
+                #expect(own.contains { $0["offender"] as? String == "mallory" }, "\(reporter): \(own)")
+                let everyCut = results.flatMap { SwarmHarness.events("relayerCutOff", in: $0.lines) }
+                #expect(everyCut.allSatisfy { $0["offender"] as? String == "mallory" }, "\(everyCut)")
+
+                // The sender still completes Mallory's own transfer directly (rule 6), and ends.
+                let (status, stdout, _) = try await sender.finish(timeout: .seconds(240))
+                #expect(status == 0, "\(sender.capturedOutput())")
+                let cuts = SwarmHarness.events("relayerCutOff", in: stdout.compactMap(TransferHarness.json))
+                #expect(cuts.allSatisfy { $0["offender"] as? String == "mallory" }, "\(cuts)")
+            }
+        }
+
+        /// An outsider that learnt the swarm ID (from a member colluding with it: Mallory, honest towards everyone
+        /// else) asks a real member for a chunk that member announced: it is refused (or its link closed), never
+        /// served, while the colluding member, which is in the swarm, is served the same chunk.
+        @Test func aReceiverNotNamedInTheOfferGetsNothingFromTheSwarm() async throws {
+            let swarm = try await onOwnThread { try SwarmHarness(["alice", "bob"]) }
+            let file = try swarm.transfer.files.random("swarm.bin", size: 32 << 20)
+            let session = swarm.transfer.session
+            try await HostileSwarmMember.run(sessionID: session, name: "mallory", behaviour: .honest) { insider in
+                try await HostileSwarmMember.run(sessionID: session, name: "eve", behaviour: .honest) { outsider in
+                    // Eve has an ordinary link to Alice (who accepts everyone) before the broadcast starts.
+                    let alice = try await outsider.connect(toPort: swarm.ports[0])
+                    let port = Int(await insider.port)
+                    let sender = try swarm.transfer.sender(
+                        [file.path], to: swarm.ports + [port], ["--compress", "none"])
+                    let offered = await insider.waitFor { if case .offer = $0 { true } else { false } }
+                    guard case .offer(let offer, _)? = offered, let members = offer.swarm else {
+                        Issue.record("Mallory had no offer with a swarm: \(sender.capturedOutput())")
+                        return
+                    }
+                    #expect(members.index(of: outsider.deviceID) == nil, "Eve is not named in the offer")
+                    let aliceIndex = try #require(
+                        members.members.firstIndex { $0.address == "127.0.0.1:\(swarm.ports[0])" },
+                        "no member at Alice's address: \(members.members.map(\.address))")
+                    // Alice announces a chunk she holds to Mallory.
+                    let announced = await insider.waitFor {
+                        if case .message(.swarmHave, _, let member) = $0, member == aliceIndex { true } else { false }
+                    }
+                    guard case .message(.swarmHave(let have), let alicePeer, _)? = announced,
+                        let chunk = have.ranges.first?.lowerBound
+                    else {
+                        Issue.record(
+                            "Alice announced nothing to Mallory: \(swarm.receivers[0].process.capturedOutput())")
+                        return
+                    }
+                    // Eve asks for it with the right swarm ID; right after, Mallory, a member, asks for the same chunk
+                    // and is served it, verified (so Alice was serving when Eve asked).
+                    try? await outsider.request(members.swarmID, file: have.fileIndex, chunks: [chunk], of: alice)
+                    try await insider.request(members.swarmID, file: have.fileIndex, chunks: [chunk], of: alicePeer)
+                    let served = await insider.waitFor(timeout: .seconds(60)) {
+                        if case .relayedChunk(_, chunk, alicePeer, _, _) = $0 { true } else { false }
+                    }
+                    guard case .relayedChunk(_, _, _, _, let matches)? = served else {
+                        Issue.record("Alice did not serve Mallory, a member, the chunk she announced")
+                        return
+                    }
+                    #expect(matches)
+
+                    let results = try await swarm.finishReceivers()
+                    for (index, result) in results.enumerated() {
+                        #expect(result.status == 0, "\(swarm.receivers[index].process.capturedOutput())")
+                        try swarm.expectIdentical(index, "swarm.bin", to: file.path)
+                    }
+                    // Alice has ended (and closed Eve's link): Eve had no chunk, of any kind, at any time.
+                    let chunks = await outsider.observations.filter { observation in
+                        switch observation {
+                        case .message(.chunk, _, _), .relayedChunk: true
+                        default: false
+                        }
+                    }
+                    #expect(chunks.isEmpty, "Eve, not named in the offer, was sent chunks: \(chunks)")
+                    for case .message(.swarmRefuse(let refuse), _, _) in await outsider.observations {
+                        #expect(refuse.reason == .notMember, "\(refuse)")
+                    }
+                    _ = try await sender.finish(timeout: .seconds(240))
+                }
+            }
+        }
+    }
+}
