@@ -86,7 +86,12 @@ import Testing
                         await watched.wait(for: .chunk)
                         sending.cancel()
                     }
-                    let outcomes = (try? await sending.value) ?? []
+                    // The test's own cancellation (its time limit) reaches the send: a hang fails instead of holding the runner.
+                    let outcomes = await withTaskCancellationHandler {
+                        (try? await sending.value) ?? []
+                    } onCancel: {
+                        sending.cancel()
+                    }
                     if watched != nil {
                         for record in records { await record.wait(for: .cancel) }  // before the sessions close
                     }
