@@ -23,6 +23,8 @@ struct FakeSwarmMember: Sendable {
         var corruptFirstChunk = false
         /// With its first chunk, also acknowledge `storedFromPeer` for another chunk (a peer outside the swarm may not).
         var rogueStoredFromPeer = false
+        /// Acknowledge nothing (a member that stalls).
+        var silent = false
         /// Report this member (index) for the first chunk this member relays from it: a relayer that sent a bad chunk.
         var report: Int? = nil
     }
@@ -39,21 +41,64 @@ struct FakeSwarmMember: Sendable {
         var fileEnds: [Int] = []
         var vanished = false
 
+        var cancels = 0
+
         func took(_ offer: Offer) { self.offer = offer }
-        func got(_ chunk: SwarmChunk) { chunks.append(chunk) }
         func got(_ chunk: SwarmChunk, seed: Int) { digests.append((chunk, seed)) }
-        private var listWaiters: [CheckedContinuation<Void, Never>] = []
+        func ended(_ file: Int) { fileEnds.append(file) }
+
+        /// What a test waits for.
+        enum Event { case list, chunk, cancel }
+        private var waiters: [Int: (event: Event, continuation: CheckedContinuation<Void, Never>)] = [:]
+        private var nextWaiter = 0
+
         func got(_ list: [Int]) {
             lists.append(list)
-            for waiter in listWaiters { waiter.resume() }
-            listWaiters.removeAll()
+            notify()
         }
-        /// Returns once a `swarmMembers` arrived.
-        func firstList() async {
-            guard lists.isEmpty else { return }
-            await withCheckedContinuation { listWaiters.append($0) }
+        func got(_ chunk: SwarmChunk) {
+            chunks.append(chunk)
+            notify()
         }
-        func ended(_ file: Int) { fileEnds.append(file) }
+        func cancelled() {
+            cancels += 1
+            notify()
+        }
+
+        private func happened(_ event: Event) -> Bool {
+            switch event {
+            case .list: !lists.isEmpty
+            case .chunk: !chunks.isEmpty
+            case .cancel: cancels > 0
+            }
+        }
+
+        /// Returns once `event` happened, or when the waiting task is cancelled (a test past its time limit ends
+        /// instead of hanging).
+        func wait(for event: Event) async {
+            let token = nextWaiter
+            nextWaiter += 1
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { continuation in
+                    if happened(event) || Task.isCancelled {
+                        continuation.resume()
+                    } else {
+                        waiters[token] = (event, continuation)
+                    }
+                }
+            } onCancel: {
+                Task { await self.release(token) }
+            }
+        }
+
+        private func release(_ token: Int) { waiters.removeValue(forKey: token)?.continuation.resume() }
+
+        private func notify() {
+            for (token, waiter) in waiters where happened(waiter.event) {
+                waiters[token] = nil
+                waiter.continuation.resume()
+            }
+        }
         func vanish() { vanished = true }
     }
 
@@ -85,7 +130,7 @@ struct FakeSwarmMember: Sendable {
                 chunkSize = Int(offer.chunkSize)
                 let myID = session.configuration.deviceID
                 me = offer.swarm?.index(of: myID)
-                if let other = behaviour.replyAfterListOf { await other.firstList() }
+                if let other = behaviour.replyAfterListOf { await other.wait(for: .list) }
                 let reply = OfferReply.accepting(
                     offer.transferID, codecs: offer.codecs,
                     files: offer.files.map { _ in FileDecision(accepted: true, resumeOffset: 0) },
@@ -100,6 +145,7 @@ struct FakeSwarmMember: Sendable {
                     await session.disconnect(sender)
                     return
                 }
+                if behaviour.silent { continue }
                 if behaviour.rogueStoredFromPeer, received == 1 {
                     let ack = ChunkAck(
                         transferID: chunk.transferID, fileIndex: chunk.fileIndex,
@@ -117,7 +163,9 @@ struct FakeSwarmMember: Sendable {
                     let chunk = SwarmChunk(file: Int(digests.fileIndex), index: Int(digests.firstChunk) + offset)
                     let seed = Int(entry.seed)
                     await record.got(chunk, seed: seed)
-                    guard let me, seed != me, list.contains(me), list.contains(seed), !held.contains(chunk) else {
+                    guard !behaviour.silent, let me, seed != me, list.contains(me), list.contains(seed),
+                        !held.contains(chunk)
+                    else {
                         continue
                     }
                     if let offender = behaviour.report, offender == seed, !reported, let transferID {
@@ -153,6 +201,8 @@ struct FakeSwarmMember: Sendable {
                 let result = FileResult(
                     transferID: end.transferID, fileIndex: end.fileIndex, status: .published, detail: path)
                 guard await send(.fileResult(result), to: sender) else { return }
+            case .cancel(let cancel) where cancel.transferID == transferID:
+                await record.cancelled()
             default:
                 continue
             }

@@ -40,7 +40,8 @@ import Testing
 
     /// Sends the three files from an engine ("alice") to one fake member per behaviour ("m0", "m1", ...).
     static func broadcast(
-        _ behaviours: [FakeSwarmMember.Behaviour], relay: Bool = true, records: [FakeSwarmMember.Record]? = nil
+        _ behaviours: [FakeSwarmMember.Behaviour], relay: Bool = true, records: [FakeSwarmMember.Record]? = nil,
+        cancelAfterFirstChunkOf watched: FakeSwarmMember.Record? = nil
     ) async throws -> Run {
         try await TemporaryDirectory.with(prefix: "swarm-src") { source in
             let files = TestFiles(in: source)
@@ -78,7 +79,22 @@ import Testing
                                 toAddress: .ipv4(.loopback, port: await member.session.listenPort),
                                 timeout: .seconds(30)))
                     }
-                    let outcomes = try await sender.send(items, to: peers.map(\.peerID))
+                    let ids = peers.map(\.peerID)
+                    let offered = items
+                    let sending = Task { try await sender.send(offered, to: ids) }
+                    if let watched {
+                        await watched.wait(for: .chunk)
+                        sending.cancel()
+                    }
+                    // The test's own cancellation (its time limit) reaches the send: a hang fails instead of holding the runner.
+                    let outcomes = await withTaskCancellationHandler {
+                        (try? await sending.value) ?? []
+                    } onCancel: {
+                        sending.cancel()
+                    }
+                    if watched != nil {
+                        for record in records { await record.wait(for: .cancel) }  // before the sessions close
+                    }
                     await sender.stop(reason: .shuttingDown)
                     return (outcomes, peers, await collector.value)
                 }
@@ -260,5 +276,17 @@ import Testing
     @Test func anAddressTheOfferCannotCarryIsLeftEmpty() {
         #expect(TransferEngine.swarmAddress(nil) == "")
         #expect(TransferEngine.swarmAddress(.ipv4(.loopback, port: 41971)) == "127.0.0.1:41971")
+    }
+
+    @Test func cancellingASwarmSendTellsEveryMemberAndEnds() async throws {
+        var stalling = FakeSwarmMember.Behaviour()
+        stalling.silent = true
+        let records = (0..<3).map { _ in FakeSwarmMember.Record() }
+        let run = try await Self.broadcast(
+            Array(repeating: stalling, count: 3), records: records, cancelAfterFirstChunkOf: records[2])
+        #expect(run.outcomes.isEmpty, "the send threw CancellationError")
+        for record in records {
+            #expect(await record.cancels == 1)
+        }
     }
 }
