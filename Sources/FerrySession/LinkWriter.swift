@@ -44,6 +44,9 @@ final class LinkWriter: Sendable {
 
     var queuedBytes: Int { state.withLock { $0.queuedBytes } }
 
+    /// Bytes queued here or in the stream that the peer has not acknowledged (nil when the stream cannot tell).
+    var unacknowledgedBytes: Int? { stream.unacknowledgedBytes.map { $0 + queuedBytes } }
+
     /// Queues one frame; false when the writer is finished or failed (the bytes are dropped).
     @discardableResult
     func enqueue(_ bytes: [UInt8]) -> Bool {

@@ -23,6 +23,9 @@ public protocol ByteStream: AnyObject, Sendable {
     var localAddress: SocketAddress { get }
     /// The remote end's address.
     var remoteAddress: SocketAddress { get }
+    /// Bytes written that the peer's end has not acknowledged yet: queued in this process, in the kernel's send
+    /// buffer or on the way (nil when the transport cannot tell).
+    var unacknowledgedBytes: Int? { get }
 }
 
 extension ByteStream {
@@ -33,4 +36,7 @@ extension ByteStream {
 
     /// A stream that cannot half-close does nothing: `close` ends it.
     public func finishWriting() async {}
+
+    /// Unknown, unless the transport can tell.
+    public var unacknowledgedBytes: Int? { nil }
 }
