@@ -130,6 +130,7 @@ extension TransferEngine {
     func pump(_ id: TransferID, _ peerID: PeerID) async -> TransferOutcome? {
         var cycleStarted: ContinuousClock.Instant?
         var waited = Duration.zero
+        var receiverWaited = Duration.zero
         var inFlight = 0
         // The chunk frame sent last to this peer: a chunk may be compressed with its file's previous chunk as prefix
         // only when that chunk went just before it (PROTOCOL.md 11.10 rule 3).
@@ -144,7 +145,17 @@ extension TransferEngine {
                 let sending = withPeer(id, peerID) { $0.machine.phase == .sending } ?? false
                 let started = clock.now
                 await waitForNews(id, peerID)
-                if sending { waited += clock.now - started }
+                if sending {
+                    let wait = clock.now - started
+                    waited += wait
+                    // Nothing left unacknowledged on the link when the window opened: the wait was for the
+                    // receiving process, not for the link (the level controller's rule 3).
+                    if let queued = await session.unacknowledgedBytes(to: peerID),
+                        queued < CompressionLevelController.linkQueueBytes
+                    {
+                        receiverWaited += wait
+                    }
+                }
             case .sendChunk(let file, let offset, let length):
                 let prefixed = withPeer(id, peerID) { peer -> Bool in
                     peer.machine.chunkSent(file: file, offset: offset, length: length)
@@ -157,10 +168,11 @@ extension TransferEngine {
                 let cycle = cycleStarted.map { started in
                     PumpCycle(
                         seconds: ChunkSource.seconds(now - started), waitedSeconds: ChunkSource.seconds(waited),
-                        inFlightBytes: inFlight)
+                        inFlightBytes: inFlight, receiverWaitedSeconds: ChunkSource.seconds(receiverWaited))
                 }
                 cycleStarted = now
                 waited = .zero
+                receiverWaited = .zero
                 let prepared: ChunkSource.Prepared
                 do {
                     prepared = try await source.chunk(
