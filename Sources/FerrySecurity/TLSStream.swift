@@ -66,6 +66,8 @@ public final class TLSStream: ByteStream {
     public var remoteAddress: SocketAddress { transport.remoteAddress }
     /// The transport's bytes not yet acknowledged by the peer (records, so slightly more than the plaintext).
     public var unacknowledgedBytes: Int? { transport.unacknowledgedBytes }
+    /// The transport's time limited by the peer's receive window.
+    public var receiveWindowLimitedSeconds: Double? { transport.receiveWindowLimitedSeconds }
 
     /// The authenticated peer; nil until the handshake finished.
     public var peer: Peer? {

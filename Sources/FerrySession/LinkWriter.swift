@@ -44,8 +44,12 @@ final class LinkWriter: Sendable {
 
     var queuedBytes: Int { state.withLock { $0.queuedBytes } }
 
-    /// Bytes queued here or in the stream that the peer has not acknowledged (nil when the stream cannot tell).
-    var unacknowledgedBytes: Int? { stream.unacknowledgedBytes.map { $0 + queuedBytes } }
+    /// Bytes the stream handed to the kernel that the peer has not acknowledged (nil when the stream cannot tell); not
+    /// those queued here, which wait for this process (the writer encrypting), not for the link.
+    var unacknowledgedBytes: Int? { stream.unacknowledgedBytes }
+
+    /// The stream's seconds limited by the peer's receive window (nil when it cannot tell).
+    var receiveWindowLimitedSeconds: Double? { stream.receiveWindowLimitedSeconds }
 
     /// Queues one frame; false when the writer is finished or failed (the bytes are dropped).
     @discardableResult

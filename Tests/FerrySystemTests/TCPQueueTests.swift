@@ -27,7 +27,7 @@ struct TCPQueueTests {
     }
 
     /// A peer that does not read: the bytes the kernel accepted and the peer's TCP has not acknowledged (in our
-    /// send buffer once the peer's receive buffer is full) are counted beside those still queued for `send`.
+    /// send buffer once the peer's receive buffer is full) are counted; those still queued for `send` are not.
     @Test func bytesInTheKernelNotYetAcknowledgedAreCounted() async throws {
         try await withReactor { reactor in
             let (client, server) = try await connectedPair(reactor)
@@ -38,8 +38,28 @@ struct TCPQueueTests {
             // More than any receive and send buffer hold together: the write never completes.
             let writer = Task { try await client.write(patternBytes(count: 64 << 20, seed: 3)) }
             // Waits for the condition itself (the suite's time limit fails it if it never holds).
-            while (client.unacknowledgedBytes ?? 0) <= client.queuedWriteBytes { await Task.yield() }
-            #expect((client.unacknowledgedBytes ?? 0) > client.queuedWriteBytes)
+            while (client.unacknowledgedBytes ?? 0) == 0 { await Task.yield() }
+            let unacknowledged = try #require(client.unacknowledgedBytes)
+            #expect(unacknowledged > 0 && unacknowledged < 64 << 20)
+            writer.cancel()
+            _ = await writer.result
+        }
+    }
+
+    /// A peer that does not read: once its receive buffer is full, its window closes and the time our sending is
+    /// held back by it grows (`tcpi_rwnd_limited`).
+    @Test func aPeerThatDoesNotReadHoldsTheSenderBack() async throws {
+        try await withReactor { reactor in
+            let (client, server) = try await connectedPair(reactor)
+            defer {
+                client.close()
+                server.close()
+            }
+            let before = try #require(client.receiveWindowLimitedSeconds)
+            let writer = Task { try await client.write(patternBytes(count: 64 << 20, seed: 4)) }
+            // Waits for the condition itself (the suite's time limit fails it if it never holds).
+            while (client.receiveWindowLimitedSeconds ?? 0) <= before { await Task.yield() }
+            #expect((client.receiveWindowLimitedSeconds ?? 0) > before)
             writer.cancel()
             _ = await writer.result
         }
