@@ -106,6 +106,10 @@ public struct CompressionLevelController: Sendable, Equatable {
     /// wait before it (over a 100 Mbit/s link, 0.3-1 MB when a chunk is acknowledged), while to a receiver on the
     /// same machine (loopback, a veth pair) they have all crossed and wait in the receiver.
     public static let linkQueueBytes = 64 << 10
+    /// A wait for the window during which the peer's receive window held the link back for this share of the time
+    /// or more was a wait for the receiver as well, however many bytes were left unacknowledged: its socket buffer
+    /// was full (raw chunks to a receiver on the same machine fill it, and the rest waits in ours).
+    public static let receiveWindowShare = 0.5
     /// Waiting less than this share means the CPU is.
     public static let cpuBoundShare = 0.05
     /// CPU-bound also means the link took what the pump gave at once: at most this many chunks were in flight.
@@ -285,10 +289,14 @@ public struct CompressionLevelController: Sendable, Equatable {
         wireBytes = 0
         // 1. A neighbour known to be faster: this step lost, and is remembered longer if it had lost before.
         for neighbour in [step - 1, step + 1] where ladder.indices.contains(neighbour) {
-            // A higher step measured waiting for the receiver was not faster for its ratio (the link was not
-            // full): unless the link is the bottleneck here, the difference is the load's, not the level's, and
-            // moving up for it would undo rule 3.
-            if neighbour > step, measured[neighbour]?.receiverBound == true, waited < Self.linkBoundShare { continue }
+            // Not up while waiting for the receiver, nor to a step measured waiting for it, unless the link is the
+            // bottleneck here: a ratio speeds up no receiver (the link was not full), the difference is the
+            // load's, not the level's, and moving up for it would undo rule 3.
+            if neighbour > step, waited < Self.linkBoundShare,
+                receiverWaited >= Self.linkBoundShare || measured[neighbour]?.receiverBound == true
+            {
+                continue
+            }
             if let known = self.throughput(atStep: neighbour), known > throughput * (1 + Self.tolerance) {
                 if let previousLifetime {
                     measured[step]?.lifetime = min(previousLifetime * 2, Self.longestMemory)

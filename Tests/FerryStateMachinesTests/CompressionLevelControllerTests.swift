@@ -334,3 +334,18 @@ extension CompressionLevelControllerTests {
         #expect(levels == [0, 1, 1, 1, 1, 1, 1, 1])
     }
 }
+
+extension CompressionLevelControllerTests {
+    /// Raw, waiting for the receiver: no level is moved up to, even one measured faster while the pump was busy
+    /// (on a loaded machine, level 1's epoch came out faster by chance): compressing speeds up no receiver.
+    @Test func atRawWaitingForTheReceiverNoLevelPullsItUp() {
+        var controller = CompressionLevelController(ladder: Self.ladder, startStep: 1, warmUpChunks: 0)
+        var epochs = 0
+        let levels = Self.run(&controller, epochs: 6) { level in
+            epochs += 1
+            // Level 1 CPU-bound and fast once (it steps down to raw), then raw waits for the receiver, slower.
+            return level == 1 ? Self.pace(4, waited: 0, compress: 3) : Self.receiverPace(6, waited: 3, compress: 0)
+        }
+        #expect(levels == [0, 0, 0, 0, 0, 0])
+    }
+}
