@@ -21,8 +21,10 @@
 ///    faster. Never raw from zstd on the strength of waiting alone: over a slow link such a
 ///    try costs the window's raw chunks draining at the link's rate;
 /// 3. the pump waited for the window `linkBoundShare` of the time or more with the link holding next to nothing
-///    unacknowledged when each wait ended (`Pace.receiverWaitedSeconds`, less than `linkQueueBytes`): the bytes
-///    in flight had all crossed the link and waited in the receiving process, which no ratio speeds up. On one
+///    unacknowledged when each wait ended (less than `linkQueueBytes`), or held back by the peer's receive window
+///    for `receiveWindowShare` of the wait (`Pace.receiverWaitedSeconds`): the bytes in flight had all crossed the
+///    link, or the receiver's socket buffer was full; they waited for the receiving process, which no ratio
+///    speeds up (nor is a step above moved to by rule 1 then). On one
 ///    machine (loopback, namespaces joined by a veth pair) that process shares the CPU the compressor takes, and
 ///    over a link that is the bottleneck the window's bytes wait before it instead: it goes to raw, unless raw
 ///    was measured recently (and was not faster, by rule 1);
