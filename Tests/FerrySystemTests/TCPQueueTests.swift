@@ -38,7 +38,10 @@ struct TCPQueueTests {
             // More than any receive and send buffer hold together: the write never completes.
             let writer = Task { try await client.write(patternBytes(count: 64 << 20, seed: 3)) }
             // Waits for the condition itself (the suite's time limit fails it if it never holds).
-            while (client.unacknowledgedBytes ?? 0) == 0 { await Task.yield() }
+            while (client.unacknowledgedBytes ?? 0) == 0 {
+                try Task.checkCancellation()
+                await Task.yield()
+            }
             let unacknowledged = try #require(client.unacknowledgedBytes)
             #expect(unacknowledged > 0 && unacknowledged < 64 << 20)
             writer.cancel()
@@ -58,7 +61,10 @@ struct TCPQueueTests {
             let before = try #require(client.receiveWindowLimitedSeconds)
             let writer = Task { try await client.write(patternBytes(count: 64 << 20, seed: 4)) }
             // Waits for the condition itself (the suite's time limit fails it if it never holds).
-            while (client.receiveWindowLimitedSeconds ?? 0) <= before { await Task.yield() }
+            while (client.receiveWindowLimitedSeconds ?? 0) <= before {
+                try Task.checkCancellation()
+                await Task.yield()
+            }
             #expect((client.receiveWindowLimitedSeconds ?? 0) > before)
             writer.cancel()
             _ = await writer.result
