@@ -64,6 +64,10 @@ public final class TLSStream: ByteStream {
     public var localAddress: SocketAddress { transport.localAddress }
     /// The transport's remote address.
     public var remoteAddress: SocketAddress { transport.remoteAddress }
+    /// The transport's bytes not yet acknowledged by the peer (records, so slightly more than the plaintext).
+    public var unacknowledgedBytes: Int? { transport.unacknowledgedBytes }
+    /// The transport's time limited by the peer's receive window.
+    public var receiveWindowLimitedSeconds: Double? { transport.receiveWindowLimitedSeconds }
 
     /// The authenticated peer; nil until the handshake finished.
     public var peer: Peer? {

@@ -44,6 +44,13 @@ final class LinkWriter: Sendable {
 
     var queuedBytes: Int { state.withLock { $0.queuedBytes } }
 
+    /// Bytes the stream handed to the kernel that the peer has not acknowledged (nil when the stream cannot tell); not
+    /// those queued here, which wait for this process (the writer encrypting), not for the link.
+    var unacknowledgedBytes: Int? { stream.unacknowledgedBytes }
+
+    /// The stream's seconds limited by the peer's receive window (nil when it cannot tell).
+    var receiveWindowLimitedSeconds: Double? { stream.receiveWindowLimitedSeconds }
+
     /// Queues one frame; false when the writer is finished or failed (the bytes are dropped).
     @discardableResult
     func enqueue(_ bytes: [UInt8]) -> Bool {

@@ -20,7 +20,15 @@
 ///    "waiting for the link" is waiting for a receiver that shares the CPU (loopback), where less compression is
 ///    faster. Never raw from zstd on the strength of waiting alone: over a slow link such a
 ///    try costs the window's raw chunks draining at the link's rate;
-/// 3. it waited less than `cpuBoundShare` of the time, and the window did not fill by more than a chunk during the
+/// 3. the pump waited for the window `linkBoundShare` of the time or more with the link holding next to nothing
+///    unacknowledged when each wait ended (less than `linkQueueBytes`), or held back by the peer's receive window
+///    for `receiveWindowShare` of the wait (`Pace.receiverWaitedSeconds`): the bytes in flight had all crossed the
+///    link, or the receiver's socket buffer was full; they waited for the receiving process, which no ratio
+///    speeds up (nor is a step above moved to by rule 1 then). On one
+///    machine (loopback, namespaces joined by a veth pair) that process shares the CPU the compressor takes, and
+///    over a link that is the bottleneck the window's bytes wait before it instead: it goes to raw, unless raw
+///    was measured recently (and was not faster, by rule 1);
+/// 4. it waited less than `cpuBoundShare` of the time, and the window did not fill by more than a chunk during the
 ///    epoch nor holds more than `cpuBoundInFlightChunks` (a link slower than the pump by a little fills it slowly
 ///    before the pump waits): the CPU is the
 ///    bottleneck, it steps down (the last step
@@ -29,7 +37,7 @@
 ///    link-bound (scaled by the ladder's sizes), when that is shorter than the cycle now; when the link was never
 ///    measured, one step, but to raw from zstd only once the transfer has run ten times what that try could cost
 ///    at the wire rate seen so far (`probeBudget`);
-/// 4. otherwise it stays.
+/// 5. otherwise it stays.
 ///
 /// The first epoch at a step moved to ends after its first chunk when that took more than twice as long per chunk
 /// as the epoch before: trying raw over a slow link then costs one chunk, not four.
@@ -71,11 +79,14 @@ public struct CompressionLevelController: Sendable, Equatable {
         public var inFlightBytes: Int
         /// Its length on the wire, compressed or not (0 when unknown).
         public var wireBytes: Int
+        /// Of `waitedSeconds`, the waits for the window that ended with less than `linkQueueBytes` unacknowledged on
+        /// the link: everything sent had crossed it, so the wait was for the receiving process, not the link.
+        public var receiverWaitedSeconds: Double
 
         /// One chunk's measurements, in bytes and seconds.
         public init(
             rawBytes: Int, seconds: Double, waitedSeconds: Double, compressSeconds: Double, inFlightBytes: Int = 0,
-            wireBytes: Int = 0
+            wireBytes: Int = 0, receiverWaitedSeconds: Double = 0
         ) {
             self.rawBytes = rawBytes
             self.seconds = seconds
@@ -83,13 +94,24 @@ public struct CompressionLevelController: Sendable, Equatable {
             self.compressSeconds = compressSeconds
             self.inFlightBytes = inFlightBytes
             self.wireBytes = wireBytes
+            self.receiverWaitedSeconds = receiverWaitedSeconds
         }
     }
 
     /// Chunks measured at one step before deciding.
     public static let epochChunks = 4
-    /// Waiting this share of the cycle or more means the link is the bottleneck.
+    /// Waiting this share of the cycle or more means the link is the bottleneck (or, waiting for the receiver,
+    /// the receiving process is).
     public static let linkBoundShare = 0.15
+    /// A wait for the window that ends with fewer bytes than this unacknowledged on the link (queued, in the
+    /// socket, or on the way) was a wait for the receiver: over a link that is the bottleneck the window's bytes
+    /// wait before it (over a 100 Mbit/s link, 0.3-1 MB when a chunk is acknowledged), while to a receiver on the
+    /// same machine (loopback, a veth pair) they have all crossed and wait in the receiver.
+    public static let linkQueueBytes = 64 << 10
+    /// A wait for the window during which the peer's receive window held the link back for this share of the time
+    /// or more was a wait for the receiver as well, however many bytes were left unacknowledged: its socket buffer
+    /// was full (raw chunks to a receiver on the same machine fill it, and the rest waits in ours).
+    public static let receiveWindowShare = 0.5
     /// Waiting less than this share means the CPU is.
     public static let cpuBoundShare = 0.05
     /// CPU-bound also means the link took what the pump gave at once: at most this many chunks were in flight.
@@ -146,6 +168,7 @@ public struct CompressionLevelController: Sendable, Equatable {
     private var rawBytes = 0
     private var seconds = 0.0
     private var waitedSeconds = 0.0
+    private var receiverWaitedSeconds = 0.0
     private var compressSeconds = 0.0
     /// Wire bytes of the epoch's chunks; nil once one chunk's is unknown.
     private var wireBytes: Int? = 0
@@ -168,6 +191,8 @@ public struct CompressionLevelController: Sendable, Equatable {
         public var throughput: Double
         /// The share of the cycle spent waiting for the link.
         public var waited: Double
+        /// The share of the cycle spent waiting for the receiver (the link holding nothing).
+        public var receiverWaited: Double = 0
     }
 
     private struct Measured: Sendable, Equatable {
@@ -176,6 +201,8 @@ public struct CompressionLevelController: Sendable, Equatable {
         var wireRate: Double?
         /// The pump waited for the link for `linkBoundShare` of the time or more.
         var linkBound: Bool
+        /// It waited for the receiver (the link holding nothing) that long: the step's ratio did not matter.
+        var receiverBound = false
         var epoch: Int
         /// Epochs it is remembered for: `memoryEpochs`, doubled each time the step is tried again and loses.
         var lifetime: Int
@@ -217,7 +244,9 @@ public struct CompressionLevelController: Sendable, Equatable {
         inFlightLast = pace.inFlightBytes
         rawBytes += pace.rawBytes
         seconds += pace.seconds
-        waitedSeconds += min(max(pace.waitedSeconds, 0), pace.seconds)
+        let waited = min(max(pace.waitedSeconds, 0), pace.seconds)
+        waitedSeconds += waited
+        receiverWaitedSeconds += min(max(pace.receiverWaitedSeconds, 0), waited)
         compressSeconds += min(max(pace.compressSeconds, 0), pace.seconds)
         wireBytes = pace.wireBytes > 0 ? wireBytes.map { $0 + pace.wireBytes } : nil
         if chunks < Self.epochChunks {
@@ -231,7 +260,10 @@ public struct CompressionLevelController: Sendable, Equatable {
     private mutating func decide() {
         epoch += 1
         let throughput = Double(rawBytes) / seconds
-        let waited = waitedSeconds / seconds
+        // Waiting for the link, and for the receiver (which no compressing speeds up).
+        let receiverWaited = receiverWaitedSeconds / seconds
+        let waited = (waitedSeconds - receiverWaitedSeconds) / seconds
+        let waitedAtAll = waitedSeconds / seconds
         let perChunk = (seconds: seconds / Double(chunks), compress: compressSeconds / Double(chunks))
         let rawBytesPerChunk = rawBytes / chunks
         let epochWire = wireBytes
@@ -239,8 +271,9 @@ public struct CompressionLevelController: Sendable, Equatable {
         let previousLifetime = measured[step]?.lifetime
         measured[step] = Measured(
             throughput: throughput, wireRate: wireBytes.map { Double($0) / seconds },
-            linkBound: waited >= Self.linkBoundShare, epoch: epoch, lifetime: Self.memoryEpochs)
-        lastEpoch = Epoch(throughput: throughput, waited: waited)
+            linkBound: waited >= Self.linkBoundShare, receiverBound: receiverWaited >= Self.linkBoundShare,
+            epoch: epoch, lifetime: Self.memoryEpochs)
+        lastEpoch = Epoch(throughput: throughput, waited: waited, receiverWaited: receiverWaited)
         let previous = step
         defer {
             if waited >= Self.linkBoundShare {
@@ -253,10 +286,19 @@ public struct CompressionLevelController: Sendable, Equatable {
         rawBytes = 0
         seconds = 0
         waitedSeconds = 0
+        receiverWaitedSeconds = 0
         compressSeconds = 0
         wireBytes = 0
         // 1. A neighbour known to be faster: this step lost, and is remembered longer if it had lost before.
         for neighbour in [step - 1, step + 1] where ladder.indices.contains(neighbour) {
+            // Not up while waiting for the receiver, nor to a step measured waiting for it, unless the link is the
+            // bottleneck here: a ratio speeds up no receiver (the link was not full), the difference is the
+            // load's, not the level's, and moving up for it would undo rule 3.
+            if neighbour > step, waited < Self.linkBoundShare,
+                receiverWaited >= Self.linkBoundShare || measured[neighbour]?.receiverBound == true
+            {
+                continue
+            }
             if let known = self.throughput(atStep: neighbour), known > throughput * (1 + Self.tolerance) {
                 if let previousLifetime {
                     measured[step]?.lifetime = min(previousLifetime * 2, Self.longestMemory)
@@ -277,16 +319,28 @@ public struct CompressionLevelController: Sendable, Equatable {
             } else if down, downPays(throughput) {
                 step -= 1
             }
-        } else if waited < Self.cpuBoundShare, down, inFlightLast - inFlightFirst <= rawBytesPerChunk,
+        } else if receiverWaited >= Self.linkBoundShare {
+            // 3. Waiting for a receiver that had everything sent: the link is not full, so a better ratio buys
+            // nothing, and compressing costs CPU that a receiver on the same machine needs (loopback, a veth pair;
+            // text went at 0.34-0.54x random bytes there): raw, unless raw was measured recently waiting for the
+            // link (then the link is the bottleneck at raw, as over a slow link to a slow disk).
+            if step > 0, !rawWaitedForTheLink { step = 0 }
+        } else if waitedAtAll < Self.cpuBoundShare, down, inFlightLast - inFlightFirst <= rawBytesPerChunk,
             inFlightLast <= Self.cpuBoundInFlightChunks * rawBytesPerChunk
         {
             // (Not when the window filled by more than a chunk during the epoch, or holds more than 4: the link
             // is slower than the pump, which merely has not had to wait yet.)
-            // 3. CPU-bound: down, as far as the link last measured is predicted to keep up.
+            // 4. CPU-bound: down, as far as the link last measured is predicted to keep up.
             step = lowerTarget(
                 cycle: perChunk.seconds, waited: perChunk.seconds * waited, perChunk.compress,
                 wireRate: epochWire.map { Double($0) / perChunk.seconds / Double(chunks0) })
         }
+    }
+
+    /// Raw was measured recently, waiting for the link.
+    private var rawWaitedForTheLink: Bool {
+        guard let raw = measured[0], epoch - raw.epoch <= raw.lifetime else { return false }
+        return raw.linkBound
     }
 
     /// Link-bound, the step above known not to pay: whether trying the step below might. Waiting for the wire, a

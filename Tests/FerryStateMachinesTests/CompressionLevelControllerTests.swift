@@ -287,3 +287,65 @@ import Testing
         #expect(controller.throughput(atStep: 0) != nil)
     }
 }
+
+/// Rule 3: waits for the window that ended with the link holding nothing (`Pace.receiverWaitedSeconds`) are waits
+/// for the receiving process, and compression steps aside; the same waits with the link holding bytes climb.
+extension CompressionLevelControllerTests {
+    /// A chunk of 1 MiB: its cycle, of which `waited` waiting for the window, all of it with the link empty.
+    static func receiverPace(_ ms: Double, waited: Double, compress: Double) -> Pace {
+        Pace(
+            rawBytes: 1 << 20, seconds: ms / 1000, waitedSeconds: waited / 1000, compressSeconds: compress / 1000,
+            wireBytes: 1 << 18, receiverWaitedSeconds: waited / 1000)
+    }
+
+    /// Loopback text: level 1 waits half its cycle for a receiver that had everything (the receiver shares the
+    /// CPU), and goes to raw after one epoch; raw, measured a little slower (the machine's load moved), is kept:
+    /// level 1's faster epoch waited for the receiver too, so its ratio is not what made it faster.
+    @Test func waitingForTheReceiverGoesRawAndStays() {
+        var controller = CompressionLevelController(ladder: Self.ladder, warmUpChunks: 0)
+        let levels = Self.run(&controller, epochs: 40) { level in
+            level == 0 ? Self.receiverPace(9, waited: 4, compress: 0) : Self.receiverPace(8, waited: 4, compress: 3)
+        }
+        #expect(levels == Array(repeating: 0, count: 40))
+        #expect(abs((controller.lastEpoch?.receiverWaited ?? 0) - 4.0 / 9) < 1e-9)
+        #expect(abs(controller.lastEpoch?.waited ?? 1) < 1e-9)
+    }
+
+    /// The same cycles, the waits ending with the link holding bytes: waiting for the link, it climbs.
+    @Test func theSameWaitsWithTheLinkFullClimb() {
+        var controller = CompressionLevelController(ladder: Self.ladder, warmUpChunks: 0)
+        let levels = Self.run(&controller, epochs: 1) { _ in
+            var pace = Self.receiverPace(8, waited: 4, compress: 3)
+            pace.receiverWaitedSeconds = 0
+            return pace
+        }
+        #expect(levels[0] > 1)
+    }
+
+    /// A slow link to a slow receiver: level 1 waits for the receiver (the link not full), raw then waits for the
+    /// link (its bytes are 4 times as many) and is slower: back to level 1, which stays, raw being known to wait
+    /// for the link.
+    @Test func rawWaitingForTheLinkIsNotTakenForTheReceiver() {
+        var controller = CompressionLevelController(ladder: Self.ladder, warmUpChunks: 0)
+        let levels = Self.run(&controller, epochs: 8) { level in
+            level == 0
+                ? Self.pace(40, waited: 30, compress: 0) : Self.receiverPace(20, waited: 10, compress: 3)
+        }
+        #expect(levels == [0, 1, 1, 1, 1, 1, 1, 1])
+    }
+}
+
+extension CompressionLevelControllerTests {
+    /// Raw, waiting for the receiver: no level is moved up to, even one measured faster while the pump was busy
+    /// (on a loaded machine, level 1's epoch came out faster by chance): compressing speeds up no receiver.
+    @Test func atRawWaitingForTheReceiverNoLevelPullsItUp() {
+        var controller = CompressionLevelController(ladder: Self.ladder, startStep: 1, warmUpChunks: 0)
+        var epochs = 0
+        let levels = Self.run(&controller, epochs: 6) { level in
+            epochs += 1
+            // Level 1 CPU-bound and fast once (it steps down to raw), then raw waits for the receiver, slower.
+            return level == 1 ? Self.pace(4, waited: 0, compress: 3) : Self.receiverPace(6, waited: 3, compress: 0)
+        }
+        #expect(levels == [0, 0, 0, 0, 0, 0])
+    }
+}

@@ -23,6 +23,12 @@ public protocol ByteStream: AnyObject, Sendable {
     var localAddress: SocketAddress { get }
     /// The remote end's address.
     var remoteAddress: SocketAddress { get }
+    /// Bytes handed to the kernel that the peer's end has not acknowledged yet: in the kernel's send buffer or on
+    /// the way; not those still queued in this process (nil when the transport cannot tell).
+    var unacknowledgedBytes: Int? { get }
+    /// Seconds the transport's sending has waited for the peer's receive window to open, since it opened (nil when
+    /// it cannot tell).
+    var receiveWindowLimitedSeconds: Double? { get }
 }
 
 extension ByteStream {
@@ -33,4 +39,10 @@ extension ByteStream {
 
     /// A stream that cannot half-close does nothing: `close` ends it.
     public func finishWriting() async {}
+
+    /// Unknown, unless the transport can tell.
+    public var unacknowledgedBytes: Int? { nil }
+
+    /// Unknown, unless the transport can tell.
+    public var receiveWindowLimitedSeconds: Double? { nil }
 }

@@ -176,7 +176,7 @@ actor ChunkSource {
                 pace = CompressionPolicy.Pace(
                     rawBytes: prepared.rawBytes, seconds: cycle.seconds, waitedSeconds: cycle.waitedSeconds,
                     compressSeconds: prepared.compressSeconds, inFlightBytes: cycle.inFlightBytes,
-                    wireBytes: prepared.wireBytes)
+                    wireBytes: prepared.wireBytes, receiverWaitedSeconds: cycle.receiverWaitedSeconds)
             }
             let level = policy.controller.level
             choice = policy.choice(after: pace)
@@ -184,7 +184,8 @@ actor ChunkSource {
                 log(
                     2,
                     "compression level \(level) -> \(policy.controller.level): "
-                        + "\(Int(epoch.throughput / 1e6)) MB/s, waited for the link \(Int(epoch.waited * 100))%")
+                        + "\(Int(epoch.throughput / 1e6)) MB/s, waited for the link \(Int(epoch.waited * 100))%, "
+                        + "for the receiver \(Int(epoch.receiverWaited * 100))%")
             }
         }
         let compression = choice
@@ -420,6 +421,9 @@ struct PumpCycle: Sendable {
     var waitedSeconds: Double
     /// Raw bytes in flight (sent, not acknowledged) once the chunk was queued.
     var inFlightBytes: Int
+    /// Of `waitedSeconds`, waiting for the window while the link held (next to) nothing unacknowledged: waiting
+    /// for the receiving process (`CompressionLevelController.Pace.receiverWaitedSeconds`).
+    var receiverWaitedSeconds: Double = 0
 }
 
 /// A file ready to be offered: its local source, what the offer says of it, and what its first bytes showed.

@@ -57,7 +57,10 @@ extension TransferEngine {
             transferID: TransferID.random(), chunkSize: UInt32(configuration.chunkSize), codecs: codecs,
             files: prepared.map(\.offered), swarm: swarm)
         // Peers on this machine's loopback share its CPU and their link is a memory copy: compressing can only cost
-        // there (text over loopback went at 0.4-0.8x random bytes). `auto` sends raw to them without measuring.
+        // there. `auto` sends raw to them without measuring: the level controller's rule 3 (waiting for a receiver
+        // that has every byte sent) steps aside by measurement over a veth pair, but on loopback its tries still
+        // cost text 10-30% against this rule on the loaded 2-core test machine (ARCHITECTURE "How hard to
+        // compress").
         let local = configuration.compression == .auto && infos.allSatisfy { Self.isLoopback($0.address) }
         let policy = CompressionPolicy(mode: local ? .none : configuration.compression, available: [.zstd, .zlib])
         // One peer uses each chunk once (a resend reads it again); a broadcast shares chunks through the cache.
@@ -142,6 +145,7 @@ extension TransferEngine {
     func pump(_ id: TransferID, _ peerID: PeerID) async -> TransferOutcome? {
         var cycleStarted: ContinuousClock.Instant?
         var waited = Duration.zero
+        var receiverWaited = Duration.zero
         var inFlight = 0
         // The chunk frame sent last to this peer: a chunk may be compressed with its file's previous chunk as prefix
         // only when that chunk went just before it (PROTOCOL.md 11.10 rule 3).
@@ -156,9 +160,26 @@ extension TransferEngine {
                 return finishPeer(id, peerID)
             case .wait:
                 let sending = withPeer(id, peerID) { $0.machine.phase == .sending } ?? false
+                let limitedBefore = sending ? await session.receiveWindowLimitedSeconds(to: peerID) : nil
                 let started = clock.now
                 await waitForNews(id, peerID)
-                if sending { waited += clock.now - started }
+                if sending {
+                    let wait = clock.now - started
+                    waited += wait
+                    // The wait was for the receiving process, not the link (the level controller's rule 3), when
+                    // nothing was left unacknowledged on the link as the window opened (all had crossed it), or the
+                    // peer's receive window held the link back for most of it (its socket buffer full).
+                    let queued = await session.unacknowledgedBytes(to: peerID)
+                    let limited = await session.receiveWindowLimitedSeconds(to: peerID)
+                    var heldBack = false
+                    if let before = limitedBefore, let after = limited {
+                        heldBack =
+                            after - before >= CompressionLevelController.receiveWindowShare * ChunkSource.seconds(wait)
+                    }
+                    if queued.map({ $0 < CompressionLevelController.linkQueueBytes }) == true || heldBack {
+                        receiverWaited += wait
+                    }
+                }
             case .sendChunk(let file, let offset, let length):
                 let prefixed = withPeer(id, peerID) { peer -> Bool in
                     peer.machine.chunkSent(file: file, offset: offset, length: length)
@@ -171,10 +192,11 @@ extension TransferEngine {
                 let cycle = cycleStarted.map { started in
                     PumpCycle(
                         seconds: ChunkSource.seconds(now - started), waitedSeconds: ChunkSource.seconds(waited),
-                        inFlightBytes: inFlight)
+                        inFlightBytes: inFlight, receiverWaitedSeconds: ChunkSource.seconds(receiverWaited))
                 }
                 cycleStarted = now
                 waited = .zero
+                receiverWaited = .zero
                 let prepared: ChunkSource.Prepared
                 do {
                     prepared = try await source.chunk(

@@ -1,4 +1,5 @@
 import CZstd
+import Synchronization
 
 /// One-shot Zstandard compression and bounded decompression: the `.zstd` half of `ChunkCompressor` and
 /// `ChunkInflater`.
@@ -24,8 +25,10 @@ enum ZstdCodec {
         prefix: UnsafeRawBufferPointer? = nil
     ) -> Int? {
         guard let outBase = output.baseAddress, !output.isEmpty else { return nil }
-        guard let context = ZSTD_createCCtx() else { return nil }
-        defer { ZSTD_freeCCtx(context) }
+        guard let context = ZstdContexts.compression.take() else { return nil }
+        defer { ZstdContexts.compression.give(context) }
+        // A context from the pool still holds the last frame's parameters and prefix.
+        guard ZSTD_isError(ZSTD_CCtx_reset(context, ZSTD_reset_session_and_parameters)) == 0 else { return nil }
         let clamped = Int32(min(max(level, Int(ZSTD_minCLevel())), Int(ZSTD_maxCLevel())))
         guard ZSTD_isError(ZSTD_CCtx_setParameter(context, ZSTD_c_compressionLevel, clamped)) == 0 else { return nil }
         if let prefix, let base = prefix.baseAddress, !prefix.isEmpty {
@@ -64,8 +67,13 @@ enum ZstdCodec {
         guard contentSize == contentSizeUnknown || contentSize == UInt64(output.count) else {
             throw .corrupt("zstd: frame declares \(contentSize) bytes, expected \(output.count)")
         }
-        guard let context = ZSTD_createDCtx() else { throw .corrupt("zstd: cannot create a decompression context") }
-        defer { ZSTD_freeDCtx(context) }
+        guard let context = ZstdContexts.decompression.take() else {
+            throw .corrupt("zstd: cannot create a decompression context")
+        }
+        defer { ZstdContexts.decompression.give(context) }
+        guard ZSTD_isError(ZSTD_DCtx_reset(context, ZSTD_reset_session_and_parameters)) == 0 else {
+            throw .corrupt("zstd: cannot reset a decompression context")
+        }
         if let prefix, let base = prefix.baseAddress, !prefix.isEmpty {
             guard ZSTD_isError(ZSTD_DCtx_refPrefix(context, base, prefix.count)) == 0 else {
                 throw .corrupt("zstd: the prefix was refused")
@@ -89,5 +97,76 @@ enum ZstdCodec {
 
     private static func errorName(_ code: Int) -> String {
         String(cString: ZSTD_getErrorName(code))
+    }
+}
+
+/// zstd contexts kept for the next chunk instead of made and freed for each: a context's tables (1-3 MiB at the
+/// levels the controller picks, with a window over prefix and chunk) were allocated with `mmap` and faulted in
+/// afresh for every 1 MiB chunk, on both ends.
+///
+/// A pool, not one context per caller, so that callers need not own one: the sender compresses on its chunk
+/// source's serial queue and the receiver inflates on its own, each taking the one context it used last. At most
+/// `limit` are kept (a broadcast or several transfers may compress on several threads at once; a context beyond
+/// the limit is freed), and none larger than `largest` bytes, so what stays allocated between chunks is bounded.
+enum ZstdContexts {
+    /// Compression contexts (`ZSTD_CCtx`).
+    static let compression = Pool(
+        make: { ZSTD_createCCtx() }, size: { ZSTD_sizeof_CCtx($0) }, free: { _ = ZSTD_freeCCtx($0) })
+    /// Decompression contexts (`ZSTD_DCtx`).
+    static let decompression = Pool(
+        make: { ZSTD_createDCtx() }, size: { ZSTD_sizeof_DCtx($0) }, free: { _ = ZSTD_freeDCtx($0) })
+    /// Contexts kept per kind.
+    static let limit = 2
+    /// The largest context kept, in bytes (level 8 with a 2 MiB window needs about 10 MiB; larger ones are freed).
+    static let largest = 16 << 20
+
+    /// A lock-protected list of idle contexts of one kind.
+    final class Pool: Sendable {
+        /// An idle context: only the pool holds it, so it may cross threads.
+        private struct Idle: @unchecked Sendable { var pointer: OpaquePointer }
+        private let idle = Mutex<[Idle]>([])
+        private let make: @Sendable () -> OpaquePointer?
+        private let size: @Sendable (OpaquePointer) -> Int
+        private let free: @Sendable (OpaquePointer) -> Void
+
+        init(
+            make: @escaping @Sendable () -> OpaquePointer?, size: @escaping @Sendable (OpaquePointer) -> Int,
+            free: @escaping @Sendable (OpaquePointer) -> Void
+        ) {
+            self.make = make
+            self.size = size
+            self.free = free
+        }
+
+        /// An idle context, or a new one (nil when zstd cannot allocate one).
+        func take() -> OpaquePointer? {
+            if let kept = idle.withLock({ $0.popLast() }) { return kept.pointer }
+            return make()
+        }
+
+        /// Gives `context` back: kept for the next caller, or freed when enough are kept or it grew too large.
+        func give(_ context: OpaquePointer) {
+            let keep = size(context) <= ZstdContexts.largest
+            let kept =
+                keep
+                && idle.withLock { contexts -> Bool in
+                    guard contexts.count < ZstdContexts.limit else { return false }
+                    contexts.append(Idle(pointer: context))
+                    return true
+                }
+            if !kept { free(context) }
+        }
+
+        /// Contexts idle now (a test looks).
+        var idleCount: Int { idle.withLock { $0.count } }
+
+        /// Frees every idle context (a test starts from fresh ones).
+        func drain() {
+            for context in idle.withLock({ contexts in
+                defer { contexts.removeAll() }; return contexts
+            }) {
+                free(context.pointer)
+            }
+        }
     }
 }
