@@ -161,6 +161,10 @@ extension TransferEngine {
             case .wait:
                 let sending = withPeer(id, peerID) { $0.machine.phase == .sending } ?? false
                 let limitedBefore = sending ? await session.receiveWindowLimitedSeconds(to: peerID) : nil
+                // The question above let other work run on this actor: an acknowledgement or result that came
+                // meanwhile woke nobody (no waiter yet). Look again before waiting, or that news is lost for good
+                // (a sender hung at its last result: ManySendersTests under the full suite's load).
+                if sending, withPeer(id, peerID, { $0.machine.nextStep() }) != .wait { continue }
                 let started = clock.now
                 await waitForNews(id, peerID)
                 if sending {
