@@ -246,22 +246,7 @@ extension TransferEngine {
                     inFlight = peer.machine.inFlightBytes
                 }
             case .sendFileEnd(let file):
-                withPeer(id, peerID) { $0.machine.fileEndSent(file: file) }
-                let digest: [UInt8]
-                do {
-                    digest = try await source.digest(of: file)
-                } catch .changed {
-                    await abandon(file, id, peerID, await source.failureText(of: file))
-                    continue
-                } catch {
-                    await cancelOperation(id, reason: .readFailed, detail: error.description)
-                    continue
-                }
-                guard recordSentDigest(digest, of: file, id, peerID) else { continue }
-                let end = FileEnd(transferID: id, fileIndex: UInt32(file), digest: digest)
-                if !(await send(.fileEnd(end), to: peerID, discardable: id)) {
-                    await failPeer(id, peerID, "the link failed", cancel: nil)
-                }
+                await sendFileEnd(file, id, peerID, source: source, inSwarm: false)
             }
         }
     }

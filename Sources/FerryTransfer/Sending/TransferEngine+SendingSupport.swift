@@ -47,4 +47,27 @@ extension TransferEngine {
         operations[id]?.peers[peerID]?.waiter = nil
         waiter?.resume()
     }
+
+    /// Sends `file`'s `fileEnd` to this peer, its digest from the source. A file that changed meanwhile is given up
+    /// instead (for this peer, or, `inSwarm`, for every member the seeding loop serves); a file that cannot be read
+    /// cancels the send.
+    func sendFileEnd(_ file: Int, _ id: TransferID, _ peerID: PeerID, source: ChunkSource, inSwarm: Bool) async {
+        withPeer(id, peerID) { $0.machine.fileEndSent(file: file) }
+        let digest: [UInt8]
+        do {
+            digest = try await source.digest(of: file)
+        } catch .changed {
+            let text = await source.failureText(of: file)
+            if inSwarm { await abandonInSwarm(file, id, text) } else { await abandon(file, id, peerID, text) }
+            return
+        } catch {
+            await cancelOperation(id, reason: .readFailed, detail: error.description)
+            return
+        }
+        guard recordSentDigest(digest, of: file, id, peerID) else { return }
+        let end = FileEnd(transferID: id, fileIndex: UInt32(file), digest: digest)
+        if !(await send(.fileEnd(end), to: peerID, discardable: id)) {
+            await failPeer(id, peerID, "the link failed", cancel: nil)
+        }
+    }
 }

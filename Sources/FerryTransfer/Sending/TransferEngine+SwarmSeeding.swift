@@ -227,7 +227,7 @@ extension TransferEngine {
 
     /// The file changed while it was being sent: nothing more of it is seeded, and every member the loop serves is
     /// told (`fileResult` `sourceChanged`, as the ordinary path does).
-    private func abandonInSwarm(_ file: Int, _ id: TransferID, _ text: String) async {
+    func abandonInSwarm(_ file: Int, _ id: TransferID, _ text: String) async {
         guard withSwarm(id, { $0.abandoned.insert(file).inserted }) == true else { return }
         for (peerID, peer) in operations[id]?.peers ?? [:] where peer.machine.isScheduledExternally {
             await abandon(file, id, peerID, text)
@@ -294,22 +294,7 @@ extension TransferEngine {
             case .wait, .sendChunk:
                 await waitForNews(id, peerID)
             case .sendFileEnd(let file):
-                withPeer(id, peerID) { $0.machine.fileEndSent(file: file) }
-                let digest: [UInt8]
-                do {
-                    digest = try await source.digest(of: file)
-                } catch .changed {
-                    await abandonInSwarm(file, id, await source.failureText(of: file))
-                    continue
-                } catch {
-                    await cancelOperation(id, reason: .readFailed, detail: error.description)
-                    continue
-                }
-                guard recordSentDigest(digest, of: file, id, peerID) else { continue }
-                let end = FileEnd(transferID: id, fileIndex: UInt32(file), digest: digest)
-                if !(await send(.fileEnd(end), to: peerID, discardable: id)) {
-                    await failPeer(id, peerID, "the link failed", cancel: nil)
-                }
+                await sendFileEnd(file, id, peerID, source: source, inSwarm: true)
             }
         }
     }
