@@ -20,8 +20,10 @@ extension TransferEngine {
     func chunkReceived(_ chunk: Chunk, from peerID: PeerID) async {
         let key = IncomingKey(peer: peerID, transferID: chunk.transferID)
         // A chunk relayed by another member of a swarm carries the swarm ID (PROTOCOL.md 11.11).
-        let swarmID = SwarmID(chunk.transferID)
-        if incoming[key] == nil, memberSwarms[swarmID] != nil || endedSwarms.contains(swarmID) {
+        // (Looked up only for a chunk of no transfer here: the swarm ID is not built for every chunk of one.)
+        if incoming[key] == nil, case let swarmID = SwarmID(chunk.transferID),
+            memberSwarms[swarmID] != nil || endedSwarms.contains(swarmID)
+        {
             await relayedChunkReceived(chunk, from: peerID)
             return
         }
