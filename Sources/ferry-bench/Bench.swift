@@ -12,7 +12,7 @@ struct FerryBench {
     static let usage = """
         usage: ferry-bench session [--messages N] [--round-trips N]
                ferry-bench transfer [--scale F] [--rows a,b,c,d,e,f] [--repeat N]   (--help for the rows)
-               ferry-bench compare [--scale small|full|F] [--rows 1,2,3,4,5] [--rounds N]   (--help for the rows)
+               ferry-bench compare [--scale small|full|F] [--rows 1,2,3,4,5,6] [--rounds N]   (--help for the rows)
                ferry-bench stress [--sends N] [--mbit M] [--parallel P] [--hang-after S]
                ferry-bench swarm [--receivers N[,N...]] [--rate MBIT] [--mib SIZE] [--no-relay]   (--help)
                ferry-bench inflate zlib|zstd RAW-LENGTH FILE   (one chunk, alone in its process)

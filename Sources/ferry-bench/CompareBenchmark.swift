@@ -22,6 +22,9 @@ struct CompareBenchmark: BenchRows {
         /// Lines printed under the table: how ferry compares with each contender, and how things were measured.
         var notes: ([ContenderResult]) -> [String] = { _ in [] }
         var targets: ([ContenderResult]) -> [TargetCheck] = { _ in [] }
+        /// A row of fixed costs (row 6): the table gives milliseconds per run and CPU milliseconds, not MB/s and
+        /// CPU per GiB.
+        var inMilliseconds = false
     }
 
     /// Runs the selected rows and prints their tables; true when nothing failed (targets missed are not failures).
@@ -58,7 +61,8 @@ struct CompareBenchmark: BenchRows {
         case "2": return try rowTwo()
         case "3": return try rowThree()
         case "4": return try rowFour()
-        default: return try rowFive()
+        case "5": return try rowFive()
+        default: return try rowSix()
         }
     }
 
@@ -78,7 +82,10 @@ struct CompareBenchmark: BenchRows {
                     let run = try row.contenders[index].body()
                     if round > 0 { results[index].runs.append(run) }
                     let rate = Double(row.bytes) / max(run.elapsed.seconds, 1e-9) / 1e6
-                    progress(row.number, String(format: "%@: %@ %.1f MB/s", label, results[index].name, rate))
+                    let figure =
+                        row.inMilliseconds
+                        ? String(format: "%.1f ms", run.elapsed.seconds * 1000) : String(format: "%.1f MB/s", rate)
+                    progress(row.number, "\(label): \(results[index].name) \(figure)")
                 } catch {
                     results[index].failure = "\(error)"
                     progress(row.number, "\(label): \(results[index].name) FAILED")

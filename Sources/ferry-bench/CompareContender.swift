@@ -101,6 +101,13 @@ struct ContenderResult {
         return values.count == runs.count ? Self.median(values) : nil
     }
 
+    /// Median elapsed milliseconds of a run, and median CPU milliseconds of the receiving end (where measured).
+    var medianMilliseconds: Double? { Self.median(runs.map { $0.elapsed.seconds * 1000 }) }
+    var receiverMilliseconds: Double? {
+        let values = runs.compactMap { $0.receiver?.cpuTime.seconds }
+        return values.count == runs.count ? Self.median(values).map { $0 * 1000 } : nil
+    }
+
     /// Largest peak RSS over the rounds of the sending end, and of the receiving end, in bytes.
     var senderPeak: Int? { runs.compactMap { $0.sender?.peakResidentBytes }.max() }
     var receiverPeak: Int? { runs.compactMap { $0.receiver?.peakResidentBytes }.max() }

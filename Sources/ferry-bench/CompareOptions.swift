@@ -5,9 +5,9 @@ import Foundation
 /// Why a type: the full run moves tens of gigabytes and takes minutes; `--scale small` runs the same contenders on
 /// small files in well under a minute (for a test), and the parser rejects what it does not know.
 struct CompareOptions: Sendable {
-    static let allRows = ["1", "2", "3", "4", "5"]
+    static let allRows = ["1", "2", "3", "4", "5", "6"]
     static let usage = """
-        usage: ferry-bench compare [--scale small|full|F] [--rows 1,2,3,4,5] [--rounds N]
+        usage: ferry-bench compare [--scale small|full|F] [--rows 1,2,3,4,5,6] [--rounds N]
           --scale S    full (default), small (a quick run: 16 MiB instead of 1 GiB, 50 files), or a factor in (0, 16]
           --rows LIST  rows to run, comma-separated (default: all)
           --rounds N   timed rounds after one untimed warm-up round (default 3); each figure is the median
@@ -18,6 +18,7 @@ struct CompareOptions: Sendable {
           4  --compress auto over a 100 Mbit/s link between network namespaces (root), a tar of /usr/include:
              ferry against rsync -z (zstd level 3) and scp -C over the same link
           5  broadcast of 256 MiB to 4 receivers against 1: ferry's sender CPU
+          6  a 1 KiB file end to end to a receiver already running, found by name: ferry, scp, nc (milliseconds)
         MB/s are 10^6 bytes per second; CPU s/GiB is user + system seconds of all processes of one end per 2^30
         bytes; peak RSS is in MiB (2^20 bytes).
         """
@@ -50,7 +51,7 @@ struct CompareOptions: Sendable {
                     (self.factor, scaleName) = (factor, String(format: "%g", factor))
                 }
             case "--rows":
-                rows = try UsageError.rows(try value(argument), of: Self.allRows, shown: "1-5")
+                rows = try UsageError.rows(try value(argument), of: Self.allRows, shown: "1-6")
             case "--rounds":
                 rounds = try UsageError.count(try value(argument), option: argument)
             case "-h", "--help":

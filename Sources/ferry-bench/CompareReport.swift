@@ -52,6 +52,7 @@ struct CompareReport {
         if let skip = row.skipReason {
             return lines + ["  skipped: \(skip)"]
         }
+        if row.inMilliseconds { return lines + millisecondLines }
         lines.append(
             "  " + Self.pad("contender", 44) + Self.pad("MB/s", 9) + Self.pad("send CPU", 10) + Self.pad("recv CPU", 10)
                 + Self.pad("both CPU", 10) + Self.pad("peak RSS send/recv", 20) + "MB/s by round")
@@ -81,6 +82,39 @@ struct CompareReport {
                     + Self.pad(Self.number(result.receiverCPU, "%.2f"), 10)
                     + Self.pad(Self.number(result.bothCPU, "%.2f"), 10) + Self.pad(rss, 20)
                     + byRound.joined(separator: " "))
+        }
+        lines += row.notes(results).map { "  " + $0 }
+        let targets = row.targets(results)
+        if !targets.isEmpty {
+            lines.append("  targets (issue 11):")
+            lines += targets.map(\.line)
+        }
+        return lines
+    }
+
+    /// A row of fixed costs: per contender the median time and CPU milliseconds of one run, then the targets.
+    private var millisecondLines: [String] {
+        var lines = [
+            "  " + Self.pad("contender", 44) + Self.pad("ms", 9) + Self.pad("send CPU", 10) + Self.pad("recv CPU", 10)
+                + "ms by round",
+            "  " + Self.pad("", 44) + Self.pad("", 9) + Self.pad("ms", 10) + Self.pad("ms", 10),
+        ]
+        for result in results {
+            let name = result.name
+            if let skip = result.skipReason {
+                lines.append("  " + Self.pad(name, 44) + "skipped: \(skip)")
+                continue
+            }
+            if let failure = result.failure {
+                lines.append("  " + Self.pad(name, 44) + "FAILED")
+                lines += failure.split(separator: "\n").prefix(8).map { "      \($0)" }
+                continue
+            }
+            let byRound = result.runs.map { String(format: "%.0f", $0.elapsed.seconds * 1000) }
+            lines.append(
+                "  " + Self.pad(name, 44) + Self.pad(Self.number(result.medianMilliseconds, "%.1f"), 9)
+                    + Self.pad(Self.number(result.senderSeconds.map { $0 * 1000 }, "%.1f"), 10)
+                    + Self.pad(Self.number(result.receiverMilliseconds, "%.1f"), 10) + byRound.joined(separator: " "))
         }
         lines += row.notes(results).map { "  " + $0 }
         let targets = row.targets(results)

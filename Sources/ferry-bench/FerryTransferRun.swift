@@ -59,7 +59,7 @@ struct FerryTransferRun {
                 [
                     "--session", sessionID, "--port", "0", "--interface", receiver.interface, "receive", "--into",
                     receiver.directory.path, "--accept", "all", "--once", "--json",
-                ], environment: try environment("receiver-\(index)"), namespace: receiver.namespace)
+                ], environment: try Self.environment(home: home, "receiver-\(index)"), namespace: receiver.namespace)
             let listening: [String: Any]
             do {
                 listening = try process.nextJSON(timeout: .seconds(30)) { $0["event"] as? String == "listening" }
@@ -82,7 +82,7 @@ struct FerryTransferRun {
             binary,
             ["--session", sessionID, "--interface", senderInterface, "send"] + files.map(\.path) + target
                 + ["--compress", compress, "--json"],
-            environment: try environment("sender"), namespace: senderNamespace)
+            environment: try Self.environment(home: home, "sender"), namespace: senderNamespace)
         var waiting = started.map(\.process)
         var end = start
         let watched = [sender] + started.map(\.process)
@@ -130,7 +130,7 @@ struct FerryTransferRun {
     }
 
     /// A home of its own for each ferry process: identity, trust store and state never mix.
-    private func environment(_ name: String) throws -> [String: String] {
+    static func environment(home: URL, _ name: String) throws -> [String: String] {
         let root = home.appendingPathComponent(name).path
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         return [

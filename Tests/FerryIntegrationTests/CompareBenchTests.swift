@@ -22,6 +22,10 @@ extension IntegrationTests {
             "3": ["ferry, text", "ferry, random"],
             "4": ["ferry --compress auto", "rsync -z (zstd level 3)", "scp -C (aes128-gcm, into sshd -i)"],
             "5": ["ferry to 1 receiver", "ferry to 4 receivers"],
+            "6": [
+                "ferry send --to NAME (discovery included)", "ferry send --to HOST:PORT",
+                "scp (aes128-gcm, into sshd -i)", "nc > file",
+            ],
         ]
 
         @Test func aSmallCompareRunPrintsFiguresForEveryContenderAndAVerdictForEveryTarget() async throws {
@@ -33,7 +37,7 @@ extension IntegrationTests {
                 try Test.cancel("scp's baseline needs sshd (Debian package openssh-server)")
             }
             // Row 4 needs network namespaces (root); without them it is left out (or, under FERRY_REQUIRE_NETNS=1, fails).
-            let rows = try TestBed.requireAvailability() ? ["1", "2", "3", "4", "5"] : ["1", "2", "3", "5"]
+            let rows = try TestBed.requireAvailability() ? ["1", "2", "3", "4", "5", "6"] : ["1", "2", "3", "5", "6"]
             let bench = try FerryBinary.locate(named: "ferry-bench")
             let process = try FerryProcess(
                 executable: bench.path,
@@ -53,6 +57,12 @@ extension IntegrationTests {
                     let line = section.first { $0.hasPrefix("  " + name + " ") }
                     let figures = try #require(
                         line.map { Self.figures($0, after: name) }, "row \(row): no line for \(name) in:\n\(section)")
+                    if row == "6" {  // milliseconds, and the sender's CPU milliseconds: two positive numbers
+                        #expect(
+                            figures.count >= 2 && figures.prefix(2).allSatisfy { Double($0).map { $0 > 0 } ?? false },
+                            "row \(row), \(name): \(line ?? "")")
+                        continue
+                    }
                     // MB/s, CPU s/GiB of the sender, of the receiver, of both: four positive numbers.
                     #expect(
                         figures.count >= 4 && figures.prefix(4).allSatisfy { Double($0).map { $0 > 0 } ?? false },
