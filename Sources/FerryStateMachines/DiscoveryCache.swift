@@ -53,21 +53,23 @@ public struct DiscoveryCache<Address: Hashable & Sendable>: Sendable {
         public var missedAnnouncementsBeforeExpiry: Int
         /// Most peers listed at once; beacons of new peers beyond it are dropped until some expire.
         public var capacity: Int
-        /// Minimum spacing between two answers to queries, so a query flood cannot make us flood the group.
-        public var minimumAnswerSpacing: Duration
+        /// How many answers to queries may go out: a burst at once (every process that starts sends a query, and
+        /// a script may start several in a row), then evenly spaced, so a query flood cannot make us flood the
+        /// group. A query beyond it is not dropped: it is answered once the rate allows (`tick`).
+        public var answerRate: RateLimit
 
         /// A configuration with the protocol's defaults (10.5) for what is not given.
         public init(
             localPeerID: PeerID, sessionID: String, announceInterval: Duration = .seconds(2),
             missedAnnouncementsBeforeExpiry: Int = 3, capacity: Int = 256,
-            minimumAnswerSpacing: Duration = .milliseconds(250)
+            answerRate: RateLimit = RateLimit(burst: 8, per: .seconds(2))
         ) {
             self.localPeerID = localPeerID
             self.sessionID = sessionID
             self.announceInterval = announceInterval
             self.missedAnnouncementsBeforeExpiry = missedAnnouncementsBeforeExpiry
             self.capacity = capacity
-            self.minimumAnswerSpacing = minimumAnswerSpacing
+            self.answerRate = answerRate
         }
     }
 
@@ -80,7 +82,10 @@ public struct DiscoveryCache<Address: Hashable & Sendable>: Sendable {
     /// Beacons of other sessions (ignored, counted for diagnostics).
     public private(set) var otherSessionBeacons = 0
     private var nextAnnouncement: ContinuousClock.Instant?
-    private var lastAnswer: ContinuousClock.Instant?
+    /// The answers the rate allows; made on the first query.
+    private var answers: TokenBucket?
+    /// A query arrived that no answer has served yet (the rate was spent): `tick` answers it.
+    public private(set) var answerOwed = false
 
     /// An empty cache.
     public init(configuration: Configuration) {
@@ -141,10 +146,13 @@ public struct DiscoveryCache<Address: Hashable & Sendable>: Sendable {
 
     private mutating func answerQuery(_ beacon: Beacon, now: ContinuousClock.Instant, into actions: inout [Action]) {
         guard beacon.flags.contains(.query) else { return }
-        if let last = lastAnswer, now < last + configuration.minimumAnswerSpacing {
-            return  // answered very recently: that answer serves this query too
+        var bucket = answers ?? TokenBucket(rate: configuration.answerRate, now: now)
+        defer { answers = bucket }
+        guard bucket.take(now: now) else {
+            answerOwed = true  // the next answer the rate allows serves this query (and every other one waiting)
+            return
         }
-        lastAnswer = now
+        answerOwed = false
         actions.append(.announce(query: false))
     }
 
@@ -159,6 +167,10 @@ public struct DiscoveryCache<Address: Hashable & Sendable>: Sendable {
         }
         if let next = nextAnnouncement, now >= next {
             nextAnnouncement = now + jittered(jitter)
+            answerOwed = false  // this announcement answers every query waiting
+            actions.append(.announce(query: false))
+        } else if answerOwed, answers?.take(now: now) == true {
+            answerOwed = false
             actions.append(.announce(query: false))
         }
         return actions

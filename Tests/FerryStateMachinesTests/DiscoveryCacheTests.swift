@@ -7,8 +7,10 @@ import Testing
     typealias Cache = DiscoveryCache<String>
     let t0 = ContinuousClock.now
 
-    func beacon(_ peer: UInt64, session: String = "s", name: String = "alice", flags: BeaconFlags = [.available],
-                mode: PeerMode = .peer) -> Beacon {
+    func beacon(
+        _ peer: UInt64, session: String = "s", name: String = "alice", flags: BeaconFlags = [.available],
+        mode: PeerMode = .peer
+    ) -> Beacon {
         Beacon(
             flags: flags, mode: mode, peerID: PeerID(rawValue: peer),
             deviceID: DeviceID(bytes: Array(repeating: UInt8(truncatingIfNeeded: peer), count: 32))!, tcpPort: 41971,
@@ -61,7 +63,8 @@ import Testing
     @Test func leavingBeaconLosesThePeerAtOnce() {
         var cache = cache()
         _ = cache.beaconReceived(beacon(1), from: "a", now: t0)
-        #expect(cache.beaconReceived(beacon(1, flags: [.leaving]), from: "a", now: t0) == [.peerLost(PeerID(rawValue: 1))])
+        #expect(
+            cache.beaconReceived(beacon(1, flags: [.leaving]), from: "a", now: t0) == [.peerLost(PeerID(rawValue: 1))])
     }
 
     @Test func floodOfRandomPeersStaysBounded() {
@@ -74,14 +77,50 @@ import Testing
         #expect(cache.droppedForCapacity == 10_000 - 16)
     }
 
-    @Test func queriesAreAnsweredButNotFasterThanTheSpacing() {
+    @Test func queriesAreAnsweredAtOnceUpToTheBurst() {
         var cache = cache()
-        let first = cache.beaconReceived(beacon(1, flags: [.query]), from: "a", now: t0)
-        #expect(first.contains(.announce(query: false)))
-        let second = cache.beaconReceived(beacon(2, flags: [.query]), from: "b", now: t0 + .milliseconds(10))
-        #expect(!second.contains(.announce(query: false)))
-        let third = cache.beaconReceived(beacon(3, flags: [.query]), from: "c", now: t0 + .milliseconds(300))
-        #expect(third.contains(.announce(query: false)))
+        // Eight processes started one after another (a script's sends): each is answered at once.
+        for index in 0..<8 {
+            let actions = cache.beaconReceived(
+                beacon(UInt64(index + 1), flags: [.query]), from: "a", now: t0 + .milliseconds(40 * index))
+            #expect(actions.contains(.announce(query: false)), "query \(index)")
+        }
+        #expect(!cache.answerOwed)
+    }
+
+    @Test func aQueryBeyondTheRateIsAnsweredLaterNotDropped() {
+        var cache = cache()
+        _ = cache.started(now: t0, jitter: 0)  // the periodic announcement is due at 1.6 s
+        for index in 0..<8 {
+            _ = cache.beaconReceived(beacon(UInt64(index + 1), flags: [.query]), from: "a", now: t0)
+        }
+        // The ninth and tenth within the same instant: the rate is spent, so no answer now, but one is owed.
+        let ninth = cache.beaconReceived(beacon(9, flags: [.query]), from: "b", now: t0 + .milliseconds(10))
+        let tenth = cache.beaconReceived(beacon(10, flags: [.query]), from: "c", now: t0 + .milliseconds(20))
+        #expect(!ninth.contains(.announce(query: false)) && !tenth.contains(.announce(query: false)))
+        #expect(cache.answerOwed)
+        // A token comes back every 250 ms (8 per 2 s): one answer then serves both queries, long before 1.6 s.
+        #expect(cache.tick(now: t0 + .milliseconds(100), jitter: 0) == [])
+        #expect(cache.tick(now: t0 + .milliseconds(260), jitter: 0) == [.announce(query: false)])
+        #expect(!cache.answerOwed)
+        #expect(cache.tick(now: t0 + .milliseconds(600), jitter: 0) == [])
+    }
+
+    @Test func aQueryFloodGetsAtMostTheRate() {
+        var cache = cache()
+        var answers = 0
+        // 10 000 queries over 10 s, with a tick every 100 ms (the cache is not started: no periodic announcements):
+        // the burst plus one answer per 250 ms, no more.
+        for step in 0..<10_000 {
+            let now = t0 + .milliseconds(step)
+            let actions = cache.beaconReceived(beacon(UInt64(step + 1), flags: [.query]), from: "x", now: now)
+            answers += actions.filter { $0 == .announce(query: false) }.count
+            if step % 100 == 99 {
+                answers += cache.tick(now: now, jitter: 0).filter { $0 == .announce(query: false) }.count
+            }
+        }
+        #expect(answers <= 8 + 40)
+        #expect(answers >= 8 + 39)
     }
 
     @Test func clientBeaconsAreNotListed() {
