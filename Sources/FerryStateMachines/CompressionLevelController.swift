@@ -268,6 +268,7 @@ public struct CompressionLevelController: Sendable, Equatable {
         let rawBytesPerChunk = rawBytes / chunks
         let epochWire = wireBytes
         let chunks0 = chunks
+        let seconds0 = seconds
         let previousLifetime = measured[step]?.lifetime
         measured[step] = Measured(
             throughput: throughput, wireRate: wireBytes.map { Double($0) / seconds },
@@ -323,8 +324,15 @@ public struct CompressionLevelController: Sendable, Equatable {
             // 3. Waiting for a receiver that had everything sent: the link is not full, so a better ratio buys
             // nothing, and compressing costs CPU that a receiver on the same machine needs (loopback, a veth pair;
             // text went at 0.34-0.54x random bytes there): raw, unless raw was measured recently waiting for the
-            // link (then the link is the bottleneck at raw, as over a slow link to a slow disk).
-            if step > 0, !rawWaitedForTheLink { step = 0 }
+            // link (then the link is the bottleneck at raw, as over a slow link to a slow disk). Raw after zstd
+            // risks at most `probeBudget` of the time so far, as a blind step down does: a receiver that stalls
+            // for a moment over a slow link (its first writeback, 0.3 s at the start of a 100 Mbit/s transfer)
+            // looks the same, and there raw's 8 MiB in the window took seconds to drain.
+            let wireRate = epochWire.map { Double($0) / seconds0 }
+            let peak = measured.values.compactMap(\.wireRate).max()
+            if step > 0, !rawWaitedForTheLink, probeFits(0, cycle: perChunk.seconds, wireRate: wireRate, peak: peak) {
+                step = 0
+            }
         } else if waitedAtAll < Self.cpuBoundShare, down, inFlightLast - inFlightFirst <= rawBytesPerChunk,
             inFlightLast <= Self.cpuBoundInFlightChunks * rawBytesPerChunk
         {
@@ -395,11 +403,18 @@ public struct CompressionLevelController: Sendable, Equatable {
     /// link that is most of a second (at the start of a 100 Mbit/s transfer of text, where the first chunks
     /// compress 20 times and the pump is the bottleneck for a moment); on loopback a tenth of that.
     private func blindStepDown(cycle: Double, wireRate: Double?) -> Int {
-        let below = step - 1
-        guard ladder[below].size > ladder[step].size * Self.cheapDown, let wireRate, wireRate > 0 else { return below }
-        let wirePerChunk = wireRate * cycle * ladder[below].size / ladder[step].size
-        let risk = Double(Self.settleChunks + 1) * max(wirePerChunk / wireRate - cycle, 0)
-        return risk <= Self.probeBudget * elapsed ? below : step
+        probeFits(step - 1, cycle: cycle, wireRate: wireRate) ? step - 1 : step
+    }
+
+    /// Whether moving down to `target` risks at most `probeBudget` of the time so far: always when it puts few
+    /// more bytes on the wire (`cheapDown`) or the wire rate is unknown; else the chunks that fill the window
+    /// before the first at `target` is measured (`settleChunks` + 1), each taking its wire bytes at the link's
+    /// rate (at least `wireRate`, this epoch's, or `peak`, the best remembered) instead of the cycle now.
+    private func probeFits(_ target: Int, cycle: Double, wireRate: Double?, peak: Double? = nil) -> Bool {
+        guard ladder[target].size > ladder[step].size * Self.cheapDown, let wireRate, wireRate > 0 else { return true }
+        let wirePerChunk = wireRate * cycle * ladder[target].size / ladder[step].size
+        let risk = Double(Self.settleChunks + 1) * max(wirePerChunk / max(peak ?? 0, wireRate) - cycle, 0)
+        return risk <= Self.probeBudget * elapsed
     }
 
     /// The highest step above the current one whose predicted compressing time fits in the cycle the link would

@@ -120,6 +120,24 @@ public struct CompressionPolicy: Sendable {
         }
     }
 
+    /// What `choice(after:)` picks for the next chunk unless a pace moves the level first, without taking it: the
+    /// chunk source prepares the next chunk of a file with it while the chunk before is on the wire, and compresses it
+    /// again only when the choice made when it is asked for differs (a move of the level, at most once an epoch).
+    public var upcoming: Choice? {
+        switch mode {
+        case .none:
+            return nil
+        case .zlib:
+            return forced(.zlib)
+        case .zstd:
+            return forced(.zstd)
+        case .auto:
+            guard let best = available.first, !fileIsCompressed, backoffRemaining == 0 else { return nil }
+            let level = controller.level
+            return level > 0 ? Choice(best, level: level) : nil
+        }
+    }
+
     /// After trying: raw length, compressed length (nil when it did not shrink).
     public mutating func record(rawLength: Int, compressedLength: Int?) {
         let succeeded = compressedLength.map { Double($0) < Self.successRatio * Double(rawLength) } ?? false

@@ -291,11 +291,29 @@ import Testing
 /// Rule 3: waits for the window that ended with the link holding nothing (`Pace.receiverWaitedSeconds`) are waits
 /// for the receiving process, and compression steps aside; the same waits with the link holding bytes climb.
 extension CompressionLevelControllerTests {
-    /// A chunk of 1 MiB: its cycle, of which `waited` waiting for the window, all of it with the link empty.
-    static func receiverPace(_ ms: Double, waited: Double, compress: Double) -> Pace {
+    /// A chunk of 1 MiB: its cycle, of which `waited` waiting for the window, all of it with the link empty;
+    /// `wire` bytes on the wire (0: unknown, so that going raw risks nothing the controller can estimate, as on a
+    /// link whose rate it cannot tell; `aReceiverStallOverASlowLinkRisksRawOnlyOnALongTransfer` gives them).
+    static func receiverPace(_ ms: Double, waited: Double, compress: Double, wire: Int = 0) -> Pace {
         Pace(
             rawBytes: 1 << 20, seconds: ms / 1000, waitedSeconds: waited / 1000, compressSeconds: compress / 1000,
-            wireBytes: 1 << 18, receiverWaitedSeconds: waited / 1000)
+            wireBytes: wire, receiverWaitedSeconds: waited / 1000)
+    }
+
+    /// Waiting for the receiver with the wire rate known: raw (4 times the bytes) is the same gamble as a blind
+    /// step down, and is taken only within `probeBudget` of the time so far. Over a 100 Mbit/s link a receiver
+    /// stalls for a moment (its first writeback) while the text compresses 8 times: level 1 waits half of a 20 ms
+    /// cycle for it, the link empty. The 9 chunks before raw is measured could take 60 ms more each at the wire
+    /// rate seen (0.54 s): raw is tried only once the transfer has run ten times that (epoch 68 of 80 ms), where
+    /// it went raw at once and the raw chunks in the window took seconds to drain.
+    @Test func aReceiverStallOverASlowLinkRisksRawOnlyOnALongTransfer() {
+        var controller = CompressionLevelController(ladder: Self.ladder, warmUpChunks: 0)
+        let levels = Self.run(&controller, epochs: 68) { _ in
+            Self.receiverPace(20, waited: 10, compress: 3, wire: 1 << 18)
+        }
+        #expect(levels.prefix(67).allSatisfy { $0 == 1 }, "\(levels)")
+        #expect(levels[67] == 0)
+        #expect(abs((controller.lastEpoch?.receiverWaited ?? 0) - 0.5) < 1e-9)
     }
 
     /// Loopback text: level 1 waits half its cycle for a receiver that had everything (the receiver shares the

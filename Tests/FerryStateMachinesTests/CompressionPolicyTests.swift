@@ -182,3 +182,21 @@ import Testing
         #expect(Self.run(&policy, cpuBound) == ["zlib", "zlib", "zlib", "zlib", "raw"])
     }
 }
+
+/// `upcoming`: what the chunk source prepares the next chunk with ahead of time is the choice the policy then makes
+/// without a pace, through the backoff and in every mode.
+@Suite struct CompressionPolicyUpcomingTests {
+    @Test func upcomingIsTheNextChoiceWithoutAPace() {
+        for mode in [CompressionMode.none, .zlib, .zstd, .auto] {
+            var policy = CompressionPolicyTests.started(mode)
+            for shrinks in [false, true, false, false, false, true, true, false] {
+                let upcoming = policy.upcoming
+                let choice = policy.choice(after: nil)
+                #expect(upcoming == choice, "\(mode)")
+                if choice != nil { policy.record(rawLength: 1000, compressedLength: shrinks ? 500 : nil) }
+            }
+        }
+        var compressed = CompressionPolicyTests.started(.auto, alreadyCompressed: true)
+        #expect(compressed.upcoming == nil && compressed.choice(after: nil) == nil)
+    }
+}

@@ -44,12 +44,12 @@ actor ChunkSource {
         }
     }
 
-    private struct Key: Hashable {
+    struct Key: Hashable {
         var file: Int
         var offset: UInt64
     }
 
-    private struct FileEntry {
+    struct FileEntry {
         var source: SourceFile
         var offered: OfferedFile
         var alreadyCompressed: Bool
@@ -67,15 +67,15 @@ actor ChunkSource {
         var failure: Failure?
     }
 
-    private var files: [FileEntry]
-    private var policy: CompressionPolicy
+    var files: [FileEntry]
+    var policy: CompressionPolicy
     private var policyFile = -1
     /// The last chunk prepared: its raw length and the seconds spent compressing it, completed by the pump's
     /// cycle into the policy's `Pace` when the next chunk is asked for.
     private var lastPrepared: (rawBytes: Int, compressSeconds: Double, wireBytes: Int)?
-    private var cache: [Key: Prepared] = [:]
+    var cache: [Key: Prepared] = [:]
     /// The raw bytes of the last chunk read (unless it was its file's last): the prefix of the file's next chunk.
-    private var lastRaw: (key: Key, bytes: [UInt8])?
+    var lastRaw: (key: Key, bytes: [UInt8])?
     private var cacheOrder: [Key] = []
     private var cacheBytes = 0
     /// The digest of every raw chunk prepared, in a broadcast: a chunk read again for a peer that fell behind the
@@ -83,8 +83,8 @@ actor ChunkSource {
     /// offered with.
     private var rawDigests: [Key: [UInt8]] = [:]
     private let cacheLimit: Int
-    private let chunkSize: Int
-    private let io = BlockingIO(label: "ferry.chunk-source")
+    let chunkSize: Int
+    let io = BlockingIO(label: "ferry.chunk-source")
     /// Where level changes are logged (level 2).
     private let log: (@Sendable (_ level: Int, _ message: String) -> Void)?
 
@@ -146,7 +146,14 @@ actor ChunkSource {
     /// Chunks being prepared, with the requests from other peers that wait for them.
     private var preparing: [Key: [CheckedContinuation<Result<Prepared, Failure>, Never>]] = [:]
     /// Chunks read from disk (a test looks: the peers of a broadcast share each read).
-    private(set) var diskReads = 0
+    var diskReads = 0
+    /// The next chunk of a file, being prepared on the queue while the pump sends the chunk before it.
+    var ahead: Ahead?
+    /// `ahead` once its work is done and recorded, until the chunk is asked for.
+    var readyAhead: Ahead?
+    /// Chunks served from `readyAhead` (a test looks).
+    private(set) var aheadTaken = 0
+    var aheadSerial = 0
 
     /// `variant`: the chunk is cached with its previous chunk as prefix, and this peer may not have that: it is
     /// prepared again, plain zstd at the controller's level (at least 1), neither cached nor counted.
@@ -155,12 +162,11 @@ actor ChunkSource {
     ) async throws(Failure) -> Prepared {
         let index = key.file
         let offset = key.offset
-        diskReads += 1
-        let handle = try openIfNeeded(index)
-        let hash = claimHash(index, through: offset + UInt64(length))
+        // The chunk prepared ahead, while the one before was on the wire (`ChunkSource+Ahead`).
+        let early = variant ? nil : try await takeAhead(key, length: length)
         // A chunk read again for a peer that fell behind goes as it went the first time when that was raw: no
         // second compression attempt, no second hash.
-        let knownDigest = rawDigests[key]
+        let knownDigest = early == nil ? rawDigests[key] : nil
         var choice: CompressionPolicy.Choice?
         if variant {
             choice = CompressionPolicy.Choice(.zstd, level: max(policy.controller.level, 1))
@@ -189,80 +195,80 @@ actor ChunkSource {
             }
         }
         let compression = choice
-        // The prefix: the raw bytes of the file's previous chunk, when this peer was sent that chunk just before and
-        // it is still at hand (the last chunk read); else the chunk is plain zstd, which every receiver can inflate.
-        let prefix: [UInt8]? =
-            if prefixAllowed, compression?.algorithm == .zstd, offset >= UInt64(chunkSize),
-                let last = lastRaw, last.key == Key(file: index, offset: offset - UInt64(chunkSize))
-            { last.bytes } else { nil }
-        let name = files[index].source.path
-        let chunkSize = self.chunkSize
-        let offered = files[index].status
-        // The chunk that completes the first pass also finishes the digest, saving a trip to the queue per file.
-        let completesHash = hash != nil && offset + UInt64(length) == offered.size
         files[index].users += 1
         defer { release(index) }
-        let work = await io.run { () -> Result<(Prepared, [UInt8], Double, Result<[UInt8], Failure>?), Failure> in
-            Result { () throws(Failure) -> (Prepared, [UInt8], Double, Result<[UInt8], Failure>?) in
-                if let hash {
-                    try Self.hash(
-                        handle, hash.from..<offset, into: hash.hasher, name: name, chunkSize: chunkSize, offered)
+        let made: Made
+        if let early {
+            // Prepared ahead with the choice and prefix expected then; compressed again only if either changed.
+            let prefix = prefixAllowed && compression?.algorithm == .zstd ? early.prefix : nil
+            if early.compression == compression, (early.prefix != nil) == (prefix != nil) {
+                made = early.made
+            } else {
+                let raw = early.made.raw
+                let recompressed = await io.run { () -> Made in
+                    var again = early.made
+                    again.prepared.data = raw
+                    again.prepared.codec = .none
+                    again.compressSeconds = Self.compress(&again.prepared, compression, prefix: prefix)
+                    return again
                 }
-                let raw = try Self.read(handle, offset: offset, count: length, name: name, offered)
-                // The first pass hashes each chunk once, for the chunk and the file digest alike. The file is as
-                // offered after this read (checked by `read`): a chunk read again has the bytes it had.
-                let digest =
-                    if let hash { raw.withUnsafeBytes { hash.hasher.add(chunk: $0) } } else {
-                        knownDigest ?? FileDigest.chunkDigest(raw)
-                    }
-                var prepared = Prepared(rawLength: length, codec: .none, sha256: digest, data: raw)
-                var compressSeconds = 0.0
-                if let compression {
-                    let clock = ContinuousClock()
-                    let started = clock.now
-                    let compressed =
-                        if let prefix {
-                            ChunkCompressor.compress(raw, level: compression.level, prefix: prefix)
-                        } else {
-                            ChunkCompressor.compress(
-                                raw[...], algorithm: compression.algorithm, level: compression.level)
-                        }
-                    compressSeconds = Self.seconds(clock.now - started)
-                    if let compressed {
-                        prepared.data = compressed
-                        prepared.codec =
-                            compression.algorithm == .zlib ? .zlib : prefix != nil ? .zstdPrefixed : .zstd
-                    }
+                made = recompressed
+            }
+            aheadTaken += 1
+        } else {
+            diskReads += 1
+            let handle = try openIfNeeded(index)
+            let hash = claimHash(index, through: offset + UInt64(length))
+            // The prefix: the raw bytes of the file's previous chunk, when this peer was sent that chunk just before
+            // and it is still at hand (the last chunk read); else plain zstd, which every receiver can inflate.
+            let prefix: [UInt8]? =
+                if prefixAllowed, compression?.algorithm == .zstd, offset >= UInt64(chunkSize),
+                    let last = lastRaw, last.key == Key(file: index, offset: offset - UInt64(chunkSize))
+                { last.bytes } else { nil }
+            let name = files[index].source.path
+            let chunkSize = self.chunkSize
+            let offered = files[index].status
+            // The chunk that completes the first pass also finishes the digest, saving a trip to the queue per file.
+            let completesHash = hash != nil && offset + UInt64(length) == offered.size
+            let work = await io.run { () -> Result<Made, Failure> in
+                Result { () throws(Failure) -> Made in
+                    try Self.make(
+                        handle, offset: offset, length: length, hash: hash, knownDigest: knownDigest,
+                        compression: compression, prefix: prefix, completesHash: completesHash, name: name,
+                        chunkSize: chunkSize, offered)
                 }
-                guard completesHash, let hash else { return (prepared, raw, compressSeconds, nil) }
-                return (
-                    prepared, raw, compressSeconds,
-                    Result { () throws(Failure) -> [UInt8] in try Self.finish(hash.hasher, handle, offered, name) }
-                )
             }
+            made = try recorded(work, index)
+            // The prefix of the file's next chunk, whoever asks for it (only the last chunk read is kept: one chunk).
+            lastRaw = offset + UInt64(length) < files[index].offered.size ? (key, made.raw) : nil
+            recordDigest(made, index)
         }
-        let (made, raw, compressSeconds, digest) = try recorded(work, index)
-        var prepared = made
-        // The prefix of the file's next chunk, whoever asks for it (only the last chunk read is kept: one chunk).
-        lastRaw = offset + UInt64(length) < files[index].offered.size ? (key, raw) : nil
-        if let digest {
-            files[index].hasher = nil
-            switch digest {
-            case .success(let bytes):
-                files[index].digest = bytes
-                prepared.fileDigest = bytes
-            case .failure(let failure): files[index].failure = failure
-            }
-        }
+        var prepared = made.prepared
+        if files[index].digest != nil, made.digest != nil { prepared.fileDigest = files[index].digest }
         if variant { return prepared }
         if compression != nil {
             policy.record(rawLength: length, compressedLength: prepared.codec == .none ? nil : prepared.data.count)
         }
         // A chunk read again says nothing of the policy's choices: the next pace is not counted.
-        lastPrepared = knownDigest == nil ? (length, compressSeconds, prepared.data.count) : nil
+        lastPrepared = knownDigest == nil ? (length, made.compressSeconds, prepared.data.count) : nil
         if prepared.codec == .none, cacheLimit > 0 { rawDigests[key] = prepared.sha256 }
         remember(key, prepared)
+        // The next chunk of the file, prepared while this one is on the wire: with its prefix when this chunk went
+        // with one, or is the file's first (its successor's previous chunk is then this one).
+        if knownDigest == nil {
+            prepareAhead(after: key, length: length, raw: made.raw, prefixed: prefixAllowed || offset == 0)
+        }
         return prepared
+    }
+
+    /// Records the file digest that a chunk's work finished (or the failure of finishing it).
+    func recordDigest(_ made: Made, _ index: Int) {
+        guard let digest = made.digest else { return }
+        files[index].hasher = nil
+        switch digest {
+        case .success(let bytes): files[index].digest = bytes
+        case .failure(let failure): files[index].failure = failure
+        }
     }
 
     static func seconds(_ duration: Duration) -> Double {
@@ -271,6 +277,7 @@ actor ChunkSource {
 
     /// The file digest of a whole file, after checking that it still has the size and time it was offered with.
     func digest(of index: Int) async throws(Failure) -> [UInt8] {
+        await settleAhead()  // it may have finished the digest
         if let failure = files[index].failure { throw failure }
         if let digest = files[index].digest { return digest }
         let handle = try openIfNeeded(index)
@@ -296,7 +303,7 @@ actor ChunkSource {
 
     /// The value of `work`, or its failure, which is kept as the file's: every later chunk or digest of the file fails
     /// with it, for every peer.
-    private func recorded<T>(_ work: Result<T, Failure>, _ index: Int) throws(Failure) -> T {
+    func recorded<T>(_ work: Result<T, Failure>, _ index: Int) throws(Failure) -> T {
         switch work {
         case .success(let value):
             return value
@@ -309,7 +316,7 @@ actor ChunkSource {
 
     /// One piece of work with the file's handle is over; once the file is hashed and nothing uses the handle, it
     /// is closed (a later resend opens it again), so a transfer of many files keeps few descriptors open.
-    private func release(_ index: Int) {
+    func release(_ index: Int) {
         files[index].users -= 1
         guard files[index].users == 0, files[index].digest != nil, let handle = files[index].handle else { return }
         files[index].handle = nil
@@ -321,8 +328,9 @@ actor ChunkSource {
         files[index].failure?.description ?? ""
     }
 
-    /// Closes every file still open.
-    func close() {
+    /// Closes every file still open, once a chunk being prepared ahead is done with its file.
+    func close() async {
+        await settleAhead()
         for index in files.indices {
             files[index].handle?.close()
             files[index].handle = nil
@@ -332,7 +340,7 @@ actor ChunkSource {
 
     /// Claims the hashing of `[hashedUpTo, end)` of a file when that continues its first pass; nil when the bytes
     /// are already hashed (a resend, or another peer's chunk).
-    private func claimHash(_ index: Int, through end: UInt64) -> (from: UInt64, hasher: FileDigest)? {
+    func claimHash(_ index: Int, through end: UInt64) -> (from: UInt64, hasher: FileDigest)? {
         guard files[index].digest == nil, end > files[index].hashedUpTo else { return nil }
         let hasher = files[index].hasher ?? FileDigest()
         files[index].hasher = hasher
@@ -355,7 +363,7 @@ actor ChunkSource {
     }
 
     /// The digest, once the file is checked to be as it was offered (every byte hashed was read while it was).
-    private static func finish(
+    static func finish(
         _ hasher: FileDigest, _ handle: SourceHandle, _ offered: FerrySystem.FileStatus, _ name: String
     ) throws(Failure) -> [UInt8] {
         try checkUnchanged(handle, offered, name)
@@ -372,7 +380,7 @@ actor ChunkSource {
     }
 
     /// Adds the chunks of `range` (from a chunk boundary: where the first pass stopped, or 0) to the file digest.
-    private static func hash(
+    static func hash(
         _ handle: SourceHandle, _ range: Range<UInt64>, into hasher: FileDigest, name: String, chunkSize: Int,
         _ offered: FerrySystem.FileStatus
     ) throws(Failure) {
@@ -387,7 +395,7 @@ actor ChunkSource {
 
     /// `count` bytes at `offset`, read while the file was as offered: checked after the read, so bytes written
     /// before or during it show as a change.
-    private static func read(
+    static func read(
         _ handle: SourceHandle, offset: UInt64, count: Int, name: String, _ offered: FerrySystem.FileStatus
     ) throws(Failure) -> [UInt8] {
         let bytes: [UInt8]

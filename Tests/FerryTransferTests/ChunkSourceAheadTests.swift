@@ -1,0 +1,77 @@
+import FerryStateMachines
+import FerryTestSupport
+import FerryWire
+import Foundation
+import Testing
+
+@testable import FerryTransfer
+
+/// Compress-ahead (`ChunkSource+Ahead`): the next chunk of a file is prepared while the one before is on the wire,
+/// and goes out exactly as it would have if prepared on request.
+@Suite(.timeLimit(.minutes(1))) struct ChunkSourceAheadTests {
+    static let chunk = Limits.minChunkSize
+
+    /// A text file of three chunks and a source compressing with zstd: the source that asked for the chunks one after
+    /// the other was served the second and third from the work queued ahead, each read once, each with the file's
+    /// chunk before as prefix, each inflating to the file's bytes with the digest of those bytes, and the last
+    /// carrying the file digest.
+    @Test func theNextChunkIsPreparedAheadAndGoesAsOnRequest() async throws {
+        try await TemporaryDirectory.with(prefix: "ferry-chunk-ahead") { directory in
+            let url = try TestFiles(in: directory).text(size: 3 * Self.chunk - 1000, seed: 3)
+            let bytes = try [UInt8](Data(contentsOf: url))
+            let file = try PreparedFile.prepare(SourceFile(path: url.path, name: "text.txt"))
+            let source = ChunkSource(
+                files: [file], chunkSize: Self.chunk, policy: CompressionPolicy(mode: .zstd, available: [.zstd]),
+                cacheLimit: 0)
+            let digest = FileDigest()
+            var chunks: [ChunkSource.Prepared] = []
+            for index in 0..<3 {
+                let range = index * Self.chunk..<min((index + 1) * Self.chunk, bytes.count)
+                let prepared = try await source.chunk(
+                    file: 0, offset: UInt64(range.lowerBound), length: range.count, cycle: nil,
+                    prefixAllowed: index > 0)
+                let raw =
+                    if index > 0 {
+                        try ChunkInflater.inflate(
+                            prepared.data[...], rawLength: range.count,
+                            prefix: bytes[(range.lowerBound - Self.chunk)..<range.lowerBound])
+                    } else {
+                        try ChunkInflater.inflate(prepared.data, algorithm: .zstd, rawLength: range.count)
+                    }
+                #expect(raw[...] == bytes[range])
+                #expect(prepared.sha256 == FileDigest.chunkDigest(bytes[range]))
+                digest.add(chunkDigest: prepared.sha256)
+                chunks.append(prepared)
+            }
+            #expect(chunks.map(\.codec) == [.zstd, .zstdPrefixed, .zstdPrefixed])
+            #expect(chunks.map { $0.fileDigest == nil } == [true, true, false])
+            #expect(chunks[2].fileDigest == digest.finalize())
+            #expect(await source.aheadTaken == 2)
+            #expect(await source.diskReads == 3)
+            #expect(try await source.digest(of: 0) == chunks[2].fileDigest)
+            await source.close()
+        }
+    }
+
+    /// The chunk after the first is prepared ahead with the first as prefix; asked for by a peer that was not sent
+    /// the first just before (prefix not allowed), it is compressed again without one: plain zstd that inflates
+    /// alone.
+    @Test func aChunkPreparedAheadIsCompressedAgainWhenItsPrefixIsNotAllowed() async throws {
+        try await TemporaryDirectory.with(prefix: "ferry-chunk-ahead") { directory in
+            let url = try TestFiles(in: directory).text(size: 2 * Self.chunk, seed: 4)
+            let bytes = try [UInt8](Data(contentsOf: url))
+            let file = try PreparedFile.prepare(SourceFile(path: url.path, name: "text.txt"))
+            let source = ChunkSource(
+                files: [file], chunkSize: Self.chunk, policy: CompressionPolicy(mode: .zstd, available: [.zstd]),
+                cacheLimit: 0)
+            _ = try await source.chunk(file: 0, offset: 0, length: Self.chunk, cycle: nil)
+            let second = try await source.chunk(
+                file: 0, offset: UInt64(Self.chunk), length: Self.chunk, cycle: nil, prefixAllowed: false)
+            #expect(second.codec == .zstd)
+            let raw = try ChunkInflater.inflate(second.data, algorithm: .zstd, rawLength: Self.chunk)
+            #expect(raw[...] == bytes[Self.chunk...])
+            #expect(await source.aheadTaken == 1)
+            await source.close()
+        }
+    }
+}
