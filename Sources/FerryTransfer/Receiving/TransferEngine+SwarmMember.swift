@@ -39,6 +39,7 @@ extension TransferEngine {
             key: key, swarmID: swarm.swarmID, members: swarm.members, me: me, chunkSize: Int(chunk),
             sizes: transfer.files.map(\.size), fetcher: fetcher)
         incoming[key]?.swarmID = swarm.swarmID
+        startProgressChecks(swarm.swarmID)
         let others = Set(swarm.members.enumerated().filter { $0.offset != me }.map(\.element.deviceID))
         let token = await session.vouch(
             for: others, reason: "broadcast \(swarm.swarmID) from \(transfer.peer.displayName)")
@@ -55,9 +56,14 @@ extension TransferEngine {
     /// sender is lost. Returns the bytes relayed each way so far, for the outcome.
     func lingerInSwarm(_ swarmID: SwarmID) -> (relayed: UInt64, served: UInt64) {
         guard let swarm = memberSwarms[swarmID] else { return (0, 0) }
+        // The sender's list left this member out before its transfer ended here (the last list can overtake the
+        // end): there is nobody to serve, and no later list would end the swarm here.
+        if swarm.fetcher.hasLeft { return leaveSwarm(swarmID) }
         memberSwarms[swarmID]?.done = true
         for timer in swarm.timers.values { timer.cancel() }
         memberSwarms[swarmID]?.timers = [:]
+        swarm.progressTimer?.cancel()
+        memberSwarms[swarmID]?.progressTimer = nil
         log(1, "swarm \(swarmID): every file is here; serving the other members while the sender keeps this one listed")
         return (swarm.relayedBytes, swarm.servedBytes)
     }
@@ -72,6 +78,7 @@ extension TransferEngine {
         endedSwarmOrder.append(swarmID)
         if endedSwarmOrder.count > Self.endedMemory { endedSwarms.remove(endedSwarmOrder.removeFirst()) }
         for timer in swarm.timers.values { timer.cancel() }
+        swarm.progressTimer?.cancel()
         for reader in swarm.readers.values { reader.close() }
         let stillUsed = Set(memberSwarms.values.flatMap(\.links.values))
         let links = swarm.links.values.filter { !stillUsed.contains($0) }
