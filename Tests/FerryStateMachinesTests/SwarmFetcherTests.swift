@@ -218,4 +218,28 @@ struct SwarmFetcherTests {
         #expect(fetcher.progressCheck() == [])
         #expect(fetcher.progressCheck() == [])
     }
+
+    /// Requests outstanding to all members together stay within `maxTotalInFlight`, whatever the number of members
+    /// (K = 4 to each of 3 members would be 12): the relayed chunks on their way to a member, and so its memory, do
+    /// not grow with the swarm.
+    @Test func requestsToAllMembersTogetherStayWithinTheTotal() throws {
+        var fetcher = SwarmFetcher(
+            me: 0, memberCount: 4, chunkCounts: [20], accepted: [true], resumedChunks: [0], maxTotalInFlight: 6)
+        _ = fetcher.membersReceived([0, 1, 2, 3])
+        for member in 1...3 { _ = fetcher.linkUp(member) }
+        _ = try fetcher.digestsReceived(file: 0, first: 0, entries: (0..<20).map { _ in (seed: 1, sha256: good) })
+        for member in 1...3 { _ = try fetcher.haveReceived(from: member, chunks(0..<20)) }
+        func total() -> Int { (1...3).reduce(0) { $0 + fetcher.outstanding(to: $1).count } }
+        #expect(total() == 6)
+        #expect((1...3).allSatisfy { fetcher.outstanding(to: $0).count <= Limits.maxSwarmRequestsInFlight })
+        // An answer frees one slot, taken again at once.
+        let answered = try #require(fetcher.outstanding(to: 2).min())
+        let actions = fetcher.relayedChunkArrived(from: 2, answered, sha256: good)
+        #expect(actions.filter { if case .request = $0 { true } else { false } }.count == 1)
+        #expect(total() == 6)
+        // A timeout moves the chunk elsewhere without going past the total.
+        let late = try #require(fetcher.outstanding(to: 3).min())
+        _ = fetcher.requestTimedOut(to: 3, late)
+        #expect(total() == 6)
+    }
 }

@@ -60,6 +60,9 @@ public struct SwarmFetcher: Sendable {
     public let me: Int
     /// Requests outstanding to one member at most (K).
     public let maxInFlight: Int
+    /// Requests outstanding to all members together at most: the relayed chunks on their way to this member, and so
+    /// its memory, do not grow with the number of members.
+    public let maxTotalInFlight: Int
     private let accepted: [Bool]
     private var peers: [Peer]
     private var held: ChunkBitmap
@@ -81,15 +84,17 @@ public struct SwarmFetcher: Sendable {
     public private(set) var cutOffMembers: [Int] = []
 
     /// A fetcher for member `me` of `memberCount`, over files of `chunkCounts` chunks of which it took `accepted`,
-    /// holding the first `resumedChunks` of each (its resumed prefix, checked once the digests arrive).
+    /// holding the first `resumedChunks` of each (its resumed prefix, checked once the digests arrive); at most
+    /// `maxInFlight` requests outstanding to one member and `maxTotalInFlight` to all.
     public init(
         me: Int, memberCount: Int, chunkCounts: [Int], accepted: [Bool], resumedChunks: [Int],
-        maxInFlight: Int = Limits.maxSwarmRequestsInFlight
+        maxInFlight: Int = Limits.maxSwarmRequestsInFlight, maxTotalInFlight: Int = .max
     ) {
-        precondition(me >= 0 && me < memberCount && maxInFlight > 0)
+        precondition(me >= 0 && me < memberCount && maxInFlight > 0 && maxTotalInFlight > 0)
         precondition(chunkCounts.count == accepted.count && chunkCounts.count == resumedChunks.count)
         self.me = me
         self.maxInFlight = maxInFlight
+        self.maxTotalInFlight = maxTotalInFlight
         self.accepted = accepted
         peers = Array(repeating: Peer(), count: memberCount)
         held = ChunkBitmap(chunkCounts: chunkCounts)
@@ -361,9 +366,11 @@ public struct SwarmFetcher: Sendable {
     private mutating func schedule(only: [SwarmChunk]? = nil, askSender: Bool = true) -> [Action] {
         guard inSwarm else { return [] }
         var actions: [Action] = []
-        var free = peers.indices.reduce(0) { sum, member in
+        let perMember = peers.indices.reduce(0) { sum, member in
             isUsable(member) ? sum + max(0, maxInFlight - peers[member].outstanding.count) : sum
         }
+        let outstanding = peers.reduce(0) { $0 + $1.outstanding.count }
+        var free = min(perMember, max(0, maxTotalInFlight - outstanding))
         let wanted = (only ?? Array(announcers.keys)).filter { chunk in
             digests[chunk] != nil && !held.contains(chunk) && !isRequested(chunk)
         }

@@ -10,6 +10,10 @@ extension TransferEngine {
     /// How long a request to another member waits for its answer before the chunk is asked elsewhere (a late answer
     /// is still taken).
     static let swarmRequestTimeout = Duration.seconds(20)
+    /// Raw bytes of the chunks a member has asked of other members and not yet received, at most (at least one
+    /// chunk): relayed chunks on their way stay within this whatever the number of members (K = 4 to each of 255
+    /// others would be 1 GiB of 1 MiB chunks).
+    static let swarmRelayedBytesInFlight = 8 << 20
 
     // MARK: Joining and leaving
 
@@ -34,7 +38,7 @@ extension TransferEngine {
         }
         let fetcher = SwarmFetcher(
             me: me, memberCount: swarm.members.count, chunkCounts: counts, accepted: transfer.files.map(\.accepted),
-            resumedChunks: resumed)
+            resumedChunks: resumed, maxTotalInFlight: max(1, Self.swarmRelayedBytesInFlight / Int(chunk)))
         memberSwarms[swarm.swarmID] = MemberSwarm(
             key: key, swarmID: swarm.swarmID, members: swarm.members, me: me, chunkSize: Int(chunk),
             sizes: transfer.files.map(\.size), fetcher: fetcher)
