@@ -166,4 +166,80 @@ struct SwarmFetcherTests {
             try fetcher.digestsReceived(file: 0, first: 3, entries: [(seed: 1, sha256: good), (seed: 1, sha256: good)])
         }
     }
+
+    /// A member's first announcements may arrive before the sender's list that names it (its own link from the sender
+    /// ran ahead of ours); it never repeats them, so they are kept and used once the list comes. (Dropping them left
+    /// this member waiting forever for chunks that member seeds.)
+    @Test func announcementsThatCameBeforeTheListAreUsedOnceItComes() throws {
+        var fetcher = SwarmFetcher(me: 0, memberCount: 3, chunkCounts: [4], accepted: [true], resumedChunks: [0])
+        #expect(fetcher.linkUp(1) == [.announceAll(to: 1)])
+        #expect(try fetcher.haveReceived(from: 1, chunks(0..<2)) == [], "not in a list yet: nothing asked of it")
+        #expect(fetcher.membersReceived([0, 1, 2]) == [])
+        let actions = try fetcher.digestsReceived(
+            file: 0, first: 0, entries: (0..<4).map { _ in (seed: 1, sha256: good) })
+        #expect(actions == [.request(chunk(0), from: 1), .request(chunk(1), from: 1)])
+        // A member the list leaves out is still never asked.
+        var outside = SwarmFetcher(me: 0, memberCount: 3, chunkCounts: [4], accepted: [true], resumedChunks: [0])
+        _ = outside.linkUp(2)
+        _ = try outside.haveReceived(from: 2, chunks(0..<2))
+        _ = outside.membersReceived([0, 1])
+        #expect(
+            try outside.digestsReceived(file: 0, first: 0, entries: (0..<4).map { _ in (seed: 1, sha256: good) })
+                == [])
+    }
+
+    /// Nobody is waited for forever: a check with nothing stored since the previous one asks the sender again for
+    /// what it was asked, and for what a live seed never announced; a check after progress does nothing.
+    @Test func aMemberThatStoredNothingSinceTheLastCheckAsksTheSender() throws {
+        // Seed 3 is up and in the list but announces nothing: nothing is asked of anyone.
+        var fetcher = makeFetcher(seeds: Array(repeating: 3, count: 4) + [nil])
+        #expect(fetcher.requestedFromSender == [chunk(4)], "no seed: asked of the sender at once")
+        _ = try fetcher.haveReceived(from: 1, [chunk(3)])
+        #expect(fetcher.outstanding(to: 1) == [chunk(3)])
+        // Stalled: chunk 4 asked again, chunks 0-2 asked of the sender; 3 waits for member 1's answer (its own timeout).
+        #expect(
+            fetcher.progressCheck() == [
+                .requestFromSender(chunk(4)), .requestFromSender(chunk(0)), .requestFromSender(chunk(1)),
+                .requestFromSender(chunk(2)),
+            ])
+        #expect(fetcher.requestedFromSender == Set(chunks(0..<3) + [chunk(4)]))
+        // Still nothing: everything asked of the sender is asked again.
+        #expect(
+            fetcher.progressCheck() == chunks(0..<3).map { .requestFromSender($0) } + [.requestFromSender(chunk(4))])
+        // Something arrived meanwhile: no check asks anything.
+        _ = fetcher.senderChunkStored(chunk(0))
+        #expect(fetcher.progressCheck() == [])
+        #expect(fetcher.progressCheck() == [chunk(1), chunk(2), chunk(4)].map { .requestFromSender($0) })
+        // Everything held: nothing more.
+        for index in [1, 2, 4] { _ = fetcher.senderChunkStored(chunk(index)) }
+        _ = fetcher.relayedChunkArrived(from: 1, chunk(3), sha256: good)
+        for index in 5..<10 { _ = fetcher.senderChunkStored(chunk(index)) }
+        #expect(fetcher.isComplete)
+        #expect(fetcher.progressCheck() == [])
+        #expect(fetcher.progressCheck() == [])
+    }
+
+    /// Requests outstanding to all members together stay within `maxTotalInFlight`, whatever the number of members
+    /// (K = 4 to each of 3 members would be 12): the relayed chunks on their way to a member, and so its memory, do
+    /// not grow with the swarm.
+    @Test func requestsToAllMembersTogetherStayWithinTheTotal() throws {
+        var fetcher = SwarmFetcher(
+            me: 0, memberCount: 4, chunkCounts: [20], accepted: [true], resumedChunks: [0], maxTotalInFlight: 6)
+        _ = fetcher.membersReceived([0, 1, 2, 3])
+        for member in 1...3 { _ = fetcher.linkUp(member) }
+        _ = try fetcher.digestsReceived(file: 0, first: 0, entries: (0..<20).map { _ in (seed: 1, sha256: good) })
+        for member in 1...3 { _ = try fetcher.haveReceived(from: member, chunks(0..<20)) }
+        func total() -> Int { (1...3).reduce(0) { $0 + fetcher.outstanding(to: $1).count } }
+        #expect(total() == 6)
+        #expect((1...3).allSatisfy { fetcher.outstanding(to: $0).count <= Limits.maxSwarmRequestsInFlight })
+        // An answer frees one slot, taken again at once.
+        let answered = try #require(fetcher.outstanding(to: 2).min())
+        let actions = fetcher.relayedChunkArrived(from: 2, answered, sha256: good)
+        #expect(actions.filter { if case .request = $0 { true } else { false } }.count == 1)
+        #expect(total() == 6)
+        // A timeout moves the chunk elsewhere without going past the total.
+        let late = try #require(fetcher.outstanding(to: 3).min())
+        _ = fetcher.requestTimedOut(to: 3, late)
+        #expect(total() == 6)
+    }
 }

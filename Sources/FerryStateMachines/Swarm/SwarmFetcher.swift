@@ -11,6 +11,11 @@ import FerryWire
 /// our requests outstanding, ties to the one nearest after us in member order (so members spread their requests
 /// over different holders). A chunk is requested from the sender when its seed is gone (out of the list, cut off,
 /// its link down, or no seed) and no usable member announced it, or every announcer failed us for it.
+///
+/// Nobody is waited for forever: the driver calls `progressCheck()` every request timeout; when nothing was stored
+/// since the previous call, every chunk asked of the sender is asked again (the sender sends a chunk it has coming to
+/// a member once only), and every chunk waiting for its seed's announcement counts as failed by that seed, so it is
+/// asked of the sender.
 public struct SwarmFetcher: Sendable {
     /// What the driver must do, in order.
     public enum Action: Equatable, Sendable {
@@ -55,6 +60,9 @@ public struct SwarmFetcher: Sendable {
     public let me: Int
     /// Requests outstanding to one member at most (K).
     public let maxInFlight: Int
+    /// Requests outstanding to all members together at most: the relayed chunks on their way to this member, and so
+    /// its memory, do not grow with the number of members.
+    public let maxTotalInFlight: Int
     private let accepted: [Bool]
     private var peers: [Peer]
     private var held: ChunkBitmap
@@ -70,19 +78,23 @@ public struct SwarmFetcher: Sendable {
     private static let sender = -1
     private var failedBy: [SwarmChunk: Set<Int>] = [:]
     private var inSwarm = true
+    /// A chunk was stored (or a resumed one verified) since the last `progressCheck()`.
+    private var progressed = false
     /// Members this member cut off, in order.
     public private(set) var cutOffMembers: [Int] = []
 
     /// A fetcher for member `me` of `memberCount`, over files of `chunkCounts` chunks of which it took `accepted`,
-    /// holding the first `resumedChunks` of each (its resumed prefix, checked once the digests arrive).
+    /// holding the first `resumedChunks` of each (its resumed prefix, checked once the digests arrive); at most
+    /// `maxInFlight` requests outstanding to one member and `maxTotalInFlight` to all.
     public init(
         me: Int, memberCount: Int, chunkCounts: [Int], accepted: [Bool], resumedChunks: [Int],
-        maxInFlight: Int = Limits.maxSwarmRequestsInFlight
+        maxInFlight: Int = Limits.maxSwarmRequestsInFlight, maxTotalInFlight: Int = .max
     ) {
-        precondition(me >= 0 && me < memberCount && maxInFlight > 0)
+        precondition(me >= 0 && me < memberCount && maxInFlight > 0 && maxTotalInFlight > 0)
         precondition(chunkCounts.count == accepted.count && chunkCounts.count == resumedChunks.count)
         self.me = me
         self.maxInFlight = maxInFlight
+        self.maxTotalInFlight = maxTotalInFlight
         self.accepted = accepted
         peers = Array(repeating: Peer(), count: memberCount)
         held = ChunkBitmap(chunkCounts: chunkCounts)
@@ -109,6 +121,8 @@ public struct SwarmFetcher: Sendable {
     }
     /// Requests outstanding to `member`.
     public func outstanding(to member: Int) -> Set<SwarmChunk> { peers[member].outstanding }
+    /// This member left the swarm (the sender's list left it out): it fetches and serves nothing any more.
+    public var hasLeft: Bool { !inSwarm }
     /// Chunks asked of the sender and not yet arrived.
     public var requestedFromSender: Set<SwarmChunk> { askedSender }
 
@@ -168,6 +182,7 @@ public struct SwarmFetcher: Sendable {
         unverified.remove(chunk)
         pending.remove(chunk)
         guard held.insert(chunk) else { return [] }
+        progressed = true
         return inSwarm ? [.announce(chunk)] + schedule() : []
     }
 
@@ -180,6 +195,7 @@ public struct SwarmFetcher: Sendable {
             pending.insert(chunk)
             return schedule()
         }
+        progressed = true
         return inSwarm ? [.announce(chunk)] : []
     }
 
@@ -201,7 +217,9 @@ public struct SwarmFetcher: Sendable {
         return inSwarm ? schedule() : []
     }
 
-    /// `swarmHave` from `member`. Announcements of members that are not usable are ignored; throws for a chunk
+    /// `swarmHave` from `member`. Announcements of a member not in the list yet are kept (they are used once it is:
+    /// the sender's list may reach this member after that member's first announcements, which it never repeats);
+    /// those of a member cut off, refusing everything, or whose link is not up are ignored. Throws for a chunk
     /// outside the offer.
     public mutating func haveReceived(from member: Int, _ chunks: [SwarmChunk]) throws(TransferProtocolError)
         -> [Action]
@@ -209,7 +227,8 @@ public struct SwarmFetcher: Sendable {
         for chunk in chunks where !held.isValid(chunk) {
             throw TransferProtocolError("member \(member) announced \(chunk), which is not in the offer")
         }
-        guard inSwarm, isUsable(member) else { return [] }
+        let peer = peers[member]
+        guard inSwarm, member != me, peer.link == .up, !peer.cutOff, !peer.refusesAll else { return [] }
         var fresh: [SwarmChunk] = []
         for chunk in chunks where accepted[chunk.file] && !held.contains(chunk) {
             if announcers[chunk, default: []].insert(member).inserted { fresh.append(chunk) }
@@ -231,6 +250,7 @@ public struct SwarmFetcher: Sendable {
             return cut(member, reason: .badChunk, chunk: chunk) + schedule()
         }
         guard held.insert(chunk) else { return schedule() }  // came from elsewhere meanwhile: dropped
+        progressed = true
         announcers[chunk] = nil
         failedBy[chunk] = nil
         pending.remove(chunk)
@@ -284,6 +304,20 @@ public struct SwarmFetcher: Sendable {
         peers[member].serving = max(0, peers[member].serving - 1)
     }
 
+    /// The driver's periodic check (every request timeout, until this member holds everything): when nothing was
+    /// stored since the previous check, the chunks asked of the sender are asked again, and the chunks waiting for
+    /// their seed to announce them count as failed by it (asked of the sender unless another member announced them).
+    /// A chunk asked of a member has its own timeout (`requestTimedOut`).
+    public mutating func progressCheck() -> [Action] {
+        defer { progressed = false }
+        guard inSwarm, !progressed, !isComplete else { return [] }
+        let again = askedSender.sorted().map { Action.requestFromSender($0) }
+        for chunk in pending where !isRequested(chunk) {
+            if let seed = seeds[chunk] ?? nil { failedBy[chunk, default: []].insert(seed) }
+        }
+        return again + schedule()
+    }
+
     // MARK: Rules
 
     private func isUsable(_ member: Int) -> Bool {
@@ -332,9 +366,11 @@ public struct SwarmFetcher: Sendable {
     private mutating func schedule(only: [SwarmChunk]? = nil, askSender: Bool = true) -> [Action] {
         guard inSwarm else { return [] }
         var actions: [Action] = []
-        var free = peers.indices.reduce(0) { sum, member in
+        let perMember = peers.indices.reduce(0) { sum, member in
             isUsable(member) ? sum + max(0, maxInFlight - peers[member].outstanding.count) : sum
         }
+        let outstanding = peers.reduce(0) { $0 + $1.outstanding.count }
+        var free = min(perMember, max(0, maxTotalInFlight - outstanding))
         let wanted = (only ?? Array(announcers.keys)).filter { chunk in
             digests[chunk] != nil && !held.contains(chunk) && !isRequested(chunk)
         }

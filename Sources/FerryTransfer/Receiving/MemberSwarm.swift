@@ -30,6 +30,9 @@ struct MemberSwarm: Sendable {
     var dialing: Set<Int> = []
     /// The timer of each request outstanding to a member.
     var timers: [SwarmChunk: Task<Void, Never>] = [:]
+    /// Calls the fetcher's `progressCheck()` every request timeout while this member fetches (so that it never
+    /// waits forever on a seed's announcement or the sender's answer).
+    var progressTimer: Task<Void, Never>?
     /// A read-only handle on each file's staged data, to serve chunks from (kept after the file is published: the
     /// open file still reads the same bytes).
     var readers: [Int: RegularFile] = [:]

@@ -10,6 +10,11 @@ extension TransferEngine {
     /// How long a request to another member waits for its answer before the chunk is asked elsewhere (a late answer
     /// is still taken).
     static let swarmRequestTimeout = Duration.seconds(20)
+    /// Raw bytes of the chunks a member has asked of other members and not yet received, at most (at least one
+    /// chunk): relayed chunks on their way stay within this whatever the number of members (K = 4 to each of 255
+    /// others would be 1 GiB of 1 MiB chunks). 12 MiB is what K = 4 to each of 3 others comes to: a broadcast to 4
+    /// receivers is not held back (8 MiB made `ferry-bench compare` row 5 slower under load); more members share it.
+    static let swarmRelayedBytesInFlight = 12 << 20
 
     // MARK: Joining and leaving
 
@@ -34,11 +39,12 @@ extension TransferEngine {
         }
         let fetcher = SwarmFetcher(
             me: me, memberCount: swarm.members.count, chunkCounts: counts, accepted: transfer.files.map(\.accepted),
-            resumedChunks: resumed)
+            resumedChunks: resumed, maxTotalInFlight: max(1, Self.swarmRelayedBytesInFlight / Int(chunk)))
         memberSwarms[swarm.swarmID] = MemberSwarm(
             key: key, swarmID: swarm.swarmID, members: swarm.members, me: me, chunkSize: Int(chunk),
             sizes: transfer.files.map(\.size), fetcher: fetcher)
         incoming[key]?.swarmID = swarm.swarmID
+        startProgressChecks(swarm.swarmID)
         let others = Set(swarm.members.enumerated().filter { $0.offset != me }.map(\.element.deviceID))
         let token = await session.vouch(
             for: others, reason: "broadcast \(swarm.swarmID) from \(transfer.peer.displayName)")
@@ -55,9 +61,14 @@ extension TransferEngine {
     /// sender is lost. Returns the bytes relayed each way so far, for the outcome.
     func lingerInSwarm(_ swarmID: SwarmID) -> (relayed: UInt64, served: UInt64) {
         guard let swarm = memberSwarms[swarmID] else { return (0, 0) }
+        // The sender's list left this member out before its transfer ended here (the last list can overtake the
+        // end): there is nobody to serve, and no later list would end the swarm here.
+        if swarm.fetcher.hasLeft { return leaveSwarm(swarmID) }
         memberSwarms[swarmID]?.done = true
         for timer in swarm.timers.values { timer.cancel() }
         memberSwarms[swarmID]?.timers = [:]
+        swarm.progressTimer?.cancel()
+        memberSwarms[swarmID]?.progressTimer = nil
         log(1, "swarm \(swarmID): every file is here; serving the other members while the sender keeps this one listed")
         return (swarm.relayedBytes, swarm.servedBytes)
     }
@@ -72,6 +83,7 @@ extension TransferEngine {
         endedSwarmOrder.append(swarmID)
         if endedSwarmOrder.count > Self.endedMemory { endedSwarms.remove(endedSwarmOrder.removeFirst()) }
         for timer in swarm.timers.values { timer.cancel() }
+        swarm.progressTimer?.cancel()
         for reader in swarm.readers.values { reader.close() }
         let stillUsed = Set(memberSwarms.values.flatMap(\.links.values))
         let links = swarm.links.values.filter { !stillUsed.contains($0) }

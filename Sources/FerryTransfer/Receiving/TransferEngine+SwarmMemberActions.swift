@@ -82,6 +82,8 @@ extension TransferEngine {
                 withMemberSwarm(swarmID) { swarm in
                     for timer in swarm.timers.values { timer.cancel() }
                     swarm.timers = [:]
+                    swarm.progressTimer?.cancel()
+                    swarm.progressTimer = nil
                 }
             }
         }
@@ -155,6 +157,27 @@ extension TransferEngine {
             await self.requestTimedOut(chunk, member, swarmID)
         }
         memberSwarms[swarmID]?.timers.updateValue(timer, forKey: chunk)?.cancel()
+    }
+
+    /// Checks the fetcher's progress every request timeout until the swarm ends here or this member holds
+    /// everything (`lingerInSwarm`, `leaveSwarm` cancel it).
+    func startProgressChecks(_ swarmID: SwarmID) {
+        let clock = self.clock
+        let timer = Task { [weak self] in
+            while !Task.isCancelled {
+                try? await Task.sleep(for: Self.swarmRequestTimeout, clock: clock)
+                guard !Task.isCancelled, let self else { return }
+                await self.progressCheck(swarmID)
+            }
+        }
+        memberSwarms[swarmID]?.progressTimer?.cancel()
+        memberSwarms[swarmID]?.progressTimer = timer
+    }
+
+    private func progressCheck(_ swarmID: SwarmID) async {
+        let actions = withMemberSwarm(swarmID) { $0.fetcher.progressCheck() } ?? []
+        if !actions.isEmpty { log(1, "swarm \(swarmID): nothing stored for a while: asking the sender") }
+        await carryOut(actions, swarmID)
     }
 
     private func requestTimedOut(_ chunk: SwarmChunk, _ member: Int, _ swarmID: SwarmID) async {
