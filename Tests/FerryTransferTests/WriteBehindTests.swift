@@ -70,7 +70,7 @@ import Testing
     @Test func aFailedEvictionIsReportedWhenDrained() async throws {
         try await TemporaryDirectory.with(prefix: "writeback") { directory in
             let path = directory.path + "/staged"
-            FileManager.default.createFile(atPath: path, contents: Data(count: 3 << 20))
+            #expect(FileManager.default.createFile(atPath: path, contents: Data(count: 3 << 20)))
             let file = try RegularFile.open(path: path)
             defer { file.close() }
             let evicted = Mutex<[Range<UInt64>]>([])
@@ -85,7 +85,9 @@ import Testing
             }
             let reported = await writeback.drained(failure)
             #expect(reported?.errno == .ioError)
-            #expect(evicted.withLock { $0 } == [0..<(1 << 20), (1 << 20)..<(2 << 20), (2 << 20)..<(3 << 20)])
+            let mib: UInt64 = 1 << 20
+            let expected: [Range<UInt64>] = [0..<mib, mib..<(2 * mib), (2 * mib)..<(3 * mib)]
+            #expect(evicted.withLock { $0 } == expected)
             #expect(await writeback.drained(WritebackFailure()) == nil)
         }
     }
