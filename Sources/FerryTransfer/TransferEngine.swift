@@ -21,6 +21,8 @@ public actor TransferEngine {
     let clock = ContinuousClock()
     /// Where the receiving side's blocking work runs (staged writes, syncs, renames), in order.
     let io = BlockingIO(label: "ferry.receive-directory")
+    /// Where write-behind waits for the disk and drops written pages, beside the writes on `io` (`Writeback`).
+    var writeback = Writeback()
     /// Where verified files are synced and renamed into place, beside the writes of the files after them.
     let publishing = BlockingIO(label: "ferry.publish")
     /// Where accepting an offer reads back and hashes staged prefixes: apart from `io`, so that an answer never waits

@@ -80,6 +80,11 @@ struct CompareBenchmark: BenchRows {
                 let label = round == 0 ? "warm-up" : "round \(round)/\(options.rounds)"
                 do {
                     let run = try row.contenders[index].body()
+                    // Untimed: on a disk mounted with `discard` (this machine's), the copy a contender removed is
+                    // discarded when the journal next commits, and whichever contender syncs next (ferry, rsync
+                    // --fsync, nc; sync) waited for that in its own sync: 1.5-1.9 s of a 1 GiB row (an `fdatasync`
+                    // right after removing 1 GiB, against 0.03 s once settled). Every contender starts settled.
+                    sync()
                     if round > 0 { results[index].runs.append(run) }
                     let rate = Double(row.bytes) / max(run.elapsed.seconds, 1e-9) / 1e6
                     let figure =

@@ -1,7 +1,9 @@
 import FerrySession
 import FerryTestSupport
 import FerryWire
+import FerrySystem
 import Foundation
+import Synchronization
 import Testing
 
 @testable import FerryTransfer
@@ -60,6 +62,61 @@ import Testing
                 cached.resident <= Int(WriteBehind.lag) + 2 * chunk,
                 "\(cached.resident) of \(cached.size) bytes still cached")
             #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: path))) == bytes)
+        }
+    }
+
+    /// The evictions run on the writeback queue: a failed one is kept for the file and reported once every eviction
+    /// queued before has run, never lost because nothing waited for it.
+    @Test func aFailedEvictionIsReportedWhenDrained() async throws {
+        try await TemporaryDirectory.with(prefix: "writeback") { directory in
+            let path = directory.path + "/staged"
+            #expect(FileManager.default.createFile(atPath: path, contents: Data(count: 3 << 20)))
+            let file = try RegularFile.open(path: path)
+            defer { file.close() }
+            let evicted = Mutex<[Range<UInt64>]>([])
+            let writeback = Writeback(maximumPending: 1) { _, range throws(SystemError) in
+                evicted.withLock { $0.append(range) }
+                if range.lowerBound == 1 << 20 { throw SystemError(call: "sync_file_range()", errno: .ioError) }
+            }
+            let failure = WritebackFailure()
+            #expect(await writeback.drained(failure) == nil)
+            for offset: UInt64 in [0, 1 << 20, 2 << 20] {
+                writeback.evict(offset..<(offset + (1 << 20)), of: file, failure: failure)
+            }
+            let reported = await writeback.drained(failure)
+            #expect(reported?.errno == .ioError)
+            let mib: UInt64 = 1 << 20
+            let expected: [Range<UInt64>] = [0..<mib, mib..<(2 * mib), (2 * mib)..<(3 * mib)]
+            #expect(evicted.withLock { $0 } == expected)
+            #expect(await writeback.drained(WritebackFailure()) == nil)
+        }
+    }
+
+    /// A large file whose write-behind fails to write back part of it (EIO from the wait) ends as a write failure:
+    /// nothing is published, although its chunks were acknowledged before the wait.
+    @Test func aLargeFileWhoseWritebackFailedIsNotPublished() async throws {
+        try await TemporaryDirectory.with(prefix: "engine-in") { inbox in
+            let chunk = 1 << 20
+            var generator = SplitMix64(seed: 25)
+            let bytes = (0..<(24 * chunk / 8)).flatMap { _ in withUnsafeBytes(of: generator.next()) { Array($0) } }
+            try await TransferHostilePeerTests.withMallory(inbox: inbox.path, policy: .all) { mallory, bob, engine in
+                await engine.useWriteback(
+                    Writeback { file, range throws(SystemError) in
+                        try file.evictWritten(at: range.lowerBound, count: Int(range.count))
+                        if range.lowerBound == 3 << 20 { throw SystemError(call: "sync_file_range()", errno: .ioError) }
+                    })
+                let sender = HostileSender(session: mallory, receiver: bob)
+                try await sender.send(.offer(sender.offer([("large.bin", UInt64(bytes.count))], chunkSize: chunk)))
+                #expect(try #require(await sender.reply()).accepted)
+                for offset in stride(from: 0, to: bytes.count, by: chunk) {
+                    try await sender.sendChunk(
+                        file: 0, offset: UInt64(offset), raw: Array(bytes[offset..<(offset + chunk)]))
+                }
+                try await sender.sendEnd(file: 0, of: bytes, chunkSize: chunk)
+                let result = try #require(await sender.result())
+                #expect(result.status == .writeFailed, "\(result)")
+            }
+            #expect(!FileManager.default.fileExists(atPath: inbox.path + "/large.bin"))
         }
     }
 }

@@ -53,6 +53,8 @@ struct IncomingFile: Sendable {
     var accepted = false
     var resumeOffset: UInt64 = 0
     var staged: RegularFile?
+    /// The first failed eviction of write-behind on the staged file (`Writeback`): checked before verifying.
+    let writebackFailure = WritebackFailure()
     /// This transfer's hold on the staged file, from acceptance until the file is published or failed.
     var reservation: StagedReservation?
     /// The file digest (PROTOCOL.md 11.7) of the resumed prefix and the chunks stored so far.

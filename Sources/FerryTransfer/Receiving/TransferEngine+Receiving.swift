@@ -169,11 +169,13 @@ extension TransferEngine {
             await carryOut(swarmActions, swarmID)
         }
         // The write runs on the I/O queue while this actor checks the next chunk; the acknowledgement waits for the
-        // write, so the sender's window still bounds the bytes in flight.
+        // write (not for write-behind's wait for the disk, which `Writeback` runs beside), so the sender's window
+        // still bounds the bytes in flight.
         let offset = chunk.offset
+        let (writeback, failure) = (self.writeback, incoming[key]?.files[file].writebackFailure ?? WritebackFailure())
         enqueue(actions, key, file: file, bytes: raw.count) { () throws(SystemError) in
             try handle.write(raw, at: offset)
-            try writeBehind.perform(on: handle)
+            try writeBehind.perform(on: handle, writeback, failure: failure)
         }
     }
 
@@ -277,6 +279,15 @@ extension TransferEngine {
 
     private func verify(_ file: Int, expected: [UInt8], _ key: IncomingKey) async {
         guard let entry = incoming[key]?.files[file], !entry.ended, let directory = receiveDirectory else { return }
+        // Write-behind's evictions of this file run beside the writes: all done, and none failed, before it counts
+        // as written (a failed one consumed the error the sync before publishing would report).
+        if entry.size >= WriteBehind.minimumFileSize {
+            if let failure = await writeback.drained(entry.writebackFailure) {
+                await writeFailed(failure, file: file, key)
+                return
+            }
+            guard incoming[key]?.files[file].ended == false else { return }
+        }
         if entry.staged == nil {
             // An empty file, or one whose every byte was staged before: open (or create) it now.
             let stagedKey = entry.key

@@ -292,9 +292,12 @@ extension TransferEngine {
         guard let (actions, writeBehind) = stored else { return }
         memberSwarms[swarmID]?.relayedBytes += UInt64(raw.count)
         reportIncomingProgress(key)
+        let (writeback, failure) = (
+            self.writeback, incoming[key]?.files[chunk.file].writebackFailure ?? WritebackFailure()
+        )
         enqueue(actions, key, file: chunk.file) { () throws(SystemError) in
             try handle.write(raw, at: offset)
-            try writeBehind.perform(on: handle)
+            try writeBehind.perform(on: handle, writeback, failure: failure)
         }
     }
 }
