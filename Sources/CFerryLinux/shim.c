@@ -36,6 +36,7 @@ int ferry_syncfs(int fd) {
     return syncfs(fd);
 }
 
-int ferry_keep_freed_memory(int mmap_threshold, int trim_threshold) {
-    return mallopt(M_MMAP_THRESHOLD, mmap_threshold) == 1 && mallopt(M_TRIM_THRESHOLD, trim_threshold) == 1;
+int ferry_keep_freed_memory(int mmap_threshold, int trim_threshold, int arenas) {
+    return mallopt(M_MMAP_THRESHOLD, mmap_threshold) == 1 && mallopt(M_TRIM_THRESHOLD, trim_threshold) == 1
+        && mallopt(M_ARENA_MAX, arenas) == 1;
 }

@@ -67,7 +67,7 @@ int ferry_sync_file_range(int fd, int64_t offset, int64_t count, unsigned flags)
 /// syncfs(2): commits the whole file system containing `fd` to disk (one call for a batch of files).
 int ferry_syncfs(int fd);
 
-/// mallopt(3) M_MMAP_THRESHOLD and M_TRIM_THRESHOLD (<malloc.h>, not in Swift's Glibc): blocks up to
-/// `mmap_threshold` bytes come from the heap, and up to `trim_threshold` bytes stay free at a heap's top instead of
-/// going back to the kernel. Returns 1 when both were set.
-int ferry_keep_freed_memory(int mmap_threshold, int trim_threshold);
+/// mallopt(3) M_MMAP_THRESHOLD, M_TRIM_THRESHOLD and M_ARENA_MAX (<malloc.h>, not in Swift's Glibc): blocks up to
+/// `mmap_threshold` bytes come from the heap, up to `trim_threshold` bytes stay free at a heap's top instead of
+/// going back to the kernel, and threads share at most `arenas` heaps. Returns 1 when all three were set.
+int ferry_keep_freed_memory(int mmap_threshold, int trim_threshold, int arenas);
