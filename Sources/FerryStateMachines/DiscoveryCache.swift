@@ -62,7 +62,7 @@ public struct DiscoveryCache<Address: Hashable & Sendable>: Sendable {
         public init(
             localPeerID: PeerID, sessionID: String, announceInterval: Duration = .seconds(2),
             missedAnnouncementsBeforeExpiry: Int = 3, capacity: Int = 256,
-            answerRate: RateLimit = RateLimit(burst: 8, per: .seconds(2))
+            answerRate: RateLimit = RateLimit(burst: 16, per: .seconds(1))
         ) {
             self.localPeerID = localPeerID
             self.sessionID = sessionID

@@ -79,8 +79,8 @@ import Testing
 
     @Test func queriesAreAnsweredAtOnceUpToTheBurst() {
         var cache = cache()
-        // Eight processes started one after another (a script's sends): each is answered at once.
-        for index in 0..<8 {
+        // Sixteen processes started one after another (a script's sends): each is answered at once.
+        for index in 0..<16 {
             let actions = cache.beaconReceived(
                 beacon(UInt64(index + 1), flags: [.query]), from: "a", now: t0 + .milliseconds(40 * index))
             #expect(actions.contains(.announce(query: false)), "query \(index)")
@@ -91,26 +91,26 @@ import Testing
     @Test func aQueryBeyondTheRateIsAnsweredLaterNotDropped() {
         var cache = cache()
         _ = cache.started(now: t0, jitter: 0)  // the periodic announcement is due at 1.6 s
-        for index in 0..<8 {
+        for index in 0..<16 {
             _ = cache.beaconReceived(beacon(UInt64(index + 1), flags: [.query]), from: "a", now: t0)
         }
-        // The ninth and tenth within the same instant: the rate is spent, so no answer now, but one is owed.
-        let ninth = cache.beaconReceived(beacon(9, flags: [.query]), from: "b", now: t0 + .milliseconds(10))
-        let tenth = cache.beaconReceived(beacon(10, flags: [.query]), from: "c", now: t0 + .milliseconds(20))
+        // The 17th and 18th within the same instant: the rate is spent, so no answer now, but one is owed.
+        let ninth = cache.beaconReceived(beacon(17, flags: [.query]), from: "b", now: t0 + .milliseconds(10))
+        let tenth = cache.beaconReceived(beacon(18, flags: [.query]), from: "c", now: t0 + .milliseconds(20))
         #expect(!ninth.contains(.announce(query: false)) && !tenth.contains(.announce(query: false)))
         #expect(cache.answerOwed)
-        // A token comes back every 250 ms (8 per 2 s): one answer then serves both queries, long before 1.6 s.
-        #expect(cache.tick(now: t0 + .milliseconds(100), jitter: 0) == [])
-        #expect(cache.tick(now: t0 + .milliseconds(260), jitter: 0) == [.announce(query: false)])
+        // A token comes back every 62.5 ms (16 a second): one answer then serves both queries, long before 1.6 s.
+        #expect(cache.tick(now: t0 + .milliseconds(50), jitter: 0) == [])
+        #expect(cache.tick(now: t0 + .milliseconds(70), jitter: 0) == [.announce(query: false)])
         #expect(!cache.answerOwed)
-        #expect(cache.tick(now: t0 + .milliseconds(600), jitter: 0) == [])
+        #expect(cache.tick(now: t0 + .milliseconds(200), jitter: 0) == [])
     }
 
     @Test func aQueryFloodGetsAtMostTheRate() {
         var cache = cache()
         var answers = 0
         // 10 000 queries over 10 s, with a tick every 100 ms (the cache is not started: no periodic announcements):
-        // the burst plus one answer per 250 ms, no more.
+        // the burst plus 16 answers a second, no more.
         for step in 0..<10_000 {
             let now = t0 + .milliseconds(step)
             let actions = cache.beaconReceived(beacon(UInt64(step + 1), flags: [.query]), from: "x", now: now)
@@ -119,8 +119,8 @@ import Testing
                 answers += cache.tick(now: now, jitter: 0).filter { $0 == .announce(query: false) }.count
             }
         }
-        #expect(answers <= 8 + 40)
-        #expect(answers >= 8 + 39)
+        #expect(answers <= 16 + 160)
+        #expect(answers >= 16 + 159)
     }
 
     @Test func clientBeaconsAreNotListed() {
