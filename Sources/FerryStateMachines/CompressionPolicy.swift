@@ -101,23 +101,14 @@ public struct CompressionPolicy: Sendable {
     public mutating func choice(after pace: Pace?) -> Choice? {
         if let pace, lastWasPaced { controller.record(pace) }
         lastWasPaced = false
-        switch mode {
-        case .none:
+        guard case .auto = mode else { return upcoming }
+        guard !available.isEmpty, !fileIsCompressed else { return nil }
+        if backoffRemaining > 0 {
+            backoffRemaining -= 1
             return nil
-        case .zlib:
-            return forced(.zlib)
-        case .zstd:
-            return forced(.zstd)
-        case .auto:
-            guard let best = available.first, !fileIsCompressed else { return nil }
-            if backoffRemaining > 0 {
-                backoffRemaining -= 1
-                return nil
-            }
-            lastWasPaced = true
-            let level = controller.level
-            return level > 0 ? Choice(best, level: level) : nil
         }
+        lastWasPaced = true
+        return upcoming
     }
 
     /// What `choice(after:)` picks for the next chunk unless a pace moves the level first, without taking it: the

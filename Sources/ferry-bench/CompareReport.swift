@@ -52,36 +52,18 @@ struct CompareReport {
         if let skip = row.skipReason {
             return lines + ["  skipped: \(skip)"]
         }
-        if row.inMilliseconds { return lines + millisecondLines }
-        lines.append(
-            "  " + Self.pad("contender", 44) + Self.pad("MB/s", 9) + Self.pad("send CPU", 10) + Self.pad("recv CPU", 10)
-                + Self.pad("both CPU", 10) + Self.pad("peak RSS send/recv", 20) + "MB/s by round")
-        lines.append(
-            "  " + Self.pad("", 44) + Self.pad("", 9) + Self.pad("s/GiB", 10) + Self.pad("s/GiB", 10)
-                + Self.pad("s/GiB", 10) + Self.pad("MiB (ferry only)", 20))
+        lines += row.inMilliseconds ? Self.millisecondHeader : Self.throughputHeader
         for result in results {
             let name = result.name + (result.role == .fairness ? " [fairness]" : "")
             if let skip = result.skipReason {
                 lines.append("  " + Self.pad(name, 44) + "skipped: \(skip)")
-                continue
-            }
-            if let failure = result.failure {
+            } else if let failure = result.failure {
                 lines.append("  " + Self.pad(name, 44) + "FAILED")
                 lines += failure.split(separator: "\n").prefix(8).map { "      \($0)" }
-                continue
+            } else {
+                lines.append(
+                    "  " + Self.pad(name, 44) + (row.inMilliseconds ? milliseconds(result) : throughput(result)))
             }
-            let rss =
-                result.role == .ferry
-                ? "\(Self.mebibytes(result.senderPeak)) / \(Self.mebibytes(result.receiverPeak)) MiB" : "-"
-            let byRound = result.runs.map {
-                String(format: "%.0f", Double(result.bytes) / max($0.elapsed.seconds, 1e-9) / 1e6)
-            }
-            lines.append(
-                "  " + Self.pad(name, 44) + Self.pad(Self.number(result.rate.map { $0 / 1e6 }, "%.1f"), 9)
-                    + Self.pad(Self.number(result.senderCPU, "%.2f"), 10)
-                    + Self.pad(Self.number(result.receiverCPU, "%.2f"), 10)
-                    + Self.pad(Self.number(result.bothCPU, "%.2f"), 10) + Self.pad(rss, 20)
-                    + byRound.joined(separator: " "))
         }
         lines += row.notes(results).map { "  " + $0 }
         let targets = row.targets(results)
@@ -92,37 +74,39 @@ struct CompareReport {
         return lines
     }
 
-    /// A row of fixed costs: per contender the median time and CPU milliseconds of one run, then the targets.
-    private var millisecondLines: [String] {
-        var lines = [
-            "  " + Self.pad("contender", 44) + Self.pad("ms", 9) + Self.pad("send CPU", 10) + Self.pad("recv CPU", 10)
-                + "ms by round",
-            "  " + Self.pad("", 44) + Self.pad("", 9) + Self.pad("ms", 10) + Self.pad("ms", 10),
-        ]
-        for result in results {
-            let name = result.name
-            if let skip = result.skipReason {
-                lines.append("  " + Self.pad(name, 44) + "skipped: \(skip)")
-                continue
-            }
-            if let failure = result.failure {
-                lines.append("  " + Self.pad(name, 44) + "FAILED")
-                lines += failure.split(separator: "\n").prefix(8).map { "      \($0)" }
-                continue
-            }
-            let byRound = result.runs.map { String(format: "%.0f", $0.elapsed.seconds * 1000) }
-            lines.append(
-                "  " + Self.pad(name, 44) + Self.pad(Self.number(result.medianMilliseconds, "%.1f"), 9)
-                    + Self.pad(Self.number(result.senderSeconds.map { $0 * 1000 }, "%.1f"), 10)
-                    + Self.pad(Self.number(result.receiverMilliseconds, "%.1f"), 10) + byRound.joined(separator: " "))
+    static let throughputHeader = [
+        "  " + pad("contender", 44) + pad("MB/s", 9) + pad("send CPU", 10) + pad("recv CPU", 10) + pad("both CPU", 10)
+            + pad("peak RSS send/recv", 20) + "MB/s by round",
+        "  " + pad("", 44) + pad("", 9) + pad("s/GiB", 10) + pad("s/GiB", 10) + pad("s/GiB", 10)
+            + pad("MiB (ferry only)", 20),
+    ]
+
+    /// A row of fixed costs (row 6): the median time and CPU milliseconds of one run instead of MB/s and s/GiB.
+    static let millisecondHeader = [
+        "  " + pad("contender", 44) + pad("ms", 9) + pad("send CPU", 10) + pad("recv CPU", 10) + "ms by round",
+        "  " + pad("", 44) + pad("", 9) + pad("ms", 10) + pad("ms", 10),
+    ]
+
+    /// A measured contender's figures: MB/s, CPU per GiB of each end and both, peak RSS (ferry), MB/s by round.
+    private func throughput(_ result: ContenderResult) -> String {
+        let rss =
+            result.role == .ferry
+            ? "\(Self.mebibytes(result.senderPeak)) / \(Self.mebibytes(result.receiverPeak)) MiB" : "-"
+        let byRound = result.runs.map {
+            String(format: "%.0f", Double(result.bytes) / max($0.elapsed.seconds, 1e-9) / 1e6)
         }
-        lines += row.notes(results).map { "  " + $0 }
-        let targets = row.targets(results)
-        if !targets.isEmpty {
-            lines.append("  targets (issue 11):")
-            lines += targets.map(\.line)
-        }
-        return lines
+        return Self.pad(Self.number(result.rate.map { $0 / 1e6 }, "%.1f"), 9)
+            + Self.pad(Self.number(result.senderCPU, "%.2f"), 10)
+            + Self.pad(Self.number(result.receiverCPU, "%.2f"), 10)
+            + Self.pad(Self.number(result.bothCPU, "%.2f"), 10) + Self.pad(rss, 20) + byRound.joined(separator: " ")
+    }
+
+    /// A measured contender's figures in a row of fixed costs: ms, CPU ms of each end, ms by round.
+    private func milliseconds(_ result: ContenderResult) -> String {
+        let byRound = result.runs.map { String(format: "%.0f", $0.elapsed.seconds * 1000) }
+        return Self.pad(Self.number(result.medianMilliseconds, "%.1f"), 9)
+            + Self.pad(Self.number(result.senderSeconds.map { $0 * 1000 }, "%.1f"), 10)
+            + Self.pad(Self.number(result.receiverMilliseconds, "%.1f"), 10) + byRound.joined(separator: " ")
     }
 
     /// "ferry against X: 0.73x the throughput, 1.40x the CPU of both ends" for each measured contender but ferry.

@@ -67,6 +67,19 @@ struct HostileSender {
 
     /// The next transfer message from the receiver, or what ended the wait. After `.timedOut` the event stream is
     /// finished (cancelling a waiting iterator ends an AsyncStream): the test is failing by then.
+    /// Offers `bytes` as one file `name` (expecting it accepted), sends every chunk and the file's end, and returns
+    /// the receiver's result for it.
+    func sendWhole(_ name: String, _ bytes: [UInt8], chunkSize: Int) async throws -> FileResult? {
+        try await send(.offer(offer([(name, UInt64(bytes.count))], chunkSize: chunkSize)))
+        #expect(try #require(await reply()).accepted)
+        for offset in stride(from: 0, to: bytes.count, by: chunkSize) {
+            try await sendChunk(
+                file: 0, offset: UInt64(offset), raw: Array(bytes[offset..<min(offset + chunkSize, bytes.count)]))
+        }
+        try await sendEnd(file: 0, of: bytes, chunkSize: chunkSize)
+        return await result()
+    }
+
     func nextEvent(timeout: Duration = .seconds(60)) async -> Next {
         let events = session.transferEvents
         let receiver = self.receiver

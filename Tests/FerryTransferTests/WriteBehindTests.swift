@@ -45,14 +45,7 @@ import Testing
             for index in 0..<24 { bytes += [UInt8(index)] + pattern.dropFirst() }
             try await TransferHostilePeerTests.withMallory(inbox: inbox.path, policy: .all) { mallory, bob, _ in
                 let sender = HostileSender(session: mallory, receiver: bob)
-                try await sender.send(.offer(sender.offer([("large.bin", UInt64(bytes.count))], chunkSize: chunk)))
-                #expect(try #require(await sender.reply()).accepted)
-                for offset in stride(from: 0, to: bytes.count, by: chunk) {
-                    try await sender.sendChunk(
-                        file: 0, offset: UInt64(offset), raw: Array(bytes[offset..<(offset + chunk)]))
-                }
-                try await sender.sendEnd(file: 0, of: bytes, chunkSize: chunk)
-                let result = try #require(await sender.result())
+                let result = try #require(await sender.sendWhole("large.bin", bytes, chunkSize: chunk))
                 #expect(result.status == .published && result.detail == "large.bin")
             }
             let path = inbox.path + "/large.bin"
@@ -106,14 +99,7 @@ import Testing
                         if range.lowerBound == 3 << 20 { throw SystemError(call: "sync_file_range()", errno: .ioError) }
                     })
                 let sender = HostileSender(session: mallory, receiver: bob)
-                try await sender.send(.offer(sender.offer([("large.bin", UInt64(bytes.count))], chunkSize: chunk)))
-                #expect(try #require(await sender.reply()).accepted)
-                for offset in stride(from: 0, to: bytes.count, by: chunk) {
-                    try await sender.sendChunk(
-                        file: 0, offset: UInt64(offset), raw: Array(bytes[offset..<(offset + chunk)]))
-                }
-                try await sender.sendEnd(file: 0, of: bytes, chunkSize: chunk)
-                let result = try #require(await sender.result())
+                let result = try #require(await sender.sendWhole("large.bin", bytes, chunkSize: chunk))
                 #expect(result.status == .writeFailed, "\(result)")
             }
             #expect(!FileManager.default.fileExists(atPath: inbox.path + "/large.bin"))
