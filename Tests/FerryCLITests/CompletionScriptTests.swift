@@ -1,3 +1,4 @@
+import FerryTestSupport
 import Foundation
 import Testing
 
@@ -83,7 +84,7 @@ import Testing
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = pipe
-        try process.run()
+        try process.runFenced()
         let output = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return (process.terminationStatus, String(decoding: output, as: UTF8.self))

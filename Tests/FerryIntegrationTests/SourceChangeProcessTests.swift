@@ -50,7 +50,7 @@ extension IntegrationTests {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: executable)
             process.arguments = arguments
-            try process.run()
+            try process.runFenced()
             process.waitUntilExit()
             try #require(process.terminationStatus == 0, "\(executable) \(arguments)")
         }

@@ -27,7 +27,7 @@ import Testing
             holder.standardInput = input
             holder.standardOutput = output
             try Data().write(to: URL(fileURLWithPath: staged))
-            try holder.run()
+            try holder.runFenced()
             defer {
                 try? input.fileHandleForWriting.close()
                 holder.waitUntilExit()

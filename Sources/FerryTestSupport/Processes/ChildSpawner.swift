@@ -1,3 +1,4 @@
+import FerrySystem
 import Foundation
 import Glibc
 
@@ -65,7 +66,11 @@ enum ChildSpawner {
             variables.forEach { free($0) }
         }
         var pid: pid_t = 0
-        let result = posix_spawnp(&pid, argv[0], &actions, &attributes, arguments, variables)
+        // Under the fence: an engine in this process publishing a file meanwhile would otherwise have a watcher see
+        // it closed again when this child drops its copy of the staged file's descriptor at `exec` (SpawnFence).
+        let result = SpawnFence.spawning {
+            posix_spawnp(&pid, argv[0], &actions, &attributes, arguments, variables)
+        }
         guard result == 0 else {
             throw TestSupportError.spawnFailed(command: argv.joined(separator: " "), errno: result)
         }
@@ -73,5 +78,13 @@ enum ChildSpawner {
         return SpawnedChild(
             pid: pid, stdinWrite: stdinPipe.write, stdoutRead: stdoutPipe.read,
             stderrRead: stderrPipe.read)
+    }
+}
+
+extension Process {
+    /// `run()` under `SpawnFence`, for the tests that start a child through Foundation: a receiving engine of this
+    /// process publishes no file while the child is between `clone` and `exec`.
+    public func runFenced() throws {
+        try SpawnFence.spawning { try run() }
     }
 }

@@ -43,7 +43,8 @@ extension ReceiveDirectory {
     /// `size`, when given, is the size verified: a staged file of another size is not published (ESTALE).
     /// `staged`, when given, is the staged file already open: permissions and time are set through it and it is
     /// closed before the rename (closing a written descriptor after the rename would show the file to a watcher a
-    /// second time). Without it the staged file is opened by its key.
+    /// second time; `SpawnFence` keeps a child of this process from holding a copy of it across the rename). Without
+    /// it the staged file is opened by its key.
     public func publish(
         key: String, components: [String], permissions: UInt16, modificationTime: (Int64, UInt32),
         staged open: RegularFile? = nil, size: UInt64? = nil
@@ -94,7 +95,22 @@ extension ReceiveDirectory {
         try staged.setPermissions(permissions & 0o755)
         try staged.setModificationTime(seconds: modificationTime.0, nanoseconds: modificationTime.1)
         let written = try staged.status()
-        staged.close()
+        // From closing the last writable descriptor until the rename, no child may be started in this process: one
+        // started before would close its copy after the rename, and a watcher would see the file closed again.
+        return try SpawnFence.publishing { () throws(SystemError) -> PublishedFile in
+            staged.close()
+            return try rename(
+                key, to: directory, fileName, prefix: prefix, written: written, size: size, digest: digest)
+        }
+    }
+
+    /// The rename of `publish`: checks that `key` still names the file written, then renames it to `fileName` or
+    /// the first free variant in `directory` (or drops it as `.identical`).
+    private func rename(
+        _ key: String, to directory: DirectoryHandle, _ fileName: String, prefix: String,
+        written: FerrySystem.FileStatus,
+        size: UInt64?, digest: (bytes: [UInt8], chunkSize: Int)?
+    ) throws(SystemError) -> PublishedFile {
         var hashed: Set<String> = []
         /// Whether the taken `candidate` (or its NFD twin) already holds these bytes; the spelling found if so.
         func identical(_ candidate: String) -> String? {
