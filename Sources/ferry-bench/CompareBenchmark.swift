@@ -109,12 +109,33 @@ struct CompareBenchmark: BenchRows {
                 + "\(options.rounds) timed round(s)\(rounds) after 1 untimed warm-up round; figures are medians",
             "ferry: \(ferry)\(source); \(ProcessInfo.processInfo.activeProcessorCount) CPUs; uid \(getuid()); "
                 + "load average at the start: \(Self.loadAverage)",
+            "files: under \(Self.scratch) (\(Self.fileSystem(of: Self.scratch))), sources and copies of every contender; "
+                + "TMPDIR=/dev/shm runs them all in memory, without the disk",
             "MB/s: 10^6 bytes per second, from the sending end's start until both ends have exited (ferry: until the",
             "  receiver has published and exited). CPU s/GiB: user + system seconds of all processes of one end per 2^30",
             "  bytes moved, from wait4 of each end's process (its reaped children included). Peak RSS: MiB (2^20 bytes),",
             "  the highest VmHWM of /proc/PID/status read while ferry ran (at least every 50 ms; wait4's ru_maxrss would",
             "  include the bench's own peak, \(Self.ownPeakMiB) now, which a posix_spawn child holds until its exec).",
         ]
+    }
+
+    /// The directory the bench's files go under (TMPDIR, else /tmp).
+    static var scratch: String { FileManager.default.temporaryDirectory.path }
+
+    /// The type and the options of the file system mounted at the longest mount point above `path`, from
+    /// /proc/self/mounts ("ext4 rw,relatime,discard"): whether the copies go to a disk (and how) or to memory.
+    static func fileSystem(of path: String) -> String {
+        let mounts = (try? String(contentsOfFile: "/proc/self/mounts", encoding: .utf8)) ?? ""
+        let resolved = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+        var best: (point: String, label: String)?
+        for line in mounts.split(separator: "\n") {
+            let fields = line.split(separator: " ").map(String.init)
+            guard fields.count >= 4 else { continue }
+            let point = fields[1].replacingOccurrences(of: "\\040", with: " ")
+            let inside = point == "/" || resolved == point || resolved.hasPrefix(point + "/")
+            if inside, point.count >= (best?.point.count ?? -1) { best = (point, "\(fields[2]) \(fields[3])") }
+        }
+        return best?.label ?? "file system unknown"
     }
 
     /// /proc/loadavg's three averages.

@@ -19,6 +19,7 @@ struct CompareOptions: Sendable {
              ferry against rsync -z (zstd level 3) and scp -C over the same link
           5  broadcast of 256 MiB to 4 receivers against 1: ferry's sender CPU
           6  a 1 KiB file end to end to a receiver already running, found by name: ferry, scp, nc (milliseconds)
+        files go under $TMPDIR (else /tmp): TMPDIR=/dev/shm runs every contender in memory, without the disk.
         MB/s are 10^6 bytes per second; CPU s/GiB is user + system seconds of all processes of one end per 2^30
         bytes; peak RSS is in MiB (2^20 bytes).
         """
