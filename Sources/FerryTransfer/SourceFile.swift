@@ -1,3 +1,4 @@
+import FerrySystem
 import Foundation
 import FerryWire
 
@@ -63,7 +64,9 @@ public struct SourceFile: Sendable, Equatable {
             if status.st_mode & S_IFMT == S_IFDIR {
                 let listing = try regularFiles(under: path)
                 for relative in listing.files {
-                    try add(SourceFile(path: path + "/" + relative, name: base + "/" + relative))
+                    try add(
+                        SourceFile(
+                            path: (path.hasSuffix("/") ? path : path + "/") + relative, name: base + "/" + relative))
                 }
                 skipped += listing.skipped.map { Skipped(name: base + "/" + $0.name, kind: $0.kind) }
             } else {
@@ -97,32 +100,52 @@ public struct SourceFile: Sendable, Equatable {
     }
 
     /// Regular files under a directory, as sorted relative paths, and the symbolic links (not followed) and special
-    /// files skipped.
+    /// files skipped. `directory` itself may be a symbolic link (the user named it); nothing below it is followed.
+    /// An entry that vanishes while it is listed is left out; a subdirectory that cannot be opened or listed fails
+    /// the whole collection (`notReadable`), rather than sending the folder without the files it holds.
+    ///
+    /// Why not `FileManager.enumerator`: `URL.resourceValues(forKeys:)` for each entry took 17 % of a sender's CPU
+    /// for a folder of 1000 small files; one `fstatat` per entry, relative to the open directory, is a system call.
     private static func regularFiles(under directory: String) throws(TransferError) -> (
         files: [String], skipped: [Skipped]
     ) {
-        let root = URL(fileURLWithPath: directory)
-        guard
-            let enumerator = FileManager.default.enumerator(
-                at: root, includingPropertiesForKeys: [.isRegularFileKey, .isSymbolicLinkKey], options: [])
-        else { throw .notReadable(directory, reason: "cannot list the directory") }
-        let rootLength = root.standardizedFileURL.path.count + 1
+        func unreadable(_ path: String, _ error: SystemError) -> TransferError {
+            .notReadable(path, reason: "cannot list the directory: \(error.errno)")
+        }
         var files: [String] = []
         var skipped: [Skipped] = []
-        for case let url as URL in enumerator {
-            let keys: Set<URLResourceKey> = [.isRegularFileKey, .isSymbolicLinkKey, .isDirectoryKey]
-            guard let values = try? url.resourceValues(forKeys: keys) else { continue }
-            let full = url.standardizedFileURL.path
-            guard full.count > rootLength else { continue }
-            let relative = String(full.dropFirst(rootLength))
-            if values.isSymbolicLink == true {
-                skipped.append(Skipped(name: relative, kind: .symbolicLink))
-            } else if values.isRegularFile == true {
-                files.append(relative)
-            } else if values.isDirectory != true {
-                skipped.append(Skipped(name: relative, kind: .special))
+        func walk(_ handle: DirectoryHandle, _ prefix: String, _ shownPath: String) throws(TransferError) {
+            let names: [String]
+            do { names = try handle.entries() } catch { throw unreadable(shownPath, error) }
+            for name in names {
+                let relative = prefix + name
+                guard let status = try? handle.status(of: name) else { continue }  // gone since the listing
+                switch status.kind {
+                case .regular:
+                    files.append(relative)
+                case .symlink:
+                    skipped.append(Skipped(name: relative, kind: .symbolicLink))
+                case .other:
+                    skipped.append(Skipped(name: relative, kind: .special))
+                case .directory:
+                    let path = shownPath + "/" + name
+                    let subdirectory: DirectoryHandle
+                    do { subdirectory = try handle.subdirectory(name, create: false) } catch {
+                        throw unreadable(path, error)
+                    }
+                    defer { subdirectory.close() }
+                    try walk(subdirectory, relative + "/", path)
+                }
             }
         }
+        // "DIR/." opens what DIR names, a symbolic link to a directory included (DirectoryHandle refuses a link as
+        // the last component); the messages name DIR.
+        let root: DirectoryHandle
+        do { root = try DirectoryHandle.open(path: directory + "/.", createIfMissing: false) } catch {
+            throw unreadable(directory, error)
+        }
+        defer { root.close() }
+        try walk(root, "", directory.hasSuffix("/") ? String(directory.dropLast()) : directory)
         return (files.sorted(), skipped.sorted { $0.name < $1.name })
     }
 }

@@ -28,4 +28,24 @@ import Testing
         // The plain form skips the same, silently.
         #expect(try SourceFile.collect([album]) == files)
     }
+
+    /// A folder named through a symbolic link is sent under the link's name (the user named it), its files found
+    /// through the link; links inside it are still skipped, never followed.
+    @Test func aFolderNamedThroughALinkIsSentWhole() throws {
+        let root = try TemporaryDirectory(prefix: "ferry-linked")
+        defer { root.remove() }
+        let real = root.path + "/real"
+        try FileManager.default.createDirectory(atPath: real + "/a/b", withIntermediateDirectories: true)
+        try Data("1".utf8).write(to: URL(fileURLWithPath: real + "/a/b/one.txt"))
+        try Data("2".utf8).write(to: URL(fileURLWithPath: real + "/two.txt"))
+        try FileManager.default.createSymbolicLink(atPath: real + "/a/up", withDestinationPath: "..")
+        try FileManager.default.createSymbolicLink(atPath: root.path + "/shortcut", withDestinationPath: "real")
+        var skipped: [SourceFile.Skipped] = []
+        let files = try SourceFile.collect([root.path + "/shortcut"], skipped: &skipped)
+        #expect(files.map(\.name) == ["shortcut/a/b/one.txt", "shortcut/two.txt"])
+        #expect(files.map(\.path) == [root.path + "/shortcut/a/b/one.txt", root.path + "/shortcut/two.txt"])
+        #expect(skipped == [SourceFile.Skipped(name: "shortcut/a/up", kind: .symbolicLink)])
+        // With a trailing slash: the same files, the same paths (no "shortcut//a").
+        #expect(try SourceFile.collect([root.path + "/shortcut/"]) == files)
+    }
 }
