@@ -1,8 +1,11 @@
 // GNU-only calls, compiled with _GNU_SOURCE so that the header stays clean for Swift importers.
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
 #include <malloc.h>
+#include <signal.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 #include <sys/random.h>
 #include <sys/socket.h>
@@ -39,4 +42,29 @@ int ferry_syncfs(int fd) {
 int ferry_keep_freed_memory(int mmap_threshold, int trim_threshold, int arenas) {
     return mallopt(M_MMAP_THRESHOLD, mmap_threshold) == 1 && mallopt(M_TRIM_THRESHOLD, trim_threshold) == 1
         && mallopt(M_ARENA_MAX, arenas) == 1;
+}
+
+static volatile int ferry_signal_write_fd = -1;
+
+static void ferry_signal_to_pipe(int signo) {
+    int saved = errno;
+    unsigned char byte = (unsigned char)signo;
+    if (ferry_signal_write_fd >= 0) {
+        ssize_t written = write(ferry_signal_write_fd, &byte, 1);
+        (void)written;  // a full pipe already holds signals that will be read
+    }
+    errno = saved;
+}
+
+void ferry_signal_pipe_set(int write_fd) {
+    ferry_signal_write_fd = write_fd;
+}
+
+int ferry_route_signal_to_pipe(int signo) {
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = ferry_signal_to_pipe;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESTART;
+    return sigaction(signo, &action, NULL);
 }

@@ -71,3 +71,9 @@ int ferry_syncfs(int fd);
 /// `mmap_threshold` bytes come from the heap, up to `trim_threshold` bytes stay free at a heap's top instead of
 /// going back to the kernel, and threads share at most `arenas` heaps. Returns 1 when all three were set.
 int ferry_keep_freed_memory(int mmap_threshold, int trim_threshold, int arenas);
+
+/// Signals routed to a pipe (FerrySystem's SignalPipe): `ferry_signal_pipe_set` names the pipe's write end, then
+/// `ferry_route_signal_to_pipe` installs (sigaction, SA_RESTART) a handler that writes the signal's number as one
+/// byte to it, keeping errno; nothing else runs in the handler. Returns sigaction's result.
+void ferry_signal_pipe_set(int write_fd);
+int ferry_route_signal_to_pipe(int signo);

@@ -1,4 +1,4 @@
-import Dispatch
+import FerrySystem
 import Synchronization
 
 #if canImport(Glibc)
@@ -16,43 +16,50 @@ import Synchronization
 /// in `SuccessExitStatus=`). SIGTERM is how systemd, `kill` and container runtimes stop a service, so a receiver
 /// left running ends as cleanly as one stopped by Ctrl-C. SIGPIPE is ignored so that a closed pipe or socket is an
 /// error to handle, never a silent death.
+///
+/// The handler is installed with `sigaction` before `install` returns, and the command's task starts only after it
+/// (`CommandRunner.execute`), so a signal that arrives as soon as the command has printed anything is never lost.
+/// (Before, the task started first and the trap used libdispatch's signal sources, which need `SIG_IGN` set before
+/// each source is registered: a SIGINT sent right after the command's first line could come while the handler was
+/// not yet in place and be discarded; `InterruptTests` saw a receiver under load ignore the Ctrl-C sent right after
+/// its "listening" line.) The handler only writes the signal's number to a pipe, which is async-signal-safe; a
+/// thread of the trap's reads the pipe and does the rest.
 final class SignalTrap: Sendable {
     /// The first signal that arrived since `install`, 0 before one did.
     private let first = Mutex<Int32>(0)
     private let count = Mutex<Int>(0)
-    // Kept alive (and cancelled) by the trap; guarded only so that the class can be Sendable.
-    private let sources = Mutex<[any DispatchSourceSignal]>([])
+    private let onInterrupt: @Sendable () -> Void
 
     /// Whether a SIGTERM stopped this process (read by the transfer session to tell peers "shutting down" rather
     /// than "cancelled by the user"); set once, never cleared.
     private static let terminated = Atomic<Bool>(false)
+    /// The trap signals go to, nil between `uninstall` and the next `install`.
+    private static let current = Mutex<SignalTrap?>(nil)
+    /// The pipe the handler writes each signal's number to, and the thread that reads it: made once per process.
+    private static let pipe = SignalPipe { number in
+        current.withLock { $0 }?.received(number)
+    }
 
-    private init() {}
+    private init(onInterrupt: @escaping @Sendable () -> Void) {
+        self.onInterrupt = onInterrupt
+    }
 
     /// The signals that stop a command cleanly.
     static let stopSignals: [Int32] = [SIGINT, SIGTERM]
 
-    /// Ignores SIGPIPE and routes SIGINT and SIGTERM to `onInterrupt` until `uninstall()`.
+    /// Ignores SIGPIPE and routes SIGINT and SIGTERM to `onInterrupt` until `uninstall()`. When the pipe for the
+    /// handler cannot be made (no descriptors left), the signals keep their default action: they end the process.
     static func install(onInterrupt: @escaping @Sendable () -> Void) -> SignalTrap {
-        let trap = SignalTrap()
+        let trap = SignalTrap(onInterrupt: onInterrupt)
         ignoreBrokenPipes()
-        trap.sources.withLock { stored in
-            for number in stopSignals {
-                // libdispatch sees the signal through its own handler; the default action must not run.
-                signal(number, SIG_IGN)
-                // Created inside the lock so that the (non-Sendable) source is never shared outside it.
-                let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-                source.setEventHandler { [trap] in
-                    trap.received(number, onInterrupt: onInterrupt)
-                }
-                source.resume()
-                stored.append(source)
-            }
+        current.withLock { $0 = trap }
+        if let pipe {
+            for number in stopSignals { pipe.route(number) }
         }
         return trap
     }
 
-    private func received(_ number: Int32, onInterrupt: @Sendable () -> Void) {
+    private func received(_ number: Int32) {
         let seen = count.withLock { count in
             count += 1
             return count
@@ -99,12 +106,9 @@ final class SignalTrap: Sendable {
 
     /// Stops routing SIGINT and SIGTERM; their default action (terminate) applies again.
     func uninstall() {
-        sources.withLock { sources in
-            for source in sources { source.cancel() }
-            sources = []
-        }
         for number in Self.stopSignals {
             signal(number, SIG_DFL)
         }
+        Self.current.withLock { if $0 === self { $0 = nil } }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Runs one command line from start to end: parse, print help or errors, run the command, choose the exit code.
 ///
@@ -43,10 +44,25 @@ struct CommandRunner {
     /// Runs `command` in its own task so that SIGINT and SIGTERM can cancel it.
     private func execute(_ command: any ParsableCommand) async -> ExitCode {
         let context = self.context
+        // The trap goes in before the command starts, so that a signal sent as soon as the command has said anything
+        // (a test waits for "listening", then sends SIGINT) finds it; one that comes before the task exists cancels
+        // the task as it is made.
+        let started = Mutex<(task: Task<ExitCode, any Error>?, interrupted: Bool)>((nil, false))
+        let trap =
+            context.trapsSignals
+            ? SignalTrap.install {
+                started.withLock { started in
+                    started.interrupted = true
+                    started.task?.cancel()
+                }
+            } : nil
         let task = Task {
             try await command.run(context: context)
         }
-        let trap = context.trapsSignals ? SignalTrap.install { task.cancel() } : nil
+        started.withLock { started in
+            started.task = task
+            if started.interrupted { task.cancel() }
+        }
         let result = await task.result
         let interruption = trap?.interruption
         trap?.uninstall()
