@@ -11,14 +11,20 @@ import Glibc
 public final class SignalPipe: Sendable {
     private let thread: ReactorThread
 
-    /// Makes the pipe and starts the reading thread; nil when no pipe or thread can be made. One per process: the
-    /// C handler writes to the pipe made last.
-    public init?(deliver: @escaping @Sendable (Int32) -> Void) {
+    /// Makes the pipe and starts the reading thread, which unblocks `signals` for itself: a signal sent to the process
+    /// goes to a thread that does not block it, and libdispatch's threads block nearly all, so this one is always
+    /// there to take it (its `read` is restarted after the handler, and finds the byte). Nil when no pipe or thread
+    /// can be made. One per process: the C handler writes to the pipe made last.
+    public init?(unblocking signals: [Int32], deliver: @escaping @Sendable (Int32) -> Void) {
         var ends: [Int32] = [-1, -1]
         guard ferry_pipe2(&ends, O_CLOEXEC) == 0 else { return nil }
         let (readEnd, writeEnd) = (ends[0], ends[1])
         do {
             thread = try ReactorThread {
+                var routed = sigset_t()
+                sigemptyset(&routed)
+                for number in signals { sigaddset(&routed, number) }
+                pthread_sigmask(SIG_UNBLOCK, &routed, nil)
                 var byte: UInt8 = 0
                 while true {
                     let count = read(readEnd, &byte, 1)

@@ -36,7 +36,7 @@ final class SignalTrap: Sendable {
     /// The trap signals go to, nil between `uninstall` and the next `install`.
     private static let current = Mutex<SignalTrap?>(nil)
     /// The pipe the handler writes each signal's number to, and the thread that reads it: made once per process.
-    private static let pipe = SignalPipe { number in
+    private static let pipe = SignalPipe(unblocking: stopSignals) { number in
         current.withLock { $0 }?.received(number)
     }
 
