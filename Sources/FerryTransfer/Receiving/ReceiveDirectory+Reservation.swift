@@ -110,7 +110,7 @@ extension ReceiveDirectory {
                     file.close()
                     return nil
                 }
-                let locked = try file.status()
+                let locked = file.statusAtOpen  // device and inode: a lock changes neither
                 if let named = try staging.status(of: key), named.kind == .regular, named.device == locked.device,
                     named.inode == locked.inode
                 {

@@ -448,7 +448,7 @@ struct PreparedFile: Sendable {
         do {
             let handle = try RegularFile.open(path: source.path)
             defer { handle.close() }
-            let status = try handle.status()
+            let status = handle.statusAtOpen
             guard status.kind == .regular else {
                 throw TransferError.notReadable(source.path, reason: "not a regular file")
             }
