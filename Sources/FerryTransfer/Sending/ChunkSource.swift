@@ -354,7 +354,8 @@ actor ChunkSource {
         let name = files[index].source.path
         do {
             let handle = try SourceHandle.open(path: name, memory: files[index].memory, status: files[index].status)
-            handle.adviseSequential()
+            // Read-ahead helps a file of several chunks; a file of one chunk is read by one `pread` anyway.
+            if files[index].status.size > UInt64(chunkSize) { handle.adviseSequential() }
             files[index].handle = handle
             return handle
         } catch {
