@@ -60,7 +60,7 @@ public struct SourceFile: Sendable, Equatable {
             // much per file, which a send of thousands of files named one by one pays before its offer.
             var status = stat()
             guard stat(path, &status) == 0 else { throw .fileNotFound(path) }
-            let base = URL(fileURLWithPath: path).standardizedFileURL.lastPathComponent
+            let base = baseName(of: path)
             if status.st_mode & S_IFMT == S_IFDIR {
                 let listing = try regularFiles(under: path)
                 for relative in listing.files {
@@ -81,6 +81,20 @@ public struct SourceFile: Sendable, Equatable {
             throw .tooManyFiles(result.count, limit: Limits.maxOfferFiles)
         }
         return result
+    }
+
+    /// The name `path` is sent under: the last component of the standardized path. A path whose last component is a
+    /// plain name ("dir/photo.jpg", "photo.jpg/", "/a/../b") gives that name by splitting the text; ".", ".." and "/"
+    /// ask Foundation (`standardizedFileURL`, which also resolves them against the working directory).
+    ///
+    /// Why not always Foundation: `URL(fileURLWithPath:)` stats the path to learn whether it is a directory and
+    /// standardizing allocates, about as much as the rest of collecting a file; a send of thousands of files
+    /// named one by one paid it for each before connecting.
+    static func baseName(of path: String) -> String {
+        if let last = path.split(separator: "/", omittingEmptySubsequences: true).last, last != ".", last != ".." {
+            return String(last)
+        }
+        return URL(fileURLWithPath: path).standardizedFileURL.lastPathComponent
     }
 
     /// The longest path the system takes, in bytes (`PATH_MAX` counts the terminating zero).

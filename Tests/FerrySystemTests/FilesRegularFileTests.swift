@@ -114,4 +114,47 @@ struct FilesRegularFileTests {
             #expect(systemError { _ = try RegularFile.open(path: root) }?.errno == .invalidArgument)
         }
     }
+
+    /// Opening (by path, or created or opened in a directory) leaves the descriptor blocking again, with the access
+    /// mode it was opened with, and `statusAtOpen` is the file's status as `fstat` gives it right after the open.
+    @Test func openedFilesAreBlockingAndKeepTheirStatusAtOpen() async throws {
+        try await TemporaryDirectory.with(prefix: "ferry-files") { directory in
+            let root = directory.path
+            try writeFile(root + "/existing", [1, 2, 3, 4])
+            try writeFile(root + "/other", [5])
+            let handle = try DirectoryHandle.open(path: root, createIfMissing: false)
+            defer { handle.close() }
+            let files = [
+                (try RegularFile.open(path: root + "/existing"), O_RDONLY),
+                (try handle.openFile("other", writable: true), O_RDWR),
+                (try handle.createFile("created", exclusive: true, writable: false), O_RDONLY),
+                (try handle.createFile("created2", exclusive: false), O_RDWR),
+            ]
+            for (file, mode) in files {
+                defer { file.close() }
+                let flags = try #require(descriptorFlags(of: file))
+                #expect(flags & O_NONBLOCK == 0, "\(file.path) still non-blocking")
+                #expect(flags & O_ACCMODE == mode, "\(file.path) opened with the wrong access mode")
+                let now = try file.status()
+                #expect(file.statusAtOpen.kind == .regular)
+                #expect(file.statusAtOpen.inode == now.inode && file.statusAtOpen.device == now.device)
+                #expect(file.statusAtOpen.size == now.size)
+            }
+            #expect(files[0].0.statusAtOpen.size == 4)
+        }
+    }
+}
+
+/// The status flags (`F_GETFL`) of the descriptor `file` holds: the test finds it by its inode among this
+/// process's open descriptors (`RegularFile` does not hand out its descriptor).
+private func descriptorFlags(of file: RegularFile) -> Int32? {
+    let wanted = file.statusAtOpen
+    for descriptor in Int32(3)..<Int32(1024) {
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, UInt64(status.st_ino) == wanted.inode,
+            UInt64(status.st_dev) == wanted.device
+        else { continue }
+        return fcntl(descriptor, F_GETFL)
+    }
+    return nil
 }

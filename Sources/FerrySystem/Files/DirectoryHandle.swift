@@ -107,11 +107,12 @@ public final class DirectoryHandle: Sendable {
     private func openRegular(_ name: String, flags: Int32, permissions: UInt16) throws(SystemError) -> RegularFile {
         try checkComponent(name, "openat")
         let describeOpen = describe("openat", name)
+        // O_NONBLOCK: opening a FIFO must not wait for a writer; RegularFile.adopt clears it again.
         let opened = try descriptor.run(describeOpen) { directory in
-            // O_NONBLOCK: opening a FIFO must not wait for a writer; RegularFile.adopt clears it again.
             directory._openAt(name, flags: flags | O_NONBLOCK, permissions: permissions)
         }
-        return try RegularFile.adopt(opened, path: CallDescription.join(path, name), describeOpen: describeOpen)
+        return try RegularFile.adopt(
+            opened, flags: flags | O_NONBLOCK, path: CallDescription.join(path, name), describeOpen: describeOpen)
     }
 
     /// Renames `name` in this directory to `newName` in `target` (`renameat2(2)`); without `replace`, with

@@ -120,11 +120,12 @@ extension FileDescriptor {
         }
     }
 
-    /// `fcntl(2)` F_GETFL/F_SETFL: clears O_NONBLOCK (set only so that opening a FIFO cannot block).
-    func _clearNonBlocking() -> Result<Void, Errno> {
-        retryingSyscall { fcntl(rawValue, F_GETFL) }.flatMap { flags in
-            retryingSyscall { fcntl(rawValue, F_SETFL, flags & ~O_NONBLOCK) }.map { _ in () }
-        }
+    /// `fcntl(2)` F_SETFL with `openFlags` (the flags this descriptor was opened with) less O_NONBLOCK: clears
+    /// O_NONBLOCK (set only so that opening a FIFO cannot block) in one call. F_SETFL changes only the status flags
+    /// (O_APPEND, O_ASYNC, O_DIRECT, O_NOATIME, O_NONBLOCK) and ignores the access mode and creation flags, so the
+    /// flags of the open, which set no other status flag, are exactly the ones to keep; no F_GETFL is needed.
+    func _clearNonBlocking(openFlags: Int32) -> Result<Void, Errno> {
+        retryingSyscall { fcntl(rawValue, F_SETFL, openFlags & ~O_NONBLOCK) }.map { _ in () }
     }
 
     /// `posix_fadvise(2)` POSIX_FADV_SEQUENTIAL over the whole file; a hint, so errors are ignored.

@@ -11,10 +11,14 @@ import Glibc
 public final class RegularFile: Sendable {
     /// The path the file was opened under, for messages only.
     public let path: String
+    /// The file's status when it was opened (the `fstat(2)` that checked it is a regular file). Callers that need
+    /// the status right after opening use this instead of a second `fstat`; anything later calls `status()`.
+    public let statusAtOpen: FileStatus
     private let descriptor: OwnedFileDescriptor
 
-    private init(path: String, descriptor: FileDescriptor) {
+    private init(path: String, descriptor: FileDescriptor, status: FileStatus) {
         self.path = path
+        self.statusAtOpen = status
         self.descriptor = OwnedFileDescriptor(descriptor)
     }
 
@@ -26,27 +30,29 @@ public final class RegularFile: Sendable {
         guard !path.isEmpty, !path.utf8.contains(0) else {
             throw SystemError(call: describeOpen(.invalidArgument), errno: .invalidArgument)
         }
-        let opened = try FileDescriptor._open(path, flags: O_RDONLY | O_NONBLOCK).get(describing: describeOpen)
-        return try adopt(opened, path: path, describeOpen: describeOpen)
+        let flags = O_RDONLY | O_NONBLOCK
+        let opened = try FileDescriptor._open(path, flags: flags).get(describing: describeOpen)
+        return try adopt(opened, flags: flags, path: path, describeOpen: describeOpen)
     }
 
-    /// Takes ownership of a descriptor opened with O_NONBLOCK: checks that it is a regular file (`fstat(2)`)
-    /// and clears O_NONBLOCK; closes it on failure.
-    static func adopt(_ opened: FileDescriptor, path: String, describeOpen: (Errno) -> String) throws(SystemError)
-        -> RegularFile
+    /// Takes ownership of a descriptor opened with `flags`, O_NONBLOCK among them: checks that it is a regular file
+    /// (`fstat(2)`, kept as `statusAtOpen`) and clears O_NONBLOCK; closes it on failure.
+    static func adopt(_ opened: FileDescriptor, flags: Int32, path: String, describeOpen: (Errno) -> String)
+        throws(SystemError) -> RegularFile
     {
+        let status: FileStatus
         do throws(SystemError) {
-            let status = try opened._status().get { _ in CallDescription.call("fstat", on: path) }
+            status = try opened._status().get { _ in CallDescription.call("fstat", on: path) }
             guard status.kind == .regular else {
                 let call = describeOpen(.invalidArgument) + " (not a regular file)"
                 throw SystemError(call: call, errno: .invalidArgument)
             }
-            try opened._clearNonBlocking().get { _ in CallDescription.call("fcntl", on: path) }
+            try opened._clearNonBlocking(openFlags: flags).get { _ in CallDescription.call("fcntl", on: path) }
         } catch {
             opened.close()
             throw error
         }
-        return RegularFile(path: path, descriptor: opened)
+        return RegularFile(path: path, descriptor: opened, status: status)
     }
 
     /// The file's status (`fstat(2)`).

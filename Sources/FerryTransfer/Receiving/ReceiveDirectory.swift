@@ -51,7 +51,7 @@ public final class ReceiveDirectory: Sendable {
         }
         let file = try staging.createFile(key, permissions: 0o600, exclusive: false)
         do throws(SystemError) {
-            let status = try file.status()
+            let status = file.statusAtOpen
             if let reservation, !reservation.isLockedFile(status) {
                 let call = "open \(key) in \(staging.path) (the staged file was replaced)"
                 throw SystemError(call: call, errno: Errno(rawValue: ESTALE))

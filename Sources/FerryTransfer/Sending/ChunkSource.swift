@@ -354,7 +354,8 @@ actor ChunkSource {
         let name = files[index].source.path
         do {
             let handle = try SourceHandle.open(path: name, memory: files[index].memory, status: files[index].status)
-            handle.adviseSequential()
+            // Read-ahead helps a file of several chunks; a file of one chunk is read by one `pread` anyway.
+            if files[index].status.size > UInt64(chunkSize) { handle.adviseSequential() }
             files[index].handle = handle
             return handle
         } catch {
@@ -448,7 +449,7 @@ struct PreparedFile: Sendable {
         do {
             let handle = try RegularFile.open(path: source.path)
             defer { handle.close() }
-            let status = try handle.status()
+            let status = handle.statusAtOpen
             guard status.kind == .regular else {
                 throw TransferError.notReadable(source.path, reason: "not a regular file")
             }
