@@ -98,6 +98,14 @@ public struct CompressionLevelController: Sendable, Equatable {
         }
     }
 
+    /// The level a transfer over a link that is not loopback starts at (`CompressionPolicy`'s `startLevel`): zstd's
+    /// default, what `rsync -z --compress-choice=zstd` uses. Nothing is known of the link before the first epoch
+    /// (after `warmUpChunks`), and over a slow link that is most of a short transfer: on a tar of /usr/include
+    /// (1 MiB chunks, each with its previous chunk as prefix) level 3 puts 10% fewer bytes on the wire than level 1,
+    /// and where the data is highly redundant it is even faster than level 1 (44 MiB that compress 100-200 times:
+    /// 0.11 s against 0.16 s of compressing on the 2-core test machine). A link that is faster than level 3 on one
+    /// core shows as CPU-bound after the warm-up, and the controller steps down from there.
+    public static let linkStartLevel = 3
     /// Chunks measured at one step before deciding.
     public static let epochChunks = 4
     /// Waiting this share of the cycle or more means the link is the bottleneck (or, waiting for the receiver,
@@ -317,7 +325,14 @@ public struct CompressionLevelController: Sendable, Equatable {
             // waiting for a receiver that shares the CPU, raw may be faster).
             if up {
                 step = highestFitting(cycle: perChunk.seconds, waited: perChunk.seconds * waited, perChunk.compress)
-            } else if down, downPays(throughput) {
+            } else if down, downPays(throughput),
+                probeFits(
+                    step - 1, cycle: perChunk.seconds, wireRate: epochWire.map { Double($0) / seconds0 },
+                    peak: measured.values.compactMap(\.wireRate).max(), rawPerChunk: rawBytesPerChunk)
+            {
+                // (Raw after zstd risks at most `probeBudget` of the time so far here too: an epoch that waited for
+                // a slow link as the data turned highly compressible carried more wire bytes a second than the
+                // step above had, the socket's queue draining, and looked like waiting for a receiver.)
                 step -= 1
             }
         } else if receiverWaited >= Self.linkBoundShare {
@@ -330,7 +345,9 @@ public struct CompressionLevelController: Sendable, Equatable {
             // looks the same, and there raw's 8 MiB in the window took seconds to drain.
             let wireRate = epochWire.map { Double($0) / seconds0 }
             let peak = measured.values.compactMap(\.wireRate).max()
-            if step > 0, !rawWaitedForTheLink, probeFits(0, cycle: perChunk.seconds, wireRate: wireRate, peak: peak) {
+            if step > 0, !rawWaitedForTheLink,
+                probeFits(0, cycle: perChunk.seconds, wireRate: wireRate, peak: peak, rawPerChunk: rawBytesPerChunk)
+            {
                 step = 0
             }
         } else if waitedAtAll < Self.cpuBoundShare, down, inFlightLast - inFlightFirst <= rawBytesPerChunk,
@@ -341,7 +358,8 @@ public struct CompressionLevelController: Sendable, Equatable {
             // 4. CPU-bound: down, as far as the link last measured is predicted to keep up.
             step = lowerTarget(
                 cycle: perChunk.seconds, waited: perChunk.seconds * waited, perChunk.compress,
-                wireRate: epochWire.map { Double($0) / perChunk.seconds / Double(chunks0) })
+                wireRate: epochWire.map { Double($0) / perChunk.seconds / Double(chunks0) },
+                rawPerChunk: rawBytesPerChunk)
         }
     }
 
@@ -377,9 +395,13 @@ public struct CompressionLevelController: Sendable, Equatable {
     /// plus compressing at the step's relative cost) and the link's time (as last measured while link-bound,
     /// scaled by the step's relative size), if that is shorter than the cycle now; when the link was never
     /// measured, `blindStepDown`.
-    private func lowerTarget(cycle: Double, waited: Double, _ compress: Double, wireRate: Double?) -> Int {
+    private func lowerTarget(
+        cycle: Double, waited: Double, _ compress: Double, wireRate: Double?, rawPerChunk: Int
+    ) -> Int {
         let current = ladder[step]
-        guard let linkSecondsPerSize, current.cost > 0 else { return blindStepDown(cycle: cycle, wireRate: wireRate) }
+        guard let linkSecondsPerSize, current.cost > 0 else {
+            return blindStepDown(cycle: cycle, wireRate: wireRate, rawPerChunk: rawPerChunk)
+        }
         let other = max(cycle - waited - compress, 0)
         var best = step - 1
         var bestCycle = Double.infinity
@@ -402,17 +424,24 @@ public struct CompressionLevelController: Sendable, Equatable {
     /// measured (`settleChunks` + 1) would each take their wire bytes over it instead of the cycle now. Over a slow
     /// link that is most of a second (at the start of a 100 Mbit/s transfer of text, where the first chunks
     /// compress 20 times and the pump is the bottleneck for a moment); on loopback a tenth of that.
-    private func blindStepDown(cycle: Double, wireRate: Double?) -> Int {
-        probeFits(step - 1, cycle: cycle, wireRate: wireRate) ? step - 1 : step
+    private func blindStepDown(cycle: Double, wireRate: Double?, rawPerChunk: Int) -> Int {
+        probeFits(step - 1, cycle: cycle, wireRate: wireRate, rawPerChunk: rawPerChunk) ? step - 1 : step
     }
 
     /// Whether moving down to `target` risks at most `probeBudget` of the time so far: always when it puts few
     /// more bytes on the wire (`cheapDown`) or the wire rate is unknown; else the chunks that fill the window
     /// before the first at `target` is measured (`settleChunks` + 1), each taking its wire bytes at the link's
-    /// rate (at least `wireRate`, this epoch's, or `peak`, the best remembered) instead of the cycle now.
-    private func probeFits(_ target: Int, cycle: Double, wireRate: Double?, peak: Double? = nil) -> Bool {
+    /// rate (at least `wireRate`, this epoch's, or `peak`, the best remembered) instead of the cycle now. A raw
+    /// chunk's wire bytes are known, its raw length (`rawPerChunk`), not predicted with the ladder's average sizes:
+    /// where the data compresses 100 times (a run of near-identical headers in a tar of /usr/include), the
+    /// ladder's 8.2 times level 1's bytes predicted a twelfth of what raw puts on the wire, and the controller
+    /// went raw over a 100 Mbit/s link just before text that compresses 5 times.
+    private func probeFits(
+        _ target: Int, cycle: Double, wireRate: Double?, peak: Double? = nil, rawPerChunk: Int
+    ) -> Bool {
         guard ladder[target].size > ladder[step].size * Self.cheapDown, let wireRate, wireRate > 0 else { return true }
-        let wirePerChunk = wireRate * cycle * ladder[target].size / ladder[step].size
+        let predicted = wireRate * cycle * ladder[target].size / ladder[step].size
+        let wirePerChunk = ladder[target].level == 0 ? max(predicted, Double(rawPerChunk)) : predicted
         let risk = Double(Self.settleChunks + 1) * max(wirePerChunk / max(peak ?? 0, wireRate) - cycle, 0)
         return risk <= Self.probeBudget * elapsed
     }
