@@ -14,8 +14,9 @@
 /// 2. the pump waited for the link for `linkBoundShare` of the time or more: the link is the bottleneck, spare
 ///    CPU buys a better ratio. Unless the next step was measured recently (and was not faster), it climbs to the
 ///    highest step whose compressing time, predicted from this epoch's with the ladder's relative costs, still
-///    fits in the cycle the link leaves (predicted with the ladder's relative sizes); from raw, to the first
-///    level. When the next step is known not to pay, it tries the step below if that is not known and either puts
+///    fits in the cycle the link leaves (predicted with the ladder's relative sizes), or tries the next step,
+///    unless that costs more than `costlyStep` times as much and is predicted past the link; from raw, to the
+///    first level. When the next step is known not to pay, it tries the step below if that is not known and either puts
 ///    at most `cheapDown` times the bytes on the wire, or the step above waited for the link as well and carried
 ///    clearly fewer bytes a second on the wire (`wireTolerance`; not faster, when wire lengths are unknown): then
 ///    "waiting for the link" is waiting for a receiver that shares the CPU (loopback), where less compression is
@@ -136,6 +137,9 @@ public struct CompressionLevelController: Sendable, Equatable {
     public static let cheapDown = 1.25
     /// A step down from zstd to raw, with the link never measured, may risk this share of the time so far.
     public static let probeBudget = 0.1
+    /// Link-bound, the next step up is tried even when predicted not to fit, unless it costs more than this many
+    /// times the current one a byte and is predicted past the link's time.
+    public static let costlyStep = 1.5
     /// Waiting for the wire, two steps carry the same wire bytes per second within this fraction.
     public static let wireTolerance = 0.2
     /// A remembered step must be this much faster (a fraction) to be moved to.
@@ -452,7 +456,8 @@ public struct CompressionLevelController: Sendable, Equatable {
     }
 
     /// The highest step above the current one whose predicted compressing time fits in the cycle the link would
-    /// leave at that step, at least the next one.
+    /// leave at that step, at least the next one unless that one is costly and predicted past the link
+    /// (`costlyStep`; then the current one).
     ///
     /// At step k the link needs `linkTime * size(k) / size(current)` per chunk, where `linkTime` is the cycle
     /// minus the pump's own work other than waiting; the pump's work becomes `other + compress * cost(k) /
@@ -464,12 +469,20 @@ public struct CompressionLevelController: Sendable, Equatable {
         let other = max(cycle - waited - compress, 0)
         // The link's own time per chunk: while link-bound, the cycle is set by it.
         let linkTime = cycle
-        var best = step + 1
+        var best = step
         for candidate in (step + 1)..<ladder.count {
             let work = other + compress * ladder[candidate].cost / current.cost
             let link = linkTime * ladder[candidate].size / current.size
             if work <= link * (1 - Self.linkBoundShare) { best = candidate }
         }
-        return best
+        guard best == step else { return best }
+        // None fits with the margin: the next step is still tried (the measurement decides), unless it costs more
+        // than `costlyStep` times this one a byte and is predicted past the link's time: the pump would be the
+        // bottleneck for the settling and the epoch, 12 chunks (level 5 after 3, 3.4 times the cost: over the
+        // 100 Mbit/s link tried and left again at 17-39 MB/s, not waiting, in 6 transfers of 8).
+        let next = ladder[step + 1]
+        let work = other + compress * next.cost / current.cost
+        let link = linkTime * next.size / current.size
+        return next.cost > current.cost * Self.costlyStep && work > link ? step : step + 1
     }
 }
