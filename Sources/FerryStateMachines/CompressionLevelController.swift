@@ -9,8 +9,7 @@
 ///
 /// 1. it remembers the epoch's throughput (raw bytes per second) for the step; a neighbouring step measured in
 ///    the last `memoryEpochs` epochs as more than `tolerance` faster wins (this is what makes compression step
-///    aside on loopback, where the receiver shares the CPU and "waiting for the link" is waiting for it), except
-///    the step above while the pump waited less than `cpuBoundShare` (CPU-bound: it costs more a byte);
+///    aside on loopback, where the receiver shares the CPU and "waiting for the link" is waiting for it);
 /// 2. the pump waited for the link for `linkBoundShare` of the time or more: the link is the bottleneck, spare
 ///    CPU buys a better ratio. Unless the next step was measured recently (and was not faster), it climbs to the
 ///    highest step whose compressing time, predicted from this epoch's with the ladder's relative costs, still
@@ -313,10 +312,6 @@ public struct CompressionLevelController: Sendable, Equatable {
             {
                 continue
             }
-            // Nor up while CPU-bound: a higher step costs more CPU a byte, and a pump that never waits gains nothing
-            // from its ratio; the step above was faster on other data or under another load (over the 100 Mbit/s
-            // link, 3 -> 5 at 17 MB/s, not waiting, where level 5 had measured 35 on the text before).
-            if neighbour > step, waitedAtAll < Self.cpuBoundShare { continue }
             if let known = self.throughput(atStep: neighbour), known > throughput * (1 + Self.tolerance) {
                 if let previousLifetime {
                     measured[step]?.lifetime = min(previousLifetime * 2, Self.longestMemory)

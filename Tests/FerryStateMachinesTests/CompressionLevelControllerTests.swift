@@ -307,24 +307,6 @@ import Testing
         #expect(levels == [1, 1, 1, 1])
     }
 
-    /// CPU-bound, a step above remembered as faster (measured on other data, or under another load) is not moved
-    /// to: it costs more CPU a byte. Level 3 climbs to 4 waiting for the link, 4 measures slower and goes back,
-    /// then level 3 has a slow CPU-bound epoch (26 MB/s, not waiting) where 4 had measured 52: down to the step
-    /// predicted fastest with the link as measured (level 1), not up to 4.
-    @Test func cpuBoundNeverMovesUpToAStepRememberedFaster() {
-        var controller = CompressionLevelController(ladder: Self.ladder, startStep: 3, warmUpChunks: 0)
-        var epochs = 0
-        let levels = Self.run(&controller, epochs: 3) { _ in
-            epochs += 1
-            switch epochs {
-            case 1: return Self.pace(10, waited: 5, compress: 2)
-            case 2: return Self.pace(20, waited: 5, compress: 8)
-            default: return Self.pace(40, waited: 0, compress: 30)
-            }
-        }
-        #expect(levels == [4, 3, 1])
-    }
-
     /// A step measured recently and slower is not taken again, whatever the waiting says.
     @Test func aStepKnownSlowerIsNotTaken() {
         var controller = CompressionLevelController(ladder: Self.ladder, startStep: 0, warmUpChunks: 0)
