@@ -13,8 +13,9 @@
 /// 2. the pump waited for the link for `linkBoundShare` of the time or more: the link is the bottleneck, spare
 ///    CPU buys a better ratio. Unless the next step was measured recently (and was not faster), it climbs to the
 ///    highest step whose compressing time, predicted from this epoch's with the ladder's relative costs, still
-///    fits in the cycle the link leaves (predicted with the ladder's relative sizes); from raw, to the first
-///    level. When the next step is known not to pay, it tries the step below if that is not known and either puts
+///    fits in the cycle the link leaves (predicted with the ladder's relative sizes), or tries the next step,
+///    unless that costs more than `costlyStep` times as much and is predicted past the link; from raw, to the
+///    first level. When the next step is known not to pay, it tries the step below if that is not known and either puts
 ///    at most `cheapDown` times the bytes on the wire, or the step above waited for the link as well and carried
 ///    clearly fewer bytes a second on the wire (`wireTolerance`; not faster, when wire lengths are unknown): then
 ///    "waiting for the link" is waiting for a receiver that shares the CPU (loopback), where less compression is
@@ -98,6 +99,14 @@ public struct CompressionLevelController: Sendable, Equatable {
         }
     }
 
+    /// The level a transfer over a link that is not loopback starts at (`CompressionPolicy`'s `startLevel`): zstd's
+    /// default, what `rsync -z --compress-choice=zstd` uses. Nothing is known of the link before the first epoch
+    /// (after `warmUpChunks`), and over a slow link that is most of a short transfer: on a tar of /usr/include
+    /// (1 MiB chunks, each with its previous chunk as prefix) level 3 puts 10% fewer bytes on the wire than level 1,
+    /// and where the data is highly redundant it is even faster than level 1 (44 MiB that compress 100-200 times:
+    /// 0.11 s against 0.16 s of compressing on the 2-core test machine). A link that is faster than level 3 on one
+    /// core shows as CPU-bound after the warm-up, and the controller steps down from there.
+    public static let linkStartLevel = 3
     /// Chunks measured at one step before deciding.
     public static let epochChunks = 4
     /// Waiting this share of the cycle or more means the link is the bottleneck (or, waiting for the receiver,
@@ -127,6 +136,9 @@ public struct CompressionLevelController: Sendable, Equatable {
     public static let cheapDown = 1.25
     /// A step down from zstd to raw, with the link never measured, may risk this share of the time so far.
     public static let probeBudget = 0.1
+    /// Link-bound, the next step up is tried even when predicted not to fit, unless it costs more than this many
+    /// times the current one a byte and is predicted past the link's time.
+    public static let costlyStep = 1.5
     /// Waiting for the wire, two steps carry the same wire bytes per second within this fraction.
     public static let wireTolerance = 0.2
     /// A remembered step must be this much faster (a fraction) to be moved to.
@@ -317,7 +329,14 @@ public struct CompressionLevelController: Sendable, Equatable {
             // waiting for a receiver that shares the CPU, raw may be faster).
             if up {
                 step = highestFitting(cycle: perChunk.seconds, waited: perChunk.seconds * waited, perChunk.compress)
-            } else if down, downPays(throughput) {
+            } else if down, downPays(throughput),
+                probeFits(
+                    step - 1, cycle: perChunk.seconds, wireRate: epochWire.map { Double($0) / seconds0 },
+                    peak: measured.values.compactMap(\.wireRate).max(), rawPerChunk: rawBytesPerChunk)
+            {
+                // (Raw after zstd risks at most `probeBudget` of the time so far here too: an epoch that waited for
+                // a slow link as the data turned highly compressible carried more wire bytes a second than the
+                // step above had, the socket's queue draining, and looked like waiting for a receiver.)
                 step -= 1
             }
         } else if receiverWaited >= Self.linkBoundShare {
@@ -330,7 +349,9 @@ public struct CompressionLevelController: Sendable, Equatable {
             // looks the same, and there raw's 8 MiB in the window took seconds to drain.
             let wireRate = epochWire.map { Double($0) / seconds0 }
             let peak = measured.values.compactMap(\.wireRate).max()
-            if step > 0, !rawWaitedForTheLink, probeFits(0, cycle: perChunk.seconds, wireRate: wireRate, peak: peak) {
+            if step > 0, !rawWaitedForTheLink,
+                probeFits(0, cycle: perChunk.seconds, wireRate: wireRate, peak: peak, rawPerChunk: rawBytesPerChunk)
+            {
                 step = 0
             }
         } else if waitedAtAll < Self.cpuBoundShare, down, inFlightLast - inFlightFirst <= rawBytesPerChunk,
@@ -341,7 +362,8 @@ public struct CompressionLevelController: Sendable, Equatable {
             // 4. CPU-bound: down, as far as the link last measured is predicted to keep up.
             step = lowerTarget(
                 cycle: perChunk.seconds, waited: perChunk.seconds * waited, perChunk.compress,
-                wireRate: epochWire.map { Double($0) / perChunk.seconds / Double(chunks0) })
+                wireRate: epochWire.map { Double($0) / perChunk.seconds / Double(chunks0) },
+                rawPerChunk: rawBytesPerChunk)
         }
     }
 
@@ -377,9 +399,13 @@ public struct CompressionLevelController: Sendable, Equatable {
     /// plus compressing at the step's relative cost) and the link's time (as last measured while link-bound,
     /// scaled by the step's relative size), if that is shorter than the cycle now; when the link was never
     /// measured, `blindStepDown`.
-    private func lowerTarget(cycle: Double, waited: Double, _ compress: Double, wireRate: Double?) -> Int {
+    private func lowerTarget(
+        cycle: Double, waited: Double, _ compress: Double, wireRate: Double?, rawPerChunk: Int
+    ) -> Int {
         let current = ladder[step]
-        guard let linkSecondsPerSize, current.cost > 0 else { return blindStepDown(cycle: cycle, wireRate: wireRate) }
+        guard let linkSecondsPerSize, current.cost > 0 else {
+            return blindStepDown(cycle: cycle, wireRate: wireRate, rawPerChunk: rawPerChunk)
+        }
         let other = max(cycle - waited - compress, 0)
         var best = step - 1
         var bestCycle = Double.infinity
@@ -402,23 +428,31 @@ public struct CompressionLevelController: Sendable, Equatable {
     /// measured (`settleChunks` + 1) would each take their wire bytes over it instead of the cycle now. Over a slow
     /// link that is most of a second (at the start of a 100 Mbit/s transfer of text, where the first chunks
     /// compress 20 times and the pump is the bottleneck for a moment); on loopback a tenth of that.
-    private func blindStepDown(cycle: Double, wireRate: Double?) -> Int {
-        probeFits(step - 1, cycle: cycle, wireRate: wireRate) ? step - 1 : step
+    private func blindStepDown(cycle: Double, wireRate: Double?, rawPerChunk: Int) -> Int {
+        probeFits(step - 1, cycle: cycle, wireRate: wireRate, rawPerChunk: rawPerChunk) ? step - 1 : step
     }
 
     /// Whether moving down to `target` risks at most `probeBudget` of the time so far: always when it puts few
     /// more bytes on the wire (`cheapDown`) or the wire rate is unknown; else the chunks that fill the window
     /// before the first at `target` is measured (`settleChunks` + 1), each taking its wire bytes at the link's
-    /// rate (at least `wireRate`, this epoch's, or `peak`, the best remembered) instead of the cycle now.
-    private func probeFits(_ target: Int, cycle: Double, wireRate: Double?, peak: Double? = nil) -> Bool {
+    /// rate (at least `wireRate`, this epoch's, or `peak`, the best remembered) instead of the cycle now. A raw
+    /// chunk's wire bytes are known, its raw length (`rawPerChunk`), not predicted with the ladder's average sizes:
+    /// where the data compresses 100 times (a run of near-identical headers in a tar of /usr/include), the
+    /// ladder's 8.2 times level 1's bytes predicted a twelfth of what raw puts on the wire, and the controller
+    /// went raw over a 100 Mbit/s link just before text that compresses 5 times.
+    private func probeFits(
+        _ target: Int, cycle: Double, wireRate: Double?, peak: Double? = nil, rawPerChunk: Int
+    ) -> Bool {
         guard ladder[target].size > ladder[step].size * Self.cheapDown, let wireRate, wireRate > 0 else { return true }
-        let wirePerChunk = wireRate * cycle * ladder[target].size / ladder[step].size
+        let predicted = wireRate * cycle * ladder[target].size / ladder[step].size
+        let wirePerChunk = ladder[target].level == 0 ? max(predicted, Double(rawPerChunk)) : predicted
         let risk = Double(Self.settleChunks + 1) * max(wirePerChunk / max(peak ?? 0, wireRate) - cycle, 0)
         return risk <= Self.probeBudget * elapsed
     }
 
     /// The highest step above the current one whose predicted compressing time fits in the cycle the link would
-    /// leave at that step, at least the next one.
+    /// leave at that step, at least the next one unless that one is costly and predicted past the link
+    /// (`costlyStep`; then the current one).
     ///
     /// At step k the link needs `linkTime * size(k) / size(current)` per chunk, where `linkTime` is the cycle
     /// minus the pump's own work other than waiting; the pump's work becomes `other + compress * cost(k) /
@@ -430,12 +464,20 @@ public struct CompressionLevelController: Sendable, Equatable {
         let other = max(cycle - waited - compress, 0)
         // The link's own time per chunk: while link-bound, the cycle is set by it.
         let linkTime = cycle
-        var best = step + 1
+        var best = step
         for candidate in (step + 1)..<ladder.count {
             let work = other + compress * ladder[candidate].cost / current.cost
             let link = linkTime * ladder[candidate].size / current.size
             if work <= link * (1 - Self.linkBoundShare) { best = candidate }
         }
-        return best
+        guard best == step else { return best }
+        // None fits with the margin: the next step is still tried (the measurement decides), unless it costs more
+        // than `costlyStep` times this one a byte and is predicted past the link's time: the pump would be the
+        // bottleneck for the settling and the epoch, 12 chunks (level 5 after 3, 3.4 times the cost: over the
+        // 100 Mbit/s link tried and left again at 17-39 MB/s, not waiting, in 6 transfers of 8).
+        let next = ladder[step + 1]
+        let work = other + compress * next.cost / current.cost
+        let link = linkTime * next.size / current.size
+        return next.cost > current.cost * Self.costlyStep && work > link ? step : step + 1
     }
 }

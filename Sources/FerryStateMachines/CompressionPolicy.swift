@@ -65,10 +65,12 @@ public struct CompressionPolicy: Sendable {
     private var lastWasPaced = false
 
     /// `ladder`: the controller's steps (by default zstd's when zstd is the best available, else raw and level 1);
-    /// `warmUpChunks`: paces it ignores at the start.
+    /// `warmUpChunks`: paces it ignores at the start; `startLevel`: the controller's first level, the highest step
+    /// at or below it, at least the first compressing one (the sender passes
+    /// `CompressionLevelController.linkStartLevel` for a link that is not loopback).
     public init(
         mode: CompressionMode, available: [CompressionAlgorithm], ladder: [CompressionLevelController.Step]? = nil,
-        warmUpChunks: Int = CompressionLevelController.warmUpChunks
+        warmUpChunks: Int = CompressionLevelController.warmUpChunks, startLevel: Int = 1
     ) {
         self.mode = mode
         self.available = available
@@ -77,7 +79,8 @@ public struct CompressionPolicy: Sendable {
             ?? (available.first == .zstd
                 ? CompressionLevelController.zstdLadder
                 : [.init(level: 0, cost: 0, size: 4), .init(level: 1, cost: 1, size: 1)])
-        self.controller = CompressionLevelController(ladder: steps, warmUpChunks: warmUpChunks)
+        let start = steps.lastIndex { $0.level > 0 && $0.level <= startLevel } ?? 1
+        self.controller = CompressionLevelController(ladder: steps, startStep: start, warmUpChunks: warmUpChunks)
     }
 
     /// Per file: call when a file starts, with `MediaInfo.isCompressed` of its first bytes, and whether the whole

@@ -174,6 +174,22 @@ import Testing
         #expect(Self.run(&policy, Self.chunks(1, pace: Self.pace(waited: 0))) == ["raw"])
     }
 
+    /// Over a link that is not loopback the sender starts at `linkStartLevel` (zstd's default, 3): the highest step
+    /// at or below the level asked for, at least the first compressing one; forced modes keep their level.
+    @Test func startsAtTheLevelAskedFor() {
+        #expect(CompressionLevelController.linkStartLevel == 3)
+        var link = CompressionPolicy(
+            mode: .auto, available: [.zstd, .zlib], startLevel: CompressionLevelController.linkStartLevel)
+        #expect(link.choice(after: nil) == .init(.zstd, level: 3))
+        // Level 4 is not on zstd's ladder: the step below it.
+        #expect(CompressionPolicy(mode: .auto, available: [.zstd], startLevel: 4).controller.level == 3)
+        #expect(CompressionPolicy(mode: .auto, available: [.zstd], startLevel: 0).controller.level == 1)
+        #expect(CompressionPolicy(mode: .auto, available: [.zlib], startLevel: 3).controller.level == 1)
+        var forced = CompressionPolicy(mode: .zstd, available: [.zstd], startLevel: 3)
+        #expect(forced.choice(after: nil) == .init(.zstd, level: CompressionAlgorithm.zstd.defaultLevel))
+        #expect(CompressionPolicy(mode: .auto, available: [.zstd]).controller.level == 1)
+    }
+
     /// Without zstd, auto has two steps: zlib at level 1, or raw.
     @Test func autoWithZlibOnlyChoosesBetweenLevel1AndRaw() {
         var policy = Self.started(.auto, [.zlib])

@@ -62,7 +62,9 @@ extension TransferEngine {
         // cost text 10-30% against this rule on the loaded 2-core test machine (ARCHITECTURE "How hard to
         // compress").
         let local = configuration.compression == .auto && infos.allSatisfy { Self.isLoopback($0.address) }
-        let policy = CompressionPolicy(mode: local ? .none : configuration.compression, available: [.zstd, .zlib])
+        let policy = CompressionPolicy(
+            mode: local ? .none : configuration.compression, available: [.zstd, .zlib],
+            startLevel: CompressionLevelController.linkStartLevel)
         // One peer uses each chunk once (a resend reads it again); a broadcast shares chunks through the cache.
         let source = ChunkSource(
             files: prepared, chunkSize: configuration.chunkSize, policy: policy,
