@@ -84,12 +84,15 @@ extension CompareBenchmark {
         let source = work.url.appendingPathComponent("source")
         let copies = work.url.appendingPathComponent("copies")
         let timeout = timeout(forBytes: bytes)
-        /// Creates `copies` empty, runs `body`, checks the tree in `copies` and removes it.
-        func checked(_ who: String, _ body: () throws -> ContenderRun) throws -> ContenderRun {
+        /// Creates `copies` empty, runs `body`, checks the tree in `copies` (or in `copies/arrivedIn`) and removes it.
+        func checked(
+            _ who: String, arrivedIn folder: String? = nil, _ body: () throws -> ContenderRun
+        ) throws -> ContenderRun {
             try? FileManager.default.removeItem(at: copies)
             try FileManager.default.createDirectory(at: copies, withIntermediateDirectories: true)
             let run = try body()
-            try verifyTree(tree, source: source, copy: copies, who)
+            let copy = folder.map { copies.appendingPathComponent($0) } ?? copies
+            try verifyTree(tree, source: source, copy: copy, who)
             try FileManager.default.removeItem(at: copies)
             return run
         }
@@ -106,15 +109,15 @@ extension CompareBenchmark {
                 }
             }
         }
-        let files = tree.map { source.appendingPathComponent($0.path) }
         var row = Row(
             number: "2", title: "\(count) files of 4-64 KiB (\(size(bytes)) in all) over loopback", bytes: bytes)
         row.contenders = [
+            // The folder, as tar, rsync and scp get it: `ferry send source` arrives as copies/source/.
             Contender("ferry", .ferry) {
-                try checked("ferry") {
+                try checked("ferry", arrivedIn: source.lastPathComponent) {
                     ContenderRun(
                         ferry: try FerryTransferRun(
-                            scope: scope, home: work.url.appendingPathComponent("homes"), files: files,
+                            scope: scope, home: work.url.appendingPathComponent("homes"), files: [source],
                             receivers: [.init(directory: copies)], timeout: timeout
                         ).run())
                 }
@@ -140,7 +143,7 @@ extension CompareBenchmark {
             },
         ]
         row.notes = { results in
-            ["ferry: one send of all \(count) files to receive --accept all --once."]
+            ["ferry: one send of the folder (all \(count) files) to receive --accept all --once."]
                 + CompareReport.against("ferry", results)
         }
         row.targets = { results in
