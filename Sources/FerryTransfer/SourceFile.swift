@@ -30,6 +30,8 @@ public struct SourceFile: Sendable, Equatable {
         public enum Kind: String, Sendable {
             case symbolicLink
             case special
+            /// A name that is not valid UTF-8: names travel as UTF-8 (PROTOCOL.md), so it cannot be offered.
+            case undecodableName
         }
         /// Its path inside the transfer, as it would have been offered.
         public var name: String
@@ -113,8 +115,8 @@ public struct SourceFile: Sendable, Equatable {
         }
     }
 
-    /// Regular files under a directory, as sorted relative paths, and the symbolic links (not followed) and special
-    /// files skipped. `directory` itself may be a symbolic link (the user named it); nothing below it is followed.
+    /// Regular files under a directory, as sorted relative paths, and the symbolic links (not followed), special
+    /// files and names that are not valid UTF-8 skipped. `directory` itself may be a symbolic link (the user named it); nothing below it is followed.
     /// An entry that vanishes while it is listed is left out; a subdirectory that cannot be opened or listed fails
     /// the whole collection (`notReadable`), rather than sending the folder without the files it holds.
     ///
@@ -130,7 +132,11 @@ public struct SourceFile: Sendable, Equatable {
         var skipped: [Skipped] = []
         func walk(_ handle: DirectoryHandle, _ prefix: String, _ shownPath: String) throws(TransferError) {
             let names: [String]
-            do { names = try handle.entries() } catch { throw unreadable(shownPath, error) }
+            do {
+                let listing = try handle.listing()
+                names = listing.names
+                skipped += listing.undecodable.map { Skipped(name: prefix + $0, kind: .undecodableName) }
+            } catch { throw unreadable(shownPath, error) }
             for name in names {
                 let relative = prefix + name
                 guard let status = try? handle.status(of: name) else { continue }  // gone since the listing

@@ -44,6 +44,25 @@ import Testing
         #expect(Self.report([]) == ("", ""))
     }
 
+    /// A name that is not UTF-8 cannot be offered: it is counted, and the line says what to do.
+    @Test func aNameThatIsNotUTF8SaysToRenameIt() {
+        let all = Self.skipped + [SourceFile.Skipped(name: "album/caf\u{FFFD}.jpg", kind: .undecodableName)]
+        #expect(
+            Self.report(verbose: 1, all).stderr
+                == """
+                skipped 2 symbolic links, 1 special file and 1 name that is not UTF-8 in the folders sent (only regular \
+                files with UTF-8 names are sent; rename the others to send them):
+                  skipped album/a\\u{1B}b: a symbolic link
+                  skipped album/link: a symbolic link
+                  skipped album/pipe: not a regular file
+                  skipped album/caf\u{FFFD}.jpg: its name is not UTF-8 (shown with \u{FFFD} for the bytes that are not)
+
+                """)
+        #expect(
+            Self.report(json: true, [all[3]]).stdout
+                == #"{"event":"skipped","name":"album/caf\#u{FFFD}.jpg","kind":"undecodableName"}"# + "\n")
+    }
+
     @Test func aJSONLineEach() {
         #expect(
             Self.report(json: true)

@@ -29,6 +29,27 @@ import Testing
         #expect(try SourceFile.collect([album]) == files)
     }
 
+    /// A name that is not valid UTF-8 cannot travel (names are UTF-8 on the wire): it is reported as skipped, with
+    /// U+FFFD for its bad bytes, never left out silently; the rest of the folder is sent.
+    @Test func aNameThatIsNotUTF8IsSkippedAndNamed() throws {
+        let root = try TemporaryDirectory(prefix: "ferry-undecodable")
+        defer { root.remove() }
+        let album = root.path + "/album"
+        try FileManager.default.createDirectory(atPath: album + "/inner", withIntermediateDirectories: true)
+        try Data("ok".utf8).write(to: URL(fileURLWithPath: album + "/ok.txt"))
+        // "caf\xE9.jpg": Latin-1, as an old camera or archive might write it.
+        let bytes: [UInt8] = Array((album + "/inner/caf").utf8) + [0xE9] + Array(".jpg".utf8) + [0]
+        let descriptor = bytes.withUnsafeBufferPointer {
+            $0.withMemoryRebound(to: CChar.self) { open($0.baseAddress!, O_CREAT | O_WRONLY | O_CLOEXEC, 0o600) }
+        }
+        try #require(descriptor >= 0)
+        close(descriptor)
+        var skipped: [SourceFile.Skipped] = []
+        let files = try SourceFile.collect([album], skipped: &skipped)
+        #expect(files.map(\.name) == ["album/ok.txt"])
+        #expect(skipped == [SourceFile.Skipped(name: "album/inner/caf\u{FFFD}.jpg", kind: .undecodableName)])
+    }
+
     /// A folder named through a symbolic link is sent under the link's name (the user named it), its files found
     /// through the link; links inside it are still skipped, never followed.
     @Test func aFolderNamedThroughALinkIsSentWhole() throws {

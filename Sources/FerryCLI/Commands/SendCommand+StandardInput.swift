@@ -70,8 +70,9 @@ extension SendCommand {
         return Sources(files: sources, bytes: bytes, spool: spool)
     }
 
-    /// Says which entries of the folders sent were left out (symbolic links and special files): a count, each one
-    /// with `-v`; with `--json`, one `{"event":"skipped","name":...,"kind":"symbolicLink"|"special"}` line each.
+    /// Says which entries of the folders sent were left out (symbolic links, special files, names that are not
+    /// UTF-8): a count, each one with `-v`; with `--json`, one
+    /// `{"event":"skipped","name":...,"kind":"symbolicLink"|"special"|"undecodableName"}` line each.
     func reportSkipped(_ skipped: [SourceFile.Skipped], context: CommandContext) {
         guard !skipped.isEmpty else { return }
         if json {
@@ -83,17 +84,30 @@ extension SendCommand {
             }
             return
         }
-        let links = skipped.filter { $0.kind == .symbolicLink }.count
-        let special = skipped.count - links
-        var kinds: [String] = []
-        if links > 0 { kinds.append(links == 1 ? "1 symbolic link" : "\(links) symbolic links") }
-        if special > 0 { kinds.append(special == 1 ? "1 special file" : "\(special) special files") }
+        func count(_ kind: SourceFile.Skipped.Kind, _ one: String, _ many: String) -> String? {
+            let count = skipped.filter { $0.kind == kind }.count
+            return count == 0 ? nil : count == 1 ? "1 \(one)" : "\(count) \(many)"
+        }
+        let kinds = [
+            count(.symbolicLink, "symbolic link", "symbolic links"), count(.special, "special file", "special files"),
+            count(.undecodableName, "name that is not UTF-8", "names that are not UTF-8"),
+        ].compactMap { $0 }
+        let why =
+            skipped.contains { $0.kind == .undecodableName }
+            ? "only regular files with UTF-8 names are sent; rename the others to send them"
+            : "only regular files are sent"
         context.stderr.writeLine(
-            "skipped \(kinds.joined(separator: " and ")) in the folders sent (only regular files are sent)"
+            "skipped \(kinds.dropLast().joined(separator: ", "))\(kinds.count > 1 ? " and " : "")\(kinds.last ?? "") "
+                + "in the folders sent (\(why))"
                 + (global.verbose > 0 ? ":" : "; -v lists them"))
         if global.verbose > 0 {
             for entry in skipped {
-                let what = entry.kind == .symbolicLink ? "a symbolic link" : "not a regular file"
+                let what: String
+                switch entry.kind {
+                case .symbolicLink: what = "a symbolic link"
+                case .special: what = "not a regular file"
+                case .undecodableName: what = "its name is not UTF-8 (shown with \u{FFFD} for the bytes that are not)"
+                }
                 context.stderr.writeLine("  skipped \(TerminalText.escape(entry.name)): \(what)")
             }
         }
