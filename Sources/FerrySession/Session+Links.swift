@@ -118,7 +118,9 @@ extension Session {
         }
         readerTasks[id] = Task { [weak self] in
             var reader = LinkReader(stream: stream)
+            let pause = self?.pausedReaders
             while true {
+                await pause?.wait(id)
                 let input: LinkInput
                 do {
                     input = try await reader.next()

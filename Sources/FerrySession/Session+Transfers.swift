@@ -22,9 +22,14 @@ extension Session {
     /// in the writer's queue, `discardQueuedFrames(of:to:)` may drop it. `blocks` may also hold several whole frames
     /// of that transfer back to back (a file's last chunk and its `fileEnd`): they are queued, sent and dropped
     /// together.
+    ///
+    /// `waitForRoom: false` queues the frame and returns at once, however full the queue: for a caller that must not
+    /// wait on one peer's reading while others wait on it (a swarm member's frames to other members), and that
+    /// bounds what it queues itself (`transferQueueIsFull(to:)`). A peer that reads nothing is still cut off by the
+    /// writer's stall deadline (`disconnectTimeout`).
     @discardableResult
     public func sendTransferFrame(
-        _ blocks: [[UInt8]], to peerID: PeerID, discardable transfer: TransferID? = nil
+        _ blocks: [[UInt8]], to peerID: PeerID, discardable transfer: TransferID? = nil, waitForRoom: Bool = true
     ) async throws -> Bool {
         guard !isClosed else { throw SessionError.sessionClosed }
         guard let peer = peers[peerID] else { throw SessionError.unknownPeer(peerID) }
@@ -35,8 +40,15 @@ extension Session {
         links[id] = link
         let backlogged = link.writer.queuedBytes > 0
         link.writer.enqueue(frame: blocks, transfer: transfer)
-        if link.writer.queuedBytes >= link.writer.highWater { try await link.writer.waitForRoom() }
+        if waitForRoom, link.writer.queuedBytes >= link.writer.highWater { try await link.writer.waitForRoom() }
         return backlogged
+    }
+
+    /// Whether the link to `peerID` holds its writer's high-water mark or more unsent (a peer reading slower than we
+    /// queue, or not at all); false for a peer that is not connected.
+    public func transferQueueIsFull(to peerID: PeerID) -> Bool {
+        guard let id = peers[peerID]?.connectedLink, let writer = links[id]?.writer else { return false }
+        return writer.queuedBytes >= writer.highWater
     }
 
     /// Drops the frames of `transfer` (sent with `discardable`) still waiting unsent for `peerID`'s link, so that

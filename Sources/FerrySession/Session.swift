@@ -38,6 +38,8 @@ public actor Session {
     var loops: [Task<Void, Never>] = []
     var writerTasks: [LinkID: Task<Void, Never>] = [:]
     var readerTasks: [LinkID: Task<Void, Never>] = [:]
+    /// Links whose reader waits instead of reading: tests play a peer that stops reading (`pauseReading(of:)`).
+    nonisolated let pausedReaders = ReadingPause()
     /// Links closed by the protocol whose stream is still open: the writer flushes its last frames and half-closes,
     /// the reader reads (and drops) until the peer closes too; closed then, or at the deadline at the latest. The
     /// deadline moves on (up to `limit`) while the peer still sends: it is still reading what we sent before.

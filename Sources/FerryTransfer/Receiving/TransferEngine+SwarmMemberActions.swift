@@ -20,7 +20,7 @@ extension TransferEngine {
                 let request = SwarmRequest(
                     swarmID: swarmID, fileIndex: UInt32(chunk.file), chunkIndex: UInt32(chunk.index),
                     codecs: swarmRequestCodecs)
-                await send(.swarmRequest(request), to: peerID)
+                await sendToMember(.swarmRequest(request), to: peerID)
             case .requestFromSender(let chunk):
                 let request = SwarmRequest(
                     swarmID: swarmID, fileIndex: UInt32(chunk.file), chunkIndex: UInt32(chunk.index),
@@ -33,7 +33,7 @@ extension TransferEngine {
                 let have = SwarmHave(
                     swarmID: swarmID, fileIndex: UInt32(chunk.file),
                     ranges: [UInt64(chunk.index)..<UInt64(chunk.index + 1)])
-                for peerID in swarm.links.values { await send(.swarmHave(have), to: peerID) }
+                for peerID in swarm.links.values { await sendToMember(.swarmHave(have), to: peerID) }
             case .announceAll(let member):
                 guard let peerID = swarm.links[member] else { continue }
                 for file in 0..<swarm.fetcher.fileCount {
@@ -42,7 +42,7 @@ extension TransferEngine {
                     }
                     for start in stride(from: 0, to: ranges.count, by: Limits.maxSwarmEntriesPerFrame) {
                         let part = Array(ranges[start..<min(ranges.count, start + Limits.maxSwarmEntriesPerFrame)])
-                        await send(
+                        await sendToMember(
                             .swarmHave(SwarmHave(swarmID: swarmID, fileIndex: UInt32(file), ranges: part)), to: peerID)
                     }
                 }
@@ -73,7 +73,7 @@ extension TransferEngine {
                 guard let peerID = swarm.links[member] else { continue }
                 let refuse = SwarmRefuse(
                     swarmID: swarmID, fileIndex: UInt32(chunk.file), chunkIndex: UInt32(chunk.index), reason: reason)
-                await send(.swarmRefuse(refuse), to: peerID)
+                await sendToMember(.swarmRefuse(refuse), to: peerID)
             case .leftSwarm where swarm.done:
                 leaveSwarm(swarmID)
                 return
@@ -208,9 +208,31 @@ extension TransferEngine {
         _ = reader(file, swarmID)
     }
 
+    /// A frame to another member, queued without waiting for that member to read: the member engine handles every
+    /// link's frames in turn, so a wait on one member that reads slowly, or not at all, would hold up the sender's
+    /// chunks and every other member. What is queued to a member stays bounded: small control frames, and chunks
+    /// only while its link's queue is below the writer's high-water mark (`serve`); a member that reads nothing is
+    /// cut off by the session's stall deadline.
+    @discardableResult
+    func sendToMember(_ message: TransferMessage, to peerID: PeerID) async -> Bool {
+        do {
+            try await session.sendTransferFrame([message.frame.encoded()], to: peerID, waitForRoom: false)
+            return true
+        } catch {
+            log(2, "could not send \(message.frame.kind) to \(peerID): \(error)")
+            return false
+        }
+    }
+
     /// Serves a verified chunk to a member: read from staging behind the writes queued before (so a chunk written
-    /// just now is read as written), sent raw with the sender's digest.
+    /// just now is read as written), sent raw with the sender's digest. Refused `busy` while the member's link holds
+    /// its high-water mark unsent: it asks elsewhere, and what waits for it here stays bounded.
     private func serve(_ chunk: SwarmChunk, to member: Int, _ swarmID: SwarmID) async {
+        if let peerID = memberSwarms[swarmID]?.links[member], await session.transferQueueIsFull(to: peerID) {
+            withMemberSwarm(swarmID) { $0.fetcher.served(to: member) }
+            await refuse(chunk, member, swarmID, reason: .busy)
+            return
+        }
         guard let swarm = memberSwarms[swarmID], let peerID = swarm.links[member],
             chunk.file < swarm.sizes.count, case let size = swarm.sizes[chunk.file],
             let digest = swarm.fetcher.digest(of: chunk),
@@ -232,16 +254,18 @@ extension TransferEngine {
         let frame = Chunk(
             transferID: swarmID.transferID, fileIndex: UInt32(chunk.file), offset: offset,
             rawLength: UInt32(length), codec: .none, sha256: digest, data: bytes[...])
-        if await send(.chunk(frame), to: peerID) {
+        if await sendToMember(.chunk(frame), to: peerID) {
             memberSwarms[swarmID]?.servedBytes += UInt64(length)
         }
     }
 
-    private func refuse(_ chunk: SwarmChunk, _ member: Int, _ swarmID: SwarmID) async {
+    private func refuse(
+        _ chunk: SwarmChunk, _ member: Int, _ swarmID: SwarmID, reason: SwarmRefuseReason = .notHeld
+    ) async {
         guard let peerID = memberSwarms[swarmID]?.links[member] else { return }
         let refuse = SwarmRefuse(
-            swarmID: swarmID, fileIndex: UInt32(chunk.file), chunkIndex: UInt32(chunk.index), reason: .notHeld)
-        await send(.swarmRefuse(refuse), to: peerID)
+            swarmID: swarmID, fileIndex: UInt32(chunk.file), chunkIndex: UInt32(chunk.index), reason: reason)
+        await sendToMember(.swarmRefuse(refuse), to: peerID)
     }
 
     /// Checks a chunk of the resumed prefix against the sender's digest before it is announced.
