@@ -150,6 +150,23 @@ struct SwarmFetcherTests {
         #expect(fetcher.heldRanges(of: 0) == [0..<6])
     }
 
+    /// The sender's lists travel on different links: member 2's list named this member and member 2 asks, while this
+    /// member's list naming member 2 is still on its way. That is `busy` (ask again, or elsewhere), never `notMember`,
+    /// which would end member 2's requests to this member for good. Once a list removed a member, it is `notMember`.
+    @Test func aMemberNoListNamedYetIsBusyNotRefusedForGood() {
+        var fetcher = SwarmFetcher(me: 0, memberCount: 3, chunkCounts: [4], accepted: [true], resumedChunks: [0])
+        _ = fetcher.linkUp(2)
+        _ = fetcher.senderChunkStored(chunk(0))
+        #expect(fetcher.requestReceived(from: 2, chunk(0)) == [.refuse(chunk(0), to: 2, reason: .busy)])
+        _ = fetcher.membersReceived([0, 1])
+        #expect(fetcher.requestReceived(from: 2, chunk(0)) == [.refuse(chunk(0), to: 2, reason: .busy)])
+        _ = fetcher.membersReceived([0, 1, 2])
+        #expect(fetcher.requestReceived(from: 2, chunk(0)) == [.serve(chunk(0), to: 2)])
+        fetcher.served(to: 2)
+        _ = fetcher.membersReceived([0, 1])
+        #expect(fetcher.requestReceived(from: 2, chunk(0)) == [.refuse(chunk(0), to: 2, reason: .notMember)])
+    }
+
     @Test func aResumedPrefixIsServedOnlyOnceItMatchesTheSendersDigests() {
         var fetcher = SwarmFetcher(me: 0, memberCount: 3, chunkCounts: [4], accepted: [true], resumedChunks: [2])
         _ = fetcher.membersReceived([0, 1, 2])

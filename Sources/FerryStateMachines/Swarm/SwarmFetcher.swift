@@ -48,6 +48,8 @@ public struct SwarmFetcher: Sendable {
 
     private struct Peer {
         var active = false
+        /// Named by a list before (so a request while not `active` comes from a member the sender removed).
+        var wasActive = false
         var link = Link.waiting
         var cutOff = false
         var refusesAll = false
@@ -151,6 +153,7 @@ public struct SwarmFetcher: Sendable {
             let active = list.contains(member)
             if peers[member].active, !active { forget(member) }
             peers[member].active = active
+            if active { peers[member].wasActive = true }
         }
         return schedule()
     }
@@ -286,14 +289,20 @@ public struct SwarmFetcher: Sendable {
     }
 
     /// `swarmRequest` from `member`: serve a chunk held and verified to a member of the list, at most
-    /// `maxInFlight` at once; refuse otherwise.
+    /// `maxInFlight` at once; refuse otherwise. A member of the offer that no list named yet is refused `busy`, not
+    /// `notMember` (which ends all requests to this member): the sender's lists travel on different links, so its
+    /// list may have named this member while this member's list, naming it, is still on its way.
     public mutating func requestReceived(from member: Int, _ chunk: SwarmChunk) -> [Action] {
         let reason: SwarmRefuseReason? =
-            if !inSwarm { .notRelaying } else if member == me || !peers[member].active || peers[member].cutOff {
+            if !inSwarm {
+                .notRelaying
+            } else if member == me || peers[member].cutOff
+                || (!peers[member].active && peers[member].wasActive)
+            {
                 .notMember
-            } else if !held.isValid(chunk) || !holds(chunk) { .notHeld } else if peers[member].serving >= maxInFlight {
-                .busy
-            } else { nil }
+            } else if !peers[member].active { .busy } else if !held.isValid(chunk) || !holds(chunk) {
+                .notHeld
+            } else if peers[member].serving >= maxInFlight { .busy } else { nil }
         if let reason { return [.refuse(chunk, to: member, reason: reason)] }
         peers[member].serving += 1
         return [.serve(chunk, to: member)]
