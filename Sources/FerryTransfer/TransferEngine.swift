@@ -199,11 +199,15 @@ public actor TransferEngine {
         }
     }
 
-    /// Sends one transfer frame; false when the peer is gone (its transfers end through `peerLost`).
+    /// Sends one transfer frame; false when the peer is gone (its transfers end through `peerLost`). `waitForRoom`:
+    /// see `Session.sendTransferFrame`.
     @discardableResult
-    func send(_ message: TransferMessage, to peerID: PeerID, discardable: TransferID? = nil) async -> Bool {
+    func send(
+        _ message: TransferMessage, to peerID: PeerID, discardable: TransferID? = nil, waitForRoom: Bool = true
+    ) async -> Bool {
         do {
-            try await session.sendTransferFrame([message.frame.encoded()], to: peerID, discardable: discardable)
+            try await session.sendTransferFrame(
+                [message.frame.encoded()], to: peerID, discardable: discardable, waitForRoom: waitForRoom)
             return true
         } catch {
             log(2, "could not send \(message.frame.kind) to \(peerID): \(error)")

@@ -215,13 +215,7 @@ extension TransferEngine {
     /// cut off by the session's stall deadline.
     @discardableResult
     func sendToMember(_ message: TransferMessage, to peerID: PeerID) async -> Bool {
-        do {
-            try await session.sendTransferFrame([message.frame.encoded()], to: peerID, waitForRoom: false)
-            return true
-        } catch {
-            log(2, "could not send \(message.frame.kind) to \(peerID): \(error)")
-            return false
-        }
+        await send(message, to: peerID, waitForRoom: false)
     }
 
     /// Serves a verified chunk to a member: read from staging behind the writes queued before (so a chunk written
