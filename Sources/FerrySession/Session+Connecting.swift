@@ -134,7 +134,7 @@ extension Session {
     public func deny(_ peerID: PeerID, reason: DenyReason = .deniedByUser, detail: String = "") {
         guard let id = peers[peerID]?.pendingRequest else { return }
         peers[peerID]?.pendingRequest = nil
-        let deny = Deny(reason: reason, detail: String(detail.utf8.prefix(Limits.maxDetailLength)) ?? "")
+        let deny = Deny(reason: reason, detail: Limits.clippedDetail(detail))
         update(id) { machine, now in machine.deny(deny, now: now) }
     }
 

@@ -163,6 +163,36 @@ import Testing
 
     // MARK: AcceptPolicy.trusted
 
+    /// A deny's detail longer than the wire takes (255 bytes) is cut at a character, not in the middle of one: cut
+    /// mid-character, it is no valid UTF-8, and the whole detail was lost.
+    @Test(.timeLimit(.minutes(1)))
+    func aLongDenyDetailIsCutAtACharacter() async throws {
+        let bobConfiguration = Self.configuration("bob", identity: Self.bob, policy: .ask)
+        try await withSession(bobConfiguration) { bob, address, reactor in
+            let events = EventReader(bob)
+            try await Session.run(configuration: Self.configuration("alice", identity: Self.alice), reactor: reactor) {
+                alice in
+                async let connected = alice.connect(toAddress: address)
+                let request = try await events.next { event in
+                    if case .connectionRequested = event { true } else { false }
+                }
+                guard case .connectionRequested(let peer) = request else { return }
+                // 200 two-byte characters: 400 bytes, and byte 255 is the middle of one.
+                await bob.deny(peer.peerID, detail: String(repeating: "\u{E9}", count: 200))
+                let outcome: Result<PeerInfo, any Error>
+                do { outcome = .success(try await connected) } catch { outcome = .failure(error) }
+                guard case .failure(let error) = outcome else {
+                    Issue.record("a denied connect succeeded")
+                    return
+                }
+                #expect(
+                    error as? SessionError
+                        == .denied(peer: "bob", reason: .deniedByUser, detail: String(repeating: "\u{E9}", count: 127)),
+                    "\(error)")
+            }
+        }
+    }
+
     @Test(.timeLimit(.minutes(1)))
     func trustedPolicyAcceptsPinnedPeersSilentlyAndDeniesOthers() async throws {
         let bobConfiguration = Self.configuration(
