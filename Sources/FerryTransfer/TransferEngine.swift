@@ -183,6 +183,12 @@ public actor TransferEngine {
         for id in Array(operations.keys) where operations[id]?.peers[peerID] != nil {
             await failPeer(id, peerID, "the link was lost (\(reason))", cancel: nil)
         }
+        // A member that published everything stays in its swarm's list while its link is up (PROTOCOL.md 11.11
+        // rule 6); its transfer is over (finished, so `failPeer` leaves it alone, or gone from `peers`), so only this
+        // takes it out. Leaving twice is nothing.
+        for id in Array(operations.keys) where operations[id]?.swarm?.member(peerID) != nil {
+            await swarmMemberEnded(id, peerID)
+        }
         for key in Array(incoming.keys) where key.peer == peerID {
             await cancelIncoming(key, reason: nil, detail: "the link was lost (\(reason))", tellPeer: false)
         }

@@ -27,6 +27,11 @@ struct FakeSwarmMember: Sendable {
         var silent = false
         /// Report this member (index) for the first chunk this member relays from it: a relayer that sent a bad chunk.
         var report: Int? = nil
+        /// Close the link, without a word, once it answered `published` for every file (a member that completed and
+        /// then went away).
+        var vanishWhenDone = false
+        /// Answer the last file's `fileEnd` only once a second `swarmMembers` list arrived.
+        var lastResultAfterNewList = false
     }
 
     /// What the sender sent on this link, in order.
@@ -48,7 +53,7 @@ struct FakeSwarmMember: Sendable {
         func ended(_ file: Int) { fileEnds.append(file) }
 
         /// What a test waits for.
-        enum Event { case list, chunk, cancel }
+        enum Event { case list, secondList, chunk, cancel }
         private var waiters: [Int: (event: Event, continuation: CheckedContinuation<Void, Never>)] = [:]
         private var nextWaiter = 0
 
@@ -68,6 +73,7 @@ struct FakeSwarmMember: Sendable {
         private func happened(_ event: Event) -> Bool {
             switch event {
             case .list: !lists.isEmpty
+            case .secondList: lists.count >= 2
             case .chunk: !chunks.isEmpty
             case .cancel: cancels > 0
             }
@@ -198,9 +204,25 @@ struct FakeSwarmMember: Sendable {
             case .fileEnd(let end) where end.transferID == transferID:
                 await record.ended(Int(end.fileIndex))
                 let path = await record.offer?.files[Int(end.fileIndex)].path ?? ""
+                let last = await record.fileEnds.count == record.offer?.files.count
                 let result = FileResult(
                     transferID: end.transferID, fileIndex: end.fileIndex, status: .published, detail: path)
+                if behaviour.lastResultAfterNewList, last {
+                    // Answered from a task of its own: this loop must go on reading to see the list.
+                    let (record, session) = (self.record, self.session)
+                    Task {
+                        await record.wait(for: .secondList)
+                        _ = try? await session.sendTransferFrame(
+                            [TransferMessage.fileResult(result).frame.encoded()], to: sender)
+                    }
+                    continue
+                }
                 guard await send(.fileResult(result), to: sender) else { return }
+                if behaviour.vanishWhenDone, last {
+                    await record.vanish()
+                    await session.disconnect(sender)
+                    return
+                }
             case .cancel(let cancel) where cancel.transferID == transferID:
                 await record.cancelled()
             default:

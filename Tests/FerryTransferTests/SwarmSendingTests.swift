@@ -221,6 +221,21 @@ import Testing
         #expect(lists.first == [0, 1, 2] && lists.dropFirst().first == [0, 1], "\(lists)")
     }
 
+    /// A member that published everything stays in the list while its link is up (rule 6), and leaves it when its
+    /// link goes: the others get a list without it. Member 0 answers its last file only once a second list came, so
+    /// without that list the broadcast never ends (the test's time limit fails it).
+    @Test func aMemberThatCompletedAndThenWentAwayLeavesTheList() async throws {
+        var waiting = FakeSwarmMember.Behaviour()
+        waiting.lastResultAfterNewList = true
+        var leaving = FakeSwarmMember.Behaviour()
+        leaving.vanishWhenDone = true
+        let run = try await Self.broadcast([waiting, .init(), leaving])
+        #expect(run.outcomes.count == 3 && run.outcomes.allSatisfy { $0.isSuccess }, "\(run.outcomes)")
+        #expect(await run.records[2].vanished)
+        let lists = await run.records[0].lists
+        #expect(lists.first == [0, 1, 2] && lists.dropFirst().first == [0, 1], "\(lists)")
+    }
+
     @Test func relayOffOffersNoSwarmAndSendsEveryChunkToEveryone() async throws {
         let run = try await Self.broadcast(Array(repeating: .init(), count: 2), relay: false)
         #expect(run.outcomes.count == 2 && run.outcomes.allSatisfy { $0.isSuccess }, "\(run.outcomes)")
