@@ -13,7 +13,7 @@ import Foundation
 extension Session {
     /// The largest reliable message, in bytes (16 MiB; PROTOCOL.md, the message frame).
     public static let maxReliableMessageSize = Limits.maxMessageSize
-    /// The largest unreliable message, in bytes (1200: its datagram fits the 1280-byte IPv6 minimum MTU unsplit).
+    /// The largest unreliable message, in bytes (1200: its datagram fits a 1280-byte MTU over IPv4 unsplit).
     public static let maxUnreliableMessageSize = Limits.maxDatagramPayload
 
     /// GameKit's `sendData:toPeers:withDataMode:error:`: sends `data` to each of `peerIDs`.

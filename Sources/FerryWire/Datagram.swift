@@ -6,8 +6,8 @@ import CZlib
 /// cheaply) and its sender. The payload travels sealed (AES-256-GCM with a key exported from the sender's TLS
 /// link to the receiver, see PROTOCOL.md section 7); the 24-byte header is the AEAD's associated data, so a
 /// changed header fails authentication like a changed payload. The sequence number is the nonce and feeds the
-/// receiver's replay window. The plaintext is capped so a packet fits a 1280-byte IPv6 minimum MTU without
-/// fragmentation.
+/// receiver's replay window. The plaintext is capped so a packet fits a 1280-byte MTU over IPv4 without
+/// fragmentation (`Limits.maxDatagramPayload`).
 ///
 /// ```
 ///  0    1    2       3       4            8                16                24

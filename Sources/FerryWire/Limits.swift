@@ -3,9 +3,9 @@
 /// They are part of the protocol (docs/PROTOCOL.md section "Limits"): every length read from a peer is
 /// checked against one of these before anything is allocated, so a peer cannot make us buffer more.
 public enum Limits {
-    /// Frame payload limit until the peer's hello has been received (pre-authentication cap).
+    /// Frame payload limit until the connection is accepted, the hello included (pre-authentication cap).
     public static let maxHelloPayload = 1024
-    /// Frame payload limit after the hello: the largest message plus room for a transfer header.
+    /// Frame payload limit once the connection is accepted: the largest message plus room for a transfer header.
     public static let maxFramePayload = 16 * 1024 * 1024 + 1024
     /// Largest application message sent reliably.
     public static let maxMessageSize = 16 * 1024 * 1024
@@ -15,7 +15,8 @@ public enum Limits {
     public static let maxDisplayNameLength = 64
     /// Deny/goodbye detail length in UTF-8 bytes (may be 0).
     public static let maxDetailLength = 255
-    /// Datagram payload limit, so header + payload fits a 1280-byte IPv6 minimum MTU with IP/UDP headers.
+    /// Datagram payload limit: header, payload and tag (1240 bytes) fit a 1280-byte MTU over IPv4 (1268 with the IP
+    /// and UDP headers); over IPv6 they would be 8 bytes past its 1280-byte minimum MTU (PROTOCOL.md section 2).
     public static let maxDatagramPayload = 1200
     /// Whole discovery beacon limit.
     public static let maxBeaconLength = 512

@@ -9,7 +9,7 @@ import FerryWire
 extension TransferEngine {
     /// How long the sender waits for the other replies after the first accepting reply with `relay` before it sends
     /// the first `swarmMembers` without them (PROTOCOL.md 11.11): one person slow to accept does not hold up the
-    /// rest; a member whose reply comes later is served directly.
+    /// rest; a member whose reply comes later joins the swarm then (it gets the list and the digests seeded so far).
     static let swarmReplyGrace = Duration.seconds(5)
 
     /// The swarm section of an offer to `peers`: every peer in order with its device ID and the address the session

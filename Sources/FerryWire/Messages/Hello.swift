@@ -1,7 +1,7 @@
 /// The first frame each side sends after the preface: who it is and what it can do.
 ///
-/// Until it arrives the receiver caps frames at `Limits.maxHelloPayload` (pre-authentication cap); the peer
-/// is known by its hello from then on. Payload (kind 0x0001), at most 1024 bytes:
+/// Until the connection is accepted the receiver caps frames at `Limits.maxHelloPayload` (pre-authentication cap);
+/// the peer is known by its hello from then on. Payload (kind 0x0001), at most 1024 bytes:
 ///
 /// ```
 /// +-------+-------+----------+--------------+------+--------------+------------+--------------+
