@@ -33,7 +33,9 @@ extension TransferEngine {
         compressing && peers == 1 ? configuration.window * compressedWindowFactor : configuration.window
     }
 
-    /// How many times the configured window a peer sent compressed chunks by `auto` gets (`window(_:compressing:peers:)`).
+    /// How many times the configured window one peer sent chunks compressed by `auto` gets
+    /// (`window(_:compressing:peers:)`; 4 times, 32 MiB, was measured a little faster, with the receiver's peak RSS
+    /// at 50 MiB).
     static let compressedWindowFactor = 2
 
     /// A prepared chunk as this peer may receive it: in its codec when the peer agreed to that codec, else raw
