@@ -13,7 +13,9 @@
 /// 2. the pump waited for the link for `linkBoundShare` of the time or more: the link is the bottleneck, spare
 ///    CPU buys a better ratio. Unless the next step was measured recently (and was not faster), it climbs to the
 ///    highest step whose compressing time, predicted from this epoch's with the ladder's relative costs, still
-///    fits in the cycle the link leaves (predicted with the ladder's relative sizes), or tries the next step,
+///    fits in the cycle the link leaves (predicted with the ladder's relative sizes; the link's time for these
+///    chunks is the cycle, or less when their wire bytes at the highest wire rate seen take less: the wait was for
+///    the bytes of chunks before them), or tries the next step,
 ///    unless that costs more than `costlyStep` times as much and is predicted past the link; from raw, to the
 ///    first level. When the next step is known not to pay, it tries the step below if that is not known and either puts
 ///    at most `cheapDown` times the bytes on the wire, or the step above waited for the link as well and carried
@@ -34,14 +36,16 @@
 ///    before the pump waits): the CPU is the
 ///    bottleneck, it steps down (the last step
 ///    down is to raw), unless the next step down was measured recently (and was not faster): to the step with the
-///    shortest predicted cycle, the longer of the pump's work and the link's time as last measured while
-///    link-bound (scaled by the ladder's sizes), when that is shorter than the cycle now; when the link was never
+///    shortest predicted cycle, the longer of the pump's work and the link's time (once the link was measured
+///    while link-bound: these chunks' wire bytes at the highest wire rate seen, scaled by the ladder's sizes),
+///    when that is shorter than the cycle now; when the link was never
 ///    measured, one step, but to raw from zstd only once the transfer has run ten times what that try could cost
 ///    at the wire rate seen so far (`probeBudget`);
 /// 5. otherwise it stays.
 ///
-/// The first epoch at a step moved to ends after its first chunk when that took more than twice as long per chunk
-/// as the epoch before: trying raw over a slow link then costs one chunk, not four.
+/// After a move the paces of the chunks still in flight are not counted (at most `settleChunks`). The first epoch at
+/// a step moved to ends after its first chunk when that took more than twice as long per chunk as the epoch
+/// before: trying raw over a slow link then costs one chunk, not four.
 ///
 /// Measurements older than `memoryEpochs` epochs are forgotten, so a step that lost is tried again now and then
 /// (the link or the load may have changed); each time it loses again it is remembered twice as long (up to
@@ -49,56 +53,6 @@
 ///
 /// Pure: the driver measures, the controller decides; the tests feed it synthetic paces.
 public struct CompressionLevelController: Sendable, Equatable {
-    /// One step of the ladder: a level and what it costs relative to the first compressing step.
-    public struct Step: Sendable, Equatable {
-        /// The level (0: raw).
-        public var level: Int
-        /// Seconds of compressing per byte relative to level 1.
-        public var cost: Double
-        /// Compressed size relative to level 1.
-        public var size: Double
-
-        /// A step at zstd `level` (0 = raw), with its cost and size relative to level 1.
-        public init(level: Int, cost: Double, size: Double) {
-            self.level = level
-            self.cost = cost
-            self.size = size
-        }
-    }
-
-    /// What the sender measured of one chunk: from asking for it to asking for the next.
-    public struct Pace: Sendable, Equatable {
-        /// Its raw length.
-        public var rawBytes: Int
-        /// The whole cycle: reading, compressing, queueing, waiting.
-        public var seconds: Double
-        /// Of those, waiting for the link: the window was full or the link writer above its high-water mark.
-        public var waitedSeconds: Double
-        /// Of those, compressing it (0 when it went raw).
-        public var compressSeconds: Double
-        /// Raw bytes sent and not yet acknowledged once it was queued (the window's fill; 0 when unknown).
-        public var inFlightBytes: Int
-        /// Its length on the wire, compressed or not (0 when unknown).
-        public var wireBytes: Int
-        /// Of `waitedSeconds`, the waits for the window that ended with less than `linkQueueBytes` unacknowledged on
-        /// the link: everything sent had crossed it, so the wait was for the receiving process, not the link.
-        public var receiverWaitedSeconds: Double
-
-        /// One chunk's measurements, in bytes and seconds.
-        public init(
-            rawBytes: Int, seconds: Double, waitedSeconds: Double, compressSeconds: Double, inFlightBytes: Int = 0,
-            wireBytes: Int = 0, receiverWaitedSeconds: Double = 0
-        ) {
-            self.rawBytes = rawBytes
-            self.seconds = seconds
-            self.waitedSeconds = waitedSeconds
-            self.compressSeconds = compressSeconds
-            self.inFlightBytes = inFlightBytes
-            self.wireBytes = wireBytes
-            self.receiverWaitedSeconds = receiverWaitedSeconds
-        }
-    }
-
     /// The level a transfer over a link that is not loopback starts at (`CompressionPolicy`'s `startLevel`): zstd's
     /// default, what `rsync -z --compress-choice=zstd` uses. Nothing is known of the link before the first epoch
     /// (after `warmUpChunks`), and over a slow link that is most of a short transfer: on a tar of /usr/include
@@ -192,19 +146,17 @@ public struct CompressionLevelController: Sendable, Equatable {
     private var elapsed = 0.0
     /// Per step: the last throughput measured there and the epoch it was measured in.
     private var measured: [Int: Measured] = [:]
+    /// The highest wire rate of an epoch (any step) and the epoch it was measured in; replaced by a lower one once
+    /// older than `memoryEpochs`.
+    private var peakWire: PeakWire?
     /// The link's time per chunk per unit of the ladder's relative size, as last measured while link-bound.
     private var linkSecondsPerSize: Double?
     /// The last epoch's throughput and share of waiting, for the log.
     public private(set) var lastEpoch: Epoch?
 
-    /// What an epoch measured.
-    public struct Epoch: Sendable, Equatable {
-        /// Raw bytes per second.
-        public var throughput: Double
-        /// The share of the cycle spent waiting for the link.
-        public var waited: Double
-        /// The share of the cycle spent waiting for the receiver (the link holding nothing).
-        public var receiverWaited: Double = 0
+    private struct PeakWire: Sendable, Equatable {
+        var rate: Double
+        var epoch: Int
     }
 
     private struct Measured: Sendable, Equatable {
@@ -281,19 +233,27 @@ public struct CompressionLevelController: Sendable, Equatable {
         let epochWire = wireBytes
         let chunks0 = chunks
         let seconds0 = seconds
+        let inFlightLast0 = inFlightLast
         let previousLifetime = measured[step]?.lifetime
         measured[step] = Measured(
             throughput: throughput, wireRate: wireBytes.map { Double($0) / seconds },
             linkBound: waited >= Self.linkBoundShare, receiverBound: receiverWaited >= Self.linkBoundShare,
             epoch: epoch, lifetime: Self.memoryEpochs)
         lastEpoch = Epoch(throughput: throughput, waited: waited, receiverWaited: receiverWaited)
+        if let wire = wireBytes.map({ Double($0) / seconds }),
+            peakWire.map({ wire >= $0.rate || epoch - $0.epoch > Self.memoryEpochs }) ?? true
+        {
+            peakWire = PeakWire(rate: wire, epoch: epoch)
+        }
         let previous = step
+        let wirePerChunk = epochWire.map { Double($0) / Double(chunks0) }
+        let linkRate = self.linkRate
         defer {
             if waited >= Self.linkBoundShare {
                 linkSecondsPerSize = perChunk.seconds / max(ladder[previous].size, .leastNonzeroMagnitude)
             }
             secondsPerChunkBefore = step != previous ? perChunk.seconds : nil
-            if step != previous { warmUp = settleChunks }
+            if step != previous { warmUp = settling(inFlight: inFlightLast0, rawPerChunk: rawBytesPerChunk) }
         }
         chunks = 0
         rawBytes = 0
@@ -328,7 +288,13 @@ public struct CompressionLevelController: Sendable, Equatable {
             // 2. Link-bound: up; when up is known not to pay, down (on loopback, where waiting for the link is
             // waiting for a receiver that shares the CPU, raw may be faster).
             if up {
-                step = highestFitting(cycle: perChunk.seconds, waited: perChunk.seconds * waited, perChunk.compress)
+                // The link's own time per chunk: while link-bound, the cycle is set by it, unless these chunks' wire
+                // bytes take less at the link's rate: the wait was for the bytes of chunks before them (the window's
+                // lag), as where the data turns 100 times compressible (a climb there to level 8, predicted from the
+                // cycle, went on to run at 34 MB/s when the text after it compressed 5 times again).
+                step = highestFitting(
+                    cycle: perChunk.seconds, waited: perChunk.seconds * waited, perChunk.compress,
+                    linkTime: min(perChunk.seconds, linkTime(wirePerChunk, linkRate) ?? perChunk.seconds))
             } else if down, downPays(throughput),
                 probeFits(
                     step - 1, cycle: perChunk.seconds, wireRate: epochWire.map { Double($0) / seconds0 },
@@ -363,8 +329,30 @@ public struct CompressionLevelController: Sendable, Equatable {
             step = lowerTarget(
                 cycle: perChunk.seconds, waited: perChunk.seconds * waited, perChunk.compress,
                 wireRate: epochWire.map { Double($0) / perChunk.seconds / Double(chunks0) },
-                rawPerChunk: rawBytesPerChunk)
+                rawPerChunk: rawBytesPerChunk, linkTime: linkTime(wirePerChunk, linkRate))
         }
+    }
+
+    /// The link's rate in wire bytes a second, as far as the pump knows it: the highest wire rate of an epoch in
+    /// the last `memoryEpochs` (of any step, the current epoch's included; `peakWire`). Not only of epochs that
+    /// waited for the link: one that waits for the acknowledgements of the text before a run of near-identical
+    /// headers carries a hundredth of the link's rate (with a window of 16 MiB a tar of /usr/include waited for the
+    /// first time there), and the pump's rate at the start (the socket's buffers filling) may exceed the link's:
+    /// an estimate on the high side, which predicts a climb to fit less often and a step down (CPU-bound) to cost
+    /// less on the wire.
+    private var linkRate: Double? { peakWire?.rate }
+
+    /// The link's time for one chunk of `wirePerChunk` bytes at `linkRate` (nil when either is unknown).
+    private func linkTime(_ wirePerChunk: Double?, _ linkRate: Double?) -> Double? {
+        guard let wirePerChunk, let linkRate, linkRate > 0 else { return nil }
+        return wirePerChunk / linkRate
+    }
+
+    /// Paces ignored after a move: the chunks of the step before still in flight (and the first of the new step,
+    /// compressed ahead at the old one and again), at most `settleChunks`; all of them when the fill is unknown.
+    private func settling(inFlight: Int, rawPerChunk: Int) -> Int {
+        guard inFlight > 0, rawPerChunk > 0 else { return settleChunks }
+        return min(settleChunks, (inFlight + rawPerChunk - 1) / rawPerChunk + 1)
     }
 
     /// Raw was measured recently, waiting for the link.
@@ -400,9 +388,11 @@ public struct CompressionLevelController: Sendable, Equatable {
     /// scaled by the step's relative size), if that is shorter than the cycle now; when the link was never
     /// measured, `blindStepDown`.
     private func lowerTarget(
-        cycle: Double, waited: Double, _ compress: Double, wireRate: Double?, rawPerChunk: Int
+        cycle: Double, waited: Double, _ compress: Double, wireRate: Double?, rawPerChunk: Int, linkTime: Double?
     ) -> Int {
         let current = ladder[step]
+        // (Only once the link was measured while the pump waited for it: until then the highest wire rate seen is
+        // the pump's own, and the link would look exactly as slow as the pump.)
         guard let linkSecondsPerSize, current.cost > 0 else {
             return blindStepDown(cycle: cycle, wireRate: wireRate, rawPerChunk: rawPerChunk)
         }
@@ -411,7 +401,16 @@ public struct CompressionLevelController: Sendable, Equatable {
         var bestCycle = Double.infinity
         for candidate in stride(from: step - 1, through: 0, by: -1) {
             let work = other + compress * ladder[candidate].cost / current.cost
-            let predicted = max(work, linkSecondsPerSize * ladder[candidate].size)
+            // The link's time for this epoch's chunks at the candidate: from their wire bytes at the link's rate
+            // when both are known (a raw chunk puts its raw length on the wire), else as last measured.
+            let link: Double
+            if let linkTime, let linkRate {
+                let scaled = linkTime * ladder[candidate].size / current.size
+                link = ladder[candidate].level == 0 ? max(scaled, Double(rawPerChunk) / linkRate) : scaled
+            } else {
+                link = linkSecondsPerSize * ladder[candidate].size
+            }
+            let predicted = max(work, link)
             if predicted < bestCycle * (1 - Self.tolerance) {
                 best = candidate
                 bestCycle = predicted
@@ -454,16 +453,15 @@ public struct CompressionLevelController: Sendable, Equatable {
     /// leave at that step, at least the next one unless that one is costly and predicted past the link
     /// (`costlyStep`; then the current one).
     ///
-    /// At step k the link needs `linkTime * size(k) / size(current)` per chunk, where `linkTime` is the cycle
-    /// minus the pump's own work other than waiting; the pump's work becomes `other + compress * cost(k) /
+    /// At step k the link needs `linkTime * size(k) / size(current)` per chunk, where `linkTime` is the link's time
+    /// for one chunk at the current step (the cycle while link-bound, or less: rule 2); the pump's work (the cycle
+    /// minus waiting) becomes `other + compress * cost(k) /
     /// cost(current)`, and it must stay below `1 - linkBoundShare` of the link's time, so the link stays the
     /// bottleneck with the margin the controller needs to notice it.
-    private func highestFitting(cycle: Double, waited: Double, _ compress: Double) -> Int {
+    private func highestFitting(cycle: Double, waited: Double, _ compress: Double, linkTime: Double) -> Int {
         let current = ladder[step]
         guard step > 0, current.cost > 0, compress > 0 else { return step + 1 }
         let other = max(cycle - waited - compress, 0)
-        // The link's own time per chunk: while link-bound, the cycle is set by it.
-        let linkTime = cycle
         var best = step
         for candidate in (step + 1)..<ladder.count {
             let work = other + compress * ladder[candidate].cost / current.cost

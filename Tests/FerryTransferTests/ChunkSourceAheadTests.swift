@@ -74,4 +74,29 @@ import Testing
             await source.close()
         }
     }
+
+    /// A chunk compressed ahead at one level and compressed again because the level moved when it was asked for
+    /// gives the controller no pace: its cycle holds both compressions. Level 3, CPU-bound (4 ms cycles, nothing
+    /// waited): the paces of chunks 0-3 move it to 2 when chunk 4 is asked for (compressed ahead at 3, again at 2);
+    /// the next epoch is chunks 5-8, so the move to 1 comes when chunk 9 is asked for, not chunk 8.
+    @Test func aChunkCompressedAgainAfterAMoveGivesNoPace() async throws {
+        try await TemporaryDirectory.with(prefix: "ferry-chunk-ahead") { directory in
+            let url = try TestFiles(in: directory).text(size: 12 * Self.chunk, seed: 5)
+            let file = try PreparedFile.prepare(SourceFile(path: url.path, name: "text.txt"))
+            let policy = CompressionPolicy(
+                mode: .auto, available: [.zstd], ladder: Array(CompressionLevelController.zstdLadder.prefix(4)),
+                warmUpChunks: 0, startLevel: 3)
+            let source = ChunkSource(files: [file], chunkSize: Self.chunk, policy: policy, cacheLimit: 0)
+            let cycle = PumpCycle(seconds: 0.004, waitedSeconds: 0, inFlightBytes: 0)
+            var levels: [Int] = []
+            for index in 0..<10 {
+                _ = try await source.chunk(
+                    file: 0, offset: UInt64(index * Self.chunk), length: Self.chunk, cycle: index == 0 ? nil : cycle,
+                    prefixAllowed: index > 0)
+                levels.append(await source.policy.controller.level)
+            }
+            #expect(levels == [3, 3, 3, 3, 2, 2, 2, 2, 2, 1])
+            await source.close()
+        }
+    }
 }

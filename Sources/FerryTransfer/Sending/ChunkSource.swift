@@ -72,6 +72,7 @@ actor ChunkSource {
     private var policyFile = -1
     /// The last chunk prepared: its raw length and the seconds spent compressing it, completed by the pump's
     /// cycle into the policy's `Pace` when the next chunk is asked for.
+    private var traceStart: ContinuousClock.Instant?
     private var lastPrepared: (rawBytes: Int, compressSeconds: Double, wireBytes: Int)?
     var cache: [Key: Prepared] = [:]
     /// The raw bytes of the last chunk read (unless it was its file's last): the prefix of the file's next chunk.
@@ -162,6 +163,7 @@ actor ChunkSource {
     ) async throws(Failure) -> Prepared {
         let index = key.file
         let offset = key.offset
+        let asked = ContinuousClock.now
         // The chunk prepared ahead, while the one before was on the wire (`ChunkSource+Ahead`).
         let early = variant ? nil : try await takeAhead(key, length: length)
         // A chunk read again for a peer that fell behind goes as it went the first time when that was raw: no
@@ -198,6 +200,7 @@ actor ChunkSource {
         files[index].users += 1
         defer { release(index) }
         let made: Made
+        var compressedAgain = false
         if let early {
             // Prepared ahead with the choice and prefix expected then; compressed again only if either changed.
             let prefix = prefixAllowed && compression?.algorithm == .zstd ? early.prefix : nil
@@ -213,6 +216,7 @@ actor ChunkSource {
                     return again
                 }
                 made = recompressed
+                compressedAgain = compression != nil
             }
             aheadTaken += 1
         } else {
@@ -246,11 +250,28 @@ actor ChunkSource {
         var prepared = made.prepared
         if files[index].digest != nil, made.digest != nil { prepared.fileDigest = files[index].digest }
         if variant { return prepared }
+        if let log {
+            let now = ContinuousClock.now
+            let start = traceStart ?? asked
+            traceStart = start
+            let ms = { (d: Double) in String(Int((d * 1e4).rounded()) / 10) }
+            log(
+                3,
+                "chunk \(offset >> 20) at \(ms(Self.seconds(now - start))) ms: level \(compression?.level ?? 0), "
+                    + "wire \(prepared.data.count >> 10) KiB, compress \(ms(made.compressSeconds)) ms, "
+                    + "ready after \(ms(Self.seconds(now - asked))) ms\(early == nil ? " (not ahead)" : ""); "
+                    + "cycle before \(ms(cycle?.seconds ?? 0)) ms, waited \(ms(cycle?.waitedSeconds ?? 0)) ms, "
+                    + "in flight \((cycle?.inFlightBytes ?? 0) >> 20) MiB")
+        }
         if compression != nil {
             policy.record(rawLength: length, compressedLength: prepared.codec == .none ? nil : prepared.data.count)
         }
-        // A chunk read again says nothing of the policy's choices: the next pace is not counted.
-        lastPrepared = knownDigest == nil ? (length, made.compressSeconds, prepared.data.count) : nil
+        // A chunk read again says nothing of the policy's choices: the next pace is not counted. Nor does one
+        // compressed again because the level moved after it was compressed ahead: its cycle holds both
+        // compressions (on a loaded machine one such chunk at level 2 took 58 ms against 26 for level 3's
+        // epoch, and ended the settling at once: "more than twice as slow", back to 3).
+        lastPrepared =
+            knownDigest == nil && !compressedAgain ? (length, made.compressSeconds, prepared.data.count) : nil
         if prepared.codec == .none, cacheLimit > 0 { rawDigests[key] = prepared.sha256 }
         remember(key, prepared)
         // The next chunk of the file, prepared while this one is on the wire: with its prefix when this chunk went

@@ -76,7 +76,7 @@ extension TransferEngine {
                 info: info,
                 machine: OutgoingTransferMachine(
                     sizes: prepared.map(\.offered.size), chunkSize: configuration.chunkSize,
-                    window: configuration.window),
+                    window: Self.window(configuration, compressing: policy.mode == .auto, peers: infos.count)),
                 meter: ProgressMeter(interval: configuration.progressInterval), started: now,
                 fileBytesDone: Array(repeating: 0, count: prepared.count))
         }
