@@ -7,6 +7,7 @@ import Foundation
 struct Ferry {
     static func main() async {
         ProcessMemory.keepFreedBuffers()
+        ProcessLimits.raiseOpenFileLimit()
         let code = await FerryCommand.main(arguments: CommandLine.arguments, context: .live())
         // Output is written by a queue of its own: the summary and the last results go out before the exit.
         FileHandleTextSink.standardOutput.flush()
