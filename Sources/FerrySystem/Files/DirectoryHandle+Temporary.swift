@@ -16,7 +16,7 @@ extension DirectoryHandle {
         case created(RegularFile)
         /// `name` was taken already (nothing was created).
         case exists
-        /// The file system (or a missing /proc) does not allow it: create the file by name instead.
+        /// The file system, a missing /proc or a policy does not allow it: create the file by name instead.
         case unsupported
     }
 
@@ -41,15 +41,16 @@ extension DirectoryHandle {
             case .failure(let errno):
                 opened.close()
                 if errno == .fileExists { return .exists }
-                // ENOENT: no /proc (or this directory was removed, which the open by name then reports).
-                if errno == .noSuchFileOrDirectory || Self.meansUnsupported(errno) { return .unsupported }
-                throw SystemError(call: describe("linkat", name)(errno), errno: errno)
+                // Any other failure of the link through /proc (ENOENT without /proc, EACCES or EPERM where a policy
+                // refuses it, ENOSPC, a directory removed meanwhile) is left to the creation by name, which fails
+                // for the same reasons when they are the directory's and reports them.
+                return .unsupported
             }
         }
     }
 
-    /// Errors of an O_TMPFILE open or link that mean "not here", not "failed": EOPNOTSUPP (a file system without
-    /// it), EISDIR and EINVAL (kernels before 3.11 and some file systems), EPERM and EXDEV (a /proc that refuses).
+    /// Errors of an O_TMPFILE open that mean "not here", not "failed": EOPNOTSUPP (a file system without it), EISDIR
+    /// and EINVAL (kernels before 3.11 and some file systems), EPERM and EXDEV (kept out by a security policy).
     private static func meansUnsupported(_ errno: Errno) -> Bool {
         [EOPNOTSUPP, EISDIR, EINVAL, EPERM, EXDEV].contains(errno.rawValue)
     }
