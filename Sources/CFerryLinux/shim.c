@@ -35,6 +35,16 @@ int ferry_sync_file_range(int fd, int64_t offset, int64_t count, unsigned flags)
     return sync_file_range(fd, (off64_t)offset, (off64_t)count, flags);
 }
 
+int ferry_open_tmpfile(int dirfd, unsigned mode) {
+    return openat(dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, (mode_t)mode);
+}
+
+int ferry_link_open_file(int fd, int dirfd, const char *name) {
+    char path[40];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    return linkat(AT_FDCWD, path, dirfd, name, AT_SYMLINK_FOLLOW);
+}
+
 int ferry_syncfs(int fd) {
     return syncfs(fd);
 }

@@ -110,9 +110,19 @@ public struct SourceFile: Sendable, Equatable {
         guard !path.isEmpty else { throw .emptyPath }
         let bytes = path.utf8.count
         guard bytes <= longestPath else { throw .pathTooLong(path, bytes: bytes, limit: longestPath) }
-        if let name = path.split(separator: "/").first(where: { $0.utf8.count > longestName }) {
-            throw .nameTooLong(path, bytes: name.utf8.count, limit: longestName)
+        // The first component too long, counted in one pass over the bytes (no array of substrings per path: 1% of
+        // a sender's user time with 1000 files named one by one).
+        var current = 0
+        for byte in path.utf8 {
+            if byte != UInt8(ascii: "/") {
+                current += 1
+            } else if current > longestName {
+                break
+            } else {
+                current = 0
+            }
         }
+        if current > longestName { throw .nameTooLong(path, bytes: current, limit: longestName) }
     }
 
     /// Regular files under a directory, as sorted relative paths, and the symbolic links (not followed), special

@@ -52,6 +52,13 @@ int ferry_pipe2(int fds[2], int flags);
 /// renameat2(2): rename with flags such as FERRY_RENAME_NOREPLACE (atomic no-overwrite publish).
 int ferry_renameat2(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, unsigned flags);
 
+/// openat(2) with O_TMPFILE | O_RDWR | O_CLOEXEC: a new regular file without a name in directory `dirfd`.
+int ferry_open_tmpfile(int dirfd, unsigned mode);
+
+/// linkat(2) of the open file `fd` (one from ferry_open_tmpfile) to `name` in `dirfd`, through /proc/self/fd
+/// (AT_EMPTY_PATH would need CAP_DAC_READ_SEARCH). Fails with EEXIST when `name` is taken.
+int ferry_link_open_file(int fd, int dirfd, const char *name);
+
 /// getrandom(2): bytes from the kernel's CSPRNG.
 ssize_t ferry_getrandom(void *buffer, size_t length, unsigned flags);
 

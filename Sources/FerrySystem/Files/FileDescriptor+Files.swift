@@ -17,6 +17,16 @@ extension FileDescriptor {
             .map(FileDescriptor.init(rawValue:))
     }
 
+    /// A new regular file without a name in this directory (`openat(2)` with O_TMPFILE | O_RDWR | O_CLOEXEC).
+    func _openTemporary(permissions: UInt16) -> Result<FileDescriptor, Errno> {
+        retryingSyscall { ferry_open_tmpfile(rawValue, UInt32(permissions)) }.map(FileDescriptor.init(rawValue:))
+    }
+
+    /// `linkat(2)` of the open file `file` (from `_openTemporary`) to `name` in this directory.
+    func _link(_ file: FileDescriptor, as name: String) -> Result<Void, Errno> {
+        retryingSyscall { ferry_link_open_file(file.rawValue, rawValue, name) }.map { _ in () }
+    }
+
     /// `mkdirat(2)`: creates directory `name` in this directory (the umask applies to `permissions`).
     func _makeDirectory(_ name: String, permissions: UInt16) -> Result<Void, Errno> {
         retryingSyscall { mkdirat(rawValue, name, mode_t(permissions)) }.map { _ in () }

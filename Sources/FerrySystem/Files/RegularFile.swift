@@ -35,8 +35,8 @@ public final class RegularFile: Sendable {
         return try adopt(opened, flags: flags, path: path, describeOpen: describeOpen)
     }
 
-    /// Takes ownership of a descriptor opened with `flags`, O_NONBLOCK among them: checks that it is a regular file
-    /// (`fstat(2)`, kept as `statusAtOpen`) and clears O_NONBLOCK; closes it on failure.
+    /// Takes ownership of a descriptor opened with `flags`: checks that it is a regular file (`fstat(2)`, kept as
+    /// `statusAtOpen`) and clears O_NONBLOCK when `flags` has it; closes it on failure.
     static func adopt(_ opened: FileDescriptor, flags: Int32, path: String, describeOpen: (Errno) -> String)
         throws(SystemError) -> RegularFile
     {
@@ -47,7 +47,9 @@ public final class RegularFile: Sendable {
                 let call = describeOpen(.invalidArgument) + " (not a regular file)"
                 throw SystemError(call: call, errno: .invalidArgument)
             }
-            try opened._clearNonBlocking(openFlags: flags).get { _ in CallDescription.call("fcntl", on: path) }
+            if flags & O_NONBLOCK != 0 {
+                try opened._clearNonBlocking(openFlags: flags).get { _ in CallDescription.call("fcntl", on: path) }
+            }
         } catch {
             opened.close()
             throw error

@@ -34,6 +34,9 @@ public final class StagedReservation: Sendable {
 
     private struct State: Sendable {
         var lock: RegularFile?
+        /// The locked file open for writing, when the lock created it (`lockAcrossProcesses(creating:)`), until
+        /// `stagedFile(key:holding:)` takes it.
+        var writable: RegularFile?
         var device: UInt64 = 0
         var inode: UInt64 = 0
         var released = false
@@ -46,18 +49,33 @@ public final class StagedReservation: Sendable {
 
     /// Takes the cross-process lock on the staged file, creating it (empty, mode 0600) if missing; returns false
     /// when another transfer (in another process) holds it. Once taken, later calls return true at once.
+    ///
+    /// With `creating` (the file is expected not to exist: staged ahead, `TransferEngine.stageAhead`), the file is
+    /// created without a name and linked (`DirectoryHandle.createLinkedFile`), so that several threads can create
+    /// staged files at once, and the descriptor it was created with is kept for `stagedFile(key:holding:)`, which
+    /// then opens nothing. An existing file is locked as without it.
     /// - Throws: `SystemError` (open, flock, fstat), ESTALE after a release.
-    public func lockAcrossProcesses() throws(SystemError) -> Bool {
+    public func lockAcrossProcesses(creating: Bool = false) throws(SystemError) -> Bool {
         try state.withLock { state throws(SystemError) -> Bool in
             guard !state.released else {
                 throw SystemError(call: "lock staged file \(key) (already released)", errno: Errno(rawValue: ESTALE))
             }
             if state.lock != nil { return true }
-            guard let (file, status) = try directory.lockStaged(key: key) else { return false }
-            state.lock = file
-            state.device = status.device
-            state.inode = status.inode
+            guard let locked = try directory.lockStaged(key: key, creating: creating) else { return false }
+            state.lock = locked.lock
+            state.writable = locked.writable
+            state.device = locked.status.device
+            state.inode = locked.status.inode
             return true
+        }
+    }
+
+    /// The locked file's descriptor open for writing, kept when the lock created the file; nil otherwise or once
+    /// taken. The caller owns it.
+    func takeWritable() -> RegularFile? {
+        state.withLock { state in
+            defer { state.writable = nil }
+            return state.writable
         }
     }
 
@@ -69,14 +87,15 @@ public final class StagedReservation: Sendable {
     /// Releases the lock and the claim; idempotent. Call it once the file is published, failed, or its transfer
     /// ended, after any removal of its staged data.
     public func release() {
-        let lock = state.withLock { state -> RegularFile?? in
+        let held = state.withLock { state -> (lock: RegularFile?, writable: RegularFile?)? in
             guard !state.released else { return nil }
             state.released = true
-            defer { state.lock = nil }
-            return .some(state.lock)
+            defer { (state.lock, state.writable) = (nil, nil) }
+            return (state.lock, state.writable)
         }
-        guard let lock else { return }  // released before
-        lock?.close()
+        guard let held else { return }  // released before
+        held.writable?.close()  // never taken: nothing was written through it
+        held.lock?.close()
         directory.dropClaim(key)
     }
 }
@@ -134,11 +153,34 @@ extension ReceiveDirectory {
     /// Opens (creating it if missing) and locks the staged file of `key`; nil when another open file holds the lock.
     /// The name is checked to still hold the locked file after locking (a transfer elsewhere may have published or
     /// removed it between the open and the lock), and opened again if not.
-    func lockStaged(key: String) throws(SystemError) -> (RegularFile, FileStatus)? {
+    ///
+    /// With `creating`, a missing file is created by `DirectoryHandle.createLinkedFile` (no directory lock held
+    /// while its inode is allocated) and returned open for writing too, when that is the file locked. The lock
+    /// itself is always taken through a read-only descriptor of its own, as without: it is held until after the
+    /// publishing rename, and only a read-only descriptor can be closed then without a watcher of the staging
+    /// folder seeing a written file closed.
+    func lockStaged(key: String, creating: Bool = false) throws(SystemError) -> (
+        lock: RegularFile, status: FileStatus, writable: RegularFile?
+    )? {
         for _ in 0..<8 {
-            let file = try staging.createFile(key, permissions: 0o600, exclusive: false, writable: false)
+            var writable: RegularFile?
+            if creating, !linkedCreationUnsupported.load(ordering: .relaxed) {
+                switch try staging.createLinkedFile(key, permissions: 0o600) {
+                case .created(let file): writable = file
+                case .exists: break
+                case .unsupported: linkedCreationUnsupported.store(true, ordering: .relaxed)
+                }
+            }
+            let file: RegularFile
+            do throws(SystemError) {
+                file = try staging.createFile(key, permissions: 0o600, exclusive: false, writable: false)
+            } catch {
+                writable?.close()
+                throw error
+            }
             do throws(SystemError) {
                 guard try file.tryLock() else {
+                    writable?.close()
                     file.close()
                     return nil
                 }
@@ -146,10 +188,18 @@ extension ReceiveDirectory {
                 if let named = try staging.status(of: key), named.kind == .regular, named.device == locked.device,
                     named.inode == locked.inode
                 {
-                    return (file, locked)
+                    if let created = writable?.statusAtOpen,
+                        created.device != locked.device || created.inode != locked.inode
+                    {
+                        writable?.close()  // the name moved on to another file between the link and the open
+                        writable = nil
+                    }
+                    return (file, locked, writable)
                 }
+                writable?.close()
                 file.close()
             } catch {
+                writable?.close()
                 file.close()
                 throw error
             }

@@ -19,6 +19,9 @@ public final class ReceiveDirectory: Sendable {
     let staging: DirectoryHandle
     /// Keys of staged files claimed by a transfer of this process (see `StagedReservation`).
     let claims = Mutex<Set<String>>([])
+    /// Set once creating a staged file without a name (O_TMPFILE, then `linkat`) was found not to work here: the
+    /// file system lacks it, or /proc is missing. Staged files are then created by name.
+    let linkedCreationUnsupported = Atomic<Bool>(false)
 
     /// Opens (creating it if missing; its parent must exist) the receive directory at `path`, and its staging
     /// folder. A symlink as `path`'s last component or as `.ferry-staging` is refused.
@@ -49,9 +52,16 @@ public final class ReceiveDirectory: Sendable {
                 throw SystemError(call: call, errno: Errno(rawValue: EBUSY))
             }
         }
-        let file = try staging.createFile(key, permissions: 0o600, exclusive: false)
+        // The descriptor the lock created the file with, if it did (staged ahead): no second open.
+        let kept = reservation?.takeWritable()
+        let file: RegularFile
+        if let kept {
+            file = kept
+        } else {
+            file = try staging.createFile(key, permissions: 0o600, exclusive: false)
+        }
         do throws(SystemError) {
-            let status = file.statusAtOpen
+            let status = kept == nil ? file.statusAtOpen : try file.status()
             if let reservation, !reservation.isLockedFile(status) {
                 let call = "open \(key) in \(staging.path) (the staged file was replaced)"
                 throw SystemError(call: call, errno: Errno(rawValue: ESTALE))
