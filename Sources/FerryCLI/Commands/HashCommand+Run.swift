@@ -41,15 +41,6 @@ extension HashCommand {
 
     /// A digest as lowercase hex digits, as `ferry hash` and the `digest` of JSON file events show it.
     static func hex(_ digest: [UInt8]) -> String {
-        // Written into the string's own storage: every `file` JSON line has one (an array of Characters per byte,
-        // as before, was 2-3% of either end's user time with 1000 small files).
-        String(unsafeUninitializedCapacity: digest.count * 2) { buffer in
-            let digits: StaticString = "0123456789abcdef"
-            for (index, byte) in digest.enumerated() {
-                buffer[2 * index] = digits.utf8Start[Int(byte >> 4)]
-                buffer[2 * index + 1] = digits.utf8Start[Int(byte & 0x0F)]
-            }
-            return digest.count * 2
-        }
+        Hex.string(digest)
     }
 }
