@@ -148,6 +148,30 @@ public enum TransferEvent: Sendable {
     /// A recipient of a broadcast relayed a chunk that did not match the sender's digest (or broke another swarm
     /// rule): it is cut off from the swarm for this transfer (PROTOCOL.md 11.11 rule 5).
     case relayerCutOff(RelayerReport)
+    /// A receiver that had every file of a broadcast and went on serving the other receivers stopped (the sender's
+    /// list left it out, or its link to the sender went): what it relayed each way in all. Its `finished` outcome
+    /// counted only what was served until its last file arrived.
+    case swarmEnded(SwarmTotals)
+}
+
+/// What a receiver relayed in one broadcast, each way, in all.
+public struct SwarmTotals: Sendable, Equatable {
+    /// The transfer with the sender.
+    public var transferID: TransferID
+    /// The sender of the broadcast.
+    public var sender: PeerInfo
+    /// Raw bytes stored from other receivers.
+    public var relayedBytes: UInt64
+    /// Raw bytes served to other receivers.
+    public var servedBytes: UInt64
+
+    /// Totals with every field given.
+    public init(transferID: TransferID, sender: PeerInfo, relayedBytes: UInt64, servedBytes: UInt64) {
+        self.transferID = transferID
+        self.sender = sender
+        self.relayedBytes = relayedBytes
+        self.servedBytes = servedBytes
+    }
 }
 
 /// A recipient of a broadcast cut off from the swarm: who, by whom, and why.

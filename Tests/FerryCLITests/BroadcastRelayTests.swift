@@ -161,6 +161,27 @@ import Testing
         #expect(stderr.text == "from alice's broadcast: 1.0 MiB came from other receivers, 0 B served to them\n")
     }
 
+    static let totals = SwarmTotals(
+        transferID: transferID, sender: peer("alice", id: 1), relayedBytes: 48 << 20, servedBytes: 60 << 20)
+
+    /// A receiver that served on after its last file says what it served in all when it stops; nothing when it
+    /// relayed nothing either way.
+    @Test func aReceiverThatServedOnSaysWhatItServedInAll() {
+        #expect(
+            TransferReporter.text(for: Self.totals)
+                == "alice's broadcast ended here: in all 48.0 MiB came from other receivers, 60.0 MiB served to them")
+        let stderr = CapturingTextSink()
+        let reporter = TransferReporter(
+            context: CommandContext(stdout: CapturingTextSink(), stderr: stderr), json: false, bars: false)
+        var nothing = Self.totals
+        nothing.relayedBytes = 0
+        nothing.servedBytes = 0
+        reporter.report(.swarmEnded(nothing))
+        #expect(stderr.text == "")
+        reporter.report(.swarmEnded(Self.totals))
+        #expect(stderr.text == TransferReporter.text(for: Self.totals) + "\n")
+    }
+
     static func cutOff(_ direction: TransferDirection, reporter: String?) -> RelayerReport {
         RelayerReport(
             transferID: transferID, direction: direction, offender: "bob", reporter: reporter,
@@ -180,7 +201,7 @@ import Testing
 
     // MARK: JSON
 
-    /// The new keys of `finished` and `summary`, and `relayerCutOff`, are in docs/EVENTS.md.
+    /// The new keys of `finished` and `summary`, `relayerCutOff` and `swarmEnded` are in docs/EVENTS.md.
     @Test func theRelayEventsAndKeysAreDocumented() throws {
         let stdout = CapturingTextSink()
         let reporter = TransferReporter(
@@ -188,11 +209,12 @@ import Testing
         reporter.report(.finished(Self.finished(.receiving, relayed: 5, served: 7)))
         reporter.report(.relayerCutOff(Self.cutOff(.sending, reporter: "carol")))
         reporter.report(.relayerCutOff(Self.cutOff(.receiving, reporter: nil)))
+        reporter.report(.swarmEnded(Self.totals))
         let summary = TransferSummary(
             files: 1, bytes: 10, seconds: 1,
             peers: [.init(name: "a", peerID: "01", filesSucceeded: 1, bytes: 10, chunkBytes: 4, relayedBytes: 6)])
         let lines = stdout.text.split(separator: "\n").map(String.init) + [summary.jsonLine.text]
-        #expect(lines.count == 4)
+        #expect(lines.count == 5)
         let document = try EventsDocument.load(besides: #filePath)
         #expect(document.undocumented(in: lines, command: JSONEvents.Transfers.command) == [])
         let finished = try #require(TransferHarnessJSON.object(lines[0]))
@@ -200,6 +222,9 @@ import Testing
         let cut = try #require(TransferHarnessJSON.object(lines[1]))
         #expect(cut["event"] as? String == "relayerCutOff" && cut["reporter"] as? String == "carol")
         #expect(try #require(TransferHarnessJSON.object(lines[2]))["reporter"] is NSNull)
+        let ended = try #require(TransferHarnessJSON.object(lines[3]))
+        #expect(ended["event"] as? String == "swarmEnded" && ended["peer"] as? String == "alice")
+        #expect(ended["relayedBytes"] as? Int == 48 << 20 && ended["servedBytes"] as? Int == 60 << 20)
     }
 }
 

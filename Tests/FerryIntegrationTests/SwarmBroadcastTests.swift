@@ -20,8 +20,13 @@ extension IntegrationTests {
             let (status, stdout, _) = try await sender.finish()
             #expect(status == 0, "\(sender.capturedOutput())")
             // Receivers relayed: some stored chunks from another, and at least as much was served as was stored that way.
+            // A receiver with every file serves on after its `finished` line: its `swarmEnded` line has the totals.
             let relayed = results.map { SwarmHarness.finishedField("relayedBytes", in: $0.lines) ?? 0 }
-            let served = results.map { SwarmHarness.finishedField("servedBytes", in: $0.lines) ?? 0 }
+            let ended = results.map { SwarmHarness.events("swarmEnded", in: $0.lines) }
+            #expect(ended.allSatisfy { $0.count == 1 }, "a receiver without one swarmEnded line: \(ended)")
+            let served = ended.map { $0.first?["servedBytes"] as? Int ?? 0 }
+            let relayedInAll = ended.map { $0.first?["relayedBytes"] as? Int ?? 0 }
+            #expect(relayedInAll == relayed, "relayed in all \(relayedInAll) against \(relayed) when finished")
             #expect(relayed.reduce(0, +) > 0, "no receiver stored a chunk from another: \(relayed)")
             #expect(served.reduce(0, +) >= relayed.reduce(0, +), "served \(served), relayed \(relayed)")
             // The sender counts them too (by the storedFromPeer acknowledgements), per receiver.

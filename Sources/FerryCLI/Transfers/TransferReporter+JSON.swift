@@ -78,6 +78,11 @@ extension TransferReporter {
             line.append("fileIndex", .int(report.fileIndex))
             line.append("chunkIndex", .int(report.chunkIndex))
             return line
+        case .swarmEnded(let totals):
+            var line = header(.swarmEnded, totals.transferID, totals.sender, direction: .receiving)
+            line.append("relayedBytes", int(totals.relayedBytes))
+            line.append("servedBytes", int(totals.servedBytes))
+            return line
         }
     }
 

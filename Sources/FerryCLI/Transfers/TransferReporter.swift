@@ -253,6 +253,9 @@ final class TransferReporter: Sendable {
         case .relayerCutOff(let report):
             guard !json else { return }
             say(Self.text(for: report))
+        case .swarmEnded(let totals):
+            guard !json, totals.relayedBytes > 0 || totals.servedBytes > 0 else { return }
+            say(Self.text(for: totals))
         }
     }
 
@@ -281,6 +284,14 @@ final class TransferReporter: Sendable {
         return "from \(TerminalText.escape(outcome.peer.displayName))'s broadcast: "
             + "\(TransferFormat.bytes(outcome.relayedBytes)) came from other receivers, "
             + "\(TransferFormat.bytes(outcome.servedBytes)) served to them"
+    }
+
+    /// When this receiver stopped serving the other receivers of a broadcast after its last file: `alice's broadcast
+    /// ended here: in all 48.0 MiB came from other receivers, 60.0 MiB served to them`.
+    static func text(for totals: SwarmTotals) -> String {
+        "\(TerminalText.escape(totals.sender.displayName))'s broadcast ended here: in all "
+            + "\(TransferFormat.bytes(totals.relayedBytes)) came from other receivers, "
+            + "\(TransferFormat.bytes(totals.servedBytes)) served to them"
     }
 
     /// `sent photo.jpg to alice (1.2 MiB)`, `received photo (1).jpg from bob (3 B)`,

@@ -8,6 +8,8 @@ import FerryWire
 struct MemberSwarm: Sendable {
     /// The transfer with the sender that named this swarm.
     let key: IncomingKey
+    /// The sender, as that transfer knew it (named in `TransferEvent.swarmEnded`).
+    let sender: PeerInfo
     let swarmID: SwarmID
     /// The offer's member list and this member's index in it.
     let members: [SwarmMember]

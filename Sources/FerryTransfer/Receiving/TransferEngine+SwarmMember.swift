@@ -41,7 +41,7 @@ extension TransferEngine {
             me: me, memberCount: swarm.members.count, chunkCounts: counts, accepted: transfer.files.map(\.accepted),
             resumedChunks: resumed, maxTotalInFlight: max(1, Self.swarmRelayedBytesInFlight / Int(chunk)))
         memberSwarms[swarm.swarmID] = MemberSwarm(
-            key: key, swarmID: swarm.swarmID, members: swarm.members, me: me, chunkSize: Int(chunk),
+            key: key, sender: transfer.peer, swarmID: swarm.swarmID, members: swarm.members, me: me, chunkSize: Int(chunk),
             sizes: transfer.files.map(\.size), fetcher: fetcher)
         incoming[key]?.swarmID = swarm.swarmID
         startProgressChecks(swarm.swarmID)
@@ -76,9 +76,19 @@ extension TransferEngine {
     /// The transfer with the sender ended (or, for a member that only serves, the sender's list left it out or its
     /// link went): the swarm ends here. Requests stop, the vouch is taken back, the swarm links close (other members
     /// fetch elsewhere). Returns the bytes relayed each way, for the outcome.
+    ///
+    /// A member that served on after its transfer ended (`lingerInSwarm`) had only a part of that in the transfer's
+    /// outcome: its totals go out as `TransferEvent.swarmEnded` (also when the engine stops: `receive --once`).
     @discardableResult
     func leaveSwarm(_ swarmID: SwarmID) -> (relayed: UInt64, served: UInt64) {
         guard let swarm = memberSwarms.removeValue(forKey: swarmID) else { return (0, 0) }
+        if swarm.done {
+            emit(
+                .swarmEnded(
+                    SwarmTotals(
+                        transferID: swarm.key.transferID, sender: swarm.sender, relayedBytes: swarm.relayedBytes,
+                        servedBytes: swarm.servedBytes)))
+        }
         endedSwarms.insert(swarmID)
         endedSwarmOrder.append(swarmID)
         if endedSwarmOrder.count > Self.endedMemory { endedSwarms.remove(endedSwarmOrder.removeFirst()) }
