@@ -55,7 +55,7 @@ extension Session {
                 if let expectedPeer { connectionAbandoned(expectedPeer, reason: nil) }
                 throw error
             } else {
-                failure = .connectFailed(peer: name, underlying: "\(error)")
+                failure = .connectFailed(peer: name, underlying: SessionError.reaching(error))
             }
             if let expectedPeer { connectionAbandoned(expectedPeer, reason: failure) }
             throw failure

@@ -71,7 +71,7 @@ public enum SessionError: Error, Equatable, Sendable, CustomStringConvertible {
             return "peer \(peer) did not answer the connection request"
                 + (after > .zero ? " within \(after.secondsText)" : " in time")
         case .connectFailed(let peer, let underlying):
-            return "could not reach peer \(peer): \(underlying)"
+            return "could not reach \(peer): \(underlying)"
         case .disconnected(let peer, let reason):
             return "peer \(peer) disconnected: \(reason)"
         case .protocolViolation(let peer, let detail):
@@ -155,6 +155,24 @@ extension LinkStateMachine.CloseReason {
         case .securityFailure(let detail): return "not authenticated: \(detail)"
         case .streamEnded: return "the link was lost"
         case .probeFinished: return "probe finished"
+        }
+    }
+}
+
+extension SessionError {
+    /// Why a TCP connection could not be opened, for a person, with what to do where the cause is common: nothing
+    /// listening on that port, or no route to the address. Other errors as they are (`connect(): ...`).
+    static func reaching(_ error: any Error) -> String {
+        guard let system = error as? SystemError, system.call == "connect()" else { return "\(error)" }
+        switch system.errno {
+        case .connectionRefused:
+            return "nothing accepts connections on that port (connection refused); start 'ferry receive' there, or"
+                + " check the port it printed"
+        case .hostUnreachable, .networkUnreachable:
+            return "there is no route to that address (\(system.errno)); check the address, and that this machine"
+                + " is on the same network"
+        default:
+            return "\(system)"
         }
     }
 }

@@ -47,6 +47,11 @@ import Testing
         let unreachable = TransferSummary(
             files: 1, bytes: 10, seconds: 0, peers: [.init(name: "bob", peerID: nil, failure: "connection refused")])
         #expect(unreachable.text == "nothing sent to bob: connection refused\n")
+        // A failure that names the peer already is not prefixed with its name again.
+        let named = TransferSummary(
+            files: 1, bytes: 10, seconds: 0,
+            peers: [.init(name: "10.0.0.2:4000", peerID: nil, failure: "could not reach 10.0.0.2:4000: refused")])
+        #expect(named.text == "nothing sent: could not reach 10.0.0.2:4000: refused\n")
         let two = TransferSummary(
             files: 2, bytes: 10, seconds: 0,
             peers: [

@@ -205,6 +205,36 @@ final class EventReader: @unchecked Sendable {
     }
 }
 
+/// A connection that fails says why in words a person can act on, naming the address once.
+@Suite struct ConnectFailureTextTests {
+    @Test func aPortWithNothingListeningSaysToStartAReceiver() async throws {
+        let reactor = try Reactor()
+        defer { reactor.shutdown() }
+        // A port that was free a moment ago, closed again: nothing listens there.
+        let listener = try reactor.listenTCP(on: .ipv4(.loopback, port: 0))
+        let address = SocketAddress.ipv4(.loopback, port: listener.localAddress.port)
+        listener.close()
+        try await Session.run(configuration: SessionTests.configuration("alice"), reactor: reactor) { alice in
+            let error = await #expect(throws: SessionError.self) { try await alice.connect(toAddress: address) }
+            let text = error?.description ?? ""
+            #expect(text.hasPrefix("could not reach \(address): nothing accepts connections"), "\(text)")
+            #expect(text.contains("connection refused") && text.contains("start 'ferry receive' there"), "\(text)")
+        }
+    }
+
+    @Test func noRouteSaysToCheckTheAddressAndOtherErrorsStayAsTheyAre() {
+        let unreachable = SessionError.reaching(SystemError(call: "connect()", errno: .hostUnreachable))
+        #expect(unreachable.hasPrefix("there is no route to that address ("), "\(unreachable)")
+        #expect(unreachable.hasSuffix("check the address, and that this machine is on the same network"))
+        #expect(
+            SessionError.reaching(SystemError(call: "connect()", errno: .connectionReset))
+                == "connect(): \(Errno.connectionReset)")
+        #expect(
+            SessionError.reaching(SystemError(call: "socket()", errno: .connectionRefused))
+                == "socket(): \(Errno.connectionRefused)")
+    }
+}
+
 /// A peer that completes the handshake, keeps sending heartbeats, and never reads again.
 @Suite(.serialized, .timeLimit(.minutes(3))) struct StalledPeerTests {
     @Test func peerThatStopsReadingIsDisconnectedAndCloseStaysBounded() async throws {

@@ -37,7 +37,12 @@ extension ChatCommand {
                         do {
                             try await session.connect(toAddress: address, timeout: .seconds(10))
                         } catch {
-                            printer.failure("could not connect to \(address): \(error)")
+                            // `connectFailed` names the address already ("could not reach 10.0.0.2:4000: ...").
+                            if case .connectFailed? = error as? SessionError {
+                                printer.failure("\(error)")
+                            } else {
+                                printer.failure("could not connect to \(address): \(error)")
+                            }
                         }
                     }
                 }

@@ -218,6 +218,11 @@ extension TargetResolver {
             return "refused: it presents another key than the one you trusted (see the error above)"
         }
         let message = CommandRunner.describe(error)
+        // `connectFailed` names the peer already ("could not reach bob: ...").
+        if case .connectFailed? = error as? SessionError {
+            reporter.failure(message, peer: peer)
+            return message
+        }
         reporter.failure("could not connect to \(name): \(message)", peer: peer)
         return message
     }
