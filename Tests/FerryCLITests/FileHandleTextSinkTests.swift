@@ -57,6 +57,37 @@ import Testing
         try? pipe.fileHandleForWriting.close()
     }
 
+    /// Lines written from several threads at once (texts queued together go out in one write) each arrive whole,
+    /// every one of them, and those of one thread in the order it wrote them.
+    @Test func linesFromManyThreadsArriveWholeAndInTheirOrder() throws {
+        let pipe = Pipe()
+        defer { try? pipe.fileHandleForReading.close() }
+        let sink = FileHandleTextSink(pipe.fileHandleForWriting, label: "test.output")
+        let threads = 4
+        let perThread = 2000
+        DispatchQueue.concurrentPerform(iterations: threads) { thread in
+            for index in 0..<perThread { sink.writeLine("t\(thread) \(index) " + String(repeating: "y", count: index % 90)) }
+        }
+        sink.writeLine("end")
+        let text = Self.read(pipe.fileHandleForReading, until: "end\n")
+        sink.flush()
+        try? pipe.fileHandleForWriting.close()
+        var next = [Int](repeating: 0, count: threads)
+        for line in text.split(separator: "\n") where line != "end" {
+            let fields = line.split(separator: " ")
+            let thread = Int(fields[0].dropFirst()) ?? -1
+            let index = Int(fields[1]) ?? -1
+            guard thread >= 0, thread < threads, index >= 0 else {
+                Issue.record("a line cut or mixed with another: \(line)")
+                continue
+            }
+            #expect(index == next[thread], "\(line)")
+            #expect(String(line) == "t\(thread) \(index) " + String(repeating: "y", count: index % 90), "\(line)")
+            next[thread] = index + 1
+        }
+        #expect(next == [Int](repeating: perThread, count: threads))
+    }
+
     @Test func flushWaitsUntilEverythingIsWritten() throws {
         let pipe = Pipe()
         let sink = FileHandleTextSink(pipe.fileHandleForWriting, label: "test.output")

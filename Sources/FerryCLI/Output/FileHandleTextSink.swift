@@ -11,6 +11,10 @@ import Synchronization
 /// `write(2)`, one text at a time in the order given (a line never interleaves with another), unbuffered, so a
 /// line is visible as soon as it is written even when the output is a pipe.
 ///
+/// Texts queued while the queue's thread is busy go out together, in one `write(2)`, in order: a receiver of many
+/// small files prints a line for each, and a wakeup of the writer thread and a system call per line cost it 3-6 % of
+/// its CPU (ARCHITECTURE "Row 2, a fourth session").
+///
 /// Text that may be lost (`writeDroppable`: progress redraws, `-v` lines) is dropped while more than
 /// `droppableBound` bytes wait, and counted; when the output drains, one line says how many were dropped. Everything
 /// else is always queued, never dropped; `flush()` waits until it is written (at exit). Failures (a closed pipe:
@@ -22,6 +26,10 @@ public final class FileHandleTextSink: TextSink {
         var pending = 0
         /// Droppable texts dropped since the output last drained.
         var dropped = 0
+        /// Texts queued and not yet taken by the writer thread, in order.
+        var waiting: [UInt8] = []
+        /// Whether a drain is queued that has not yet taken `waiting`.
+        var drainQueued = false
     }
 
     /// Droppable text is dropped while more than this many bytes wait to be written.
@@ -44,14 +52,14 @@ public final class FileHandleTextSink: TextSink {
 
     /// Queues `text` to be written; never dropped, never blocks.
     public func write(_ text: String) {
-        enqueue(Data(text.utf8), droppable: false)
+        enqueue(text, droppable: false)
     }
 
     /// Queues `text` unless more than `droppableBound` bytes wait, in which case it is dropped and counted.
     /// Returns whether it was queued.
     @discardableResult
     public func writeDroppable(_ text: String) -> Bool {
-        enqueue(Data(text.utf8), droppable: true)
+        enqueue(text, droppable: true)
     }
 
     /// True while more than `droppableBound` bytes wait to be written.
@@ -70,31 +78,40 @@ public final class FileHandleTextSink: TextSink {
     }
 
     @discardableResult
-    private func enqueue(_ bytes: Data, droppable: Bool) -> Bool {
-        guard !bytes.isEmpty else { return true }
-        let admitted = backlog.withLock { backlog in
+    private func enqueue(_ text: String, droppable: Bool) -> Bool {
+        guard !text.isEmpty else { return true }
+        let (admitted, drain) = backlog.withLock { backlog -> (Bool, Bool) in
             if droppable, backlog.pending > Self.droppableBound {
                 backlog.dropped += 1
-                return false
+                return (false, false)
             }
-            backlog.pending += bytes.count
-            return true
+            backlog.pending += text.utf8.count
+            backlog.waiting.append(contentsOf: text.utf8)
+            defer { backlog.drainQueued = true }
+            return (true, !backlog.drainQueued)
         }
-        guard admitted else { return false }
-        queue.async { [self] in
-            try? handle.write(contentsOf: bytes)
-            let dropped = backlog.withLock { backlog in
-                backlog.pending -= bytes.count
-                guard backlog.pending == 0, backlog.dropped > 0 else { return 0 }
-                defer { backlog.dropped = 0 }
-                return backlog.dropped
-            }
-            if dropped > 0 {
-                let note =
-                    "ferry: the output was not being read: \(dropped) progress updates or log lines were dropped\n"
-                try? handle.write(contentsOf: Data(note.utf8))
-            }
+        if drain { queue.async { [self] in self.drain() } }
+        return admitted
+    }
+
+    /// On the queue: writes every text waiting, in one call.
+    private func drain() {
+        let bytes = backlog.withLock { backlog -> [UInt8] in
+            backlog.drainQueued = false
+            defer { backlog.waiting = [] }
+            return backlog.waiting
         }
-        return true
+        guard !bytes.isEmpty else { return }
+        try? handle.write(contentsOf: bytes)
+        let dropped = backlog.withLock { backlog in
+            backlog.pending -= bytes.count
+            guard backlog.pending == 0, backlog.dropped > 0 else { return 0 }
+            defer { backlog.dropped = 0 }
+            return backlog.dropped
+        }
+        if dropped > 0 {
+            let note = "ferry: the output was not being read: \(dropped) progress updates or log lines were dropped\n"
+            try? handle.write(contentsOf: Data(note.utf8))
+        }
     }
 }
