@@ -15,13 +15,17 @@ extension TransferEngine {
             guard let swarm = memberSwarms[swarmID] else { return }
             switch action {
             case .request(let chunk, let member):
-                guard let peerID = swarm.links[member] else { continue }
+                // Asked no more meanwhile (its file ended here while an action before this one was carried out).
+                guard let peerID = swarm.links[member], swarm.fetcher.outstanding(to: member).contains(chunk) else {
+                    continue
+                }
                 startRequestTimer(chunk, member, swarmID)
                 let request = SwarmRequest(
                     swarmID: swarmID, fileIndex: UInt32(chunk.file), chunkIndex: UInt32(chunk.index),
                     codecs: swarmRequestCodecs)
                 await sendToMember(.swarmRequest(request), to: peerID)
             case .requestFromSender(let chunk):
+                guard swarm.fetcher.requestedFromSender.contains(chunk) else { continue }
                 let request = SwarmRequest(
                     swarmID: swarmID, fileIndex: UInt32(chunk.file), chunkIndex: UInt32(chunk.index),
                     codecs: swarmRequestCodecs)
