@@ -99,7 +99,8 @@ import Testing
                                 swarm: Swarm(
                                     swarmID: swarmID,
                                     members: [
-                                        SwarmMember(deviceID: alice.configuration.deviceID, address: "127.0.0.1:\(port)"),
+                                        SwarmMember(
+                                            deviceID: alice.configuration.deviceID, address: "127.0.0.1:\(port)"),
                                         SwarmMember(deviceID: bob.configuration.deviceID, address: ""),
                                     ]))
                             try await samLink.send(.offer(offer))
