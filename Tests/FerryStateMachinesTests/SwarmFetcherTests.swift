@@ -38,8 +38,9 @@ struct SwarmFetcherTests {
         #expect(try fetcher.haveReceived(from: 1, chunks(6..<8)) == [])
         #expect(
             fetcher.relayedChunkArrived(from: 1, chunk(2), sha256: good) == [
-                .store(chunk(2)), .announce(chunk(2)), .request(chunk(6), from: 1),
+                .store(chunk(2)), .request(chunk(6), from: 1),
             ])
+        #expect(fetcher.relayedChunkStored(chunk(2)) == [.announce(chunk(2))])
     }
 
     @Test func rarerChunksGoFirstAndTiesToTheLeastLoadedNearestHolder() throws {
@@ -96,8 +97,9 @@ struct SwarmFetcherTests {
         _ = fetcher.requestTimedOut(to: 1, chunk(0))  // asked of the sender? no: its seed (3) is there
         #expect(fetcher.requestedFromSender.isEmpty)
         // The late answer is still taken.
-        #expect(
-            fetcher.relayedChunkArrived(from: 1, chunk(0), sha256: good) == [.store(chunk(0)), .announce(chunk(0))])
+        #expect(fetcher.relayedChunkArrived(from: 1, chunk(0), sha256: good) == [.store(chunk(0))])
+        #expect(!fetcher.holds(chunk(0)), "not held for serving before the driver stored it")
+        #expect(fetcher.relayedChunkStored(chunk(0)) == [.announce(chunk(0))])
         #expect(fetcher.holds(chunk(0)))
         #expect(fetcher.senderChunkStored(chunk(0)) == [])
     }
@@ -230,6 +232,7 @@ struct SwarmFetcherTests {
         // Everything held: nothing more.
         for index in [1, 2, 4] { _ = fetcher.senderChunkStored(chunk(index)) }
         _ = fetcher.relayedChunkArrived(from: 1, chunk(3), sha256: good)
+        _ = fetcher.relayedChunkStored(chunk(3))
         for index in 5..<10 { _ = fetcher.senderChunkStored(chunk(index)) }
         #expect(fetcher.isComplete)
         #expect(fetcher.progressCheck() == [])
@@ -258,5 +261,73 @@ struct SwarmFetcherTests {
         let late = try #require(fetcher.outstanding(to: 3).min())
         _ = fetcher.requestTimedOut(to: 3, late)
         #expect(total() == 6)
+    }
+
+    /// A relayed chunk is announced only once the driver stored it: one whose store failed is not held, so it is
+    /// neither announced nor served (a member that asked would be served what the staged file holds there, fail the
+    /// digest check and cut this honest member off), and it is asked again.
+    @Test func aRelayedChunkWhoseStoreFailedIsNeitherAnnouncedNorServed() throws {
+        var fetcher = makeFetcher()
+        #expect(try fetcher.haveReceived(from: 1, [chunk(0)]) == [.request(chunk(0), from: 1)])
+        _ = try fetcher.haveReceived(from: 2, [chunk(0)])
+        #expect(fetcher.relayedChunkArrived(from: 1, chunk(0), sha256: good) == [.store(chunk(0))])
+        #expect(fetcher.requestReceived(from: 2, chunk(0)) == [.refuse(chunk(0), to: 2, reason: .notHeld)])
+        #expect(fetcher.heldRanges(of: 0) == [])
+        // Not stored: asked again (of the nearest announcer), never announced.
+        #expect(fetcher.storeFailed(chunk(0)) == [.request(chunk(0), from: 1)])
+        #expect(!fetcher.holds(chunk(0)))
+        #expect(fetcher.heldRanges(of: 0) == [])
+        #expect(fetcher.requestReceived(from: 3, chunk(0)) == [.refuse(chunk(0), to: 3, reason: .notHeld)])
+        #expect(fetcher.relayedChunkStored(chunk(0)) == [], "a store that failed is not reported stored after")
+        // The answer to the new request is stored, then announced.
+        #expect(fetcher.relayedChunkArrived(from: 1, chunk(0), sha256: good) == [.store(chunk(0))])
+        #expect(fetcher.relayedChunkStored(chunk(0)) == [.announce(chunk(0))])
+        #expect(fetcher.heldRanges(of: 0) == [0..<1])
+        #expect(fetcher.cutOffMembers == [])
+    }
+
+    /// A file that failed here is fetched no more (its request slots go to other files, a late answer is dropped
+    /// without cutting off the member that sent it) and served no more: what its staged file holds is not known to
+    /// be its chunks.
+    @Test func aFileThatFailedHereIsNeitherFetchedNorServed() throws {
+        var fetcher = SwarmFetcher(
+            me: 0, memberCount: 3, chunkCounts: [6, 1], accepted: [true, true], resumedChunks: [0, 0])
+        _ = fetcher.membersReceived([0, 1, 2])
+        _ = fetcher.linkUp(1)
+        _ = fetcher.linkUp(2)
+        let file1 = SwarmChunk(file: 1, index: 0)
+        _ = try fetcher.digestsReceived(file: 0, first: 0, entries: (0..<5).map { _ in (seed: 1, sha256: good) })
+        _ = try fetcher.digestsReceived(file: 1, first: 0, entries: [(seed: 1, sha256: good)])
+        #expect(fetcher.senderChunkStored(chunk(4)) == [.announce(chunk(4))])
+        #expect(try fetcher.haveReceived(from: 1, chunks(0..<4)).count == Limits.maxSwarmRequestsInFlight)
+        #expect(try fetcher.haveReceived(from: 1, [file1]) == [], "member 1 has K requests outstanding")
+        // File 0 fails here: its slots go to file 1.
+        #expect(fetcher.fileEnded(0, published: false) == [.request(file1, from: 1)])
+        #expect(fetcher.outstanding(to: 1) == [file1])
+        #expect(!fetcher.holds(chunk(4)))
+        #expect(fetcher.heldRanges(of: 0) == [])
+        #expect(fetcher.requestReceived(from: 2, chunk(4)) == [.refuse(chunk(4), to: 2, reason: .notHeld)])
+        // A late answer for it: dropped, nothing stored, its honest sender not cut off.
+        #expect(fetcher.relayedChunkArrived(from: 1, chunk(0), sha256: good) == [])
+        #expect(fetcher.cutOffMembers == [])
+        #expect(!fetcher.holds(chunk(0)))
+        // Nothing of it is asked again, of anyone.
+        #expect(try fetcher.haveReceived(from: 2, [chunk(5)]) == [])
+        #expect(try fetcher.digestsReceived(file: 0, first: 5, entries: [(seed: nil, sha256: good)]) == [])
+        #expect(fetcher.requestedFromSender.isEmpty)
+        #expect(fetcher.progressCheck() == [])
+        #expect(fetcher.progressCheck() == [], "file 1's chunk is asked of member 1; nothing of file 0 of the sender")
+        #expect(fetcher.relayedChunkArrived(from: 1, file1, sha256: good) == [.store(file1)])
+        #expect(fetcher.relayedChunkStored(file1) == [.announce(file1)])
+        #expect(fetcher.isComplete)
+    }
+
+    /// A file published here holds every chunk: it is still served.
+    @Test func aPublishedFileIsStillServed() throws {
+        var fetcher = makeFetcher()
+        for index in 0..<10 { _ = fetcher.senderChunkStored(chunk(index)) }
+        #expect(fetcher.fileEnded(0, published: true) == [])
+        #expect(fetcher.heldRanges(of: 0) == [0..<10])
+        #expect(fetcher.requestReceived(from: 2, chunk(3)) == [.serve(chunk(3), to: 2)])
     }
 }

@@ -240,6 +240,7 @@ struct SwarmSimulation {
                 case .store(let chunk):
                     perform(
                         try! seeder.ackReceived(member: member, chunk: chunk, status: .storedFromPeer), queue: \.urgent)
+                    perform(fetchers[member].relayedChunkStored(chunk), at: member)
                 case .announce(let chunk):
                     for other in 0..<model.receivers where other != member && !gone.contains(other) {
                         perform(try! fetchers[other].haveReceived(from: member, [chunk]), at: other)

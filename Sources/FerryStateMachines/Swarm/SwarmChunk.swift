@@ -64,6 +64,12 @@ public struct ChunkBitmap: Equatable, Sendable {
         return true
     }
 
+    /// Removes every chunk of `file` (a file that failed: none of its chunks is held any more).
+    public mutating func removeAll(of file: Int) {
+        count -= words[file].reduce(0) { $0 + $1.nonzeroBitCount }
+        words[file] = Array(repeating: 0, count: words[file].count)
+    }
+
     /// Whether every chunk of `file` is in the set.
     public func containsAll(of file: Int) -> Bool {
         (0..<chunkCounts[file]).allSatisfy { contains(SwarmChunk(file: file, index: $0)) }

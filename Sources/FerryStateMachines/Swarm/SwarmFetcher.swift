@@ -16,6 +16,11 @@ import FerryWire
 /// since the previous call, every chunk asked of the sender is asked again (the sender sends a chunk it has coming to
 /// a member once only), and every chunk waiting for its seed's announcement counts as failed by that seed, so it is
 /// asked of the sender.
+///
+/// A relayed chunk is announced only once the driver reports it written (`relayedChunkStored`): a chunk this member
+/// announced and cannot serve would be served as whatever its staged file holds there, and the member that asked
+/// would cut this honest one off as a bad relayer. A chunk whose store failed (`storeFailed`) is not held; a file
+/// that failed here (`fileEnded`) is neither fetched nor served any more.
 public struct SwarmFetcher: Sendable {
     /// What the driver must do, in order.
     public enum Action: Equatable, Sendable {
@@ -23,7 +28,9 @@ public struct SwarmFetcher: Sendable {
         case request(SwarmChunk, from: Int)
         /// Send `swarmRequest` for the chunk to the sender.
         case requestFromSender(SwarmChunk)
-        /// The relayed chunk matched the sender's digest: write it, then acknowledge it `storedFromPeer`.
+        /// The relayed chunk matched the sender's digest: write it, acknowledge it `storedFromPeer` once written, and
+        /// report the outcome at once: `relayedChunkStored` (written or queued to be: it is announced) or
+        /// `storeFailed` (not stored: it is not held).
         case store(SwarmChunk)
         /// Announce the chunk (`swarmHave`) to every member whose link is up.
         case announce(SwarmChunk)
@@ -69,6 +76,10 @@ public struct SwarmFetcher: Sendable {
     private var peers: [Peer]
     private var held: ChunkBitmap
     private var unverified: Set<SwarmChunk> = []
+    /// Relayed chunks held (so not asked again) whose store the driver has not confirmed: neither announced nor served.
+    private var storing: Set<SwarmChunk> = []
+    /// Files that ended here (published or failed): nothing of them is fetched any more.
+    private var ended: [Bool]
     private var digests: [SwarmChunk: [UInt8]] = [:]
     private var seeds: [SwarmChunk: Int?] = [:]
     private var announcers: [SwarmChunk: Set<Int>] = [:]
@@ -98,6 +109,7 @@ public struct SwarmFetcher: Sendable {
         self.maxInFlight = maxInFlight
         self.maxTotalInFlight = maxTotalInFlight
         self.accepted = accepted
+        ended = Array(repeating: false, count: chunkCounts.count)
         peers = Array(repeating: Peer(), count: memberCount)
         held = ChunkBitmap(chunkCounts: chunkCounts)
         for file in chunkCounts.indices where accepted[file] {
@@ -114,12 +126,15 @@ public struct SwarmFetcher: Sendable {
     /// Chunks of `file`.
     public func chunkCount(of file: Int) -> Int { held.chunkCounts[file] }
     /// Whether this member holds `chunk`, verified.
-    public func holds(_ chunk: SwarmChunk) -> Bool { held.contains(chunk) && !unverified.contains(chunk) }
+    public func holds(_ chunk: SwarmChunk) -> Bool {
+        held.contains(chunk) && !unverified.contains(chunk) && !storing.contains(chunk)
+    }
     /// The sender's digest of `chunk`, once known.
     public func digest(of chunk: SwarmChunk) -> [UInt8]? { digests[chunk] }
-    /// Every chunk of every accepted file is held and verified.
+    /// Every chunk of every accepted file that did not end here is held, verified and stored.
     public var isComplete: Bool {
-        unverified.isEmpty && held.chunkCounts.indices.allSatisfy { !accepted[$0] || held.containsAll(of: $0) }
+        unverified.isEmpty && storing.isEmpty
+            && held.chunkCounts.indices.allSatisfy { !accepted[$0] || ended[$0] || held.containsAll(of: $0) }
     }
     /// Requests outstanding to `member`.
     public func outstanding(to member: Int) -> Set<SwarmChunk> { peers[member].outstanding }
@@ -131,7 +146,7 @@ public struct SwarmFetcher: Sendable {
     /// The runs of held, verified chunks of `file`, for a `swarmHave`.
     public func heldRanges(of file: Int) -> [Range<Int>] {
         var verified = held
-        for chunk in unverified { verified.remove(chunk) }
+        for chunk in unverified.union(storing) { verified.remove(chunk) }
         return verified.ranges(of: file)
     }
 
@@ -169,6 +184,7 @@ public struct SwarmFetcher: Sendable {
             guard held.isValid(chunk), accepted[file] else {
                 throw TransferProtocolError("a digest of \(chunk), which this member did not take")
             }
+            guard !ended[file] else { continue }  // ended here: nothing of it is fetched
             if digests[chunk] == nil, unverified.contains(chunk) { actions.append(.verifyHeld(chunk)) }
             digests[chunk] = entry.sha256
             if !held.contains(chunk) { pending.insert(chunk) }
@@ -233,7 +249,7 @@ public struct SwarmFetcher: Sendable {
         let peer = peers[member]
         guard inSwarm, member != me, peer.link == .up, !peer.cutOff, !peer.refusesAll else { return [] }
         var fresh: [SwarmChunk] = []
-        for chunk in chunks where accepted[chunk.file] && !held.contains(chunk) {
+        for chunk in chunks where accepted[chunk.file] && !ended[chunk.file] && !held.contains(chunk) {
             if announcers[chunk, default: []].insert(member).inserted { fresh.append(chunk) }
         }
         // Only these chunks can have become requestable: slots free up on other events, which schedule everything.
@@ -241,7 +257,8 @@ public struct SwarmFetcher: Sendable {
     }
 
     /// A chunk from `member`, its raw bytes hashed to `sha256` (nil: it did not inflate to its length). One that
-    /// matches the sender's digest is stored; one that does not, or that was never requested, cuts the member off.
+    /// matches the sender's digest is stored (and announced once the driver reports it stored), or dropped when its
+    /// file ended here meanwhile; one that does not match, or that was never requested, cuts the member off.
     public mutating func relayedChunkArrived(from member: Int, _ chunk: SwarmChunk, sha256: [UInt8]?) -> [Action] {
         guard inSwarm, !peers[member].cutOff else { return [] }
         let requested = peers[member].outstanding.remove(chunk) != nil || peers[member].timedOut.remove(chunk) != nil
@@ -252,13 +269,55 @@ public struct SwarmFetcher: Sendable {
         guard sha256 == expected else {
             return cut(member, reason: .badChunk, chunk: chunk) + schedule()
         }
+        guard !ended[chunk.file] else { return schedule() }  // its file ended here meanwhile: dropped
         guard held.insert(chunk) else { return schedule() }  // came from elsewhere meanwhile: dropped
+        storing.insert(chunk)
+        pending.remove(chunk)
+        if askedSender.remove(chunk) != nil { endRequest(chunk, by: Self.sender) }
+        return [.store(chunk)] + schedule()
+    }
+
+    /// The driver wrote the relayed chunk of a `store` (or queued it to be written, behind which every read of it
+    /// waits): it is held, and announced.
+    public mutating func relayedChunkStored(_ chunk: SwarmChunk) -> [Action] {
+        guard storing.remove(chunk) != nil else { return [] }
         progressed = true
         announcers[chunk] = nil
         failedBy[chunk] = nil
-        pending.remove(chunk)
-        if askedSender.remove(chunk) != nil { endRequest(chunk, by: Self.sender) }
-        return [.store(chunk), .announce(chunk)] + schedule()
+        return inSwarm ? [.announce(chunk)] : []
+    }
+
+    /// The driver did not store the relayed chunk of a `store` (its staged file could not be opened, its file or the
+    /// transfer ended here): it is not held, so never announced nor served, and asked again unless its file ended.
+    public mutating func storeFailed(_ chunk: SwarmChunk) -> [Action] {
+        guard storing.remove(chunk) != nil else { return [] }
+        held.remove(chunk)
+        if !ended[chunk.file], digests[chunk] != nil { pending.insert(chunk) }
+        return inSwarm ? schedule() : []
+    }
+
+    /// `file` ended here: `published` (every chunk is held and stays served) or failed (none of its chunks is held
+    /// any more: what its staged file holds is not served). Nothing of it is asked for any more; requests
+    /// outstanding for it free their slots, and a late answer is dropped (not taken as a chunk never requested).
+    public mutating func fileEnded(_ file: Int, published: Bool) -> [Action] {
+        guard file >= 0, file < ended.count, !ended[file] else { return [] }
+        ended[file] = true
+        for member in peers.indices {
+            let open = peers[member].outstanding.filter { $0.file == file }
+            peers[member].outstanding.subtract(open)
+            peers[member].timedOut.formUnion(open)
+        }
+        requestedFrom = requestedFrom.filter { $0.key.file != file }
+        askedSender = askedSender.filter { $0.file != file }
+        pending = pending.filter { $0.file != file }
+        announcers = announcers.filter { $0.key.file != file }
+        failedBy = failedBy.filter { $0.key.file != file }
+        if !published {
+            held.removeAll(of: file)
+            unverified = unverified.filter { $0.file != file }
+            storing = storing.filter { $0.file != file }
+        }
+        return inSwarm ? schedule() : []
     }
 
     /// `swarmRefuse` from `member`: the chunk is asked elsewhere. `notHeld` (or an unknown reason) forgets that

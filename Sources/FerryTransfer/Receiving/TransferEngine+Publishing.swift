@@ -122,16 +122,21 @@ extension TransferEngine {
         // The results of the turn go to the sender together (one trip to the session, one write for many small
         // files), in the order of the turn: a failure's own result waits for the results before it.
         var frames: [[UInt8]] = []
+        var succeeded: [Int] = []
         for (file, result) in results {
             switch result {
             case .success(let delivered):
-                if let frame = fileSucceeded(file, delivered, key) { frames.append(frame) }
+                if let frame = fileSucceeded(file, delivered, key) {
+                    frames.append(frame)
+                    succeeded.append(file)
+                }
             case .failure(let error):
                 await sendResults(&frames, key)
                 await fileFailed(file, status: .writeFailed, detail: "\(error)", key, removeStaged: false)
             }
         }
         await sendResults(&frames, key)
+        for file in succeeded { await swarmFileEnded(file, published: true, key) }
         await finishIfDone(key)
         return true
     }

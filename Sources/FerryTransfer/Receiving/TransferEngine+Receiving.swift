@@ -357,6 +357,7 @@ extension TransferEngine {
         else { return }
         if removeStaged { receiveDirectory?.removeStaged(key: stagedKey) }
         reservation?.release()  // after the removal: no other transfer takes up data that is going
+        await swarmFileEnded(file, published: false, key)
         emit(.fileFinished(outcome))
         let result = FileResult(
             transferID: key.transferID, fileIndex: UInt32(file), status: status, detail: Self.detail(detail))
@@ -366,7 +367,7 @@ extension TransferEngine {
 
     /// A write to the staging area failed: a full disk ends the whole transfer (every later file would fail too),
     /// anything else ends the file.
-    private func writeFailed(_ error: SystemError, file: Int, _ key: IncomingKey) async {
+    func writeFailed(_ error: SystemError, file: Int, _ key: IncomingKey) async {
         guard let transfer = incoming[key] else { return }
         if error.isOutOfSpace {
             let where_ = receiveDirectory?.path ?? "the receive directory"

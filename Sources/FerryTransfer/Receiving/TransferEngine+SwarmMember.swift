@@ -111,6 +111,14 @@ extension TransferEngine {
         return (swarm.relayedBytes, swarm.servedBytes)
     }
 
+    /// A file of the transfer with the sender ended here: this member's fetcher asks nothing more of it and, when it
+    /// failed, serves nothing of it (what its staged file holds is not known to be its chunks).
+    func swarmFileEnded(_ file: Int, published: Bool, _ key: IncomingKey) async {
+        guard let swarmID = incoming[key]?.swarmID else { return }
+        let actions = withMemberSwarm(swarmID) { $0.fetcher.fileEnded(file, published: published) } ?? []
+        await carryOut(actions, swarmID)
+    }
+
     /// A link was lost: a member of a swarm this side is in has its requests go elsewhere.
     func swarmPeerLost(_ peerID: PeerID) async {
         // The sender of a swarm this member only serves is gone: so is the swarm.

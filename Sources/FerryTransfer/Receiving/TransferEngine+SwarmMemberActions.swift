@@ -15,20 +15,30 @@ extension TransferEngine {
             guard let swarm = memberSwarms[swarmID] else { return }
             switch action {
             case .request(let chunk, let member):
-                guard let peerID = swarm.links[member] else { continue }
+                // Asked no more meanwhile (its file ended here while an action before this one was carried out).
+                guard let peerID = swarm.links[member], swarm.fetcher.outstanding(to: member).contains(chunk) else {
+                    continue
+                }
                 startRequestTimer(chunk, member, swarmID)
                 let request = SwarmRequest(
                     swarmID: swarmID, fileIndex: UInt32(chunk.file), chunkIndex: UInt32(chunk.index),
                     codecs: swarmRequestCodecs)
                 await sendToMember(.swarmRequest(request), to: peerID)
             case .requestFromSender(let chunk):
+                guard swarm.fetcher.requestedFromSender.contains(chunk) else { continue }
                 let request = SwarmRequest(
                     swarmID: swarmID, fileIndex: UInt32(chunk.file), chunkIndex: UInt32(chunk.index),
                     codecs: swarmRequestCodecs)
                 await send(.swarmRequest(request), to: swarm.key.peer)
             case .store(let chunk):
-                guard let (arrived, raw) = relayed, arrived == chunk else { continue }
-                storeRelayed(chunk, raw, swarmID)
+                // The store's outcome decides the announce: a chunk not stored here is not held, so never served.
+                var stored = false
+                if let (arrived, raw) = relayed, arrived == chunk { stored = await storeRelayed(chunk, raw, swarmID) }
+                let next =
+                    withMemberSwarm(swarmID) {
+                        stored ? $0.fetcher.relayedChunkStored(chunk) : $0.fetcher.storeFailed(chunk)
+                    } ?? []
+                await carryOut(next, swarmID)
             case .announce(let chunk):
                 let have = SwarmHave(
                     swarmID: swarmID, fileIndex: UInt32(chunk.file),
@@ -241,7 +251,8 @@ extension TransferEngine {
         let bytes = try? await io.run { () throws(SystemError) -> [UInt8] in try reader.read(count: length, at: offset)
         }
         withMemberSwarm(swarmID) { $0.fetcher.served(to: member) }
-        guard let bytes, bytes.count == length, memberSwarms[swarmID] != nil else {
+        // Its file may have failed here while it was read (a write that failed): then it is held no more.
+        guard let bytes, bytes.count == length, memberSwarms[swarmID]?.fetcher.holds(chunk) == true else {
             await refuse(chunk, member, swarmID)
             return
         }
@@ -278,17 +289,24 @@ extension TransferEngine {
     }
 
     /// A relayed chunk that matched the sender's digest: written like a chunk from the sender, acknowledged
-    /// `storedFromPeer` once written.
-    private func storeRelayed(_ chunk: SwarmChunk, _ raw: ArraySlice<UInt8>, _ swarmID: SwarmID) {
-        guard let swarm = memberSwarms[swarmID], let digest = swarm.fetcher.digest(of: chunk) else { return }
+    /// `storedFromPeer` once written. Returns whether it was stored (queued to be written, ahead of any read of it):
+    /// false when the transfer is ending or its file ended here, or when its staged file cannot be opened, which
+    /// fails the file as for a chunk from the sender (`writeFailed`).
+    private func storeRelayed(_ chunk: SwarmChunk, _ raw: ArraySlice<UInt8>, _ swarmID: SwarmID) async -> Bool {
+        guard let swarm = memberSwarms[swarmID], let digest = swarm.fetcher.digest(of: chunk) else { return false }
         let key = swarm.key
         let offset = UInt64(chunk.index) * UInt64(swarm.chunkSize)
+        // A file that ended here (its staged data perhaps removed) must not get a staged file again.
+        guard let transfer = incoming[key], transfer.phase == .receiving, !transfer.isEnding,
+            chunk.file < transfer.files.count, !transfer.files[chunk.file].ended
+        else { return false }
         let handle: RegularFile
         do {
             handle = try stagedHandle(chunk.file, key)
         } catch {
             log(1, "swarm \(swarmID): cannot store \(chunk): \(error)")
-            return
+            await writeFailed(error, file: chunk.file, key)
+            return false
         }
         let stored =
             withIncoming(key) { transfer -> ([IncomingTransferMachine.Action], WriteBehind)? in
@@ -307,7 +325,7 @@ extension TransferEngine {
                 let size = transfer.files[chunk.file].size
                 return (actions, WriteBehind.after(writing: raw.count, at: offset, fileSize: size))
             } ?? nil
-        guard let (actions, writeBehind) = stored else { return }
+        guard let (actions, writeBehind) = stored else { return false }
         memberSwarms[swarmID]?.relayedBytes += UInt64(raw.count)
         reportIncomingProgress(key)
         let (writeback, failure) = (
@@ -317,5 +335,6 @@ extension TransferEngine {
             try handle.write(raw, at: offset)
             try writeBehind.perform(on: handle, writeback, failure: failure)
         }
+        return true
     }
 }
