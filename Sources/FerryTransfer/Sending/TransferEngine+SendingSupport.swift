@@ -34,9 +34,11 @@ extension TransferEngine {
     }
 
     /// How many times the configured window one peer sent chunks compressed by `auto` gets
-    /// (`window(_:compressing:peers:)`; 4 times, 32 MiB, was measured a little faster, with the receiver's peak RSS
-    /// at 50 MiB).
-    static let compressedWindowFactor = 2
+    /// (`window(_:compressing:peers:)`): 3, 24 MiB. Against 2 (16 MiB), alternating over the 100 Mbit/s link of
+    /// `scripts/compress-bench`, 5 rounds: 97.7 against 93.5 MB/s (rsync -z 98.9), the receiver's peak RSS 31.5 MiB
+    /// in `ferry-bench compare` row 4; 4 times (32 MiB) was no faster than 3 (97.0) and once took the receiver to
+    /// 50 MiB. It stays well under the 64 MiB a receiver queues from one sender (PROTOCOL.md 11.10 rule 6).
+    static let compressedWindowFactor = 3
 
     /// A prepared chunk as this peer may receive it: in its codec when the peer agreed to that codec, else raw
     /// (inflated back; only a peer that refused a codec ferry offers gets this).
