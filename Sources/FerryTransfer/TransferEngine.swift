@@ -42,6 +42,9 @@ public actor TransferEngine {
     var queuedBytes: [PeerID: Int] = [:]
     /// The most raw bytes one sender ever had queued: kept so that tests can prove the bound holds.
     var largestQueuedBytes = 0
+    /// The most chunk data this side, sending, ever had unacknowledged to one peer over all its transfers (a test
+    /// proves `maxInFlightPerPeer` holds).
+    var largestInFlightPerPeer = 0
     var loop: Task<Void, Never>?
     var isStopped = false
     /// Compressed chunks handed to the inflater: kept so that tests can prove that data for an offer not accepted is

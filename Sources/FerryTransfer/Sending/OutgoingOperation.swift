@@ -21,6 +21,9 @@ struct OutgoingPeer: Sendable {
     var codecs: CodecSet = []
     /// The pump, suspended until a frame from the peer (or the end) changes what it can do.
     var waiter: CheckedContinuation<Void, Never>?
+    /// The pump waits because the transfers to this peer together have `maxInFlightPerPeer` unacknowledged: news of
+    /// any of them wakes it.
+    var waitsForPeerRoom = false
     var failure: String?
     var deniedReason: String?
     var meter: ProgressMeter

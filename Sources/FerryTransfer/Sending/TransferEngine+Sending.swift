@@ -125,7 +125,7 @@ extension TransferEngine {
                 await send(over, to: peerID)
             }
         }
-        operations[id] = nil
+        removeOperation(id)
         if Task.isCancelled { throw CancellationError() }
         return infos.compactMap { info in outcomes.first { $0.peer.peerID == info.peerID } }
     }
@@ -187,6 +187,10 @@ extension TransferEngine {
                     }
                 }
             case .sendChunk(let file, let offset, let length):
+                if !hasPeerRoom(for: length, id, peerID) {  // other transfers to this peer hold the room
+                    waited += await waitForPeerRoom(id, peerID)
+                    continue
+                }
                 let prefixed = withPeer(id, peerID) { peer -> Bool in
                     peer.machine.chunkSent(file: file, offset: offset, length: length)
                     return peer.codecs.contains(.zstdPrefixed)

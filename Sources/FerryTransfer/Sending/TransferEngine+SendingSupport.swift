@@ -69,6 +69,51 @@ extension TransferEngine {
         let waiter = operations[id]?.peers[peerID]?.waiter
         operations[id]?.peers[peerID]?.waiter = nil
         waiter?.resume()
+        wakePeerRoomWaiters(peerID)
+    }
+
+    /// Unacknowledged chunk data over all the transfers to one peer, at most (beyond one chunk when nothing is
+    /// unacknowledged): each transfer keeps its own window, and several at once to one receiver must not pass what it
+    /// queues from one sender, 64 MiB (`maxQueuedBytes`, PROTOCOL.md 11.10 rule 6), or it closes the link. Three
+    /// transfers compressed by `auto` (24 MiB windows) to a receiver whose disk is slow would.
+    static let maxInFlightPerPeer = 48 << 20
+
+    /// Whether `length` more bytes of chunk data to `peerID` keep all its transfers' unacknowledged data within
+    /// `maxInFlightPerPeer` (always when none is). If not, the pump of `id` is marked to be woken by news of any
+    /// transfer to that peer (it may have nothing unacknowledged itself).
+    func hasPeerRoom(for length: Int, _ id: TransferID, _ peerID: PeerID) -> Bool {
+        let total = operations.values.reduce(0) { total, operation in
+            guard let peer = operation.peers[peerID], peer.machine.phase == .sending else { return total }
+            return total + peer.machine.inFlightBytes
+        }
+        largestInFlightPerPeer = max(largestInFlightPerPeer, total)
+        if total == 0 || total + length <= Self.maxInFlightPerPeer { return true }
+        operations[id]?.peers[peerID]?.waitsForPeerRoom = true
+        return false
+    }
+
+    /// Waits for news of any transfer to `peerID` (`hasPeerRoom` said no); returns how long.
+    func waitForPeerRoom(_ id: TransferID, _ peerID: PeerID) async -> Duration {
+        let started = clock.now
+        await waitForNews(id, peerID)
+        return clock.now - started
+    }
+
+    /// The send `id` is over: its record goes, and the pumps its unacknowledged data held back are woken.
+    func removeOperation(_ id: TransferID) {
+        let peerIDs = operations[id]?.peers.keys.map { $0 } ?? []
+        operations[id] = nil
+        for peerID in peerIDs { wakePeerRoomWaiters(peerID) }
+    }
+
+    /// Wakes the pumps that wait for room to `peerID` (news of one of its transfers, or one of them ended).
+    func wakePeerRoomWaiters(_ peerID: PeerID) {
+        for id in operations.keys where operations[id]?.peers[peerID]?.waitsForPeerRoom == true {
+            operations[id]?.peers[peerID]?.waitsForPeerRoom = false
+            let waiter = operations[id]?.peers[peerID]?.waiter
+            operations[id]?.peers[peerID]?.waiter = nil
+            waiter?.resume()
+        }
     }
 
     /// Sends `file`'s `fileEnd` to this peer, its digest from the source. A file that changed meanwhile is given up
