@@ -37,6 +37,8 @@ extension ChatCommand {
                         do {
                             try await session.connect(toAddress: address, timeout: .seconds(10))
                         } catch {
+                            // The chat ended (end of input, /quit) before the connection was made: nothing failed.
+                            if Task.isCancelled { return }
                             // `connectFailed` names the address already ("could not reach 10.0.0.2:4000: ...").
                             if case .connectFailed? = error as? SessionError {
                                 printer.failure("\(error)")
