@@ -165,7 +165,7 @@ import Testing
         transferID: transferID, sender: peer("alice", id: 1), relayedBytes: 48 << 20, servedBytes: 60 << 20)
 
     /// A receiver that served on after its last file says what it served in all when it stops; nothing when it
-    /// relayed nothing either way.
+    /// relayed nothing either way, or served nothing more than its `finished` line said.
     @Test func aReceiverThatServedOnSaysWhatItServedInAll() {
         #expect(
             TransferReporter.text(for: Self.totals)
@@ -180,6 +180,17 @@ import Testing
         #expect(stderr.text == "")
         reporter.report(.swarmEnded(Self.totals))
         #expect(stderr.text == TransferReporter.text(for: Self.totals) + "\n")
+        // After a `finished` line that said as much, it would only repeat it: nothing; after one that said less, the
+        // totals.
+        let quiet = CapturingTextSink()
+        let second = TransferReporter(
+            context: CommandContext(stdout: CapturingTextSink(), stderr: quiet), json: false, bars: false)
+        second.report(.finished(Self.finished(.receiving, relayed: 48 << 20, served: 60 << 20)))
+        second.report(.swarmEnded(Self.totals))
+        #expect(quiet.text == "from alice's broadcast: 48.0 MiB came from other receivers, 60.0 MiB served to them\n")
+        second.report(.finished(Self.finished(.receiving, relayed: 48 << 20, served: 52 << 20)))
+        second.report(.swarmEnded(Self.totals))
+        #expect(quiet.text.hasSuffix("52.0 MiB served to them\n" + TransferReporter.text(for: Self.totals) + "\n"))
     }
 
     static func cutOff(_ direction: TransferDirection, reporter: String?) -> RelayerReport {

@@ -19,6 +19,9 @@ final class TransferReporter: Sendable {
     private let denied = Mutex<Set<ProgressBoard.Key>>([])
     /// Why the command itself denied an offer, where that says more than the engine's reason (the prompt rate).
     private let denialReasons = Mutex<[ProgressBoard.Key: String]>([:])
+    /// What a receiver of a broadcast said it served when its transfer ended: its `swarmEnded` line is shown only
+    /// when it served more after that.
+    private let servedWhenFinished = Mutex<[ProgressBoard.Key: UInt64]>([:])
     /// Ticks the board once a second, so that a bar with no progress says that it is stalled.
     private let ticker: Task<Void, Never>?
 
@@ -244,6 +247,7 @@ final class TransferReporter: Sendable {
             }
             if !json, let swarm = Self.swarmText(for: outcome) {
                 lines.append(swarm)
+                servedWhenFinished.withLock { $0[key] = outcome.servedBytes }
             }
             if let board {
                 board.remove(key, printing: lines)
@@ -254,7 +258,9 @@ final class TransferReporter: Sendable {
             guard !json else { return }
             say(Self.text(for: report))
         case .swarmEnded(let totals):
-            guard !json, totals.relayedBytes > 0 || totals.servedBytes > 0 else { return }
+            let key = ProgressBoard.Key(transferID: totals.transferID, peerID: totals.sender.peerID)
+            let shown = servedWhenFinished.withLock { $0.removeValue(forKey: key) }
+            guard !json, totals.relayedBytes > 0 || totals.servedBytes > 0, shown != totals.servedBytes else { return }
             say(Self.text(for: totals))
         }
     }
