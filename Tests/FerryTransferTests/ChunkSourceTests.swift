@@ -1,3 +1,4 @@
+import Foundation
 import FerryStateMachines
 import FerryTestSupport
 import FerryWire
@@ -34,5 +35,20 @@ import Testing
         }
         #expect(await source.diskReads == 3)
         await source.close()
+    }
+
+    /// The offer's sniff reads 4 KiB of a file, and up to 64 KiB where that may not answer: a JPEG whose size comes
+    /// after 20 KiB of EXIF is offered with its size (broken on purpose, reading 4 KiB only: no size).
+    @Test func aJPEGWithLongMetadataIsOfferedWithItsSize() throws {
+        let directory = try TemporaryDirectory(prefix: "ferry-sniff")
+        defer { directory.remove() }
+        func be16(_ value: Int) -> [UInt8] { [UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)] }
+        let exif = [0xFF, 0xE1] + be16(20_002) + [UInt8](repeating: 0, count: 20_000)
+        let frame = [0xFF, 0xC0] + be16(17) + [8] + be16(600) + be16(800) + [3] + [UInt8](repeating: 0, count: 9)
+        let jpeg = [0xFF, 0xD8] + exif + frame + [UInt8](repeating: 0x55, count: 100_000)
+        let path = directory.path + "/photo.jpg"
+        try Data(jpeg).write(to: URL(fileURLWithPath: path))
+        let offered = try PreparedFile.prepare(SourceFile(path: path, name: "photo.jpg")).offered
+        #expect(offered.mediaType == "image/jpeg" && offered.pixelWidth == 800 && offered.pixelHeight == 600)
     }
 }

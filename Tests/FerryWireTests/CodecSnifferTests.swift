@@ -150,6 +150,51 @@ struct CodecSnifferTests {
         #expect(MediaSniffer.sniff(cut) == MediaInfo(mediaType: "image/jpeg", isCompressed: true))
     }
 
+    /// The first 4 KiB give the same answer as 64 KiB for every sample followed by 60 KiB of anything, unless
+    /// `needsMore` asks for the rest (what a sender reads of each file it offers: `PreparedFile.prepare`).
+    @Test(arguments: cases)
+    func theHeadAnswersUnlessItAsksForMore(_ sample: Case) {
+        var generator = SeededBytes(seed: UInt64(sample.bytes.count))
+        for filler in [Self.zeros(60 << 10), (0..<(60 << 10)).map { _ in generator.next() }] {
+            let prefix = sample.bytes + filler
+            let head = prefix.prefix(MediaSniffer.headLength)
+            if MediaSniffer.needsMore(head) { continue }
+            let (short, full) = (MediaSniffer.sniff(head), MediaSniffer.sniff(prefix))
+            #expect(short == full, "\(sample.name)")
+        }
+    }
+
+    /// Where the head is not enough, it says so: a JPEG whose size comes after 10 KiB of EXIF, a ZIP whose part
+    /// names come after 4 KiB.
+    @Test func aJPEGOrAZIPAsksForMore() {
+        let exif = [0xFF, 0xE1] + Self.be16(10_002) + Self.zeros(10_000)
+        let jpeg = Array(Self.jpeg(sof: 0xC0).prefix(2)) + exif + Array(Self.jpeg(sof: 0xC0).dropFirst(2))
+        let head = jpeg.prefix(MediaSniffer.headLength)
+        let jpegAsks = MediaSniffer.needsMore(head)  // (not inside #expect: it would print 4096 bytes)
+        #expect(jpegAsks)
+        #expect(MediaSniffer.sniff(head).pixelWidth == 0 && MediaSniffer.sniff(jpeg).pixelWidth == 800)
+        let document = Self.zip("[Content_Types].xml") + Self.zeros(5000) + Self.zip("word/document.xml")
+        let documentHead = document.prefix(MediaSniffer.headLength)
+        let zipAsks = MediaSniffer.needsMore(documentHead)
+        #expect(zipAsks)
+        let (shortAnswer, fullAnswer) = (MediaSniffer.sniff(documentHead), MediaSniffer.sniff(document))
+        #expect(shortAnswer != fullAnswer)
+        let others = MediaSniffer.needsMore(Self.png[...]) || MediaSniffer.needsMore(Self.zeros(4096)[...])
+        #expect(!others)
+    }
+
+    /// Deterministic filler bytes (xorshift).
+    struct SeededBytes {
+        var state: UInt64
+        init(seed: UInt64) { state = seed &* 0x9E37_79B9_7F4A_7C15 | 1 }
+        mutating func next() -> UInt8 {
+            state ^= state << 13
+            state ^= state >> 7
+            state ^= state << 17
+            return UInt8(truncatingIfNeeded: state)
+        }
+    }
+
     @Test func onlyTheFirst64KiBCount() {
         let late =
             Self.zip("[Content_Types].xml") + Self.zeros(MediaSniffer.prefixLength) + Self.zip("word/document.xml")

@@ -465,7 +465,8 @@ struct PreparedFile: Sendable {
     /// A payload's bytes, read from memory instead of a file (`Payload`); nil for a file.
     var memory: Data? = nil
 
-    /// Stats the file and sniffs its first 64 KiB for the media type, image size and compressibility.
+    /// Stats the file and sniffs its first bytes for the media type, image size and compressibility: 4 KiB, or up to
+    /// 64 KiB for a JPEG or a ZIP (`MediaSniffer.needsMore`).
     static func prepare(_ source: SourceFile) throws(TransferError) -> PreparedFile {
         do {
             let handle = try RegularFile.open(path: source.path)
@@ -474,7 +475,13 @@ struct PreparedFile: Sendable {
             guard status.kind == .regular else {
                 throw TransferError.notReadable(source.path, reason: "not a regular file")
             }
-            let prefix = try handle.read(count: Int(min(status.size, 65_536)), at: 0)
+            var prefix = try handle.read(count: Int(min(status.size, UInt64(MediaSniffer.headLength))), at: 0)
+            if status.size > UInt64(prefix.count), prefix.count == MediaSniffer.headLength,
+                MediaSniffer.needsMore(prefix[...])
+            {
+                let rest = Int(min(status.size, UInt64(MediaSniffer.prefixLength))) - prefix.count
+                prefix += try handle.read(count: rest, at: UInt64(prefix.count))
+            }
             let media = MediaSniffer.sniff(prefix[...])
             let offered = OfferedFile(
                 path: source.name, size: status.size, permissions: status.permissions & 0o777,

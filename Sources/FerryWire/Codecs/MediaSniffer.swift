@@ -9,6 +9,20 @@ public enum MediaSniffer {
     /// How many first bytes of a file the sniffer looks at; callers pass up to this many.
     public static let prefixLength = 65_536
 
+    /// How many first bytes give the same answer as `prefixLength` for every format but two (`needsMore`): every
+    /// other signature, box and header read is within the first 256 bytes. A sender reads this much of each file it
+    /// offers, and more only when `needsMore` says so: for a folder of small files the offer read each whole file
+    /// (then read again to send it).
+    public static let headLength = 4096
+
+    /// Whether more than the first `headLength` bytes of a file may change the answer: a JPEG, whose pixel size
+    /// comes after its metadata segments (an EXIF block can fill 64 KiB), or a ZIP, whose kind (a document, a
+    /// package) is read from the names of its parts. Then the caller passes up to `prefixLength`.
+    public static func needsMore(_ head: ArraySlice<UInt8>) -> Bool {
+        let bytes = MediaBytes(head)
+        return bytes.matches([0xFF, 0xD8, 0xFF], at: 0) || bytes.matches("PK", at: 0)
+    }
+
     /// From the first bytes of a file (up to `prefixLength`; more are ignored): the media type or nil, whether it
     /// is already compressed, and for images the pixel size.
     public static func sniff(_ prefix: ArraySlice<UInt8>) -> MediaInfo {
