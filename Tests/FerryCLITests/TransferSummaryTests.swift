@@ -52,6 +52,10 @@ import Testing
             files: 1, bytes: 10, seconds: 0,
             peers: [.init(name: "10.0.0.2:4000", peerID: nil, failure: "could not reach 10.0.0.2:4000: refused")])
         #expect(named.text == "nothing sent: could not reach 10.0.0.2:4000: refused\n")
+        // Only that: a peer whose name appears in another failure is still named.
+        let short = TransferSummary(
+            files: 1, bytes: 10, seconds: 0, peers: [.init(name: "a", peerID: nil, failure: "the link was lost")])
+        #expect(short.text == "nothing sent to a: the link was lost\n")
         let two = TransferSummary(
             files: 2, bytes: 10, seconds: 0,
             peers: [

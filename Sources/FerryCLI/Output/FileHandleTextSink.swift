@@ -11,9 +11,9 @@ import Synchronization
 /// `write(2)`, one text at a time in the order given (a line never interleaves with another), unbuffered, so a
 /// line is visible as soon as it is written even when the output is a pipe.
 ///
-/// Texts queued while the queue's thread is busy go out together, in one `write(2)`, in order: a receiver of many
-/// small files prints a line for each, and a wakeup of the writer thread and a system call per line cost it 3-6 % of
-/// its CPU (ARCHITECTURE "Row 2, a fourth session").
+/// Texts queued while the queue's thread is busy go out together, in one `write(2)`, in order: a send of many small
+/// files prints a line for each, and a wakeup of the writer thread and a system call per line were about 3 % of a
+/// sender's CPU in perf (ARCHITECTURE "Row 2, a fourth session").
 ///
 /// Text that may be lost (`writeDroppable`: progress redraws, `-v` lines) is dropped while more than
 /// `droppableBound` bytes wait, and counted; when the output drains, one line says how many were dropped. Everything

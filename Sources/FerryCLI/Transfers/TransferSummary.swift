@@ -176,8 +176,9 @@ public struct TransferSummary: Sendable, Equatable {
             let name = TerminalText.escape(only.name)
             if only.deniedReason != nil { return "nothing sent: \(name) \(only.state)\n" }
             let failure = TerminalText.escape(only.failure ?? "no file arrived")
-            // A failure that names the peer ("could not reach bob: ...") is not prefixed with its name again.
-            return failure.contains(name) ? "nothing sent: \(failure)\n" : "nothing sent to \(name): \(failure)\n"
+            // A connection that failed names the peer already ("could not reach bob: ..."): not prefixed again.
+            if failure.hasPrefix("could not reach \(name): ") { return "nothing sent: \(failure)\n" }
+            return "nothing sent to \(name): \(failure)\n"
         }
         let to = ok == peers.count ? peerCount : "\(ok) of \(peerCount)"
         var text = "sent \(files) (\(TransferFormat.bytes(bytes))) to \(to) in \(TransferFormat.duration(seconds))"
