@@ -88,6 +88,46 @@ import Testing
         #expect(next == [Int](repeating: perThread, count: threads))
     }
 
+    /// Two sinks on one pipe (stdout and stderr with `2>&1`, or two processes on one log), writing many lines at once
+    /// while the reader is slow: every line arrives whole. Texts are joined into writes of at most `PIPE_BUF` bytes,
+    /// which the kernel keeps together; one long write would be split and the other sink's bytes put inside a line
+    /// (StalledOutputTests saw it with two processes on one FIFO).
+    @Test func twoSinksOnOnePipeNeverMixTheirLines() throws {
+        let pipe = Pipe()
+        let sinks = [
+            FileHandleTextSink(pipe.fileHandleForWriting, label: "test.one"),
+            FileHandleTextSink(pipe.fileHandleForWriting, label: "test.two"),
+        ]
+        let perSink = 3000
+        DispatchQueue.concurrentPerform(iterations: 2) { index in
+            for line in 0..<perSink {
+                sinks[index].writeLine("s\(index) \(line) " + String(repeating: index == 0 ? "a" : "b", count: 60))
+            }
+        }
+        // Both sinks written out, then the pipe closed: the reader reads to its end.
+        let closer = Thread {
+            for sink in sinks { sink.flush() }
+            try? pipe.fileHandleForWriting.close()
+        }
+        closer.start()
+        let text = Self.read(pipe.fileHandleForReading, until: "\u{0}")
+        try? pipe.fileHandleForReading.close()
+        var counts = [0, 0]
+        var mixed: [Substring] = []
+        for line in text.split(separator: "\n") {
+            let fields = line.split(separator: " ")
+            let index = fields.count == 3 ? Int(fields[0].dropFirst()) ?? -1 : -1
+            let filler = String(repeating: index == 0 ? "a" : "b", count: 60)
+            if index == 0 || index == 1, String(line) == "s\(index) \(fields[1]) " + filler {
+                counts[index] += 1
+            } else {
+                mixed.append(line.prefix(200))
+            }
+        }
+        #expect(mixed.isEmpty, "\(mixed.count) lines mixed with another, the first: \(mixed.first ?? "")")
+        #expect(counts == [perSink, perSink])
+    }
+
     @Test func flushWaitsUntilEverythingIsWritten() throws {
         let pipe = Pipe()
         let sink = FileHandleTextSink(pipe.fileHandleForWriting, label: "test.output")

@@ -8,12 +8,12 @@ import Synchronization
 /// Why: a terminal that stops reading (Ctrl-S, a pipe nobody drains) blocks `write(2)`. The transfer engine and the
 /// session log from inside their actors and the progress board draws from the engine's events; a blocked write
 /// there stalled answers, heartbeats and links. Here `write` only queues the bytes: the queue's thread does the
-/// `write(2)`, one text at a time in the order given (a line never interleaves with another), unbuffered, so a
-/// line is visible as soon as it is written even when the output is a pipe.
+/// `write(2)`, whole texts in the order given (a text is never split, and a line never interleaves with another),
+/// unbuffered, so a line is visible as soon as the thread gets to it even when the output is a pipe.
 ///
-/// Texts queued while the queue's thread is busy go out together, in one `write(2)`, in order: a send of many small
-/// files prints a line for each, and a wakeup of the writer thread and a system call per line were about 3 % of a
-/// sender's CPU in perf (ARCHITECTURE "Row 2, a fourth session").
+/// Texts queued while the queue's thread is busy go out together, in order, joined into writes of at most 4 KiB of
+/// whole texts (`atomicWrite`): a send of many small files prints a line for each, and a wakeup of the writer thread
+/// and a system call per line were about 3 % of a sender's CPU in perf (ARCHITECTURE "Row 2, a fourth session").
 ///
 /// Text that may be lost (`writeDroppable`: progress redraws, `-v` lines) is dropped while more than
 /// `droppableBound` bytes wait, and counted; when the output drains, one line says how many were dropped. Everything
@@ -27,13 +27,19 @@ public final class FileHandleTextSink: TextSink {
         /// Droppable texts dropped since the output last drained.
         var dropped = 0
         /// Texts queued and not yet taken by the writer thread, in order.
-        var waiting: [UInt8] = []
+        var waiting: [String] = []
         /// Whether a drain is queued that has not yet taken `waiting`.
         var drainQueued = false
     }
 
     /// Droppable text is dropped while more than this many bytes wait to be written.
     public static let droppableBound = 64 * 1024
+
+    /// The most bytes one `write(2)` carries when it joins texts: `PIPE_BUF` on Linux, up to which a write to a pipe
+    /// is atomic. Another writer of the same pipe (the process's other output, another process: `2>&1`, a shared
+    /// terminal or log) could otherwise put its bytes in the middle of a line. A single longer text goes alone, as
+    /// before the joining.
+    static let atomicWrite = 4096
 
     private let handle: FileHandle
     private let queue: DispatchQueue
@@ -86,7 +92,7 @@ public final class FileHandleTextSink: TextSink {
                 return (false, false)
             }
             backlog.pending += text.utf8.count
-            backlog.waiting.append(contentsOf: text.utf8)
+            backlog.waiting.append(text)
             defer { backlog.drainQueued = true }
             return (true, !backlog.drainQueued)
         }
@@ -94,17 +100,28 @@ public final class FileHandleTextSink: TextSink {
         return admitted
     }
 
-    /// On the queue: writes every text waiting, in one call.
+    /// On the queue: writes every text waiting, whole texts joined into writes of at most `atomicWrite` bytes.
     private func drain() {
-        let bytes = backlog.withLock { backlog -> [UInt8] in
+        let texts = backlog.withLock { backlog -> [String] in
             backlog.drainQueued = false
             defer { backlog.waiting = [] }
             return backlog.waiting
         }
-        guard !bytes.isEmpty else { return }
-        try? handle.write(contentsOf: bytes)
+        guard !texts.isEmpty else { return }
+        var written = 0
+        var batch: [UInt8] = []
+        for text in texts {
+            if !batch.isEmpty, batch.count + text.utf8.count > Self.atomicWrite {
+                try? handle.write(contentsOf: batch)
+                written += batch.count
+                batch.removeAll(keepingCapacity: true)
+            }
+            batch.append(contentsOf: text.utf8)
+        }
+        try? handle.write(contentsOf: batch)
+        written += batch.count
         let dropped = backlog.withLock { backlog in
-            backlog.pending -= bytes.count
+            backlog.pending -= written
             guard backlog.pending == 0, backlog.dropped > 0 else { return 0 }
             defer { backlog.dropped = 0 }
             return backlog.dropped
