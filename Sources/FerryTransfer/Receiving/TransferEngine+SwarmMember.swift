@@ -41,8 +41,8 @@ extension TransferEngine {
             me: me, memberCount: swarm.members.count, chunkCounts: counts, accepted: transfer.files.map(\.accepted),
             resumedChunks: resumed, maxTotalInFlight: max(1, Self.swarmRelayedBytesInFlight / Int(chunk)))
         memberSwarms[swarm.swarmID] = MemberSwarm(
-            key: key, sender: transfer.peer, swarmID: swarm.swarmID, members: swarm.members, me: me, chunkSize: Int(chunk),
-            sizes: transfer.files.map(\.size), fetcher: fetcher)
+            key: key, sender: transfer.peer, swarmID: swarm.swarmID, members: swarm.members, me: me,
+            chunkSize: Int(chunk), sizes: transfer.files.map(\.size), fetcher: fetcher)
         incoming[key]?.swarmID = swarm.swarmID
         startProgressChecks(swarm.swarmID)
         let others = Set(swarm.members.enumerated().filter { $0.offset != me }.map(\.element.deviceID))

@@ -1,0 +1,221 @@
+import FerrySession
+import FerrySystem
+import FerryTestSupport
+import FerryWire
+import Foundation
+import Testing
+
+@testable import FerryTransfer
+
+/// A member cuts off a relayer whose chunk does not match the sender's digest, reports it, and gets the chunk from
+/// the sender instead (PROTOCOL.md 11.11 rules 5 and 6); a peer not named in the offer gets nothing.
+@Suite(.serialized, .timeLimit(.minutes(2))) struct SwarmRelayerTests {
+    static let chunk = Limits.minChunkSize
+
+    @Test func aRelayerThatFlipsBitsIsCutOffReportedAndTheChunkComesFromTheSender() async throws {
+        let data = TestFiles.randomBytes(count: 3 * Self.chunk, seed: 62)
+        let reactor = try Reactor()
+        defer { reactor.shutdown() }
+        try await TemporaryDirectory.with(prefix: "swarm-a") { inbox in
+            try await Session.run(configuration: SwarmMemberTests.configuration("alice"), reactor: reactor) { alice in
+                try await Session.run(configuration: SwarmMemberTests.configuration("mallory"), reactor: reactor) {
+                    mallory in
+                    try await Session.run(configuration: SwarmMemberTests.configuration("sam"), reactor: reactor) {
+                        sam in
+                        let config = TransferConfiguration(receiveDirectory: inbox.path, offerPolicy: .all)
+                        let cutOff = try await TransferEngine.run(session: alice, configuration: config) { engine in
+                            let events = engine.events
+                            let cutOff = Task { () -> RelayerReport? in
+                                for await event in events {
+                                    if case .relayerCutOff(let report) = event { return report }
+                                }
+                                return nil
+                            }
+                            let toAlice = try await sam.connect(
+                                toAddress: .ipv4(.loopback, port: await alice.listenPort), timeout: .seconds(30))
+                            let sender = SwarmMemberTests.ScriptedSender(session: sam, members: [toAlice.peerID])
+                            let members = [
+                                SwarmMember(
+                                    deviceID: alice.configuration.deviceID,
+                                    address: "127.0.0.1:\(await alice.listenPort)"),
+                                SwarmMember(
+                                    deviceID: mallory.configuration.deviceID,
+                                    address: "127.0.0.1:\(await mallory.listenPort)"),
+                            ]
+                            let reports = try await Self.run(
+                                sender, mallory: mallory, alice: alice, data: data, members: members)
+                            #expect(reports == 1, "alice reported mallory once")
+                            return cutOff
+                        }
+                        // The engine has stopped, so its event stream has ended: the task has its answer.
+                        let report = await cutOff.value
+                        #expect(report?.offender == "mallory", "\(String(describing: report))")
+                        #expect(
+                            report?.fileIndex == 0 && report?.direction == .receiving, "\(String(describing: report))")
+                    }
+                }
+            }
+            let received = try [UInt8](Data(contentsOf: URL(fileURLWithPath: inbox.path + "/swarm.bin")))
+            let same = received == data
+            #expect(same, "the published file is the sent one, not mallory's")
+        }
+    }
+
+    /// Sam offers one file to alice with a swarm of alice and mallory, seeds every chunk to mallory (who flips a bit
+    /// in each chunk it relays), and answers alice's requests with the true chunks. Returns the reports alice made.
+    static func run(
+        _ sender: SwarmMemberTests.ScriptedSender, mallory: Session, alice: Session, data: [UInt8],
+        members: [SwarmMember]
+    ) async throws -> Int {
+        let chunks = (data.count + chunk - 1) / chunk
+        let offer = Offer(
+            transferID: sender.transferID, chunkSize: UInt32(chunk), codecs: [],
+            files: [
+                OfferedFile(
+                    path: "swarm.bin", size: UInt64(data.count), modificationTime: FileTime(seconds: 0, nanoseconds: 0))
+            ],
+            swarm: Swarm(swarmID: sender.swarmID, members: members))
+        let swarmID = sender.swarmID
+        // Mallory announces every chunk to alice and answers each request with the chunk's bytes, one bit flipped.
+        let malloryEvents = mallory.transferEvents
+        let relayer = Task {
+            for await event in malloryEvents {
+                guard case .frame(let frame, let peer) = event,
+                    case .swarmRequest(let request)? = try? TransferMessage(frame: frame)
+                else { continue }
+                let index = Int(request.chunkIndex)
+                var raw = Array(data[index * chunk..<min(data.count, (index + 1) * chunk)])
+                raw[7] ^= 0x10
+                let header = Chunk.frameHeader(
+                    transferID: swarmID.transferID, fileIndex: 0, offset: UInt64(index * chunk),
+                    rawLength: UInt32(raw.count), codec: .none, sha256: FileDigest.chunkDigest(raw),
+                    dataLength: raw.count)
+                try? await mallory.sendTransferFrame([header, raw], to: peer)
+            }
+        }
+        defer { relayer.cancel() }
+        try await sender.send(.offer(offer), to: 0)
+        let announced = SwarmMemberTests.Step()
+        let ended = SwarmMemberTests.Step()
+        let seen = SwarmMemberTests.Seen()
+        let finished = await sender.collect { member, message in
+            seen.record(member, message)
+            return seen.read { $0.results.count == 1 }
+        } onEach: {
+            if seen.read({ $0.replies.count == 1 }), announced.once() {
+                #expect(seen.read { $0.replies[0]?.relay } == true)
+                try await sender.send(
+                    .swarmMembers(SwarmMembers(transferID: sender.transferID, members: [0, 1])), to: 0)
+                let entries = (0..<chunks).map { index in
+                    ChunkDigests.Entry(
+                        seed: 1,
+                        sha256: FileDigest.chunkDigest(data[index * chunk..<min(data.count, (index + 1) * chunk)]))
+                }
+                try await sender.send(
+                    .chunkDigests(
+                        ChunkDigests(transferID: sender.transferID, fileIndex: 0, firstChunk: 0, entries: entries)),
+                    to: 0)
+                // Mallory links up with alice (alice vouched for it when she accepted) and announces everything.
+                _ = await mallory.vouch(for: [alice.configuration.deviceID], reason: "test")
+                let link = try await mallory.connect(
+                    toMember: alice.configuration.deviceID,
+                    at: .ipv4(.loopback, port: await alice.listenPort), timeout: .seconds(30))
+                let have = SwarmHave(swarmID: swarmID, fileIndex: 0, ranges: [0..<UInt64(chunks)])
+                try await mallory.sendTransferFrame([TransferMessage.swarmHave(have).frame.encoded()], to: link.peerID)
+            }
+            // Alice asks the sender for what mallory spoiled: sam answers with the true chunk.
+            for request in seen.takeRequests() {
+                try await sender.sendChunk(data, index: Int(request.chunkIndex), to: 0)
+            }
+            if seen.read({ $0.acks[0]?.count == chunks }), ended.once() {
+                let end = FileEnd(
+                    transferID: sender.transferID, fileIndex: 0, digest: FileDigest.of(data, chunkSize: chunk))
+                try await sender.send(.fileEnd(end), to: 0)
+            }
+        }
+        #expect(finished, "alice finished the file")
+        #expect(seen.read { $0.results[0]?.status } == .published)
+        let acks = seen.read { $0.acks[0] } ?? [:]
+        #expect(acks.values.allSatisfy { $0 == .stored }, "every chunk came from the sender in the end: \(acks)")
+        let reports = seen.read { $0.reports }
+        #expect(
+            reports.allSatisfy { $0.offender == 1 && $0.reason == .badChunk && $0.transferID == sender.transferID },
+            "\(reports)")
+        return reports.count
+    }
+
+    /// A peer connected to a member in the ordinary way, but not named in the offer's swarm, asks for a chunk the
+    /// member holds: it gets nothing, and its link is closed (PROTOCOL.md 11.11 rule 1).
+    @Test func aPeerNotNamedInTheOfferGetsNothingFromTheSwarm() async throws {
+        let data = TestFiles.randomBytes(count: Self.chunk, seed: 63)
+        let reactor = try Reactor()
+        defer { reactor.shutdown() }
+        try await TemporaryDirectory.with(prefix: "swarm-a") { inbox in
+            try await Session.run(configuration: SwarmMemberTests.configuration("alice"), reactor: reactor) { alice in
+                try await Session.run(configuration: SwarmMemberTests.configuration("eve"), reactor: reactor) { eve in
+                    try await Session.run(configuration: SwarmMemberTests.configuration("sam"), reactor: reactor) {
+                        sam in
+                        let config = TransferConfiguration(receiveDirectory: inbox.path, offerPolicy: .all)
+                        try await TransferEngine.run(session: alice, configuration: config) { _ in
+                            let port = await alice.listenPort
+                            let toAlice = try await sam.connect(
+                                toAddress: .ipv4(.loopback, port: port), timeout: .seconds(30))
+                            let sender = SwarmMemberTests.ScriptedSender(session: sam, members: [toAlice.peerID])
+                            let members = [
+                                SwarmMember(deviceID: alice.configuration.deviceID, address: "127.0.0.1:\(port)"),
+                                SwarmMember(deviceID: TestIdentity.named("bob").deviceID, address: ""),
+                            ]
+                            let offer = Offer(
+                                transferID: sender.transferID, chunkSize: UInt32(Self.chunk), codecs: [],
+                                files: [
+                                    OfferedFile(
+                                        path: "swarm.bin", size: UInt64(data.count),
+                                        modificationTime: FileTime(seconds: 0, nanoseconds: 0))
+                                ],
+                                swarm: Swarm(swarmID: sender.swarmID, members: members))
+                            try await sender.send(.offer(offer), to: 0)
+                            let seen = SwarmMemberTests.Seen()
+                            let seeded = SwarmMemberTests.Step()
+                            let stored = await sender.collect { member, message in
+                                seen.record(member, message)
+                                return seen.read { $0.acks[0]?.count == 1 }
+                            } onEach: {
+                                guard seen.read({ $0.replies.count == 1 }), seeded.once() else { return }
+                                let list = SwarmMembers(transferID: sender.transferID, members: [0, 1])
+                                try await sender.send(.swarmMembers(list), to: 0)
+                                let digests = ChunkDigests(
+                                    transferID: sender.transferID, fileIndex: 0, firstChunk: 0,
+                                    entries: [ChunkDigests.Entry(seed: 0, sha256: FileDigest.chunkDigest(data))])
+                                try await sender.send(.chunkDigests(digests), to: 0)
+                                try await sender.sendChunk(data, index: 0, to: 0)
+                            }
+                            #expect(stored, "alice stored the chunk the sender seeded to her")
+                            // Eve, an ordinary peer of alice's, asks her for that chunk by the swarm's ID.
+                            let link = try await eve.connect(
+                                toAddress: .ipv4(.loopback, port: port), timeout: .seconds(30))
+                            let request = SwarmRequest(
+                                swarmID: sender.swarmID, fileIndex: 0, chunkIndex: 0, codecs: [])
+                            try await eve.sendTransferFrame(
+                                [TransferMessage.swarmRequest(request).frame.encoded()], to: link.peerID)
+                            let toEve = HostileSender(session: eve, receiver: link.peerID)
+                            var chunks = 0
+                            var closed = false
+                            loop: while true {
+                                switch await toEve.nextEvent() {
+                                case .message(.chunk): chunks += 1
+                                case .message: continue
+                                case .linkClosed:
+                                    closed = true
+                                    break loop
+                                case .streamEnded, .timedOut: break loop
+                                }
+                            }
+                            #expect(chunks == 0, "eve got no chunk")
+                            #expect(closed, "alice closed eve's link for a swarm frame she may not send")
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
