@@ -243,7 +243,9 @@ extension Session {
         peer.displayName = hello.displayName
         peer.mode = hello.mode
         peer.takesMessages = !hello.capabilities.contains(.filesOnly)
-        peer.pairingCode = nil  // this link's code comes with the pairing nonces (`pairingAgreed`)
+        // This link's code comes with its pairing nonces (`pairingAgreed`). A probe agrees on none: it must not wipe
+        // the code of a link to the same peer (`--peer ADDRESS` is probed while the command also connects to it).
+        if link.machine.role != .initiator(.probe) { peer.pairingCode = nil }
         peer.isTrusted = trustedDevices[hello.deviceID] != nil
         if peer.address == nil {
             if link.isAcceptor {

@@ -267,6 +267,24 @@ import Testing
             }
         }
     }
+
+    /// A probe of the address of a peer connected on another link (`--peer ADDRESS` is probed while the command
+    /// connects to it) leaves that link's code alone. Its hello wiped the code; `ferry trust add --peer` then found
+    /// none to ask about ("no pairing code to compare"), when the probe's hello came after the connection's pairing.
+    @Test(.timeLimit(.minutes(1)))
+    func aProbeOfAConnectedPeerKeepsItsPairingCode() async throws {
+        try await withSession(Self.configuration("bob", identity: Self.bob)) { bob, address, reactor in
+            try await Session.run(configuration: Self.configuration("alice", identity: Self.alice), reactor: reactor) {
+                alice in
+                let bobInfo = try await alice.connect(toAddress: address)
+                let code = try #require(bobInfo.pairingCode)
+                let probed = try await alice.probe(address)
+                #expect(probed.peerID == bobInfo.peerID)
+                #expect(await alice.peer(bobInfo.peerID)?.pairingCode == code, "the connected link's code stays")
+                #expect(await alice.peer(bobInfo.peerID)?.state == .connected)
+            }
+        }
+    }
 }
 
 extension Session {
