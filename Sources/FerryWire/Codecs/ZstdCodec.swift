@@ -22,11 +22,11 @@ enum ZstdCodec {
     /// would not do by itself (on a tar of /usr/include, 1 MiB chunks: 5.1x alone, 8.2x with their previous chunk).
     static func compress(
         _ raw: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer, level: Int,
-        prefix: UnsafeRawBufferPointer? = nil
+        prefix: UnsafeRawBufferPointer? = nil, pool: ZstdContexts.Pool = ZstdContexts.compression
     ) -> Int? {
         guard let outBase = output.baseAddress, !output.isEmpty else { return nil }
-        guard let context = ZstdContexts.compression.take() else { return nil }
-        defer { ZstdContexts.compression.give(context) }
+        guard let context = pool.take() else { return nil }
+        defer { pool.give(context) }
         // A context from the pool still holds the last frame's parameters and prefix.
         guard ZSTD_isError(ZSTD_CCtx_reset(context, ZSTD_reset_session_and_parameters)) == 0 else { return nil }
         let clamped = Int32(min(max(level, Int(ZSTD_minCLevel())), Int(ZSTD_maxCLevel())))
@@ -54,7 +54,7 @@ enum ZstdCodec {
     /// matches may reach into those bytes (`ZSTD_DCtx_refPrefix`; nothing is copied or allocated for it).
     static func decompress(
         _ data: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer,
-        prefix: UnsafeRawBufferPointer? = nil
+        prefix: UnsafeRawBufferPointer? = nil, pool: ZstdContexts.Pool = ZstdContexts.decompression
     ) throws(CompressionError) {
         guard let source = data.baseAddress, !data.isEmpty else { throw .corrupt("zstd: empty") }
         let frameLength = ZSTD_findFrameCompressedSize(source, data.count)
@@ -67,10 +67,10 @@ enum ZstdCodec {
         guard contentSize == contentSizeUnknown || contentSize == UInt64(output.count) else {
             throw .corrupt("zstd: frame declares \(contentSize) bytes, expected \(output.count)")
         }
-        guard let context = ZstdContexts.decompression.take() else {
+        guard let context = pool.take() else {
             throw .corrupt("zstd: cannot create a decompression context")
         }
-        defer { ZstdContexts.decompression.give(context) }
+        defer { pool.give(context) }
         guard ZSTD_isError(ZSTD_DCtx_reset(context, ZSTD_reset_session_and_parameters)) == 0 else {
             throw .corrupt("zstd: cannot reset a decompression context")
         }
@@ -110,11 +110,9 @@ enum ZstdCodec {
 /// the limit is freed), and none larger than `largest` bytes, so what stays allocated between chunks is bounded.
 enum ZstdContexts {
     /// Compression contexts (`ZSTD_CCtx`).
-    static let compression = Pool(
-        make: { ZSTD_createCCtx() }, size: { ZSTD_sizeof_CCtx($0) }, free: { _ = ZSTD_freeCCtx($0) })
+    static let compression = Pool.compression()
     /// Decompression contexts (`ZSTD_DCtx`).
-    static let decompression = Pool(
-        make: { ZSTD_createDCtx() }, size: { ZSTD_sizeof_DCtx($0) }, free: { _ = ZSTD_freeDCtx($0) })
+    static let decompression = Pool.decompression()
     /// Contexts kept per kind.
     static let limit = 2
     /// The largest context kept, in bytes (level 8 with a 2 MiB window needs about 10 MiB; larger ones are freed).
@@ -136,6 +134,16 @@ enum ZstdContexts {
             self.make = make
             self.size = size
             self.free = free
+        }
+
+        /// A pool of compression contexts (the process keeps one, `ZstdContexts.compression`; a test makes its own).
+        static func compression() -> Pool {
+            Pool(make: { ZSTD_createCCtx() }, size: { ZSTD_sizeof_CCtx($0) }, free: { _ = ZSTD_freeCCtx($0) })
+        }
+
+        /// A pool of decompression contexts.
+        static func decompression() -> Pool {
+            Pool(make: { ZSTD_createDCtx() }, size: { ZSTD_sizeof_DCtx($0) }, free: { _ = ZSTD_freeDCtx($0) })
         }
 
         /// An idle context, or a new one (nil when zstd cannot allocate one).
@@ -160,7 +168,9 @@ enum ZstdContexts {
         /// Contexts idle now (a test looks).
         var idleCount: Int { idle.withLock { $0.count } }
 
-        /// Frees every idle context (a test starts from fresh ones).
+        deinit { drain() }
+
+        /// Frees every idle context.
         func drain() {
             for context in idle.withLock({ contexts in
                 defer { contexts.removeAll() }; return contexts
