@@ -32,6 +32,9 @@ struct FakeSwarmMember: Sendable {
         var vanishWhenDone = false
         /// Answer the last file's `fileEnd` only once a second `swarmMembers` list arrived.
         var lastResultAfterNewList = false
+        /// Once it answered `published` for every file, report this member (index) for chunk 0 of file 0: a lie in
+        /// an answer that came after the chunk had reached it otherwise.
+        var reportOnceDone: Int? = nil
     }
 
     /// What the sender sent on this link, in order.
@@ -218,6 +221,12 @@ struct FakeSwarmMember: Sendable {
                     continue
                 }
                 guard await send(.fileResult(result), to: sender) else { return }
+                if let offender = behaviour.reportOnceDone, last {
+                    let report = SwarmReport(
+                        transferID: end.transferID, offender: UInt16(offender), reason: .badChunk, fileIndex: 0,
+                        chunkIndex: 0)
+                    guard await send(.swarmReport(report), to: sender) else { return }
+                }
                 if behaviour.vanishWhenDone, last {
                     await record.vanish()
                     await session.disconnect(sender)

@@ -236,6 +236,23 @@ import Testing
         #expect(lists.first == [0, 1, 2] && lists.dropFirst().first == [0, 1], "\(lists)")
     }
 
+    /// A member that completed stays in the list and serves on (rule 6), so a lie it finds afterwards (an answer that
+    /// came late) is still reported: the sender cuts the offender off. Member 1 answers its last file only once a
+    /// second list came, and only the report makes one: a report dropped because its reporter had finished leaves
+    /// the broadcast waiting (the test's time limit fails it).
+    @Test func aReportFromAMemberThatCompletedStillCutsTheOffenderOff() async throws {
+        var reporter = FakeSwarmMember.Behaviour()
+        reporter.reportOnceDone = 1
+        var offending = FakeSwarmMember.Behaviour()
+        offending.lastResultAfterNewList = true
+        let run = try await Self.broadcast([reporter, offending, .init()])
+        #expect(run.outcomes.count == 3 && run.outcomes.allSatisfy { $0.isSuccess }, "\(run.outcomes)")
+        let reports = run.events.compactMap { if case .relayerCutOff(let report) = $0 { report } else { nil } }
+        #expect(reports.count == 1 && reports.first?.offender == "m1" && reports.first?.reporter == "m0", "\(reports)")
+        let lists = await run.records[1].lists
+        #expect(lists.first == [0, 1, 2] && lists.dropFirst().first == [0, 2], "\(lists)")
+    }
+
     @Test func relayOffOffersNoSwarmAndSendsEveryChunkToEveryone() async throws {
         let run = try await Self.broadcast(Array(repeating: .init(), count: 2), relay: false)
         #expect(run.outcomes.count == 2 && run.outcomes.allSatisfy { $0.isSuccess }, "\(run.outcomes)")

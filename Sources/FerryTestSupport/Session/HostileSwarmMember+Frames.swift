@@ -148,11 +148,13 @@ extension HostileSwarmMember {
         let length = rawLength(of: key)
         var bytes: [UInt8]
         let isHeld = held[key] != nil
-        if let chunk = held[key] {
-            bytes = chunk
-        } else if behaviour.announceUnheld, length > 0 {
+        if behaviour.announceUnheld, length > 0 {
+            // It answers as if it held nothing it announced, also once it holds the chunk: whenever it is asked, it
+            // lies (a member that asked before or after the sender's chunk reached it is lied to alike).
             var generator = SystemRandomNumberGenerator()
             bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        } else if let chunk = held[key] {
+            bytes = chunk
         } else {
             let refuse = SwarmRefuse(
                 swarmID: swarmID, fileIndex: key.file, chunkIndex: UInt32(truncatingIfNeeded: key.chunk),
@@ -170,7 +172,8 @@ extension HostileSwarmMember {
             try await session.sendTransferFrame([header, bytes], to: peer)
             record(
                 .served(
-                    fileIndex: key.file, chunkIndex: key.chunk, to: peer, member: member, flipped: flip, held: isHeld))
+                    fileIndex: key.file, chunkIndex: key.chunk, to: peer, member: member, flipped: flip,
+                    held: isHeld && !behaviour.announceUnheld))
         } catch {}
     }
 

@@ -8,7 +8,7 @@ import FerryWire
 /// satisfied, vouches for the other members so their swarm links are admitted, announces the chunks it holds with
 /// `swarmHave`, and answers the other members' `swarmRequest`s as its `Behaviour` says: with one bit of the chunk
 /// flipped (and a `sha256` field that matches the flipped bytes, so only a check against the sender's digest catches
-/// it), with the true bytes, with random bytes for chunks it announced without holding them, or with a chunk nobody
+/// it), with the true bytes, with random bytes (having announced every chunk, held or not), or with a chunk nobody
 /// asked for.
 ///
 /// It gets the chunks it does not seed from the sender (`swarmRequest` on the sender's link, at most K = 4 at once,
@@ -25,8 +25,8 @@ public actor HostileSwarmMember {
         public var relay: Bool
         /// Answer requests with one bit of the chunk flipped.
         public var flipBytes: Bool
-        /// Announce every chunk whose digest it has, held or not (and answer requests for unheld ones with random
-        /// bytes rather than `notHeld`).
+        /// Announce every chunk whose digest it has, held or not, and answer every request with random bytes (as if
+        /// it held none of them), never with `notHeld`.
         public var announceUnheld: Bool
         /// Push a chunk nobody requested to each member whose link comes up.
         public var sendUnrequested: Bool

@@ -258,7 +258,11 @@ extension TransferEngine {
             await violation(by: peerID, "a swarmReport outside any swarm")
             return
         }
-        guard operations[id]?.peers[peerID]?.machine.phase == .sending else { return }  // ended here: in flight
+        // A member whose transfer ended with every file published stays in the list and serves on (rule 6): a lie
+        // told to it by an answer that came late is still news. A member that left is out: its report was in flight.
+        guard let phase = operations[id]?.peers[peerID]?.machine.phase,
+            phase == .sending || (phase == .finished && operations[id]?.swarm?.seeder.role(of: reporter) == .active)
+        else { return }
         let chunk = SwarmChunk(file: Int(report.fileIndex), index: Int(report.chunkIndex))
         let taken = withSwarm(id) { swarm -> Result<[SwarmSeeder.Action], TransferProtocolError> in
             do throws(TransferProtocolError) {
