@@ -99,4 +99,83 @@ import Testing
             await source.close()
         }
     }
+
+    /// While the pump waits for its window (`extendAhead`), a source sending one peer compressed chunks prepares every
+    /// chunk its budget allows, not one: each deeper chunk keeps only its compressed bytes, goes as on request (the
+    /// file's chunk before as prefix, the digest of its bytes, the file digest with the last), and is read once.
+    /// Without the wait the queue holds one chunk.
+    @Test func whileThePumpWaitsTheSourcePreparesSeveralChunksAhead() async throws {
+        try await TemporaryDirectory.with(prefix: "ferry-chunk-ahead") { directory in
+            let count = 10
+            let url = try TestFiles(in: directory).text(size: count * Self.chunk - 777, seed: 6)
+            let bytes = try [UInt8](Data(contentsOf: url))
+            let file = try PreparedFile.prepare(SourceFile(path: url.path, name: "text.txt"))
+            let source = ChunkSource(
+                files: [file], chunkSize: Self.chunk, policy: CompressionPolicy(mode: .zstd, available: [.zstd]),
+                cacheLimit: 0)
+            let range = { (index: Int) in index * Self.chunk..<min((index + 1) * Self.chunk, bytes.count) }
+            let digest = FileDigest()
+            var chunks: [ChunkSource.Prepared] = []
+            func ask(_ index: Int, prefixAllowed: Bool = true) async throws {
+                let prepared = try await source.chunk(
+                    file: 0, offset: UInt64(range(index).lowerBound), length: range(index).count, cycle: nil,
+                    prefixAllowed: prefixAllowed && index > 0)
+                let raw =
+                    if prepared.codec == .zstdPrefixed {
+                        try ChunkInflater.inflate(
+                            prepared.data[...], rawLength: range(index).count, prefix: bytes[range(index - 1)])
+                    } else {
+                        try ChunkInflater.inflate(prepared.data, algorithm: .zstd, rawLength: range(index).count)
+                    }
+                #expect(raw[...] == bytes[range(index)], "chunk \(index)")
+                #expect(prepared.sha256 == FileDigest.chunkDigest(bytes[range(index)]))
+                digest.add(chunkDigest: prepared.sha256)
+                chunks.append(prepared)
+            }
+            try await ask(0)
+            await source.settleAhead()
+            #expect(await source.aheads.count == 1)
+            try await ask(1)
+            await source.extendAhead()
+            await source.settleAhead()
+            let queued = await source.aheads
+            #expect(queued.map(\.key.offset) == (2..<count).map { UInt64($0 * Self.chunk) })
+            #expect(queued.dropFirst().allSatisfy { $0.made?.raw.isEmpty == true })
+            for index in 2..<count { try await ask(index) }
+            #expect(chunks.map(\.codec) == [.zstd] + Array(repeating: .zstdPrefixed, count: count - 1))
+            #expect(chunks.map { $0.fileDigest != nil } == Array(repeating: false, count: count - 1) + [true])
+            #expect(chunks.last?.fileDigest == digest.finalize())
+            #expect(await source.aheadTaken == count - 1)
+            #expect(await source.diskReads == count)
+            await source.close()
+        }
+    }
+
+    /// A chunk queued behind another kept no raw bytes: asked for by a peer that may not use its prefix, it is read
+    /// again and goes as plain zstd, which inflates alone.
+    @Test func aDeeperChunkWhosePrefixIsNotAllowedIsReadAgain() async throws {
+        try await TemporaryDirectory.with(prefix: "ferry-chunk-ahead") { directory in
+            let url = try TestFiles(in: directory).text(size: 4 * Self.chunk, seed: 7)
+            let bytes = try [UInt8](Data(contentsOf: url))
+            let file = try PreparedFile.prepare(SourceFile(path: url.path, name: "text.txt"))
+            let source = ChunkSource(
+                files: [file], chunkSize: Self.chunk, policy: CompressionPolicy(mode: .zstd, available: [.zstd]),
+                cacheLimit: 0)
+            _ = try await source.chunk(file: 0, offset: 0, length: Self.chunk, cycle: nil)
+            await source.extendAhead()
+            await source.settleAhead()
+            #expect(await source.aheads.count == 3)
+            _ = try await source.chunk(
+                file: 0, offset: UInt64(Self.chunk), length: Self.chunk, cycle: nil, prefixAllowed: true)
+            let third = try await source.chunk(
+                file: 0, offset: UInt64(2 * Self.chunk), length: Self.chunk, cycle: nil, prefixAllowed: false)
+            #expect(third.codec == .zstd)
+            let raw = try ChunkInflater.inflate(third.data, algorithm: .zstd, rawLength: Self.chunk)
+            #expect(raw[...] == bytes[(2 * Self.chunk)..<(3 * Self.chunk)])
+            #expect(third.sha256 == FileDigest.chunkDigest(bytes[(2 * Self.chunk)..<(3 * Self.chunk)]))
+            #expect(await source.diskReads == 5)
+            #expect(await source.aheadTaken == 2)
+            await source.close()
+        }
+    }
 }

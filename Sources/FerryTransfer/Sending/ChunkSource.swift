@@ -75,15 +75,16 @@ actor ChunkSource {
     private var traceStart: ContinuousClock.Instant?
     private var lastPrepared: (rawBytes: Int, compressSeconds: Double, wireBytes: Int)?
     var cache: [Key: Prepared] = [:]
-    /// The raw bytes of the last chunk read (unless it was its file's last): the prefix of the file's next chunk.
-    var lastRaw: (key: Key, bytes: [UInt8])?
+    /// The last chunk read or queued (unless it was its file's last), whose raw bytes are the prefix of the file's
+    /// next chunk (`ChunkSource+Ahead`).
+    var chainTail: ChainTail?
     private var cacheOrder: [Key] = []
     private var cacheBytes = 0
     /// The digest of every raw chunk prepared, in a broadcast: a chunk read again for a peer that fell behind the
     /// cache is not hashed (or offered to the compressor) again while its file keeps the time and size it was
     /// offered with.
     private var rawDigests: [Key: [UInt8]] = [:]
-    private let cacheLimit: Int
+    let cacheLimit: Int
     let chunkSize: Int
     let io = BlockingIO(label: "ferry.chunk-source")
     /// Where level changes are logged (level 2).
@@ -148,11 +149,13 @@ actor ChunkSource {
     private var preparing: [Key: [CheckedContinuation<Result<Prepared, Failure>, Never>]] = [:]
     /// Chunks read from disk (a test looks: the peers of a broadcast share each read).
     var diskReads = 0
-    /// The next chunk of a file, being prepared on the queue while the pump sends the chunk before it.
-    var ahead: Ahead?
-    /// `ahead` once its work is done and recorded, until the chunk is asked for.
-    var readyAhead: Ahead?
-    /// Chunks served from `readyAhead` (a test looks).
+    /// The next chunks of a file, prepared on the queue while the pump sends the chunks before them, in order.
+    var aheads: [Ahead] = []
+    /// The work of each chunk queued ahead, until it is recorded.
+    var aheadWorks: [Int: Task<Void, Never>] = [:]
+    /// The pump waits for its window: the queue may go deeper than one chunk (`extendAhead`).
+    var extending = false
+    /// Chunks served from `aheads` (a test looks).
     private(set) var aheadTaken = 0
     var aheadSerial = 0
 
@@ -165,6 +168,7 @@ actor ChunkSource {
         let offset = key.offset
         let asked = ContinuousClock.now
         // The chunk prepared ahead, while the one before was on the wire (`ChunkSource+Ahead`).
+        if !variant { extending = false }
         let early = variant ? nil : try await takeAhead(key, length: length)
         // A chunk read again for a peer that fell behind goes as it went the first time when that was raw: no
         // second compression attempt, no second hash.
@@ -201,21 +205,32 @@ actor ChunkSource {
         defer { release(index) }
         let made: Made
         var compressedAgain = false
-        if let early {
-            // Prepared ahead with the choice and prefix expected then; compressed again only if either changed.
-            let prefix = prefixAllowed && compression?.algorithm == .zstd ? early.prefix : nil
-            if early.compression == compression, (early.prefix != nil) == (prefix != nil) {
-                made = early.made
+        if let early, let earlyMade = early.made {
+            // Prepared ahead with the choice and prefix expected then; compressed again only if either changed and
+            // its raw bytes are at hand, or if its prefix is not allowed (read again then).
+            let prefixWanted = prefixAllowed && compression?.algorithm == .zstd
+            if early.compression == compression, early.prefixed == prefixWanted {
+                made = earlyMade
+            } else if earlyMade.raw.isEmpty, !early.prefixed || prefixAllowed {
+                made = earlyMade  // made a few chunks ago, at the level of then
+                compressedAgain = true
             } else {
-                let raw = early.made.raw
-                let recompressed = await io.run { () -> Made in
-                    var again = early.made
-                    again.prepared.data = raw
-                    again.prepared.codec = .none
-                    again.compressSeconds = Self.compress(&again.prepared, compression, prefix: prefix)
-                    return again
+                let prefix = prefixWanted ? early.prefix : nil
+                let handle = try openIfNeeded(index)
+                if earlyMade.raw.isEmpty { diskReads += 1 }
+                let (name, offered) = (files[index].source.path, files[index].status)
+                let work = await io.run { () -> Result<Made, Failure> in
+                    Result { () throws(Failure) -> Made in
+                        var again = earlyMade
+                        again.prepared.data =
+                            earlyMade.raw.isEmpty
+                            ? try Self.read(handle, offset: offset, count: length, name: name, offered) : earlyMade.raw
+                        again.prepared.codec = .none
+                        again.compressSeconds = Self.compress(&again.prepared, compression, prefix: prefix)
+                        return again
+                    }
                 }
-                made = recompressed
+                made = try recorded(work, index)
                 compressedAgain = compression != nil
             }
             aheadTaken += 1
@@ -227,8 +242,8 @@ actor ChunkSource {
             // and it is still at hand (the last chunk read); else plain zstd, which every receiver can inflate.
             let prefix: [UInt8]? =
                 if prefixAllowed, compression?.algorithm == .zstd, offset >= UInt64(chunkSize),
-                    let last = lastRaw, last.key == Key(file: index, offset: offset - UInt64(chunkSize))
-                { last.bytes } else { nil }
+                    let tail = chainTail, tail.key == Key(file: index, offset: offset - UInt64(chunkSize))
+                { tail.relay.peek() } else { nil }
             let name = files[index].source.path
             let chunkSize = self.chunkSize
             let offered = files[index].status
@@ -243,9 +258,15 @@ actor ChunkSource {
                 }
             }
             made = try recorded(work, index)
-            // The prefix of the file's next chunk, whoever asks for it (only the last chunk read is kept: one chunk).
-            lastRaw = offset + UInt64(length) < files[index].offered.size ? (key, made.raw) : nil
             recordDigest(made, index)
+            // The prefix of the file's next chunk, whoever asks for it, unless chunks queued ahead go on from another.
+            if !variant, aheads.isEmpty {
+                chainTail =
+                    offset + UInt64(length) < files[index].offered.size
+                    ? ChainTail(
+                        key: key, length: length, relay: RawRelay(made.raw), prefixed: prefixAllowed || offset == 0)
+                    : nil
+            }
         }
         var prepared = made.prepared
         if files[index].digest != nil, made.digest != nil { prepared.fileDigest = files[index].digest }
@@ -274,11 +295,9 @@ actor ChunkSource {
             knownDigest == nil && !compressedAgain ? (length, made.compressSeconds, prepared.data.count) : nil
         if prepared.codec == .none, cacheLimit > 0 { rawDigests[key] = prepared.sha256 }
         remember(key, prepared)
-        // The next chunk of the file, prepared while this one is on the wire: with its prefix when this chunk went
+        // The next chunks of the file, prepared while this one is on the wire: with their prefix when this chunk went
         // with one, or is the file's first (its successor's previous chunk is then this one).
-        if knownDigest == nil {
-            prepareAhead(after: key, length: length, raw: made.raw, prefixed: prefixAllowed || offset == 0)
-        }
+        if knownDigest == nil { fillAhead() }
         return prepared
     }
 

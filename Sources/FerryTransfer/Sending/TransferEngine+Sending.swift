@@ -162,6 +162,8 @@ extension TransferEngine {
                 return finishPeer(id, peerID)
             case .wait:
                 let sending = withPeer(id, peerID) { $0.machine.phase == .sending } ?? false
+                // The chunk source may prepare further ahead while the window is full (`ChunkSource+Ahead`).
+                if sending { await source.extendAhead() }
                 let limitedBefore = sending ? await session.receiveWindowLimitedSeconds(to: peerID) : nil
                 // The question above let other work run on this actor: an acknowledgement or result that came
                 // meanwhile woke nobody (no waiter yet). Look again before waiting, or that news is lost for good
