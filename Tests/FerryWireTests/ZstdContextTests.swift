@@ -22,7 +22,9 @@ import Testing
         let length = raw.withUnsafeBytes { raw in
             output.withUnsafeMutableBytes { output in
                 guard let prefix else { return ZstdCodec.compress(raw, into: output, level: level, pool: pool) }
-                return prefix.withUnsafeBytes { ZstdCodec.compress(raw, into: output, level: level, prefix: $0, pool: pool) }
+                return prefix.withUnsafeBytes {
+                    ZstdCodec.compress(raw, into: output, level: level, prefix: $0, pool: pool)
+                }
             }
         }
         return length.map { Array(output.prefix($0)) }

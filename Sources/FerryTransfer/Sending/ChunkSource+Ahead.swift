@@ -178,4 +178,36 @@ extension ChunkSource {
         aheads.removeFirst()
         return first
     }
+
+    /// What goes for a chunk prepared ahead, asked for with `compression` (the policy's choice now): as it was made
+    /// when that choice and its prefix still hold; compressed again when either changed and its raw bytes are at
+    /// hand; as it was made when it kept no raw bytes and its prefix is allowed (made a few chunks ago at the level of
+    /// then); else read again and compressed without a prefix. `compressedAgain`: its pace says nothing of the
+    /// choice.
+    func use(
+        _ early: Ahead, _ earlyMade: Made, _ key: Key, length: Int, compression: CompressionPolicy.Choice?,
+        prefixAllowed: Bool
+    ) async throws(Failure) -> (made: Made, compressedAgain: Bool) {
+        aheadTaken += 1
+        let prefixWanted = prefixAllowed && compression?.algorithm == .zstd
+        if early.compression == compression, early.prefixed == prefixWanted { return (earlyMade, false) }
+        if earlyMade.raw.isEmpty, !early.prefixed || prefixAllowed { return (earlyMade, true) }
+        let index = key.file
+        let prefix = prefixWanted ? early.prefix : nil
+        let handle = try openIfNeeded(index)
+        if earlyMade.raw.isEmpty { diskReads += 1 }
+        let (name, offered) = (files[index].source.path, files[index].status)
+        let work = await io.run { () -> Result<Made, Failure> in
+            Result { () throws(Failure) -> Made in
+                var again = earlyMade
+                again.prepared.data =
+                    earlyMade.raw.isEmpty
+                    ? try Self.read(handle, offset: key.offset, count: length, name: name, offered) : earlyMade.raw
+                again.prepared.codec = .none
+                again.compressSeconds = Self.compress(&again.prepared, compression, prefix: prefix)
+                return again
+            }
+        }
+        return (try recorded(work, index), compression != nil)
+    }
 }

@@ -156,7 +156,7 @@ actor ChunkSource {
     /// The pump waits for its window: the queue may go deeper than one chunk (`extendAhead`).
     var extending = false
     /// Chunks served from `aheads` (a test looks).
-    private(set) var aheadTaken = 0
+    var aheadTaken = 0
     var aheadSerial = 0
 
     /// `variant`: the chunk is cached with its previous chunk as prefix, and this peer may not have that: it is
@@ -206,34 +206,8 @@ actor ChunkSource {
         let made: Made
         var compressedAgain = false
         if let early, let earlyMade = early.made {
-            // Prepared ahead with the choice and prefix expected then; compressed again only if either changed and
-            // its raw bytes are at hand, or if its prefix is not allowed (read again then).
-            let prefixWanted = prefixAllowed && compression?.algorithm == .zstd
-            if early.compression == compression, early.prefixed == prefixWanted {
-                made = earlyMade
-            } else if earlyMade.raw.isEmpty, !early.prefixed || prefixAllowed {
-                made = earlyMade  // made a few chunks ago, at the level of then
-                compressedAgain = true
-            } else {
-                let prefix = prefixWanted ? early.prefix : nil
-                let handle = try openIfNeeded(index)
-                if earlyMade.raw.isEmpty { diskReads += 1 }
-                let (name, offered) = (files[index].source.path, files[index].status)
-                let work = await io.run { () -> Result<Made, Failure> in
-                    Result { () throws(Failure) -> Made in
-                        var again = earlyMade
-                        again.prepared.data =
-                            earlyMade.raw.isEmpty
-                            ? try Self.read(handle, offset: offset, count: length, name: name, offered) : earlyMade.raw
-                        again.prepared.codec = .none
-                        again.compressSeconds = Self.compress(&again.prepared, compression, prefix: prefix)
-                        return again
-                    }
-                }
-                made = try recorded(work, index)
-                compressedAgain = compression != nil
-            }
-            aheadTaken += 1
+            (made, compressedAgain) = try await use(
+                early, earlyMade, key, length: length, compression: compression, prefixAllowed: prefixAllowed)
         } else {
             diskReads += 1
             let handle = try openIfNeeded(index)
@@ -368,8 +342,9 @@ actor ChunkSource {
         files[index].failure?.description ?? ""
     }
 
-    /// Closes every file still open, once a chunk being prepared ahead is done with its file.
+    /// Closes every file still open, once the chunks being prepared ahead are done with their files.
     func close() async {
+        chainTail = nil  // nothing more is queued ahead
         await settleAhead()
         for index in files.indices {
             files[index].handle?.close()
@@ -389,7 +364,7 @@ actor ChunkSource {
         return (from, hasher)
     }
 
-    private func openIfNeeded(_ index: Int) throws(Failure) -> SourceHandle {
+    func openIfNeeded(_ index: Int) throws(Failure) -> SourceHandle {
         if let handle = files[index].handle { return handle }
         let name = files[index].source.path
         do {
