@@ -19,6 +19,9 @@ struct LinkRecord: Sendable {
     var pinnedDevice: DeviceID?
     /// A swarm link: opened to a vouched member, or admitted because its device was vouched for (`Session+Swarm`).
     var isSwarm = false
+    /// The 6-digit code of this link, once both pairing nonces are known (`Session.pairingAgreed`): the peer's
+    /// code is the one of its connected link, or of the link being agreed while it has none.
+    var pairingCode: String?
     /// Callers of `connect` or `probe` waiting for the outcome.
     var waiters: [CheckedContinuation<PeerInfo, any Error>] = []
 

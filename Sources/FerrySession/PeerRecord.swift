@@ -36,7 +36,8 @@ struct PeerRecord: Sendable {
     var pendingRequest: LinkID?
     /// The state last reported in an event, to report changes only.
     var reportedState: PeerState?
-    /// The 6-digit code of its latest authenticated link (see `PairingCode`).
+    /// The 6-digit code of its connected link, or while it has none of its latest link to agree one (see
+    /// `PairingCode`, `LinkRecord.pairingCode`).
     var pairingCode: String?
     /// Whether its device ID is pinned.
     var isTrusted = false

@@ -243,9 +243,10 @@ extension Session {
         peer.displayName = hello.displayName
         peer.mode = hello.mode
         peer.takesMessages = !hello.capabilities.contains(.filesOnly)
-        // This link's code comes with its pairing nonces (`pairingAgreed`). A probe agrees on none: it must not wipe
-        // the code of a link to the same peer (`--peer ADDRESS` is probed while the command also connects to it).
-        if link.machine.role != .initiator(.probe) { peer.pairingCode = nil }
+        // This link's code comes with its pairing nonces (`pairingAgreed`). A probe agrees on none, and a second link
+        // to a connected peer (denied, or the one of two dialled at once that is dropped) is not the link people
+        // compare: neither wipes the connected link's code (`--peer ADDRESS` is probed while the command connects).
+        if link.machine.role != .initiator(.probe), peer.connectedLink == nil { peer.pairingCode = nil }
         peer.isTrusted = trustedDevices[hello.deviceID] != nil
         if peer.address == nil {
             if link.isAcceptor {
@@ -319,6 +320,7 @@ extension Session {
         peer.connection = .connected(id)
         peer.pendingRequest = nil
         peer.isSwarmLink = link.isSwarm
+        if let code = links[id]?.pairingCode { peer.pairingCode = code }  // the kept link's, of two dialled at once
         // Datagrams only when both hellos announce them (PROTOCOL.md 5); ours always does.
         if let hello = link.machine.peerHello, hello.datagramPort != 0, hello.capabilities.contains(.datagrams) {
             peer.datagramAddress = link.remoteAddress.withPort(hello.datagramPort)

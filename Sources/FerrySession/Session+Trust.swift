@@ -52,9 +52,13 @@ extension Session {
     /// Both pairing nonces are known: the link's pairing code (PROTOCOL.md 7).
     func pairingAgreed(on id: LinkID, initiatorNonce: [UInt8], acceptorNonce: [UInt8]) {
         guard let link = links[id], let peerID = link.peerID, let certified = link.stream.peer?.deviceID else { return }
-        peers[peerID]?.pairingCode = PairingCode.derive(
+        let code = PairingCode.derive(
             from: link.stream, local: configuration.deviceID, peer: certified, initiatorNonce: initiatorNonce,
             acceptorNonce: acceptorNonce)
+        links[id]?.pairingCode = code
+        // Another link connected to the peer keeps its code (this one is denied, or dropped as a duplicate).
+        if let connected = peers[peerID]?.connectedLink, connected != id { return }
+        peers[peerID]?.pairingCode = code
     }
 
     /// Pins a peer: `AcceptPolicy.trusted` accepts it, and its name can no longer be shown by another key.

@@ -34,8 +34,9 @@ public struct PeerInfo: Equatable, Sendable {
     public var isAcceptingConnections: Bool
     /// Where its connection stands.
     public var state: PeerState
-    /// The 6-digit code both people can compare on first contact, from the latest authenticated link (nil
-    /// before one): equal codes on both screens mean nobody sits in the middle.
+    /// The 6-digit code both people can compare on first contact, from the connected link (before the peer is
+    /// connected, from the latest link that agreed one; nil before any): equal codes on both screens mean nobody
+    /// sits in the middle. A second link to a connected peer (denied, or dropped as a duplicate) leaves it alone.
     public var pairingCode: String?
     /// Whether its device ID is pinned (trusted).
     public var isTrusted: Bool

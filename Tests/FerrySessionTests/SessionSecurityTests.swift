@@ -285,6 +285,26 @@ import Testing
             }
         }
     }
+
+    /// A second real link to a peer already connected (a second `connect` to its address: the peer denies it, or
+    /// both sides dialled at once and one link is dropped) leaves the connected link's code alone on both sides:
+    /// the code two people compare is the one of the link they use.
+    @Test func aSecondLinkToAConnectedPeerKeepsTheConnectedLinksCode() async throws {
+        try await withSession(Self.configuration("bob", identity: Self.bob)) { bob, address, reactor in
+            try await Session.run(configuration: Self.configuration("alice", identity: Self.alice), reactor: reactor) {
+                alice in
+                let bobInfo = try await alice.connect(toAddress: address)
+                let code = try #require(bobInfo.pairingCode)
+                let aliceAtBob = try #require(
+                    await bob.peers(withState: .connected).first { $0.deviceID == alice.configuration.deviceID })
+                #expect(aliceAtBob.pairingCode == code, "both sides show one code")
+                _ = try? await alice.connect(toAddress: address)
+                #expect(await alice.peer(bobInfo.peerID)?.state == .connected)
+                #expect(await alice.peer(bobInfo.peerID)?.pairingCode == code, "alice still shows the link's code")
+                #expect(await bob.peer(aliceAtBob.peerID)?.pairingCode == code, "bob still shows the link's code")
+            }
+        }
+    }
 }
 
 extension Session {
