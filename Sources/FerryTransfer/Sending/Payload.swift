@@ -2,6 +2,7 @@ import FerryStateMachines
 import FerrySystem
 import FerryWire
 import Foundation
+import Synchronization
 
 /// Bytes in memory sent as one entry of an offer, as a file would be: the receiver sees a name, a size and a media
 /// type, and cannot tell it from a file (the wire is the same, PROTOCOL.md 11.3). Chunked, compressed, checked and
@@ -78,6 +79,36 @@ extension PreparedFile {
         case .payload(let payload): try prepare(payload)
         }
     }
+
+    /// Threads that prepare the items of one offer at once (`prepareAll`).
+    static let preparingLanes = 2
+
+    /// Every item prepared, in order, by `preparingLanes` threads taking turns, off the caller's thread; throws the
+    /// failure of the first item in order that failed.
+    ///
+    /// Why: each file is opened, its status taken and its first 4 KiB read (`prepare`), 50-80 microseconds on this
+    /// machine, and a folder of 1000 small files held its offer back by 70-80 ms on the engine's actor, a sixth of
+    /// the whole send (`perf trace` of `ferry send` of 1000 files of 4-64 KiB). The receiver waits for the offer, so
+    /// a second core is free meanwhile.
+    static func prepareAll(_ items: [TransferItem]) async throws(TransferError) -> [PreparedFile] {
+        guard items.count > 1 else { return try items.map { item throws(TransferError) in try prepare(item) } }
+        let results = await withCheckedContinuation { (done: CheckedContinuation<[PreparedResult], Never>) in
+            DispatchQueue.global().async {
+                let lanes = min(preparingLanes, items.count)
+                let slots = Mutex<[PreparedResult?]>(Array(repeating: nil, count: items.count))
+                DispatchQueue.concurrentPerform(iterations: lanes) { lane in
+                    for index in stride(from: lane, to: items.count, by: lanes) {
+                        let result = Result { () throws(TransferError) -> PreparedFile in try prepare(items[index]) }
+                        slots.withLock { $0[index] = result }
+                    }
+                }
+                done.resume(returning: slots.withLock { $0.map { $0! } })
+            }
+        }
+        return try results.map { result throws(TransferError) in try result.get() }
+    }
+
+    typealias PreparedResult = Result<PreparedFile, TransferError>
 }
 
 extension Double {

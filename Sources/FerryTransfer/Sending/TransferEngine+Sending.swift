@@ -39,7 +39,7 @@ extension TransferEngine {
                 throw TransferError.duplicateName(item.name, first: first, second: origin)
             }
         }
-        let prepared = try items.map { item throws(TransferError) in try PreparedFile.prepare(item) }
+        let prepared = try await PreparedFile.prepareAll(items)
         var infos: [PeerInfo] = []
         var seen = Set<PeerID>()
         for peerID in peers where seen.insert(peerID).inserted {
