@@ -11,18 +11,24 @@ import Testing
 @Suite(.timeLimit(.minutes(1))) struct ChunkSourceAheadTests {
     static let chunk = Limits.minChunkSize
 
+    /// A chunk source compressing a text file of `size` bytes in `directory` with zstd, for one peer; and the bytes.
+    static func zstdSource(
+        textOf size: Int, seed: UInt64, in directory: TemporaryDirectory
+    ) throws -> (ChunkSource, [UInt8]) {
+        let url = try TestFiles(in: directory).text(size: size, seed: seed)
+        let file = try PreparedFile.prepare(SourceFile(path: url.path, name: "text.txt"))
+        let source = ChunkSource(
+            files: [file], chunkSize: chunk, policy: CompressionPolicy(mode: .zstd, available: [.zstd]), cacheLimit: 0)
+        return (source, try [UInt8](Data(contentsOf: url)))
+    }
+
     /// A text file of three chunks and a source compressing with zstd: the source that asked for the chunks one after
     /// the other was served the second and third from the work queued ahead, each read once, each with the file's
     /// chunk before as prefix, each inflating to the file's bytes with the digest of those bytes, and the last
     /// carrying the file digest.
     @Test func theNextChunkIsPreparedAheadAndGoesAsOnRequest() async throws {
         try await TemporaryDirectory.with(prefix: "ferry-chunk-ahead") { directory in
-            let url = try TestFiles(in: directory).text(size: 3 * Self.chunk - 1000, seed: 3)
-            let bytes = try [UInt8](Data(contentsOf: url))
-            let file = try PreparedFile.prepare(SourceFile(path: url.path, name: "text.txt"))
-            let source = ChunkSource(
-                files: [file], chunkSize: Self.chunk, policy: CompressionPolicy(mode: .zstd, available: [.zstd]),
-                cacheLimit: 0)
+            let (source, bytes) = try Self.zstdSource(textOf: 3 * Self.chunk - 1000, seed: 3, in: directory)
             let digest = FileDigest()
             var chunks: [ChunkSource.Prepared] = []
             for index in 0..<3 {
@@ -58,12 +64,7 @@ import Testing
     /// alone.
     @Test func aChunkPreparedAheadIsCompressedAgainWhenItsPrefixIsNotAllowed() async throws {
         try await TemporaryDirectory.with(prefix: "ferry-chunk-ahead") { directory in
-            let url = try TestFiles(in: directory).text(size: 2 * Self.chunk, seed: 4)
-            let bytes = try [UInt8](Data(contentsOf: url))
-            let file = try PreparedFile.prepare(SourceFile(path: url.path, name: "text.txt"))
-            let source = ChunkSource(
-                files: [file], chunkSize: Self.chunk, policy: CompressionPolicy(mode: .zstd, available: [.zstd]),
-                cacheLimit: 0)
+            let (source, bytes) = try Self.zstdSource(textOf: 2 * Self.chunk, seed: 4, in: directory)
             _ = try await source.chunk(file: 0, offset: 0, length: Self.chunk, cycle: nil)
             let second = try await source.chunk(
                 file: 0, offset: UInt64(Self.chunk), length: Self.chunk, cycle: nil, prefixAllowed: false)
@@ -107,12 +108,7 @@ import Testing
     @Test func whileThePumpWaitsTheSourcePreparesSeveralChunksAhead() async throws {
         try await TemporaryDirectory.with(prefix: "ferry-chunk-ahead") { directory in
             let count = 10
-            let url = try TestFiles(in: directory).text(size: count * Self.chunk - 777, seed: 6)
-            let bytes = try [UInt8](Data(contentsOf: url))
-            let file = try PreparedFile.prepare(SourceFile(path: url.path, name: "text.txt"))
-            let source = ChunkSource(
-                files: [file], chunkSize: Self.chunk, policy: CompressionPolicy(mode: .zstd, available: [.zstd]),
-                cacheLimit: 0)
+            let (source, bytes) = try Self.zstdSource(textOf: count * Self.chunk - 777, seed: 6, in: directory)
             let range = { (index: Int) in index * Self.chunk..<min((index + 1) * Self.chunk, bytes.count) }
             let digest = FileDigest()
             var chunks: [ChunkSource.Prepared] = []
@@ -155,12 +151,7 @@ import Testing
     /// again and goes as plain zstd, which inflates alone.
     @Test func aDeeperChunkWhosePrefixIsNotAllowedIsReadAgain() async throws {
         try await TemporaryDirectory.with(prefix: "ferry-chunk-ahead") { directory in
-            let url = try TestFiles(in: directory).text(size: 4 * Self.chunk, seed: 7)
-            let bytes = try [UInt8](Data(contentsOf: url))
-            let file = try PreparedFile.prepare(SourceFile(path: url.path, name: "text.txt"))
-            let source = ChunkSource(
-                files: [file], chunkSize: Self.chunk, policy: CompressionPolicy(mode: .zstd, available: [.zstd]),
-                cacheLimit: 0)
+            let (source, bytes) = try Self.zstdSource(textOf: 4 * Self.chunk, seed: 7, in: directory)
             _ = try await source.chunk(file: 0, offset: 0, length: Self.chunk, cycle: nil)
             await source.extendAhead()
             await source.settleAhead()
