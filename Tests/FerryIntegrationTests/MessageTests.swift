@@ -73,7 +73,8 @@ extension IntegrationTests {
             // as long as the test needs and the sender has a backlog of chunks queued when it is interrupted.
             let proxy = try FaultProxy(targetPort: UInt16(port), mode: .delay(.milliseconds(20)))
             defer { proxy.close() }
-            let sender = try harness.sender([file.path], to: [Int(proxy.port)], ["--compress", "none"])
+            // -v: the sender's log says which path failed the transfer and whether its cancel was queued.
+            let sender = try harness.sender([file.path], to: [Int(proxy.port)], ["--compress", "none", "-v"])
             // Mid-transfer: the receiver has accepted and stored some chunks.
             _ = try receiver.nextJSON(timeout: .seconds(120)) { $0["event"] as? String == "progress" }
             sender.signal(SIGINT)
@@ -81,7 +82,7 @@ extension IntegrationTests {
             let finished = try receiver.nextJSON(timeout: .seconds(120)) { $0["event"] as? String == "finished" }
             let failure = finished["failure"] as? String ?? ""
             _ = try? receiver.terminate()
-            #expect(failure.hasPrefix("the sender cancelled"), "\(finished)")
+            #expect(failure.hasPrefix("the sender cancelled"), "\(finished)\n\(sender.capturedOutput())")
             #expect(!failure.contains("link was lost"), "\(finished)")
         }
 

@@ -444,7 +444,10 @@ extension TransferEngine {
         if dropped > 0 { log(2, "transfer \(id): \(dropped) queued bytes for \(peerID) dropped") }
         if let reason {
             let cancel = TransferCancel(transferID: id, reason: reason, detail: Self.detail(detail ?? failure))
-            await send(.cancel(cancel), to: peerID)
+            let queued = await send(.cancel(cancel), to: peerID)
+            log(1, "transfer \(id) to \(peerID) failed: \(failure); its cancel \(queued ? "queued" : "not sent")")
+        } else {
+            log(1, "transfer \(id) to \(peerID) failed: \(failure); no cancel")
         }
         wake(id, peerID)
         await swarmMemberEnded(id, peerID)
