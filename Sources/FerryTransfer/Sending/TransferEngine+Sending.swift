@@ -2,6 +2,7 @@ import FerrySession
 import FerryStateMachines
 import FerrySystem
 import FerryWire
+import Synchronization
 
 extension TransferEngine {
     /// Sends `files` to every peer in `peers` (connected, each running a transfer engine): one transfer, each
@@ -95,6 +96,11 @@ extension TransferEngine {
         for info in infos where !(await send(.offer(offer), to: info.peerID)) {
             await failPeer(id, info.peerID, "the offer could not be sent", cancel: nil)
         }
+        // The cancel of a send cancelled by its caller (Ctrl-C) runs in a task of its own; the send waits for it before
+        // returning. Else a pump could end the peer the cancel had just stopped (`failPeer` stops the machine, then
+        // awaits the session to queue the cancel), the send return, and the caller close the session: a goodbye with
+        // no cancel before it, and the receiver reporting a lost link (CI saw it once).
+        let canceller = Mutex<Task<Void, Never>?>(nil)
         let outcomes = await withTaskCancellationHandler {
             await withTaskGroup(of: TransferOutcome?.self) { group in
                 for info in infos {
@@ -113,8 +119,9 @@ extension TransferEngine {
                 return outcomes
             }
         } onCancel: {
-            Task { await self.cancelOperation(id, reason: .cancelledByUser, detail: "") }
+            canceller.withLock { $0 = Task { await self.cancelOperation(id, reason: .cancelledByUser, detail: "") } }
         }
+        if let cancelling = canceller.withLock({ $0 }) { await cancelling.value }
         await source.close()
         operations[id]?.swarm?.graceTimer?.cancel()
         if let swarm = operations[id]?.swarm {
@@ -444,7 +451,8 @@ extension TransferEngine {
         if dropped > 0 { log(2, "transfer \(id): \(dropped) queued bytes for \(peerID) dropped") }
         if let reason {
             let cancel = TransferCancel(transferID: id, reason: reason, detail: Self.detail(detail ?? failure))
-            let queued = await send(.cancel(cancel), to: peerID)
+            // Queued without waiting for room: a cancel never waits behind a link that stopped reading.
+            let queued = await send(.cancel(cancel), to: peerID, waitForRoom: false)
             log(1, "transfer \(id) to \(peerID) failed: \(failure); its cancel \(queued ? "queued" : "not sent")")
         } else {
             log(1, "transfer \(id) to \(peerID) failed: \(failure); no cancel")
