@@ -18,24 +18,19 @@ import Testing
     static func withAlice(
         _ body: (TransferEngine, SwarmMemberTests.ScriptedSender, [SwarmMember]) async throws -> Void
     ) async throws {
-        let reactor = try Reactor()
-        defer { reactor.shutdown() }
-        try await TemporaryDirectory.with(prefix: "swarm-end") { inbox in
-            try await Session.run(configuration: SwarmMemberTests.configuration("alice"), reactor: reactor) { alice in
-                try await Session.run(configuration: SwarmMemberTests.configuration("sam"), reactor: reactor) { sam in
-                    let config = TransferConfiguration(receiveDirectory: inbox.path, offerPolicy: .all)
-                    try await TransferEngine.run(session: alice, configuration: config) { engine in
-                        let port = await alice.listenPort
-                        let toAlice = try await sam.connect(
-                            toAddress: .ipv4(.loopback, port: port), timeout: .seconds(30))
-                        let members = [
-                            SwarmMember(deviceID: alice.configuration.deviceID, address: "127.0.0.1:\(port)"),
-                            SwarmMember(deviceID: TestIdentity.named("bob").deviceID, address: ""),
-                        ]
-                        try await body(
-                            engine, SwarmMemberTests.ScriptedSender(session: sam, members: [toAlice.peerID]), members)
-                    }
-                }
+        try await SwarmMemberTests.withSessions(["alice", "sam"], inbox: "swarm-end") { sessions, inbox in
+            let (alice, sam) = (sessions[0], sessions[1])
+            let config = TransferConfiguration(receiveDirectory: inbox.path, offerPolicy: .all)
+            try await TransferEngine.run(session: alice, configuration: config) { engine in
+                let port = await alice.listenPort
+                let toAlice = try await sam.connect(
+                    toAddress: .ipv4(.loopback, port: port), timeout: .seconds(30))
+                let members = [
+                    SwarmMember(deviceID: alice.configuration.deviceID, address: "127.0.0.1:\(port)"),
+                    SwarmMember(deviceID: TestIdentity.named("bob").deviceID, address: ""),
+                ]
+                try await body(
+                    engine, SwarmMemberTests.ScriptedSender(session: sam, members: [toAlice.peerID]), members)
             }
         }
     }

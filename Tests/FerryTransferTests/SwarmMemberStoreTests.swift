@@ -75,58 +75,50 @@ import Testing
         fileCount: Int, seed: UInt64, _ body: @escaping @Sendable (Scene, String) async throws -> Void
     ) async throws {
         let files = (0..<fileCount).map { TestFiles.randomBytes(count: chunk, seed: seed + UInt64($0)) }
-        let reactor = try Reactor()
-        defer { reactor.shutdown() }
-        try await TemporaryDirectory.with(prefix: "swarm-store") { inbox in
-            try await Session.run(configuration: SwarmMemberTests.configuration("alice"), reactor: reactor) { alice in
-                try await Session.run(configuration: SwarmMemberTests.configuration("bob"), reactor: reactor) { bob in
-                    try await Session.run(configuration: SwarmMemberTests.configuration("sam"), reactor: reactor) {
-                        sam in
-                        let config = TransferConfiguration(receiveDirectory: inbox.path, offerPolicy: .all)
-                        try await TransferEngine.run(session: alice, configuration: config) { _ in
-                            let port = await alice.listenPort
-                            let toAlice = try await sam.connect(
-                                toAddress: .ipv4(.loopback, port: port), timeout: .seconds(30))
-                            let samLink = HostileSender(session: sam, receiver: toAlice.peerID)
-                            let swarmID = SwarmID.random()
-                            let offer = Offer(
-                                transferID: samLink.transferID, chunkSize: UInt32(chunk), codecs: [],
-                                files: files.indices.map { index in
-                                    OfferedFile(
-                                        path: "file\(index).bin", size: UInt64(chunk),
-                                        modificationTime: FileTime(seconds: 0, nanoseconds: 0))
-                                },
-                                swarm: Swarm(
-                                    swarmID: swarmID,
-                                    members: [
-                                        SwarmMember(
-                                            deviceID: alice.configuration.deviceID, address: "127.0.0.1:\(port)"),
-                                        SwarmMember(deviceID: bob.configuration.deviceID, address: ""),
-                                    ]))
-                            try await samLink.send(.offer(offer))
-                            #expect(try #require(await samLink.reply()).relay)
-                            try await samLink.send(
-                                .swarmMembers(SwarmMembers(transferID: samLink.transferID, members: [0, 1])))
-                            for (index, data) in files.enumerated() {
-                                let entry = ChunkDigests.Entry(seed: 1, sha256: FileDigest.chunkDigest(data))
-                                try await samLink.send(
-                                    .chunkDigests(
-                                        ChunkDigests(
-                                            transferID: samLink.transferID, fileIndex: UInt32(index), firstChunk: 0,
-                                            entries: [entry])))
-                            }
-                            _ = await bob.vouch(for: [alice.configuration.deviceID], reason: "test")
-                            let link = try await bob.connect(
-                                toMember: alice.configuration.deviceID, at: .ipv4(.loopback, port: port),
-                                timeout: .seconds(30))
-                            let scene = Scene(
-                                alice: alice, bob: bob, sam: samLink,
-                                bobLink: HostileSender(session: bob, receiver: link.peerID), swarmID: swarmID,
-                                offer: offer, files: files)
-                            try await body(scene, inbox.path)
-                        }
-                    }
+        try await SwarmMemberTests.withSessions(["alice", "bob", "sam"], inbox: "swarm-store") { sessions, inbox in
+            let (alice, bob, sam) = (sessions[0], sessions[1], sessions[2])
+            let config = TransferConfiguration(receiveDirectory: inbox.path, offerPolicy: .all)
+            try await TransferEngine.run(session: alice, configuration: config) { _ in
+                let port = await alice.listenPort
+                let toAlice = try await sam.connect(
+                    toAddress: .ipv4(.loopback, port: port), timeout: .seconds(30))
+                let samLink = HostileSender(session: sam, receiver: toAlice.peerID)
+                let swarmID = SwarmID.random()
+                let offer = Offer(
+                    transferID: samLink.transferID, chunkSize: UInt32(chunk), codecs: [],
+                    files: files.indices.map { index in
+                        OfferedFile(
+                            path: "file\(index).bin", size: UInt64(chunk),
+                            modificationTime: FileTime(seconds: 0, nanoseconds: 0))
+                    },
+                    swarm: Swarm(
+                        swarmID: swarmID,
+                        members: [
+                            SwarmMember(
+                                deviceID: alice.configuration.deviceID, address: "127.0.0.1:\(port)"),
+                            SwarmMember(deviceID: bob.configuration.deviceID, address: ""),
+                        ]))
+                try await samLink.send(.offer(offer))
+                #expect(try #require(await samLink.reply()).relay)
+                try await samLink.send(
+                    .swarmMembers(SwarmMembers(transferID: samLink.transferID, members: [0, 1])))
+                for (index, data) in files.enumerated() {
+                    let entry = ChunkDigests.Entry(seed: 1, sha256: FileDigest.chunkDigest(data))
+                    try await samLink.send(
+                        .chunkDigests(
+                            ChunkDigests(
+                                transferID: samLink.transferID, fileIndex: UInt32(index), firstChunk: 0,
+                                entries: [entry])))
                 }
+                _ = await bob.vouch(for: [alice.configuration.deviceID], reason: "test")
+                let link = try await bob.connect(
+                    toMember: alice.configuration.deviceID, at: .ipv4(.loopback, port: port),
+                    timeout: .seconds(30))
+                let scene = Scene(
+                    alice: alice, bob: bob, sam: samLink,
+                    bobLink: HostileSender(session: bob, receiver: link.peerID), swarmID: swarmID,
+                    offer: offer, files: files)
+                try await body(scene, inbox.path)
             }
         }
     }

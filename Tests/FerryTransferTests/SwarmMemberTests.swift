@@ -110,6 +110,32 @@ import Testing
         TransferEngineTests.configuration(name)
     }
 
+    /// Runs `body` with one session per name, in order, on one reactor, and a temporary folder for a receiver.
+    static func withSessions<T: Sendable>(
+        _ names: [String], inbox prefix: String, _ body: ([Session], TemporaryDirectory) async throws -> T
+    ) async throws -> T {
+        let reactor = try Reactor()
+        defer { reactor.shutdown() }
+        return try await TemporaryDirectory.with(prefix: prefix) { inbox in
+            try await SwarmSendingTests.withSessions(names[...], reactor) { sessions in
+                try await body(sessions, inbox)
+            }
+        }
+    }
+
+    /// The offer of one file, `swarm.bin` of `size` bytes, with a swarm of `members`.
+    static func swarmOffer(
+        _ sender: ScriptedSender, size: Int, chunkSize: Int = chunk, codecs: CodecSet = [], members: [SwarmMember]
+    ) -> Offer {
+        Offer(
+            transferID: sender.transferID, chunkSize: UInt32(chunkSize), codecs: codecs,
+            files: [
+                OfferedFile(
+                    path: "swarm.bin", size: UInt64(size), modificationTime: FileTime(seconds: 0, nanoseconds: 0))
+            ],
+            swarm: Swarm(swarmID: sender.swarmID, members: members))
+    }
+
     @Test func membersFetchFromEachOtherAndAcknowledgeStoredFromPeer() async throws {
         let data = TestFiles.randomBytes(count: 4 * Self.chunk + 100, seed: 61)
         let chunks = 5
@@ -222,13 +248,7 @@ import Testing
     /// alice and alice 2-3 from bob.
     static func runResumedSwarm(_ sender: ScriptedSender, data: [UInt8], members: [SwarmMember]) async throws {
         let seen = Seen()
-        let offer = Offer(
-            transferID: sender.transferID, chunkSize: UInt32(chunk), codecs: [.zlib],
-            files: [
-                OfferedFile(
-                    path: "swarm.bin", size: UInt64(data.count), modificationTime: FileTime(seconds: 0, nanoseconds: 0))
-            ],
-            swarm: Swarm(swarmID: sender.swarmID, members: members))
+        let offer = swarmOffer(sender, size: data.count, codecs: [.zlib], members: members)
         for member in 0..<2 { try await sender.send(.offer(offer), to: member) }
         let seeded = Step()
         let ended = Step()
@@ -275,13 +295,7 @@ import Testing
     /// reads what the members send and answers as a sender would, step by step.
     static func runSwarm(_ sender: ScriptedSender, data: [UInt8], chunks: Int, members: [SwarmMember]) async throws {
         let seen = Seen()
-        let offer = Offer(
-            transferID: sender.transferID, chunkSize: UInt32(chunk), codecs: [],
-            files: [
-                OfferedFile(
-                    path: "swarm.bin", size: UInt64(data.count), modificationTime: FileTime(seconds: 0, nanoseconds: 0))
-            ],
-            swarm: Swarm(swarmID: sender.swarmID, members: members))
+        let offer = swarmOffer(sender, size: data.count, members: members)
         for member in 0..<2 { try await sender.send(.offer(offer), to: member) }
         let seeded = Step()
         let ended = Step()

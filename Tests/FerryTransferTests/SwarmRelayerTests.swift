@@ -14,47 +14,38 @@ import Testing
 
     @Test func aRelayerThatFlipsBitsIsCutOffReportedAndTheChunkComesFromTheSender() async throws {
         let data = TestFiles.randomBytes(count: 3 * Self.chunk, seed: 62)
-        let reactor = try Reactor()
-        defer { reactor.shutdown() }
-        try await TemporaryDirectory.with(prefix: "swarm-a") { inbox in
-            try await Session.run(configuration: SwarmMemberTests.configuration("alice"), reactor: reactor) { alice in
-                try await Session.run(configuration: SwarmMemberTests.configuration("mallory"), reactor: reactor) {
-                    mallory in
-                    try await Session.run(configuration: SwarmMemberTests.configuration("sam"), reactor: reactor) {
-                        sam in
-                        let config = TransferConfiguration(receiveDirectory: inbox.path, offerPolicy: .all)
-                        let cutOff = try await TransferEngine.run(session: alice, configuration: config) { engine in
-                            let events = engine.events
-                            let cutOff = Task { () -> RelayerReport? in
-                                for await event in events {
-                                    if case .relayerCutOff(let report) = event { return report }
-                                }
-                                return nil
-                            }
-                            let toAlice = try await sam.connect(
-                                toAddress: .ipv4(.loopback, port: await alice.listenPort), timeout: .seconds(30))
-                            let sender = SwarmMemberTests.ScriptedSender(session: sam, members: [toAlice.peerID])
-                            let members = [
-                                SwarmMember(
-                                    deviceID: alice.configuration.deviceID,
-                                    address: "127.0.0.1:\(await alice.listenPort)"),
-                                SwarmMember(
-                                    deviceID: mallory.configuration.deviceID,
-                                    address: "127.0.0.1:\(await mallory.listenPort)"),
-                            ]
-                            let reports = try await Self.run(
-                                sender, mallory: mallory, alice: alice, data: data, members: members)
-                            #expect(reports == 1, "alice reported mallory once")
-                            return cutOff
-                        }
-                        // The engine has stopped, so its event stream has ended: the task has its answer.
-                        let report = await cutOff.value
-                        #expect(report?.offender == "mallory", "\(String(describing: report))")
-                        #expect(
-                            report?.fileIndex == 0 && report?.direction == .receiving, "\(String(describing: report))")
+        try await SwarmMemberTests.withSessions(["alice", "mallory", "sam"], inbox: "swarm-a") { sessions, inbox in
+            let (alice, mallory, sam) = (sessions[0], sessions[1], sessions[2])
+            let config = TransferConfiguration(receiveDirectory: inbox.path, offerPolicy: .all)
+            let cutOff = try await TransferEngine.run(session: alice, configuration: config) { engine in
+                let events = engine.events
+                let cutOff = Task { () -> RelayerReport? in
+                    for await event in events {
+                        if case .relayerCutOff(let report) = event { return report }
                     }
+                    return nil
                 }
+                let toAlice = try await sam.connect(
+                    toAddress: .ipv4(.loopback, port: await alice.listenPort), timeout: .seconds(30))
+                let sender = SwarmMemberTests.ScriptedSender(session: sam, members: [toAlice.peerID])
+                let members = [
+                    SwarmMember(
+                        deviceID: alice.configuration.deviceID,
+                        address: "127.0.0.1:\(await alice.listenPort)"),
+                    SwarmMember(
+                        deviceID: mallory.configuration.deviceID,
+                        address: "127.0.0.1:\(await mallory.listenPort)"),
+                ]
+                let reports = try await Self.run(
+                    sender, mallory: mallory, alice: alice, data: data, members: members)
+                #expect(reports == 1, "alice reported mallory once")
+                return cutOff
             }
+            // The engine has stopped, so its event stream has ended: the task has its answer.
+            let report = await cutOff.value
+            #expect(report?.offender == "mallory", "\(String(describing: report))")
+            #expect(
+                report?.fileIndex == 0 && report?.direction == .receiving, "\(String(describing: report))")
             let received = try [UInt8](Data(contentsOf: URL(fileURLWithPath: inbox.path + "/swarm.bin")))
             let same = received == data
             #expect(same, "the published file is the sent one, not mallory's")
@@ -68,13 +59,7 @@ import Testing
         members: [SwarmMember]
     ) async throws -> Int {
         let chunks = (data.count + chunk - 1) / chunk
-        let offer = Offer(
-            transferID: sender.transferID, chunkSize: UInt32(chunk), codecs: [],
-            files: [
-                OfferedFile(
-                    path: "swarm.bin", size: UInt64(data.count), modificationTime: FileTime(seconds: 0, nanoseconds: 0))
-            ],
-            swarm: Swarm(swarmID: sender.swarmID, members: members))
+        let offer = SwarmMemberTests.swarmOffer(sender, size: data.count, chunkSize: chunk, members: members)
         let swarmID = sender.swarmID
         // Mallory announces every chunk to alice and answers each request with the chunk's bytes, one bit flipped.
         let malloryEvents = mallory.transferEvents
@@ -148,73 +133,59 @@ import Testing
     /// member holds: it gets nothing, and its link is closed (PROTOCOL.md 11.11 rule 1).
     @Test func aPeerNotNamedInTheOfferGetsNothingFromTheSwarm() async throws {
         let data = TestFiles.randomBytes(count: Self.chunk, seed: 63)
-        let reactor = try Reactor()
-        defer { reactor.shutdown() }
-        try await TemporaryDirectory.with(prefix: "swarm-a") { inbox in
-            try await Session.run(configuration: SwarmMemberTests.configuration("alice"), reactor: reactor) { alice in
-                try await Session.run(configuration: SwarmMemberTests.configuration("eve"), reactor: reactor) { eve in
-                    try await Session.run(configuration: SwarmMemberTests.configuration("sam"), reactor: reactor) {
-                        sam in
-                        let config = TransferConfiguration(receiveDirectory: inbox.path, offerPolicy: .all)
-                        try await TransferEngine.run(session: alice, configuration: config) { _ in
-                            let port = await alice.listenPort
-                            let toAlice = try await sam.connect(
-                                toAddress: .ipv4(.loopback, port: port), timeout: .seconds(30))
-                            let sender = SwarmMemberTests.ScriptedSender(session: sam, members: [toAlice.peerID])
-                            let members = [
-                                SwarmMember(deviceID: alice.configuration.deviceID, address: "127.0.0.1:\(port)"),
-                                SwarmMember(deviceID: TestIdentity.named("bob").deviceID, address: ""),
-                            ]
-                            let offer = Offer(
-                                transferID: sender.transferID, chunkSize: UInt32(Self.chunk), codecs: [],
-                                files: [
-                                    OfferedFile(
-                                        path: "swarm.bin", size: UInt64(data.count),
-                                        modificationTime: FileTime(seconds: 0, nanoseconds: 0))
-                                ],
-                                swarm: Swarm(swarmID: sender.swarmID, members: members))
-                            try await sender.send(.offer(offer), to: 0)
-                            let seen = SwarmMemberTests.Seen()
-                            let seeded = SwarmMemberTests.Step()
-                            let stored = await sender.collect { member, message in
-                                seen.record(member, message)
-                                return seen.read { $0.acks[0]?.count == 1 }
-                            } onEach: {
-                                guard seen.read({ $0.replies.count == 1 }), seeded.once() else { return }
-                                let list = SwarmMembers(transferID: sender.transferID, members: [0, 1])
-                                try await sender.send(.swarmMembers(list), to: 0)
-                                let digests = ChunkDigests(
-                                    transferID: sender.transferID, fileIndex: 0, firstChunk: 0,
-                                    entries: [ChunkDigests.Entry(seed: 0, sha256: FileDigest.chunkDigest(data))])
-                                try await sender.send(.chunkDigests(digests), to: 0)
-                                try await sender.sendChunk(data, index: 0, to: 0)
-                            }
-                            #expect(stored, "alice stored the chunk the sender seeded to her")
-                            // Eve, an ordinary peer of alice's, asks her for that chunk by the swarm's ID.
-                            let link = try await eve.connect(
-                                toAddress: .ipv4(.loopback, port: port), timeout: .seconds(30))
-                            let request = SwarmRequest(
-                                swarmID: sender.swarmID, fileIndex: 0, chunkIndex: 0, codecs: [])
-                            try await eve.sendTransferFrame(
-                                [TransferMessage.swarmRequest(request).frame.encoded()], to: link.peerID)
-                            let toEve = HostileSender(session: eve, receiver: link.peerID)
-                            var chunks = 0
-                            var closed = false
-                            loop: while true {
-                                switch await toEve.nextEvent() {
-                                case .message(.chunk): chunks += 1
-                                case .message: continue
-                                case .linkClosed:
-                                    closed = true
-                                    break loop
-                                case .streamEnded, .timedOut: break loop
-                                }
-                            }
-                            #expect(chunks == 0, "eve got no chunk")
-                            #expect(closed, "alice closed eve's link for a swarm frame she may not send")
-                        }
+        try await SwarmMemberTests.withSessions(["alice", "eve", "sam"], inbox: "swarm-a") { sessions, inbox in
+            let (alice, eve, sam) = (sessions[0], sessions[1], sessions[2])
+            let config = TransferConfiguration(receiveDirectory: inbox.path, offerPolicy: .all)
+            try await TransferEngine.run(session: alice, configuration: config) { _ in
+                let port = await alice.listenPort
+                let toAlice = try await sam.connect(
+                    toAddress: .ipv4(.loopback, port: port), timeout: .seconds(30))
+                let sender = SwarmMemberTests.ScriptedSender(session: sam, members: [toAlice.peerID])
+                let members = [
+                    SwarmMember(deviceID: alice.configuration.deviceID, address: "127.0.0.1:\(port)"),
+                    SwarmMember(deviceID: TestIdentity.named("bob").deviceID, address: ""),
+                ]
+                let offer = SwarmMemberTests.swarmOffer(
+                    sender, size: data.count, chunkSize: Self.chunk, members: members)
+                try await sender.send(.offer(offer), to: 0)
+                let seen = SwarmMemberTests.Seen()
+                let seeded = SwarmMemberTests.Step()
+                let stored = await sender.collect { member, message in
+                    seen.record(member, message)
+                    return seen.read { $0.acks[0]?.count == 1 }
+                } onEach: {
+                    guard seen.read({ $0.replies.count == 1 }), seeded.once() else { return }
+                    let list = SwarmMembers(transferID: sender.transferID, members: [0, 1])
+                    try await sender.send(.swarmMembers(list), to: 0)
+                    let digests = ChunkDigests(
+                        transferID: sender.transferID, fileIndex: 0, firstChunk: 0,
+                        entries: [ChunkDigests.Entry(seed: 0, sha256: FileDigest.chunkDigest(data))])
+                    try await sender.send(.chunkDigests(digests), to: 0)
+                    try await sender.sendChunk(data, index: 0, to: 0)
+                }
+                #expect(stored, "alice stored the chunk the sender seeded to her")
+                // Eve, an ordinary peer of alice's, asks her for that chunk by the swarm's ID.
+                let link = try await eve.connect(
+                    toAddress: .ipv4(.loopback, port: port), timeout: .seconds(30))
+                let request = SwarmRequest(
+                    swarmID: sender.swarmID, fileIndex: 0, chunkIndex: 0, codecs: [])
+                try await eve.sendTransferFrame(
+                    [TransferMessage.swarmRequest(request).frame.encoded()], to: link.peerID)
+                let toEve = HostileSender(session: eve, receiver: link.peerID)
+                var chunks = 0
+                var closed = false
+                loop: while true {
+                    switch await toEve.nextEvent() {
+                    case .message(.chunk): chunks += 1
+                    case .message: continue
+                    case .linkClosed:
+                        closed = true
+                        break loop
+                    case .streamEnded, .timedOut: break loop
                     }
                 }
+                #expect(chunks == 0, "eve got no chunk")
+                #expect(closed, "alice closed eve's link for a swarm frame she may not send")
             }
         }
     }

@@ -57,13 +57,7 @@ import Testing
             SwarmMember(deviceID: alice.configuration.deviceID, address: "127.0.0.1:\(await alice.listenPort)"),
             SwarmMember(deviceID: bob.configuration.deviceID, address: "127.0.0.1:\(await bob.listenPort)"),
         ]
-        let offer = Offer(
-            transferID: sender.transferID, chunkSize: UInt32(chunk), codecs: [],
-            files: [
-                OfferedFile(
-                    path: "swarm.bin", size: UInt64(data.count), modificationTime: FileTime(seconds: 0, nanoseconds: 0))
-            ],
-            swarm: Swarm(swarmID: sender.swarmID, members: members))
+        let offer = SwarmMemberTests.swarmOffer(sender, size: data.count, chunkSize: chunk, members: members)
         @Sendable func raw(_ index: Int) -> ArraySlice<UInt8> { data[index * chunk..<(index + 1) * chunk] }
         /// Chunk `index` as `transferID`'s (sam's transfer, or the swarm's for a relayed one) from `session`.
         @Sendable func sendChunk(_ index: Int, as transferID: TransferID, from session: Session, to peerID: PeerID)
