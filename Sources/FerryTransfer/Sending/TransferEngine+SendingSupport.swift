@@ -66,10 +66,15 @@ extension TransferEngine {
     }
 
     func wake(_ id: TransferID, _ peerID: PeerID) {
+        resumePump(id, peerID)
+        wakePeerRoomWaiters(peerID)
+    }
+
+    /// Resumes the pump of `id` to `peerID` if it waits for news.
+    private func resumePump(_ id: TransferID, _ peerID: PeerID) {
         let waiter = operations[id]?.peers[peerID]?.waiter
         operations[id]?.peers[peerID]?.waiter = nil
         waiter?.resume()
-        wakePeerRoomWaiters(peerID)
     }
 
     /// Unacknowledged chunk data over all the transfers to one peer, at most (beyond one chunk when nothing is
@@ -110,9 +115,7 @@ extension TransferEngine {
     func wakePeerRoomWaiters(_ peerID: PeerID) {
         for id in operations.keys where operations[id]?.peers[peerID]?.waitsForPeerRoom == true {
             operations[id]?.peers[peerID]?.waitsForPeerRoom = false
-            let waiter = operations[id]?.peers[peerID]?.waiter
-            operations[id]?.peers[peerID]?.waiter = nil
-            waiter?.resume()
+            resumePump(id, peerID)
         }
     }
 
