@@ -47,12 +47,18 @@ import Testing
         says so). When standard input is a pipe and stderr a terminal, the picker and
         the pairing-code question read the terminal (/dev/tty).
 
+        Each file is hashed as it is sent (a SHA-256 of every chunk). For a file of 4
+        MiB or more the digests are kept in $XDG_CACHE_HOME/ferry/digests (else
+        ~/.cache/ferry/digests; the 4096 last used), so sending it again unchanged (the
+        same inode, size, modification and change time) reads it without hashing it;
+        receivers still check every chunk. --rehash hashes every file anyway.
+
         Exit status: 0 when every file reached every peer, 1 otherwise, 130 when
         interrupted.
 
         USAGE: ferry send [--to <peer> ...] [--all] [--wait <seconds>] [--as <name>]
                [--compress <mode>] [--trusted-only] [--text <text>] [--no-relay]
-               [--json] [<file> ...] [<global options>]
+               [--rehash] [--json] [<file> ...] [<global options>]
 
         ARGUMENTS:
           <file>                  A file or directory to send; - for standard input.
@@ -72,6 +78,8 @@ import Testing
           --text <text>           Send this short text as a message (at most 64 KiB).
           --no-relay              To several receivers, send each one every chunk
                                   directly; they pass nothing on to each other.
+          --rehash                Hash every file again, instead of using the digests
+                                  kept from an earlier send of it.
           --json                  Print one JSON object per line for every event instead
                                   of text.
           -h, --help              Show help information.

@@ -9,7 +9,7 @@ import Testing
     static let sendUsage = """
         Usage: ferry send [--to <peer> ...] [--all] [--wait <seconds>] [--as <name>]
                [--compress <mode>] [--trusted-only] [--text <text>] [--no-relay]
-               [--json] [<file> ...] [<global options>]
+               [--rehash] [--json] [<file> ...] [<global options>]
           See 'ferry send --help' for more information.
         """
 

@@ -20,7 +20,7 @@ import Testing
     /// Runs `body` with a receiving engine (into `inbox`) and a sending engine connected to it.
     static func withEngines(
         inbox: String, policy: OfferPolicy = .all, chunkSize: Int = Limits.defaultChunkSize,
-        compression: CompressionMode = .auto,
+        compression: CompressionMode = .auto, digestCache: DigestCache? = nil,
         _ body: (_ receiver: TransferEngine, _ sender: TransferEngine, _ receiverID: PeerID) async throws -> Void
     ) async throws {
         let reactor = try Reactor()
@@ -28,7 +28,8 @@ import Testing
         try await Session.run(configuration: configuration("bob"), reactor: reactor) { bob in
             try await Session.run(configuration: configuration("alice"), reactor: reactor) { alice in
                 let receiving = TransferConfiguration(receiveDirectory: inbox, offerPolicy: policy, chunkSize: chunkSize)
-                let sending = TransferConfiguration(chunkSize: chunkSize, compression: compression)
+                var sending = TransferConfiguration(chunkSize: chunkSize, compression: compression)
+                sending.digestCache = digestCache
                 try await TransferEngine.run(session: bob, configuration: receiving) { receiver in
                     try await TransferEngine.run(session: alice, configuration: sending) { sender in
                         let info = try await alice.connect(

@@ -21,7 +21,7 @@ extension SendCommand {
             global: global, context: context, mode: .client, acceptPolicy: .none, transfersEnabled: true)
         let reporter = TransferReporter(
             context: context, json: json, confirmsCodes: Self.confirmsCodes(context, trustedOnly: trustedOnly))
-        let configuration = engineConfiguration(log: setup.configuration.log)
+        let configuration = engineConfiguration(log: setup.configuration.log, environment: context.environment)
         let summary = try await TransferSession.run(setup: setup, engine: configuration, reporter: reporter) { run in
             let (connected, unconnected) = try await connectPeers(run, context: context)
             let (peers, failures) = try await confirmPeers(connected, failures: unconnected, run, context: context)
@@ -50,10 +50,17 @@ extension SendCommand {
         return summary.isSuccess ? .success : .failure
     }
 
-    /// The engine's settings for this command line: its compression, and whether receivers may relay (`--no-relay`).
-    func engineConfiguration(log: (@Sendable (Int, String) -> Void)? = nil) -> TransferConfiguration {
+    /// The engine's settings for this command line: its compression, whether receivers may relay (`--no-relay`), and
+    /// where the digests of files sent are kept (`$XDG_CACHE_HOME/ferry/digests` of `environment`; none with
+    /// `--rehash`, nor without an environment).
+    func engineConfiguration(
+        log: (@Sendable (Int, String) -> Void)? = nil, environment: [String: String]? = nil
+    ) -> TransferConfiguration {
         var configuration = TransferConfiguration(compression: compression, log: log)
         configuration.relay = relay
+        if usesKeptDigests, let directory = environment.flatMap(DigestCache.standardDirectory) {
+            configuration.digestCache = DigestCache(directory: directory)
+        }
         return configuration
     }
 

@@ -43,6 +43,11 @@ public struct SendCommand: ParsableCommand, Equatable {
             with Ctrl-D; an empty input sends an empty file (and says so). When standard input is a pipe and \
             stderr a terminal, the picker and the pairing-code question read the terminal (/dev/tty).
 
+            Each file is hashed as it is sent (a SHA-256 of every chunk). For a file of 4 MiB or more the digests \
+            are kept in $XDG_CACHE_HOME/ferry/digests (else ~/.cache/ferry/digests; the 4096 last used), so \
+            sending it again unchanged (the same inode, size, modification and change time) reads it without \
+            hashing it; receivers still check every chunk. --rehash hashes every file anyway.
+
             Exit status: 0 when every file reached every peer, 1 otherwise, 130 when interrupted.
             """,
         arguments: [
@@ -68,6 +73,9 @@ public struct SendCommand: ParsableCommand, Equatable {
             .flag(
                 "no-relay",
                 help: "To several receivers, send each one every chunk directly; they pass nothing on to each other."),
+            .flag(
+                "rehash",
+                help: "Hash every file again, instead of using the digests kept from an earlier send of it."),
             .flag("json", help: "Print one JSON object per line for every event instead of text."),
         ]
     )
@@ -108,6 +116,8 @@ public struct SendCommand: ParsableCommand, Equatable {
     /// Whether receivers of a broadcast pass chunks on to each other (false: `--no-relay`, every chunk goes to every
     /// receiver from here).
     public var relay: Bool
+    /// Whether the chunk digests kept from earlier sends of an unchanged file are used (false: `--rehash`).
+    public var usesKeptDigests: Bool
     /// The options every command accepts (session, name, port, peers, interfaces, verbosity).
     public var global: GlobalOptions
 
@@ -115,8 +125,10 @@ public struct SendCommand: ParsableCommand, Equatable {
     public init(
         files: [String], targets: [PeerTarget] = [], all: Bool = false, wait: Double = SendCommand.defaultWait,
         compression: CompressionMode = .auto, standardInputName: String? = nil, trustedOnly: Bool = false,
-        json: Bool = false, text: String? = nil, relay: Bool = true, global: GlobalOptions = .init()
+        json: Bool = false, text: String? = nil, relay: Bool = true, usesKeptDigests: Bool = true,
+        global: GlobalOptions = .init()
     ) {
+        self.usesKeptDigests = usesKeptDigests
         self.text = text
         self.relay = relay
         self.files = files
@@ -143,6 +155,7 @@ public struct SendCommand: ParsableCommand, Equatable {
             json: values.isSet("json"),
             text: values.last("text"),
             relay: !values.isSet("no-relay"),
+            usesKeptDigests: !values.isSet("rehash"),
             global: try GlobalOptions(parsing: values)
         )
     }

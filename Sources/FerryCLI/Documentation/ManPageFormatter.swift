@@ -48,6 +48,10 @@ struct ManPageFormatter {
             ".TP", Self.escape("$XDG_CONFIG_HOME/ferry, else ~/.config/ferry"),
             Self.escape(
                 "The device identity and the trusted peers of this install (created mode 0700 on first use)."),
+            ".TP", Self.escape("$XDG_CACHE_HOME/ferry/digests, else ~/.cache/ferry/digests"),
+            Self.escape(
+                "The chunk digests of files of 4 MiB or more that 'send' sent, so that an unchanged file is not "
+                    + "hashed again (mode 0700; the 4096 last used are kept; safe to delete)."),
             ".SH ENVIRONMENT",
             ".TP", "FERRY_SESSION",
             Self.escape("The session ID when --session is not given."),
@@ -59,6 +63,8 @@ struct ManPageFormatter {
             Self.escape(
                 "Where the config directory is kept when set to an absolute path; its user-dirs.dirs names the "
                     + "download directory 'receive' uses without --into (else ~/Downloads)."),
+            ".TP", "XDG_CACHE_HOME",
+            Self.escape("Where the digests of files sent are kept when set to an absolute path."),
             ".TP", "HOME",
             Self.escape("The config directory is ~/.config/ferry when XDG_CONFIG_HOME is not usable."),
             ".SH SEE ALSO",

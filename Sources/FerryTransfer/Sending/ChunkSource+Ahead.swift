@@ -1,5 +1,6 @@
 import FerryStateMachines
 import FerrySystem
+import FerryWire
 import Synchronization
 
 /// Compress-ahead: the next chunks of a file are read, hashed and compressed while the pump sends the ones before.
@@ -95,10 +96,20 @@ extension ChunkSource {
         let depth = extending && compression != nil && cacheLimit == 0 ? Self.aheadDepth : 1
         let queued = aheads.reduce(0) { $0 + ($1.made?.prepared.data.count ?? $1.length) }
         guard aheads.count < depth, aheads.isEmpty || queued + nextLength <= Self.aheadBudget,
-            files[index].failure == nil, files[index].digest == nil, files[index].hashedUpTo == next,
-            cache[nextKey] == nil, let handle = files[index].handle,
-            let hash = claimHash(index, through: next + UInt64(nextLength))
+            files[index].failure == nil, cache[nextKey] == nil, let handle = files[index].handle
         else { return false }
+        // A file with kept digests (`ChunkSource+Kept`) is read ahead without hashing; any other only as the next
+        // part of its first pass, which the chunk's work hashes.
+        let kept = keptDigest(index, offset: next, length: nextLength)
+        let hash: (from: UInt64, hasher: FileDigest)?
+        if kept != nil {
+            hash = nil
+        } else {
+            guard files[index].digest == nil, files[index].hashedUpTo == next,
+                let claimed = claimHash(index, through: next + UInt64(nextLength))
+            else { return false }
+            hash = claimed
+        }
         let prefixed = tail.prefixed && compression?.algorithm == .zstd
         let keepsRaw = aheads.isEmpty
         let previous = tail.relay
@@ -106,7 +117,8 @@ extension ChunkSource {
         let name = files[index].source.path
         let chunkSize = self.chunkSize
         let offered = files[index].status
-        let completesHash = next + UInt64(nextLength) == offered.size
+        let completesHash = hash != nil && next + UInt64(nextLength) == offered.size
+        let isLast = next + UInt64(nextLength) == offered.size
         // The first chunk queued keeps its prefix, to be compressed again; the relay still holds it (it is the raw
         // bytes of the chunk just prepared, or of the first ahead's predecessor).
         let keptPrefix = keepsRaw && prefixed ? previous.peek() : nil
@@ -123,10 +135,10 @@ extension ChunkSource {
             continuation.yield(
                 Result { () throws(Failure) -> Made in
                     var made = try Self.make(
-                        handle, offset: next, length: nextLength, hash: hash, knownDigest: nil,
+                        handle, offset: next, length: nextLength, hash: hash, knownDigest: kept,
                         compression: compression, prefix: prefixed ? prefixBytes : nil, completesHash: completesHash,
                         name: name, chunkSize: chunkSize, offered)
-                    if !completesHash { relay.put(made.raw) }
+                    if !isLast { relay.put(made.raw) }
                     if !keepsRaw { made.raw = [] }
                     return made
                 })

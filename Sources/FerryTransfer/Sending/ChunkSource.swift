@@ -65,6 +65,18 @@ actor ChunkSource {
         var digest: [UInt8]?
         /// The file changed (or could not be read): every later chunk or digest of it fails the same way.
         var failure: Failure?
+        /// When its status was taken (`PreparedFile.statedAt`).
+        var statedAt: Double = 0
+        /// Its chunk digests from the `DigestCache` (32 bytes a chunk): its chunks are read, never hashed, and
+        /// `digest` is known from the start (`ChunkSource+Kept`).
+        var kept: [UInt8]?
+        /// A file with `kept` digests whose last chunk was asked for or queued: once its work is done, the handle
+        /// may close (as a file's does once hashed).
+        var keptPassDone = false
+        /// Its kept digests were forgotten in this send (a peer found them wrong).
+        var keptForgotten = false
+        /// The chunk digests of a first pass that hashed the whole file, for the `DigestCache` (written by `close`).
+        var toKeep: [UInt8]?
     }
 
     var files: [FileEntry]
@@ -75,15 +87,17 @@ actor ChunkSource {
     private var traceStart: ContinuousClock.Instant?
     private var lastPrepared: (rawBytes: Int, compressSeconds: Double, wireBytes: Int)?
     var cache: [Key: Prepared] = [:]
+    /// Where chunk digests are kept between sends (`ChunkSource+Kept`); nil: not kept.
+    let digestCache: DigestCache?
     /// The last chunk read or queued (unless it was its file's last), whose raw bytes are the prefix of the file's
     /// next chunk (`ChunkSource+Ahead`).
     var chainTail: ChainTail?
     private var cacheOrder: [Key] = []
-    private var cacheBytes = 0
+    var cacheBytes = 0
     /// The digest of every raw chunk prepared, in a broadcast: a chunk read again for a peer that fell behind the
     /// cache is not hashed (or offered to the compressor) again while its file keeps the time and size it was
     /// offered with.
-    private var rawDigests: [Key: [UInt8]] = [:]
+    var rawDigests: [Key: [UInt8]] = [:]
     let cacheLimit: Int
     let chunkSize: Int
     let io = BlockingIO(label: "ferry.chunk-source")
@@ -92,13 +106,19 @@ actor ChunkSource {
 
     init(
         files: [PreparedFile], chunkSize: Int, policy: CompressionPolicy, cacheLimit: Int,
-        log: (@Sendable (_ level: Int, _ message: String) -> Void)? = nil
+        digestCache: DigestCache? = nil, log: (@Sendable (_ level: Int, _ message: String) -> Void)? = nil
     ) {
         self.log = log
+        self.digestCache = digestCache
         self.files = files.map { file in
-            FileEntry(
+            var entry = FileEntry(
                 source: file.source, offered: file.offered, alreadyCompressed: file.alreadyCompressed,
-                status: file.status, memory: file.memory)
+                status: file.status, memory: file.memory, statedAt: file.statedAt)
+            if digestCache != nil, let kept = file.cachedDigests {
+                entry.kept = kept
+                entry.digest = FileDigest.of(chunkDigests: kept)
+            }
+            return entry
         }
         self.policy = policy
         self.chunkSize = chunkSize
@@ -212,6 +232,7 @@ actor ChunkSource {
             diskReads += 1
             let handle = try openIfNeeded(index)
             let hash = claimHash(index, through: offset + UInt64(length))
+            let kept = keptDigest(index, offset: offset, length: length)
             // The prefix: the raw bytes of the file's previous chunk, when this peer was sent that chunk just before
             // and it is still at hand (the last chunk read); else plain zstd, which every receiver can inflate.
             let prefix: [UInt8]? =
@@ -226,7 +247,7 @@ actor ChunkSource {
             let work = await io.run { () -> Result<Made, Failure> in
                 Result { () throws(Failure) -> Made in
                     try Self.make(
-                        handle, offset: offset, length: length, hash: hash, knownDigest: knownDigest,
+                        handle, offset: offset, length: length, hash: hash, knownDigest: knownDigest ?? kept,
                         compression: compression, prefix: prefix, completesHash: completesHash, name: name,
                         chunkSize: chunkSize, offered)
                 }
@@ -243,7 +264,9 @@ actor ChunkSource {
             }
         }
         var prepared = made.prepared
-        if files[index].digest != nil, made.digest != nil { prepared.fileDigest = files[index].digest }
+        if files[index].digest != nil, made.digest != nil || endsKeptPass(key, length: length) {
+            prepared.fileDigest = files[index].digest
+        }
         if variant { return prepared }
         if let log {
             let now = ContinuousClock.now
@@ -278,6 +301,7 @@ actor ChunkSource {
     /// Records the file digest that a chunk's work finished (or the failure of finishing it).
     func recordDigest(_ made: Made, _ index: Int) {
         guard let digest = made.digest else { return }
+        if case .success = digest { keep(files[index].hasher, index) }
         files[index].hasher = nil
         switch digest {
         case .success(let bytes): files[index].digest = bytes
@@ -300,7 +324,7 @@ actor ChunkSource {
         let name = files[index].source.path
         let chunkSize = self.chunkSize
         // Normally the first pass hashed everything; a resend that overtook it means hashing from the start.
-        let hash = claimHash(index, through: size) ?? (from: 0, hasher: FileDigest())
+        let hash = claimHash(index, through: size) ?? (from: 0, hasher: FileDigest(keepingChunkDigests: keeps(index)))
         files[index].users += 1
         defer { release(index) }
         let work = await io.run { () -> Result<[UInt8], Failure> in
@@ -311,6 +335,7 @@ actor ChunkSource {
         }
         let digest = try recorded(work, index)
         files[index].digest = digest
+        keep(hash.hasher, index)
         files[index].hasher = nil
         return digest
     }
@@ -332,7 +357,9 @@ actor ChunkSource {
     /// is closed (a later resend opens it again), so a transfer of many files keeps few descriptors open.
     func release(_ index: Int) {
         files[index].users -= 1
-        guard files[index].users == 0, files[index].digest != nil, let handle = files[index].handle else { return }
+        guard files[index].users == 0, files[index].digest != nil, files[index].kept == nil || files[index].keptPassDone,
+            let handle = files[index].handle
+        else { return }
         files[index].handle = nil
         handle.close()
     }
@@ -351,13 +378,14 @@ actor ChunkSource {
             files[index].handle = nil
         }
         cache.removeAll()
+        await storeKept()
     }
 
     /// Claims the hashing of `[hashedUpTo, end)` of a file when that continues its first pass; nil when the bytes
     /// are already hashed (a resend, or another peer's chunk).
     func claimHash(_ index: Int, through end: UInt64) -> (from: UInt64, hasher: FileDigest)? {
         guard files[index].digest == nil, end > files[index].hashedUpTo else { return nil }
-        let hasher = files[index].hasher ?? FileDigest()
+        let hasher = files[index].hasher ?? FileDigest(keepingChunkDigests: keeps(index))
         files[index].hasher = hasher
         let from = files[index].hashedUpTo
         files[index].hashedUpTo = end
@@ -458,10 +486,16 @@ struct PreparedFile: Sendable {
     var status: FerrySystem.FileStatus
     /// A payload's bytes, read from memory instead of a file (`Payload`); nil for a file.
     var memory: Data? = nil
+    /// When `status` was taken (seconds since 1970, just before the file was opened): `DigestCache` keeps the
+    /// digests only of a file whose times lie well before it.
+    var statedAt: Double = 0
+    /// The chunk digests `DigestCache` kept for this file as it is now (32 bytes a chunk), or nil.
+    var cachedDigests: [UInt8]? = nil
 
     /// Stats the file and sniffs its first bytes for the media type, image size and compressibility: 4 KiB, or up to
     /// 64 KiB for a JPEG or a ZIP (`MediaSniffer.needsMore`).
     static func prepare(_ source: SourceFile) throws(TransferError) -> PreparedFile {
+        let statedAt = Date().timeIntervalSince1970
         do {
             let handle = try RegularFile.open(path: source.path)
             defer { handle.close() }
@@ -482,7 +516,9 @@ struct PreparedFile: Sendable {
                 modificationTime: FileTime(
                     seconds: status.modificationTime.seconds, nanoseconds: status.modificationTime.nanoseconds),
                 mediaType: media.mediaType ?? "", pixelWidth: media.pixelWidth, pixelHeight: media.pixelHeight)
-            return PreparedFile(source: source, offered: offered, alreadyCompressed: media.isCompressed, status: status)
+            return PreparedFile(
+                source: source, offered: offered, alreadyCompressed: media.isCompressed, status: status,
+                statedAt: statedAt)
         } catch let error as TransferError {
             throw error
         } catch {

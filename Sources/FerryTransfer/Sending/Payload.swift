@@ -90,7 +90,19 @@ extension PreparedFile {
     /// machine, and a folder of 1000 small files held its offer back by 70-80 ms on the engine's actor, a sixth of
     /// the whole send (`perf trace` of `ferry send` of 1000 files of 4-64 KiB). The receiver waits for the offer, so
     /// a second core is free meanwhile.
-    static func prepareAll(_ items: [TransferItem]) async throws(TransferError) -> [PreparedFile] {
+    ///
+    /// With `digests`, each file's chunk digests are looked up in the cache on the same threads
+    /// (`cachedDigests`).
+    static func prepareAll(
+        _ items: [TransferItem], digests: (cache: DigestCache, chunkSize: Int)? = nil
+    ) async throws(TransferError) -> [PreparedFile] {
+        let prepare: @Sendable (TransferItem) throws(TransferError) -> PreparedFile = { item throws(TransferError) in
+            var file = try Self.prepare(item)
+            if let digests, file.memory == nil {
+                file.cachedDigests = digests.cache.lookup(file.status, chunkSize: digests.chunkSize)
+            }
+            return file
+        }
         guard items.count > 1 else { return try items.map { item throws(TransferError) in try prepare(item) } }
         let results = await withCheckedContinuation { (done: CheckedContinuation<[PreparedResult], Never>) in
             DispatchQueue.global().async {

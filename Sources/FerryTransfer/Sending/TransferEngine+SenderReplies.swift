@@ -72,6 +72,8 @@ extension TransferEngine {
             reportProgress(id, peerID, file: file)
         case .success(.resend(let file, let offset)):
             log(1, "peer \(peerID) received a corrupt chunk (file \(file), offset \(offset)): sending it again")
+            // Its digest may have come from a stale `DigestCache` entry: the file is hashed from its bytes from now on.
+            await operations[id]?.source.forgetKeptDigests(file: file)
         case .failure(let error):
             await violation(by: peerID, error.description)
             return
@@ -90,6 +92,11 @@ extension TransferEngine {
         }
         let file = Int(result.fileIndex)
         let published = result.status == .published
+        // A file sent with digests kept from an earlier send (`DigestCache`) that did not match: they were stale.
+        var staleKept = false
+        if result.status == .hashMismatch, let source = operations[id]?.source {
+            staleKept = await source.forgetKeptDigests(file: file)
+        }
         let outcome = withPeer(id, peerID) { peer -> Result<FileOutcome, TransferProtocolError>? in
             if peer.failure != nil { return nil }  // crossed this side's cancel
             do throws(TransferProtocolError) {
@@ -102,9 +109,13 @@ extension TransferEngine {
             if published { peer.filesSucceeded += 1 } else { peer.filesFailed += 1 }
             if published && result.identical { peer.filesAlreadyThere += 1 }
             let offered = files[file]
-            let failure =
+            var failure =
                 peer.abandoned[file]
                 ?? (result.detail.isEmpty ? "\(result.status)" : "\(result.status): \(result.detail)")
+            if staleKept {
+                failure += "; it was sent with the digests kept from an earlier send, which were stale (the file "
+                    + "changed without a new change time) and are now forgotten: send it again"
+            }
             return .success(
                 FileOutcome(
                     transferID: id, peer: peer.info, direction: .sending, fileIndex: file, fileName: offered.path,

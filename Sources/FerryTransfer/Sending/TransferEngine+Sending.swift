@@ -40,7 +40,8 @@ extension TransferEngine {
                 throw TransferError.duplicateName(item.name, first: first, second: origin)
             }
         }
-        let prepared = try await PreparedFile.prepareAll(items)
+        let prepared = try await PreparedFile.prepareAll(
+            items, digests: configuration.digestCache.map { ($0, configuration.chunkSize) })
         var infos: [PeerInfo] = []
         var seen = Set<PeerID>()
         for peerID in peers where seen.insert(peerID).inserted {
@@ -69,7 +70,7 @@ extension TransferEngine {
         // One peer uses each chunk once (a resend reads it again); a broadcast shares chunks through the cache.
         let source = ChunkSource(
             files: prepared, chunkSize: configuration.chunkSize, policy: policy,
-            cacheLimit: infos.count > 1 ? 24 << 20 : 0, log: configuration.log)
+            cacheLimit: infos.count > 1 ? 24 << 20 : 0, digestCache: configuration.digestCache, log: configuration.log)
         let now = clock.now
         var operation = OutgoingOperation(offer: offer, files: prepared, source: source, peers: [:])
         for info in infos {

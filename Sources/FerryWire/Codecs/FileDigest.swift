@@ -1,3 +1,5 @@
+import Synchronization
+
 /// The ferry file digest (PROTOCOL.md 11.7): the SHA-256 over the chunk digests of a file, in offset order.
 ///
 /// A chunk digest is the SHA-256 of one chunk's raw bytes (the `sha256` of a `Chunk`); the file is cut into chunks
@@ -14,14 +16,20 @@ public final class FileDigest: Sendable {
     public static let length = SHA256Hasher.digestLength
 
     private let hasher = SHA256Hasher()
+    /// The chunk digests added, in order, when asked to keep them (`init(keepingChunkDigests:)`); else nil.
+    private let kept: Mutex<[UInt8]>?
 
-    /// A digest of no chunks yet.
-    public init() {}
+    /// A digest of no chunks yet; `keepingChunkDigests`: it also keeps every chunk digest added (32 bytes a chunk),
+    /// for `chunkDigests`.
+    public init(keepingChunkDigests: Bool = false) {
+        kept = keepingChunkDigests ? Mutex([]) : nil
+    }
 
     /// Appends the digest of the next chunk (32 bytes).
     public func add(chunkDigest: [UInt8]) {
         precondition(chunkDigest.count == Self.length, "a chunk digest of \(chunkDigest.count) bytes")
         hasher.update(chunkDigest)
+        kept?.withLock { $0 += chunkDigest }
     }
 
     /// Hashes the next chunk's raw bytes, appends its digest and returns it.
@@ -29,7 +37,19 @@ public final class FileDigest: Sendable {
     public func add(chunk raw: UnsafeRawBufferPointer) -> [UInt8] {
         let digest = Self.chunkDigest(raw)
         hasher.update(digest)
+        kept?.withLock { $0 += digest }
         return digest
+    }
+
+    /// Every chunk digest added so far, in order (32 bytes each; `finalize` does not clear them), when this digest
+    /// keeps them; else nil.
+    public var chunkDigests: [UInt8]? {
+        kept?.withLock { $0 }
+    }
+
+    /// The file digest of `chunkDigests` (32 bytes a chunk, in offset order).
+    public static func of(chunkDigests: [UInt8]) -> [UInt8] {
+        SHA256Hasher.digest(chunkDigests)
     }
 
     /// The file digest of every chunk added so far; the value then starts over, empty.

@@ -1,0 +1,147 @@
+import FerryStateMachines
+import FerrySystem
+import FerryTestSupport
+import FerryWire
+import Foundation
+import Testing
+
+@testable import FerryTransfer
+
+/// Chunk digests kept between sends (`DigestCache`, `ChunkSource+Kept`): an unchanged file is read, not hashed; a
+/// changed one, a young one, a small one or a damaged entry is hashed as before; a stale entry can cost a failed
+/// file, never a wrong one.
+@Suite(.timeLimit(.minutes(2))) struct DigestCacheTests {
+    static let chunk = Limits.minChunkSize
+
+    /// The status of `path` as the sender takes it.
+    static func status(_ path: String) throws -> FerrySystem.FileStatus {
+        let file = try RegularFile.open(path: path)
+        defer { file.close() }
+        return file.statusAtOpen
+    }
+
+    /// `count` chunk digests that are not those of any real chunk.
+    static func fakeDigests(_ count: Int, _ byte: UInt8 = 0xAB) -> [UInt8] {
+        (0..<count).flatMap { index in [UInt8](repeating: byte &+ UInt8(index), count: FileDigest.length) }
+    }
+
+    /// The real chunk digests of `bytes`, concatenated.
+    static func realDigests(_ bytes: [UInt8]) -> [UInt8] {
+        stride(from: 0, to: bytes.count, by: chunk).flatMap { start in
+            FileDigest.chunkDigest(bytes[start..<min(start + chunk, bytes.count)])
+        }
+    }
+
+    /// A status like `status`, its times moved `seconds` into the past (for the settled rule, without waiting).
+    static func aged(_ status: FerrySystem.FileStatus, by seconds: Int64) -> FerrySystem.FileStatus {
+        var old = status
+        old.changeTime.seconds -= seconds
+        old.modificationTime.seconds -= seconds
+        return old
+    }
+
+    @Test func anEntryIsFoundOnlyForTheSameFileAsItWas() async throws {
+        try await TemporaryDirectory.with(prefix: "digest-cache") { folder in
+            let path = try TestFiles(in: folder).random("video.bin", size: 4 * Self.chunk + 10, seed: 3).path
+            let cache = DigestCache(directory: folder.path + "/cache")
+            let status = Self.aged(try Self.status(path), by: 60)
+            let digests = Self.fakeDigests(5)
+            #expect(cache.store(digests, for: status, statedAt: Date().timeIntervalSince1970, chunkSize: Self.chunk))
+            #expect(cache.lookup(status, chunkSize: Self.chunk) == digests)
+            #expect(cache.entryCount() == 1)
+            var changed = status
+            changed.changeTime.nanoseconds ^= 1
+            #expect(cache.lookup(changed, chunkSize: Self.chunk) == nil, "another change time")
+            changed = status
+            changed.modificationTime.nanoseconds ^= 1
+            #expect(cache.lookup(changed, chunkSize: Self.chunk) == nil, "another modification time")
+            changed = status
+            changed.inode += 1
+            #expect(cache.lookup(changed, chunkSize: Self.chunk) == nil, "another file")
+            changed = status
+            changed.size += 1
+            #expect(cache.lookup(changed, chunkSize: Self.chunk) == nil, "another size")
+            #expect(cache.lookup(status, chunkSize: 2 * Self.chunk) == nil, "another chunk size")
+            cache.remove(status, chunkSize: Self.chunk)
+            #expect(cache.lookup(status, chunkSize: Self.chunk) == nil)
+            #expect(cache.entryCount() == 0)
+        }
+    }
+
+    /// A file changed less than 2 s before its status was taken could be written again within the same clock tick
+    /// without a new change time: it is not kept. Nor is a file of fewer than 4 chunks, or a wrong number of digests.
+    @Test func youngSmallOrMiscountedFilesAreNotKept() async throws {
+        try await TemporaryDirectory.with(prefix: "digest-cache") { folder in
+            let path = try TestFiles(in: folder).random("video.bin", size: 4 * Self.chunk, seed: 3).path
+            let cache = DigestCache(directory: folder.path + "/cache")
+            let now = Date().timeIntervalSince1970
+            let fresh = try Self.status(path)
+            #expect(!cache.store(Self.fakeDigests(4), for: fresh, statedAt: now, chunkSize: Self.chunk), "just written")
+            #expect(!cache.store(Self.fakeDigests(4), for: Self.aged(fresh, by: 1), statedAt: now, chunkSize: Self.chunk))
+            var small = Self.aged(fresh, by: 60)
+            small.size = UInt64(3 * Self.chunk)
+            #expect(!cache.store(Self.fakeDigests(3), for: small, statedAt: now, chunkSize: Self.chunk), "3 chunks")
+            let old = Self.aged(fresh, by: 60)
+            #expect(!cache.store(Self.fakeDigests(3), for: old, statedAt: now, chunkSize: Self.chunk), "3 digests")
+            #expect(cache.entryCount() == 0)
+            #expect(cache.store(Self.fakeDigests(4), for: Self.aged(fresh, by: 3), statedAt: now, chunkSize: Self.chunk))
+        }
+    }
+
+    @Test func aDamagedOrTruncatedEntryIsIgnored() async throws {
+        try await TemporaryDirectory.with(prefix: "digest-cache") { folder in
+            let path = try TestFiles(in: folder).random("video.bin", size: 4 * Self.chunk, seed: 3).path
+            let cache = DigestCache(directory: folder.path + "/cache")
+            let status = Self.aged(try Self.status(path), by: 60)
+            let now = Date().timeIntervalSince1970
+            #expect(cache.store(Self.fakeDigests(4), for: status, statedAt: now, chunkSize: Self.chunk))
+            let name = try #require(try FileManager.default.contentsOfDirectory(atPath: cache.directory).first)
+            let entry = URL(fileURLWithPath: cache.directory + "/" + name)
+            let original = try Data(contentsOf: entry)
+            var damaged = original
+            damaged[100] ^= 0x01  // inside the digests
+            try damaged.write(to: entry)
+            #expect(cache.lookup(status, chunkSize: Self.chunk) == nil, "a flipped bit")
+            try original.dropLast(1).write(to: entry)
+            #expect(cache.lookup(status, chunkSize: Self.chunk) == nil, "a torn write")
+            try original.write(to: entry)
+            #expect(cache.lookup(status, chunkSize: Self.chunk) == Self.fakeDigests(4))
+        }
+    }
+
+    /// Past `maxEntries`, the least recently used go (a lookup counts as a use), down to three quarters.
+    @Test func theLeastRecentlyUsedEntriesGoFirst() async throws {
+        try await TemporaryDirectory.with(prefix: "digest-cache") { folder in
+            let path = try TestFiles(in: folder).random("video.bin", size: 4 * Self.chunk, seed: 3).path
+            let cache = DigestCache(directory: folder.path + "/cache", maxEntries: 4)
+            let base = Self.aged(try Self.status(path), by: 600)
+            let now = Date().timeIntervalSince1970
+            let statuses = (0..<5).map { index in
+                var status = base
+                status.inode += UInt64(index)
+                return status
+            }
+            for status in statuses.prefix(4) {
+                #expect(cache.store(Self.fakeDigests(4), for: status, statedAt: now, chunkSize: Self.chunk))
+            }
+            // Entries 0-3 last used 40, 30, 20 and 10 s ago; then entry 0 is looked up (used now).
+            for (index, status) in statuses.prefix(4).enumerated() {
+                try FileManager.default.setAttributes(
+                    [.modificationDate: Date(timeIntervalSince1970: now - Double(40 - 10 * index))],
+                    ofItemAtPath: cache.entryPath(status, chunkSize: Self.chunk))
+            }
+            #expect(cache.lookup(statuses[0], chunkSize: Self.chunk) != nil)
+            #expect(cache.store(Self.fakeDigests(4), for: statuses[4], statedAt: now, chunkSize: Self.chunk))
+            #expect(cache.entryCount() == 3)
+            let kept = statuses.map { cache.lookup($0, chunkSize: Self.chunk) != nil }
+            #expect(kept == [true, false, false, true, true])
+        }
+    }
+
+    @Test func theCacheDirectoryFollowsXDG() {
+        #expect(DigestCache.standardDirectory(environment: ["XDG_CACHE_HOME": "/c", "HOME": "/h"]) == "/c/ferry/digests")
+        #expect(DigestCache.standardDirectory(environment: ["XDG_CACHE_HOME": "c", "HOME": "/h"]) == "/h/.cache/ferry/digests")
+        #expect(DigestCache.standardDirectory(environment: ["HOME": "/h"]) == "/h/.cache/ferry/digests")
+        #expect(DigestCache.standardDirectory(environment: [:]) == nil)
+    }
+}
