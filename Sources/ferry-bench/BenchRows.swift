@@ -50,14 +50,16 @@ extension BenchRows {
     /// Sends `files` to one receiver on loopback, checks each arrived intact (by its digest when `digests` are given,
     /// else with `cmp`), deletes the copies.
     func ferryCopy(
-        _ files: [URL], work: TemporaryDirectory, compress: String, digests: [String]? = nil
+        _ files: [URL], work: TemporaryDirectory, compress: String, digests: [String]? = nil,
+        sendOptions: [String] = []
     ) throws -> FerryTransferRun.Result {
         let inbox = work.url.appendingPathComponent("inbox")
         try FileManager.default.createDirectory(at: inbox, withIntermediateDirectories: true)
         let bytes = try files.reduce(0) { try $0 + fileSize($1) }
         let result = try FerryTransferRun(
             scope: scope, home: work.url.appendingPathComponent("homes"), files: files,
-            receivers: [.init(directory: inbox)], compress: compress, timeout: timeout(forBytes: bytes)
+            receivers: [.init(directory: inbox)], compress: compress, sendOptions: sendOptions,
+            timeout: timeout(forBytes: bytes)
         ).run()
         for (index, file) in files.enumerated() {
             try verify(

@@ -109,13 +109,15 @@ struct CompareReport {
             + Self.pad(Self.number(result.receiverMilliseconds, "%.1f"), 10) + byRound.joined(separator: " ")
     }
 
-    /// "ferry against X: 0.73x the throughput, 1.40x the CPU of both ends" for each measured contender but ferry.
+    /// "ferry against X: 0.73x the throughput, 1.40x the CPU of both ends" for each measured contender that is not
+    /// ferry (a row's other ferry contenders are named in their own lines: "ferry --rehash against X").
     static func against(_ ferry: String, _ results: [ContenderResult]) -> [String] {
         guard let mine = results.first(where: { $0.name == ferry && $0.measured }) else { return [] }
-        return results.filter { $0.name != ferry && $0.measured }.map { other in
+        let name = results.contains { $0.role == .ferry && $0.name != ferry } ? ferry : "ferry"
+        return results.filter { $0.role != .ferry && $0.measured }.map { other in
             let rate = TargetCheck.ratio(mine.rate, other.rate).map { String(format: "%.2fx", $0) } ?? "-"
             let cpu = TargetCheck.ratio(mine.bothCPU, other.bothCPU).map { String(format: "%.2fx", $0) } ?? "-"
-            return "ferry against \(other.name): \(rate) the throughput, \(cpu) the CPU per GiB of both ends"
+            return "\(name) against \(other.name): \(rate) the throughput, \(cpu) the CPU per GiB of both ends"
         }
     }
 

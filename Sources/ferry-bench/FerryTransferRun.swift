@@ -40,6 +40,8 @@ struct FerryTransferRun {
     /// `--all --wait 10` instead of `--to HOST:PORT` (broadcast to every receiver of the session).
     var broadcast = false
     var compress = "auto"
+    /// More options for `ferry send` (`--rehash`).
+    var sendOptions: [String] = []
     var senderNamespace: String?
     var senderInterface = "lo"
     var timeout: Duration
@@ -81,7 +83,7 @@ struct FerryTransferRun {
         let sender = try scope.start(
             binary,
             ["--session", sessionID, "--interface", senderInterface, "send"] + files.map(\.path) + target
-                + ["--compress", compress, "--json"],
+                + ["--compress", compress, "--json"] + sendOptions,
             environment: try Self.environment(home: home, "sender"), namespace: senderNamespace)
         var waiting = started.map(\.process)
         var end = start

@@ -49,6 +49,19 @@ import Testing
             file: "FerryTransfer/Sending/Payload.swift", api: "Date()",
             why: "a payload's modification time in its offer (the time it was offered, as a file's would be): file "
                 + "metadata the receiver sets on a published file and puts in the resume key, never a deadline"),
+        Allowed(
+            file: "FerryTransfer/Sending/PreparedFile.swift", api: "Date()",
+            why: "PreparedFile.statedAt, compared only with the file's own change and modification times (wall-clock "
+                + "file timestamps from the same clock) to decide whether its digests may be kept (DigestCache); a "
+                + "clock set back keeps nothing, and a kept digest that is wrong is refused by the receiver (a "
+                + "failed file, never a wrong one)"),
+        Allowed(
+            file: "FerryTransfer/Sending/DigestCache.swift", api: "Date(timeIntervalSinceNow",
+            why: "a temporary entry a crashed process left is removed once its modification time is a minute old; a "
+                + "wrong clock removes one early (that store's rename fails: nothing kept) or late"),
+        Allowed(
+            file: "FerryTransfer/Sending/DigestCache.swift", api: "timeIntervalSinceNow",
+            why: "the same use (the spelling inside Date(timeIntervalSinceNow:))"),
     ]
 
     static var sourcesDirectory: URL {
