@@ -50,3 +50,13 @@ struct PreparedFile: Sendable {
         }
     }
 }
+
+/// Items checked and prepared by `TransferEngine.prepare(_:)`, for `TransferEngine.send(_:to:)`.
+public struct PreparedItems: Sendable {
+    let files: [PreparedFile]
+    /// The chunk size of the engine that prepared them (kept digests depend on it).
+    let chunkSize: Int
+
+    /// How many items: files and payloads.
+    public var count: Int { files.count }
+}

@@ -24,6 +24,15 @@ extension TransferEngine {
     /// file that cannot be read, an invalid payload name, two items with one name, no item, more than
     /// `Limits.maxOfferFiles`.
     public func send(_ items: [TransferItem], to peers: [PeerID]) async throws -> [TransferOutcome] {
+        try await send(try await prepare(items), to: peers)
+    }
+
+    /// Checks and prepares `items` for `send(_:to:)`, without any peer: each file opened, its status taken and its
+    /// first bytes sniffed (and its kept digests looked up). A caller that prepares while it finds and connects its
+    /// peers saves that time (`ferry send` does). The status taken here is what the offer says, and what every read
+    /// during the send is checked against: a file changed after it was prepared fails as one changed during the send
+    /// (`sourceChanged`). Throws `TransferError` as `send` does before anything is offered.
+    public func prepare(_ items: [TransferItem]) async throws(TransferError) -> PreparedItems {
         guard !isStopped else { throw TransferError.cancelled }
         guard !items.isEmpty else { throw TransferError.nothingToSend }
         guard items.count <= Limits.maxOfferFiles else {
@@ -40,8 +49,19 @@ extension TransferEngine {
                 throw TransferError.duplicateName(item.name, first: first, second: origin)
             }
         }
-        let prepared = try await PreparedFile.prepareAll(
+        let files = try await PreparedFile.prepareAll(
             items, digests: configuration.digestCache.map { ($0, configuration.chunkSize) })
+        return PreparedItems(files: files, chunkSize: configuration.chunkSize)
+    }
+
+    /// Sends items prepared by `prepare(_:)` of this engine, as `send(_:to:)` sends items.
+    public func send(_ items: PreparedItems, to peers: [PeerID]) async throws -> [TransferOutcome] {
+        guard !isStopped else { throw TransferError.cancelled }
+        var prepared = items.files
+        // Kept digests depend on the chunk size: those of another engine's preparing are not used.
+        if items.chunkSize != configuration.chunkSize {
+            for index in prepared.indices { prepared[index].cachedDigests = nil }
+        }
         var infos: [PeerInfo] = []
         var seen = Set<PeerID>()
         for peerID in peers where seen.insert(peerID).inserted {
