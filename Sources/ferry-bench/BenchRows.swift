@@ -70,14 +70,14 @@ extension BenchRows {
     }
 
     /// One broadcast of `source` to `receivers` receivers of one session on loopback, each copy checked and deleted.
-    func broadcast(_ source: URL, digest: String?, receivers count: Int, work: TemporaryDirectory) throws
-        -> FerryTransferRun.Result
-    {
+    func broadcast(
+        _ source: URL, digest: String?, receivers count: Int, work: TemporaryDirectory, sendOptions: [String] = []
+    ) throws -> FerryTransferRun.Result {
         let inboxes = (0..<count).map { work.url.appendingPathComponent("inbox-\($0)") }
         for inbox in inboxes { try FileManager.default.createDirectory(at: inbox, withIntermediateDirectories: true) }
         let result = try FerryTransferRun(
             scope: scope, home: work.url.appendingPathComponent("homes"), files: [source],
-            receivers: inboxes.map { .init(directory: $0) }, broadcast: true,
+            receivers: inboxes.map { .init(directory: $0) }, broadcast: true, sendOptions: sendOptions,
             timeout: timeout(forBytes: try fileSize(source) * count)
         ).run()
         for inbox in inboxes {

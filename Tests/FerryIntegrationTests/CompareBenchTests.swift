@@ -12,7 +12,7 @@ extension IntegrationTests {
         /// Each row's contenders, as the table names them.
         static let contenders: [String: [String]] = [
             "1": [
-                "ferry", "scp (aes128-gcm, into sshd -i)", "rsync daemon", "nc > file", "rsync --fsync [fairness]",
+                "ferry", "ferry --rehash", "scp (aes128-gcm, into sshd -i)", "rsync daemon", "nc > file", "rsync --fsync [fairness]",
                 "nc > file; sync FILE [fairness]",
             ],
             "2": [
@@ -21,7 +21,10 @@ extension IntegrationTests {
             ],
             "3": ["ferry, text", "ferry, random"],
             "4": ["ferry --compress auto", "rsync -z (zstd level 3)", "scp -C (aes128-gcm, into sshd -i)"],
-            "5": ["ferry to 1 receiver", "ferry to 4 receivers"],
+            "5": [
+                "ferry to 1 receiver", "ferry to 4 receivers", "ferry --rehash to 1 receiver",
+                "ferry --rehash to 4 receivers",
+            ],
             "6": [
                 "ferry send --to NAME (discovery included)", "ferry send --to HOST:PORT",
                 "scp (aes128-gcm, into sshd -i)", "nc > file",

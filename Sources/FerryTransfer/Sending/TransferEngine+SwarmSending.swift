@@ -260,10 +260,10 @@ extension TransferEngine {
             return
         }
         // A member whose transfer ended with every file published stays in the list and serves on (rule 6): a lie
-        // told to it by an answer that came late is still news. A member that left is out: its report was in flight.
-        guard let phase = operations[id]?.peers[peerID]?.machine.phase,
-            phase == .sending || (phase == .finished && operations[id]?.swarm?.seeder.role(of: reporter) == .active)
-        else { return }
+        // told to it by an answer that came late is still news, also once its pump has finished it here (its record
+        // gone from `peers`): it is still `active` in the seeder. A member that left is out: its report was in flight.
+        let phase = operations[id]?.peers[peerID]?.machine.phase
+        guard phase == .sending || operations[id]?.swarm?.seeder.role(of: reporter) == .active else { return }
         let chunk = SwarmChunk(file: Int(report.fileIndex), index: Int(report.chunkIndex))
         let taken = withSwarm(id) { swarm -> Result<[SwarmSeeder.Action], TransferProtocolError> in
             do throws(TransferProtocolError) {

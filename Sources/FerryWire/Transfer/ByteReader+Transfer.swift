@@ -1,10 +1,8 @@
 /// Reads of the fields the transfer messages share: transfer IDs, `str16` paths, 0/1 flags, counts.
 extension ByteReader {
     mutating func readTransferID(_ field: String) throws(WireError) -> TransferID {
-        guard let transferID = TransferID(bytes: try readBytes(count: TransferID.length, field)) else {
-            throw .malformed("\(context): bad \(field)")
-        }
-        return transferID
+        let high = try readUInt64(field)
+        return TransferID(high: high, low: try readUInt64(field))
     }
 
     /// Reads a `str16`: a u16 length, then that many bytes of UTF-8. Same rules as `readString8`: too few

@@ -13,6 +13,7 @@ extension ByteWriter {
     }
 
     mutating func write(_ transferID: TransferID) {
-        write(bytes: transferID.bytes)
+        write(transferID.high)
+        write(transferID.low)
     }
 }

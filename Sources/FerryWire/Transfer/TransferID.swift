@@ -7,20 +7,41 @@ public struct TransferID: Hashable, Sendable, CustomStringConvertible {
     /// Number of bytes.
     public static let length = 16
 
+    /// The 16 bytes as two big-endian words: no array to allocate, retain and hash byte by byte, since a transfer ID
+    /// is parsed from every transfer frame and is a dictionary key on each one's path.
+    let high: UInt64
+    let low: UInt64
+
     /// The 16 random bytes.
-    public let bytes: [UInt8]
+    public var bytes: [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(Self.length)
+        for word in [high, low] {
+            for shift in stride(from: 56, through: 0, by: -8) {
+                bytes.append(UInt8(truncatingIfNeeded: word >> UInt64(shift)))
+            }
+        }
+        return bytes
+    }
 
     /// Nil unless `bytes` has exactly 16 bytes.
     public init?(bytes: [UInt8]) {
         guard bytes.count == Self.length else { return nil }
-        self.bytes = bytes
+        high = bytes[0..<8].reduce(0) { $0 << 8 | UInt64($1) }
+        low = bytes[8..<16].reduce(0) { $0 << 8 | UInt64($1) }
     }
 
     /// Parses exactly 32 hex digits, either case.
     public init?(hex: String) {
         let digits = Array(hex.utf8)
         guard digits.count == Self.length * 2, let bytes = Hex.bytes(digits) else { return nil }
-        self.bytes = bytes
+        self.init(bytes: bytes)
+    }
+
+    /// The ID of the two big-endian words `high` and `low` (the first 8 bytes and the last 8).
+    init(high: UInt64, low: UInt64) {
+        self.high = high
+        self.low = low
     }
 
     /// A new ID from the system's cryptographically secure generator.
@@ -29,21 +50,10 @@ public struct TransferID: Hashable, Sendable, CustomStringConvertible {
         return random(using: &generator)
     }
 
-    /// A new ID from `generator` (tests pass a seeded one).
+    /// A new ID from `generator` (tests pass a seeded one): its first word is the first 8 bytes, big-endian.
     public static func random<Generator: RandomNumberGenerator>(using generator: inout Generator) -> TransferID {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(Self.length)
-        for _ in 0..<(Self.length / 8) {
-            let word = generator.next()
-            for shift in stride(from: 56, through: 0, by: -8) {
-                bytes.append(UInt8(truncatingIfNeeded: word >> UInt64(shift)))
-            }
-        }
-        return TransferID(unchecked: bytes)
-    }
-
-    private init(unchecked bytes: [UInt8]) {
-        self.bytes = bytes
+        let high = generator.next()
+        return TransferID(high: high, low: generator.next())
     }
 
     /// 32 lowercase hex digits.
