@@ -165,7 +165,8 @@ extension CompareBenchmark {
                 let one = CompareReport.result(Self.broadcastName(1, options), in: results)
                 let four = CompareReport.result(Self.broadcastName(4, options), in: results)
                 return String(
-                    format: "%@sender user %.2f s vs %.2f s (%.2fx), system %.2f s vs %.2f s (%.2fx), 4 receivers vs 1.",
+                    format:
+                        "%@sender user %.2f s vs %.2f s (%.2fx), system %.2f s vs %.2f s (%.2fx), 4 receivers vs 1.",
                     options.isEmpty ? "" : "--rehash: ", four?.senderUserSeconds ?? .nan,
                     one?.senderUserSeconds ?? .nan,
                     TargetCheck.ratio(four?.senderUserSeconds, one?.senderUserSeconds) ?? .nan,
@@ -176,7 +177,8 @@ extension CompareBenchmark {
                 "recv is per receiver. Sender CPU seconds per broadcast: " + seconds.joined(separator: ", ") + ";"
             ] + splits + [
                 "On loopback the kernel runs much of each receiving socket's work in the sender's system time.",
-                "ferry: the file's chunk digests kept from an earlier send; ferry --rehash: hashed, as on a first send.",
+                "ferry: the file's chunk digests kept from an earlier send; ferry --rehash: hashed, as on a first "
+                    + "send.",
             ]
         }
         row.targets = { results in

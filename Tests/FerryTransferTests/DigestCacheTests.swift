@@ -77,14 +77,16 @@ import Testing
             let now = Date().timeIntervalSince1970
             let fresh = try Self.status(path)
             #expect(!cache.store(Self.fakeDigests(4), for: fresh, statedAt: now, chunkSize: Self.chunk), "just written")
-            #expect(!cache.store(Self.fakeDigests(4), for: Self.aged(fresh, by: 1), statedAt: now, chunkSize: Self.chunk))
+            let young = Self.aged(fresh, by: 1)
+            #expect(!cache.store(Self.fakeDigests(4), for: young, statedAt: now, chunkSize: Self.chunk))
             var small = Self.aged(fresh, by: 60)
             small.size = UInt64(3 * Self.chunk)
             #expect(!cache.store(Self.fakeDigests(3), for: small, statedAt: now, chunkSize: Self.chunk), "3 chunks")
             let old = Self.aged(fresh, by: 60)
             #expect(!cache.store(Self.fakeDigests(3), for: old, statedAt: now, chunkSize: Self.chunk), "3 digests")
             #expect(cache.entryCount() == 0)
-            #expect(cache.store(Self.fakeDigests(4), for: Self.aged(fresh, by: 3), statedAt: now, chunkSize: Self.chunk))
+            let settled = Self.aged(fresh, by: 3)
+            #expect(cache.store(Self.fakeDigests(4), for: settled, statedAt: now, chunkSize: Self.chunk))
         }
     }
 
@@ -104,6 +106,8 @@ import Testing
             #expect(cache.lookup(status, chunkSize: Self.chunk) == nil, "a flipped bit")
             try original.dropLast(1).write(to: entry)
             #expect(cache.lookup(status, chunkSize: Self.chunk) == nil, "a torn write")
+            try (original + Data(count: 1 << 20)).write(to: entry)
+            #expect(cache.lookup(status, chunkSize: Self.chunk) == nil, "something longer: not read whole")
             try original.write(to: entry)
             #expect(cache.lookup(status, chunkSize: Self.chunk) == Self.fakeDigests(4))
         }
@@ -139,9 +143,10 @@ import Testing
     }
 
     @Test func theCacheDirectoryFollowsXDG() {
-        #expect(DigestCache.standardDirectory(environment: ["XDG_CACHE_HOME": "/c", "HOME": "/h"]) == "/c/ferry/digests")
-        #expect(DigestCache.standardDirectory(environment: ["XDG_CACHE_HOME": "c", "HOME": "/h"]) == "/h/.cache/ferry/digests")
-        #expect(DigestCache.standardDirectory(environment: ["HOME": "/h"]) == "/h/.cache/ferry/digests")
-        #expect(DigestCache.standardDirectory(environment: [:]) == nil)
+        let directory = DigestCache.standardDirectory
+        #expect(directory(["XDG_CACHE_HOME": "/c", "HOME": "/h"]) == "/c/ferry/digests")
+        #expect(directory(["XDG_CACHE_HOME": "c", "HOME": "/h"]) == "/h/.cache/ferry/digests", "relative: ignored")
+        #expect(directory(["HOME": "/h"]) == "/h/.cache/ferry/digests")
+        #expect(directory([:]) == nil)
     }
 }

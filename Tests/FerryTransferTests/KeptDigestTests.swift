@@ -121,7 +121,8 @@ import Testing
                     #expect(second.isSuccess, "a kept entry: \(second)")
 
                     let fake = DigestCacheTests.fakeDigests(6)
-                    #expect(cache.store(fake, for: status, statedAt: Date().timeIntervalSince1970, chunkSize: Self.chunk))
+                    let now = Date().timeIntervalSince1970
+                    #expect(cache.store(fake, for: status, statedAt: now, chunkSize: Self.chunk))
                     // Which of the two ways it ends depends on the timing: if the first `corrupt` came back before the
                     // last chunk went, the `fileEnd` carries the digest of the bytes and the file arrives.
                     let stale = try await send("c.bin")
@@ -138,7 +139,8 @@ import Testing
                     #expect(fourth.isSuccess, "\(fourth)")
                 }
                 for name in ["a.bin", "b.bin", "d.bin"] {
-                    #expect([UInt8](try Data(contentsOf: URL(fileURLWithPath: inbox.path + "/" + name))) == bytes, "\(name)")
+                    let copy = URL(fileURLWithPath: inbox.path + "/" + name)
+                    #expect([UInt8](try Data(contentsOf: copy)) == bytes, "\(name)")
                 }
             }
         }

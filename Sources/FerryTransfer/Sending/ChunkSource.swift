@@ -359,8 +359,8 @@ actor ChunkSource {
     /// is closed (a later resend opens it again), so a transfer of many files keeps few descriptors open.
     func release(_ index: Int) {
         files[index].users -= 1
-        guard files[index].users == 0, files[index].digest != nil, files[index].kept == nil || files[index].keptPassDone,
-            let handle = files[index].handle
+        guard files[index].users == 0, files[index].digest != nil,
+            files[index].kept == nil || files[index].keptPassDone, let handle = files[index].handle
         else { return }
         files[index].handle = nil
         handle.close()

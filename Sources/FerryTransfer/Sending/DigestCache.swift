@@ -68,7 +68,10 @@ public struct DigestCache: Sendable {
         let path = self.path(for: key)
         let count = Self.chunkCount(status.size, chunkSize: chunkSize)
         let expected: Int = Self.magic.count + key.count + 4 + count * FileDigest.length + FileDigest.length
-        guard let data = FileManager.default.contents(atPath: path), data.count == expected else { return nil }
+        // At most one byte more than an entry of this file has: whatever else lies at the path is not read whole.
+        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
+        defer { try? handle.close() }
+        guard let data = try? handle.read(upToCount: expected + 1), data.count == expected else { return nil }
         let bytes = [UInt8](data)
         let digestsStart = Self.magic.count + key.count + 4
         let trailer = expected - FileDigest.length
@@ -85,7 +88,9 @@ public struct DigestCache: Sendable {
     /// file is worth it and settled; false when nothing was stored. Failing to write is not an error: the cache only
     /// saves work.
     @discardableResult
-    public func store(_ chunkDigests: [UInt8], for status: FerrySystem.FileStatus, statedAt: Double, chunkSize: Int) -> Bool {
+    public func store(
+        _ chunkDigests: [UInt8], for status: FerrySystem.FileStatus, statedAt: Double, chunkSize: Int
+    ) -> Bool {
         let count = Self.chunkCount(status.size, chunkSize: chunkSize)
         guard Self.isWorthKeeping(size: status.size, chunkSize: chunkSize), isSettled(status, statedAt: statedAt),
             chunkDigests.count == count * FileDigest.length
