@@ -91,6 +91,9 @@ actor ChunkSource {
     var cache: [Key: Prepared] = [:]
     /// Where chunk digests are kept between sends (`ChunkSource+Kept`); nil: not kept.
     let digestCache: DigestCache?
+    /// Some file came with kept digests: a `corrupt` acknowledgement or a `hashMismatch` asks the source to forget
+    /// them (without, the engine does not wait for the source there).
+    nonisolated let hasKeptDigests: Bool
     /// The last chunk read or queued (unless it was its file's last), whose raw bytes are the prefix of the file's
     /// next chunk (`ChunkSource+Ahead`).
     var chainTail: ChainTail?
@@ -112,6 +115,7 @@ actor ChunkSource {
     ) {
         self.log = log
         self.digestCache = digestCache
+        hasKeptDigests = digestCache != nil && files.contains { $0.cachedDigests != nil }
         self.files = files.map { file in
             var entry = FileEntry(
                 source: file.source, offered: file.offered, alreadyCompressed: file.alreadyCompressed,

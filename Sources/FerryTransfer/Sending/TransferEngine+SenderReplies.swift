@@ -73,7 +73,7 @@ extension TransferEngine {
         case .success(.resend(let file, let offset)):
             log(1, "peer \(peerID) received a corrupt chunk (file \(file), offset \(offset)): sending it again")
             // Its digest may have come from a stale `DigestCache` entry: the file is hashed from its bytes from now on.
-            await operations[id]?.source.forgetKeptDigests(file: file)
+            if let source = operations[id]?.source, source.hasKeptDigests { await source.forgetKeptDigests(file: file) }
         case .failure(let error):
             await violation(by: peerID, error.description)
             return
@@ -94,7 +94,7 @@ extension TransferEngine {
         let published = result.status == .published
         // A file sent with digests kept from an earlier send (`DigestCache`) that did not match: they were stale.
         var staleKept = false
-        if result.status == .hashMismatch, let source = operations[id]?.source {
+        if result.status == .hashMismatch, let source = operations[id]?.source, source.hasKeptDigests {
             staleKept = await source.forgetKeptDigests(file: file)
         }
         let outcome = withPeer(id, peerID) { peer -> Result<FileOutcome, TransferProtocolError>? in

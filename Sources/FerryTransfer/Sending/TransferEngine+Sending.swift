@@ -54,7 +54,7 @@ extension TransferEngine {
         return PreparedItems(files: files, chunkSize: configuration.chunkSize)
     }
 
-    /// Sends items prepared by `prepare(_:)` of this engine, as `send(_:to:)` sends items.
+    /// Sends items prepared by `prepare(_:)`, as `send(_:to:)` sends items.
     public func send(_ items: PreparedItems, to peers: [PeerID]) async throws -> [TransferOutcome] {
         guard !isStopped else { throw TransferError.cancelled }
         var prepared = items.files

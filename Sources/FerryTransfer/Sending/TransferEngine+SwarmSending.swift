@@ -187,7 +187,9 @@ extension TransferEngine {
             }
             if ack.status == .corrupt {
                 log(1, "peer \(peerID) received a corrupt chunk (\(chunk)): sending it again")
-                await operations[id]?.source.forgetKeptDigests(file: file)
+                if let source = operations[id]?.source, source.hasKeptDigests {
+                    await source.forgetKeptDigests(file: file)
+                }
             }
             await perform(taken.actions, id)
             if taken.newBytes > 0 { reportProgress(id, peerID, file: file) }
