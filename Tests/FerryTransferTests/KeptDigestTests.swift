@@ -145,4 +145,75 @@ import Testing
             }
         }
     }
+
+    /// The other way a stale entry ends, made certain by a receiver driven by hand: it takes every chunk without
+    /// checking (the `fileEnd` with the stale file digest is then sent) and answers `hashMismatch`. The sender says
+    /// the kept digests were stale and to send the file again, and forgets them.
+    @Test func aFileRefusedAfterItsKeptDigestsWentSaysTheyWereStale() async throws {
+        try await TemporaryDirectory.with(prefix: "kept-digests") { folder in
+            let url = try TestFiles(in: folder).random("video.bin", size: 4 * Self.chunk, seed: 8)
+            let cache = DigestCache(directory: folder.path + "/cache", settledSeconds: -60)
+            let status = try DigestCacheTests.status(url.path)
+            let now = Date().timeIntervalSince1970
+            #expect(cache.store(DigestCacheTests.fakeDigests(4), for: status, statedAt: now, chunkSize: Self.chunk))
+            let reactor = try Reactor()
+            defer { reactor.shutdown() }
+            let configuration = TransferEngineTests.configuration
+            try await Session.run(configuration: configuration("bob"), reactor: reactor) { bob in
+                try await Session.run(configuration: configuration("alice"), reactor: reactor) { alice in
+                    var sending = TransferConfiguration(chunkSize: Self.chunk, compression: .none)
+                    sending.digestCache = cache
+                    try await TransferEngine.run(session: alice, configuration: sending) { sender in
+                        let info = try await alice.connect(
+                            toAddress: .ipv4(.loopback, port: await bob.listenPort), timeout: .seconds(30))
+                        let failures = Task {
+                            var failures: [String] = []
+                            for await event in sender.events {
+                                if case .fileFinished(let outcome) = event, let failure = outcome.failure {
+                                    failures.append(failure)
+                                }
+                                if case .finished = event { break }
+                            }
+                            return failures
+                        }
+                        let sending = Task {
+                            try await sender.send([SourceFile(path: url.path, name: "video.bin")], to: [info.peerID])
+                        }
+                        try await Self.refuseByHand(on: bob, from: alice.localPeerID)
+                        let outcome = try #require(try await sending.value.first)
+                        #expect(outcome.filesFailed == 1, "\(outcome)")
+                        let texts = await failures.value
+                        #expect(
+                            texts.count == 1 && texts[0].contains("kept from an earlier send")
+                                && texts[0].contains("send it again"), "\(texts)")
+                        #expect(cache.lookup(status, chunkSize: Self.chunk) == nil, "forgotten")
+                    }
+                }
+            }
+        }
+    }
+
+    /// Accepts the offer, acknowledges every chunk `stored` unchecked, and answers the `fileEnd` with `hashMismatch`.
+    static func refuseByHand(on bob: Session, from alice: PeerID) async throws {
+        for await event in bob.transferEvents {
+            guard case .frame(let frame, let peer) = event, peer == alice else { continue }
+            switch try TransferMessage(frame: frame) {
+            case .offer(let offer):
+                let reply = OfferReply.accepting(
+                    offer.transferID, codecs: [], files: [FileDecision(accepted: true, resumeOffset: 0)])
+                _ = try await bob.sendTransferFrame([TransferMessage.offerReply(reply).frame.encoded()], to: alice)
+            case .chunk(let chunk):
+                let ack = ChunkAck(
+                    transferID: chunk.transferID, fileIndex: chunk.fileIndex, offset: chunk.offset, status: .stored)
+                _ = try await bob.sendTransferFrame([TransferMessage.chunkAck(ack).frame.encoded()], to: alice)
+            case .fileEnd(let end):
+                let result = FileResult(
+                    transferID: end.transferID, fileIndex: end.fileIndex, status: .hashMismatch, detail: "")
+                _ = try await bob.sendTransferFrame([TransferMessage.fileResult(result).frame.encoded()], to: alice)
+                return
+            default:
+                continue
+            }
+        }
+    }
 }
