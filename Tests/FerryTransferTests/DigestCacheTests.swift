@@ -142,6 +142,24 @@ import Testing
         }
     }
 
+    /// The digests of a send's files go in one batch: each entry checked as `store` checks it, the cache trimmed once.
+    @Test func aBatchStoresEachSettledFileAndTrimsOnce() async throws {
+        try await TemporaryDirectory.with(prefix: "digest-cache") { folder in
+            let path = try TestFiles(in: folder).random("video.bin", size: 4 * Self.chunk, seed: 3).path
+            let cache = DigestCache(directory: folder.path + "/cache", maxEntries: 4)
+            let fresh = try Self.status(path)
+            let now = Date().timeIntervalSince1970
+            var entries = (0..<6).map { index in
+                var status = Self.aged(fresh, by: 600)
+                status.inode += UInt64(index)
+                return (chunkDigests: Self.fakeDigests(4), status: status, statedAt: now)
+            }
+            entries.append((chunkDigests: Self.fakeDigests(4), status: fresh, statedAt: now))  // young: not kept
+            #expect(cache.store(entries, chunkSize: Self.chunk) == 6)
+            #expect(cache.entryCount() == 3, "6 stored, then trimmed to three quarters of 4")
+        }
+    }
+
     @Test func theCacheDirectoryFollowsXDG() {
         let directory = DigestCache.standardDirectory
         #expect(directory(["XDG_CACHE_HOME": "/c", "HOME": "/h"]) == "/c/ferry/digests")

@@ -44,11 +44,7 @@ extension ChunkSource {
         for index in files.indices { files[index].toKeep = nil }
         guard !entries.isEmpty else { return }
         let chunkSize = self.chunkSize
-        await io.run { () -> Void in
-            for (digests, status, statedAt) in entries {
-                digestCache.store(digests, for: status, statedAt: statedAt, chunkSize: chunkSize)
-            }
-        }
+        await io.run { () -> Void in digestCache.store(entries, chunkSize: chunkSize) }
     }
 
     /// A peer found a chunk of the file corrupt, or the file not matching its digest. Its kept digests, if it had

@@ -91,6 +91,28 @@ public struct DigestCache: Sendable {
     public func store(
         _ chunkDigests: [UInt8], for status: FerrySystem.FileStatus, statedAt: Double, chunkSize: Int
     ) -> Bool {
+        let stored = write(chunkDigests, for: status, statedAt: statedAt, chunkSize: chunkSize)
+        if stored { trim() }
+        return stored
+    }
+
+    /// Keeps the digests of several files, as `store` does each, and trims the cache once (a folder of large files
+    /// does not list the directory once a file); how many were stored.
+    @discardableResult
+    public func store(
+        _ entries: [(chunkDigests: [UInt8], status: FerrySystem.FileStatus, statedAt: Double)], chunkSize: Int
+    ) -> Int {
+        let stored = entries.filter { entry in
+            write(entry.chunkDigests, for: entry.status, statedAt: entry.statedAt, chunkSize: chunkSize)
+        }
+        if !stored.isEmpty { trim() }
+        return stored.count
+    }
+
+    /// Writes one entry (to a temporary name, then renamed); false when the file is not kept or the write failed.
+    private func write(
+        _ chunkDigests: [UInt8], for status: FerrySystem.FileStatus, statedAt: Double, chunkSize: Int
+    ) -> Bool {
         let count = Self.chunkCount(status.size, chunkSize: chunkSize)
         guard Self.isWorthKeeping(size: status.size, chunkSize: chunkSize), isSettled(status, statedAt: statedAt),
             chunkDigests.count == count * FileDigest.length
@@ -116,7 +138,6 @@ public struct DigestCache: Sendable {
         } catch {
             return false
         }
-        trim()
         return true
     }
 
