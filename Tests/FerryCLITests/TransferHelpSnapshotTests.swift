@@ -51,7 +51,8 @@ import Testing
         MiB or more the digests are kept in $XDG_CACHE_HOME/ferry/digests (else
         ~/.cache/ferry/digests; the 4096 last used), so sending it again unchanged (the
         same inode, size, modification and change time) reads it without hashing it;
-        receivers still check every chunk. --rehash hashes every file anyway.
+        receivers still check every chunk. --rehash hashes every file anyway (and keeps
+        the new digests).
 
         Exit status: 0 when every file reached every peer, 1 otherwise, 130 when
         interrupted.
@@ -78,8 +79,8 @@ import Testing
           --text <text>           Send this short text as a message (at most 64 KiB).
           --no-relay              To several receivers, send each one every chunk
                                   directly; they pass nothing on to each other.
-          --rehash                Hash every file again, instead of using the digests
-                                  kept from an earlier send of it.
+          --rehash                Hash every file again instead of using the digests
+                                  kept from an earlier send (then keep the new ones).
           --json                  Print one JSON object per line for every event instead
                                   of text.
           -h, --help              Show help information.

@@ -70,6 +70,27 @@ import Testing
         }
     }
 
+    /// `--rehash`: a cache that does not read its entries hashes the file (the planted digests do not come out) and
+    /// keeps what it hashed, replacing them.
+    @Test func aRehashHashesAndKeepsTheNewDigests() async throws {
+        try await TemporaryDirectory.with(prefix: "kept-digests") { folder in
+            let size = 4 * Self.chunk
+            let url = try TestFiles(in: folder).random("video.bin", size: size, seed: 9)
+            let bytes = [UInt8](try Data(contentsOf: url))
+            let cache = DigestCache(directory: folder.path + "/cache", settledSeconds: -60)
+            let status = try DigestCacheTests.status(url.path)
+            let fake = DigestCacheTests.fakeDigests(4)
+            #expect(cache.store(fake, for: status, statedAt: Date().timeIntervalSince1970, chunkSize: Self.chunk))
+            let rehash = DigestCache(directory: cache.directory, settledSeconds: -60, readsEntries: false)
+            #expect(rehash.lookup(status, chunkSize: Self.chunk) == nil)
+            let source = try await Self.source(url.path, cache: rehash)
+            let chunks = try await Self.chunks(of: source, size: size)
+            #expect(chunks.flatMap(\.sha256) == DigestCacheTests.realDigests(bytes))
+            await source.close()
+            #expect(cache.lookup(status, chunkSize: Self.chunk) == DigestCacheTests.realDigests(bytes), "replaced")
+        }
+    }
+
     /// A chunk found corrupt: the kept digests are forgotten here and in the cache, the chunk goes again with the
     /// digest of its bytes, and the file digest is computed from the file.
     @Test func aCorruptChunkMakesTheSourceForgetTheKeptDigests() async throws {

@@ -66,15 +66,15 @@ extension SendCommand {
     }
 
     /// The engine's settings for this command line: its compression, whether receivers may relay (`--no-relay`), and
-    /// where the digests of files sent are kept (`$XDG_CACHE_HOME/ferry/digests` of `environment`; none with
-    /// `--rehash`, nor without an environment).
+    /// where the digests of files sent are kept (`$XDG_CACHE_HOME/ferry/digests` of `environment`, not read with
+    /// `--rehash`; none without an environment).
     func engineConfiguration(
         log: (@Sendable (Int, String) -> Void)? = nil, environment: [String: String]? = nil
     ) -> TransferConfiguration {
         var configuration = TransferConfiguration(compression: compression, log: log)
         configuration.relay = relay
-        if usesKeptDigests, let directory = environment.flatMap(DigestCache.standardDirectory) {
-            configuration.digestCache = DigestCache(directory: directory)
+        if let directory = environment.flatMap(DigestCache.standardDirectory) {
+            configuration.digestCache = DigestCache(directory: directory, readsEntries: usesKeptDigests)
         }
         return configuration
     }

@@ -46,7 +46,8 @@ public struct SendCommand: ParsableCommand, Equatable {
             Each file is hashed as it is sent (a SHA-256 of every chunk). For a file of 4 MiB or more the digests \
             are kept in $XDG_CACHE_HOME/ferry/digests (else ~/.cache/ferry/digests; the 4096 last used), so \
             sending it again unchanged (the same inode, size, modification and change time) reads it without \
-            hashing it; receivers still check every chunk. --rehash hashes every file anyway.
+            hashing it; receivers still check every chunk. --rehash hashes every file anyway (and keeps the new \
+            digests).
 
             Exit status: 0 when every file reached every peer, 1 otherwise, 130 when interrupted.
             """,
@@ -75,7 +76,8 @@ public struct SendCommand: ParsableCommand, Equatable {
                 help: "To several receivers, send each one every chunk directly; they pass nothing on to each other."),
             .flag(
                 "rehash",
-                help: "Hash every file again, instead of using the digests kept from an earlier send of it."),
+                help: "Hash every file again instead of using the digests kept from an earlier send (then keep "
+                    + "the new ones)."),
             .flag("json", help: "Print one JSON object per line for every event instead of text."),
         ]
     )

@@ -30,6 +30,9 @@ public struct DigestCache: Sendable {
     /// Seconds a file's change and modification times must lie before its status was taken for its digests to be kept
     /// (2; a test that keeps the digests of a file it just wrote gives a negative value).
     public let settledSeconds: Int64
+    /// Whether entries are read: false (`ferry send --rehash`) hashes every file, and still keeps what it hashed,
+    /// replacing what was kept.
+    public let readsEntries: Bool
     /// The smallest file kept, in chunks: a smaller file is hashed in milliseconds, and a folder of small files
     /// would cost an entry (an inode) each.
     public static let minimumChunks = 4
@@ -39,10 +42,11 @@ public struct DigestCache: Sendable {
     static let magic = Array("ferrydc1".utf8)
 
     /// A cache in `directory`, created (mode 0700) when the first entry is stored.
-    public init(directory: String, maxEntries: Int = 4096, settledSeconds: Int64 = 2) {
+    public init(directory: String, maxEntries: Int = 4096, settledSeconds: Int64 = 2, readsEntries: Bool = true) {
         self.directory = directory
         self.maxEntries = maxEntries
         self.settledSeconds = settledSeconds
+        self.readsEntries = readsEntries
     }
 
     static func chunkCount(_ size: UInt64, chunkSize: Int) -> Int {
@@ -61,9 +65,10 @@ public struct DigestCache: Sendable {
         return status.changeTime.seconds < limit && status.modificationTime.seconds < limit
     }
 
-    /// The chunk digests (32 bytes each, in offset order) kept for the file with `status`, or nil.
+    /// The chunk digests (32 bytes each, in offset order) kept for the file with `status`, or nil (also when this
+    /// cache does not read its entries).
     public func lookup(_ status: FerrySystem.FileStatus, chunkSize: Int) -> [UInt8]? {
-        guard Self.isWorthKeeping(size: status.size, chunkSize: chunkSize) else { return nil }
+        guard readsEntries, Self.isWorthKeeping(size: status.size, chunkSize: chunkSize) else { return nil }
         let key = Self.key(status, chunkSize: chunkSize)
         let path = self.path(for: key)
         let count = Self.chunkCount(status.size, chunkSize: chunkSize)
