@@ -34,16 +34,36 @@ import Testing
         return prepared
     }
 
+    /// A random file of `size` bytes in `folder`, a cache there that keeps files just written, and the file's status.
+    struct Scene {
+        var url: URL
+        var bytes: [UInt8]
+        var cache: DigestCache
+        var status: FerrySystem.FileStatus
+    }
+
+    static func scene(in folder: TemporaryDirectory, size: Int, seed: UInt64) throws -> Scene {
+        let url = try TestFiles(in: folder).random("video.bin", size: size, seed: seed)
+        return Scene(
+            url: url, bytes: [UInt8](try Data(contentsOf: url)),
+            cache: DigestCache(directory: folder.path + "/cache", settledSeconds: -60),
+            status: try DigestCacheTests.status(url.path))
+    }
+
+    /// Plants `digests` in `scene`'s cache as the file's kept digests.
+    static func plant(_ digests: [UInt8], in scene: Scene) {
+        let now = Date().timeIntervalSince1970
+        #expect(scene.cache.store(digests, for: scene.status, statedAt: now, chunkSize: chunk), "planted")
+    }
+
     /// The first send hashes and keeps the digests (only once the send ends, and only for a file hashed whole); the
     /// second finds them and sends them as they were kept: the fake digests planted here come out, with the file's
     /// real bytes and the file digest of those digests.
     @Test func aKeptFileIsReadWithItsKeptDigestsNotHashed() async throws {
         try await TemporaryDirectory.with(prefix: "kept-digests") { folder in
             let size = 4 * Self.chunk + 100
-            let url = try TestFiles(in: folder).random("video.bin", size: size, seed: 5)
-            let bytes = [UInt8](try Data(contentsOf: url))
-            let cache = DigestCache(directory: folder.path + "/cache", settledSeconds: -60)
-            let status = try DigestCacheTests.status(url.path)
+            let scene = try Self.scene(in: folder, size: size, seed: 5)
+            let (url, bytes, cache, status) = (scene.url, scene.bytes, scene.cache, scene.status)
 
             let partial = try await Self.source(url.path, cache: cache)
             _ = try await partial.chunk(file: 0, offset: 0, length: Self.chunk, cycle: nil)
@@ -58,7 +78,7 @@ import Testing
             #expect(cache.lookup(status, chunkSize: Self.chunk) == DigestCacheTests.realDigests(bytes))
 
             let fake = DigestCacheTests.fakeDigests(5)
-            #expect(cache.store(fake, for: status, statedAt: Date().timeIntervalSince1970, chunkSize: Self.chunk))
+            Self.plant(fake, in: scene)
             let second = try await Self.source(url.path, cache: cache)
             let secondChunks = try await Self.chunks(of: second, size: size)
             #expect(secondChunks.flatMap(\.sha256) == fake, "the kept digests, not the bytes' own")
@@ -75,12 +95,9 @@ import Testing
     @Test func aRehashHashesAndKeepsTheNewDigests() async throws {
         try await TemporaryDirectory.with(prefix: "kept-digests") { folder in
             let size = 4 * Self.chunk
-            let url = try TestFiles(in: folder).random("video.bin", size: size, seed: 9)
-            let bytes = [UInt8](try Data(contentsOf: url))
-            let cache = DigestCache(directory: folder.path + "/cache", settledSeconds: -60)
-            let status = try DigestCacheTests.status(url.path)
-            let fake = DigestCacheTests.fakeDigests(4)
-            #expect(cache.store(fake, for: status, statedAt: Date().timeIntervalSince1970, chunkSize: Self.chunk))
+            let scene = try Self.scene(in: folder, size: size, seed: 9)
+            let (url, bytes, cache, status) = (scene.url, scene.bytes, scene.cache, scene.status)
+            Self.plant(DigestCacheTests.fakeDigests(4), in: scene)
             let rehash = DigestCache(directory: cache.directory, settledSeconds: -60, readsEntries: false)
             #expect(rehash.lookup(status, chunkSize: Self.chunk) == nil)
             let source = try await Self.source(url.path, cache: rehash)
@@ -96,12 +113,10 @@ import Testing
     @Test func aCorruptChunkMakesTheSourceForgetTheKeptDigests() async throws {
         try await TemporaryDirectory.with(prefix: "kept-digests") { folder in
             let size = 5 * Self.chunk
-            let url = try TestFiles(in: folder).random("video.bin", size: size, seed: 6)
-            let bytes = [UInt8](try Data(contentsOf: url))
-            let cache = DigestCache(directory: folder.path + "/cache", settledSeconds: -60)
-            let status = try DigestCacheTests.status(url.path)
+            let scene = try Self.scene(in: folder, size: size, seed: 6)
+            let (url, bytes, cache, status) = (scene.url, scene.bytes, scene.cache, scene.status)
             let fake = DigestCacheTests.fakeDigests(5)
-            #expect(cache.store(fake, for: status, statedAt: Date().timeIntervalSince1970, chunkSize: Self.chunk))
+            Self.plant(fake, in: scene)
             let source = try await Self.source(url.path, cache: cache)
             let stale = try await source.chunk(file: 0, offset: 0, length: Self.chunk, cycle: nil)
             #expect(stale.sha256 == Array(fake.prefix(32)))
@@ -124,11 +139,8 @@ import Testing
     @Test func aStaleEntryCostsAResendOrAFailedFileNeverAWrongOne() async throws {
         try await TemporaryDirectory.with(prefix: "kept-src") { folder in
             try await TemporaryDirectory.with(prefix: "kept-in") { inbox in
-                let size = 6 * Self.chunk
-                let url = try TestFiles(in: folder).random("video.bin", size: size, seed: 7)
-                let bytes = [UInt8](try Data(contentsOf: url))
-                let cache = DigestCache(directory: folder.path + "/cache", settledSeconds: -60)
-                let status = try DigestCacheTests.status(url.path)
+                let scene = try Self.scene(in: folder, size: 6 * Self.chunk, seed: 7)
+                let (url, bytes, cache, status) = (scene.url, scene.bytes, scene.cache, scene.status)
                 try await TransferEngineTests.withEngines(
                     inbox: inbox.path, chunkSize: Self.chunk, compression: .none, digestCache: cache
                 ) { _, sender, bob in
@@ -142,8 +154,7 @@ import Testing
                     #expect(second.isSuccess, "a kept entry: \(second)")
 
                     let fake = DigestCacheTests.fakeDigests(6)
-                    let now = Date().timeIntervalSince1970
-                    #expect(cache.store(fake, for: status, statedAt: now, chunkSize: Self.chunk))
+                    Self.plant(fake, in: scene)
                     // Which of the two ways it ends depends on the timing: if the first `corrupt` came back before the
                     // last chunk went, the `fileEnd` carries the digest of the bytes and the file arrives.
                     let stale = try await send("c.bin")
@@ -172,11 +183,9 @@ import Testing
     /// the kept digests were stale and to send the file again, and forgets them.
     @Test func aFileRefusedAfterItsKeptDigestsWentSaysTheyWereStale() async throws {
         try await TemporaryDirectory.with(prefix: "kept-digests") { folder in
-            let url = try TestFiles(in: folder).random("video.bin", size: 4 * Self.chunk, seed: 8)
-            let cache = DigestCache(directory: folder.path + "/cache", settledSeconds: -60)
-            let status = try DigestCacheTests.status(url.path)
-            let now = Date().timeIntervalSince1970
-            #expect(cache.store(DigestCacheTests.fakeDigests(4), for: status, statedAt: now, chunkSize: Self.chunk))
+            let scene = try Self.scene(in: folder, size: 4 * Self.chunk, seed: 8)
+            let (url, cache, status) = (scene.url, scene.cache, scene.status)
+            Self.plant(DigestCacheTests.fakeDigests(4), in: scene)
             let reactor = try Reactor()
             defer { reactor.shutdown() }
             let configuration = TransferEngineTests.configuration

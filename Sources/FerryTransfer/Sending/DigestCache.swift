@@ -96,51 +96,46 @@ public struct DigestCache: Sendable {
     public func store(
         _ chunkDigests: [UInt8], for status: FerrySystem.FileStatus, statedAt: Double, chunkSize: Int
     ) -> Bool {
-        let stored = write(chunkDigests, for: status, statedAt: statedAt, chunkSize: chunkSize)
-        if stored { trim() }
-        return stored
+        store([(chunkDigests, status, statedAt)], chunkSize: chunkSize) == 1
     }
 
-    /// Keeps the digests of several files, as `store` does each, and trims the cache once (a folder of large files
-    /// does not list the directory once a file); how many were stored.
+    /// Keeps the digests of several files, each checked as `store` checks one, with the directory created and the
+    /// cache trimmed once (a send of many large files lists the directory once, not once a file); how many were
+    /// stored.
     @discardableResult
     public func store(
         _ entries: [(chunkDigests: [UInt8], status: FerrySystem.FileStatus, statedAt: Double)], chunkSize: Int
     ) -> Int {
-        let stored = entries.filter { entry in
-            write(entry.chunkDigests, for: entry.status, statedAt: entry.statedAt, chunkSize: chunkSize)
+        let kept = entries.filter { entry in
+            Self.isWorthKeeping(size: entry.status.size, chunkSize: chunkSize)
+                && isSettled(entry.status, statedAt: entry.statedAt)
+                && entry.chunkDigests.count
+                    == Self.chunkCount(entry.status.size, chunkSize: chunkSize) * FileDigest.length
         }
-        if !stored.isEmpty { trim() }
-        return stored.count
+        guard !kept.isEmpty,
+            (try? FileManager.default.createDirectory(
+                atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])) != nil
+        else { return 0 }
+        let stored = kept.filter { write($0.chunkDigests, for: $0.status, chunkSize: chunkSize) }.count
+        if stored > 0 { trim() }
+        return stored
     }
 
-    /// Writes one entry (to a temporary name, then renamed); false when the file is not kept or the write failed.
-    private func write(
-        _ chunkDigests: [UInt8], for status: FerrySystem.FileStatus, statedAt: Double, chunkSize: Int
-    ) -> Bool {
-        let count = Self.chunkCount(status.size, chunkSize: chunkSize)
-        guard Self.isWorthKeeping(size: status.size, chunkSize: chunkSize), isSettled(status, statedAt: statedAt),
-            chunkDigests.count == count * FileDigest.length
-        else { return false }
+    /// Writes one entry to a temporary name, then renames it into place; false when the write failed.
+    private func write(_ chunkDigests: [UInt8], for status: FerrySystem.FileStatus, chunkSize: Int) -> Bool {
         let key = Self.key(status, chunkSize: chunkSize)
         var bytes: [UInt8] = Self.magic
         bytes += key
-        bytes += Self.littleEndian(UInt32(count))
+        bytes += Self.littleEndian(UInt32(Self.chunkCount(status.size, chunkSize: chunkSize)))
         bytes += chunkDigests
         bytes += SHA256Hasher.digest(bytes)
-        let manager = FileManager.default
-        do {
-            try manager.createDirectory(
-                atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            let path = self.path(for: key)
-            let temporary = "\(path).\(getpid()).tmp"
-            guard manager.createFile(atPath: temporary, contents: Data(bytes), attributes: [.posixPermissions: 0o600])
-            else { return false }
-            guard rename(temporary, path) == 0 else {
-                unlink(temporary)
-                return false
-            }
-        } catch {
+        let path = self.path(for: key)
+        let temporary = "\(path).\(getpid()).tmp"
+        guard FileManager.default.createFile(
+            atPath: temporary, contents: Data(bytes), attributes: [.posixPermissions: 0o600])
+        else { return false }
+        guard rename(temporary, path) == 0 else {
+            unlink(temporary)
             return false
         }
         return true

@@ -1,6 +1,7 @@
 import FerrySystem
 import FerryWire
 import Foundation
+import Synchronization
 
 /// A file ready to be offered: its local source, what the offer says of it, and what its first bytes showed.
 struct PreparedFile: Sendable {
@@ -49,6 +50,61 @@ struct PreparedFile: Sendable {
             throw .notReadable(source.path, reason: "\(error)")
         }
     }
+}
+
+extension PreparedFile {
+    /// Threads that prepare the items of one offer at once (`prepareAll`).
+    static let preparingLanes = 2
+
+    /// Every item prepared, in order, by `preparingLanes` threads taking turns, off the caller's thread; throws the
+    /// failure of the first item in order that failed.
+    ///
+    /// Why: each file is opened, its status taken and its first 4 KiB read (`prepare`), 50-80 microseconds on this
+    /// machine, and a folder of 1000 small files held its offer back by 70-80 ms on the engine's actor, a sixth of
+    /// the whole send (`perf trace` of `ferry send` of 1000 files of 4-64 KiB). The receiver waits for the offer, so
+    /// a second core is free meanwhile.
+    ///
+    /// With `digests`, each file's chunk digests are looked up in the cache on the same threads
+    /// (`cachedDigests`).
+    static func prepareAll(
+        _ items: [TransferItem], digests: (cache: DigestCache, chunkSize: Int)? = nil
+    ) async throws(TransferError) -> [PreparedFile] {
+        let prepare: @Sendable (TransferItem) throws(TransferError) -> PreparedFile = { item throws(TransferError) in
+            var file = try Self.prepare(item)
+            if let digests, file.memory == nil {
+                file.cachedDigests = digests.cache.lookup(file.status, chunkSize: digests.chunkSize)
+            }
+            return file
+        }
+        guard items.count > 1 else { return try items.map { item throws(TransferError) in try prepare(item) } }
+        // Cancelling the caller stops the lanes at their next item (a folder of 100 000 files on a cold disk takes
+        // seconds), and the call throws `cancelled`.
+        let cancelled = Atomic<Bool>(false)
+        let results = await withTaskCancellationHandler {
+            await withCheckedContinuation { (done: CheckedContinuation<[PreparedResult], Never>) in
+                DispatchQueue.global().async {
+                    let lanes = min(preparingLanes, items.count)
+                    let slots = Mutex<[PreparedResult?]>(Array(repeating: nil, count: items.count))
+                    DispatchQueue.concurrentPerform(iterations: lanes) { lane in
+                        for index in stride(from: lane, to: items.count, by: lanes) {
+                            let result =
+                                cancelled.load(ordering: .relaxed)
+                                ? .failure(.cancelled)
+                                : Result { () throws(TransferError) -> PreparedFile in try prepare(items[index]) }
+                            slots.withLock { $0[index] = result }
+                        }
+                    }
+                    done.resume(returning: slots.withLock { $0.map { $0! } })
+                }
+            }
+        } onCancel: {
+            cancelled.store(true, ordering: .relaxed)
+        }
+        if cancelled.load(ordering: .relaxed) { throw .cancelled }
+        return try results.map { result throws(TransferError) in try result.get() }
+    }
+
+    typealias PreparedResult = Result<PreparedFile, TransferError>
 }
 
 /// Items checked and prepared by `TransferEngine.prepare(_:)`, for `TransferEngine.send(_:to:)`.

@@ -72,8 +72,7 @@ extension TransferEngine {
             reportProgress(id, peerID, file: file)
         case .success(.resend(let file, let offset)):
             log(1, "peer \(peerID) received a corrupt chunk (file \(file), offset \(offset)): sending it again")
-            // Its digest may have come from a stale `DigestCache` entry: the file is hashed from its bytes from now on.
-            if let source = operations[id]?.source, source.hasKeptDigests { await source.forgetKeptDigests(file: file) }
+            await forgetKeptDigests(file, id)
         case .failure(let error):
             await violation(by: peerID, error.description)
             return
@@ -93,10 +92,7 @@ extension TransferEngine {
         let file = Int(result.fileIndex)
         let published = result.status == .published
         // A file sent with digests kept from an earlier send (`DigestCache`) that did not match: they were stale.
-        var staleKept = false
-        if result.status == .hashMismatch, let source = operations[id]?.source, source.hasKeptDigests {
-            staleKept = await source.forgetKeptDigests(file: file)
-        }
+        let staleKept = result.status == .hashMismatch ? await forgetKeptDigests(file, id) : false
         let outcome = withPeer(id, peerID) { peer -> Result<FileOutcome, TransferProtocolError>? in
             if peer.failure != nil { return nil }  // crossed this side's cancel
             do throws(TransferProtocolError) {
@@ -136,5 +132,14 @@ extension TransferEngine {
             return
         }
         wake(id, peerID)
+    }
+
+    /// A peer found a chunk of `file` corrupt, or the file not matching its digest: its digests, if they came from
+    /// the `DigestCache`, may be stale, and the chunk source forgets them (the file is hashed from its bytes from now
+    /// on). True when the file was sent with kept digests. A send without any asks nothing of its source (no wait).
+    @discardableResult
+    func forgetKeptDigests(_ file: Int, _ id: TransferID) async -> Bool {
+        guard let source = operations[id]?.source, source.hasKeptDigests else { return false }
+        return await source.forgetKeptDigests(file: file)
     }
 }

@@ -187,9 +187,7 @@ extension TransferEngine {
             }
             if ack.status == .corrupt {
                 log(1, "peer \(peerID) received a corrupt chunk (\(chunk)): sending it again")
-                if let source = operations[id]?.source, source.hasKeptDigests {
-                    await source.forgetKeptDigests(file: file)
-                }
+                await forgetKeptDigests(file, id)
             }
             await perform(taken.actions, id)
             if taken.newBytes > 0 { reportProgress(id, peerID, file: file) }
