@@ -99,6 +99,13 @@ extension CompareBenchmark {
         let source = work.url.appendingPathComponent("source")
         let copies = work.url.appendingPathComponent("copies")
         let timeout = timeout(forBytes: bytes)
+        // The same bytes as one file, in path order: what ferry spends on the row without any per-file work.
+        let joined = work.url.appendingPathComponent("joined/files.bin")
+        try FileManager.default.createDirectory(
+            at: joined.deletingLastPathComponent(), withIntermediateDirectories: true)
+        var joinedBytes = Data(capacity: bytes)
+        for file in tree { joinedBytes.append(try Data(contentsOf: source.appendingPathComponent(file.path))) }
+        try joinedBytes.write(to: joined)
         /// Creates `copies` empty, runs `body`, checks the tree in `copies` (or in `copies/arrivedIn`) and removes it.
         func checked(
             _ who: String, arrivedIn folder: String? = nil, _ body: () throws -> ContenderRun
@@ -137,6 +144,11 @@ extension CompareBenchmark {
                         ).run())
                 }
             },
+            // A first send (`--rehash`), as every small file's is: files under 4 chunks keep no digests.
+            Contender(Self.joinedFerry, .ferry) {
+                ContenderRun(
+                    ferry: try ferryCopy([joined], work: work, compress: "auto", sendOptions: ["--rehash"]))
+            },
             Contender("scp -r (aes128-gcm, into sshd -i)", .baseline, skipReason: SecureCopyBaseline.unavailable) {
                 let ssh = try ssh.orThrow("scp")
                 return try checked("scp -r") {
@@ -158,8 +170,12 @@ extension CompareBenchmark {
             },
         ]
         row.notes = { results in
-            ["ferry: one send of the folder (all \(count) files) to receive --accept all --once."]
-                + CompareReport.against("ferry", results)
+            [
+                "ferry: one send of the folder (all \(count) files) to receive --accept all --once.",
+                "\(Self.joinedFerry): the same \(size(bytes)) joined into one file and sent with --rehash, a floor for"
+                    + " ferry's figure: what the row costs ferry without any per-file work.",
+            ]
+                + CompareReport.against("ferry", results) + CompareReport.against(Self.joinedFerry, results)
         }
         row.targets = { results in
             let ferry = CompareReport.result("ferry", in: results)
@@ -177,6 +193,9 @@ extension CompareBenchmark {
         }
         return row
     }
+
+    /// Row 2's floor: ferry sending the row's bytes as one file.
+    static let joinedFerry = "ferry, the same bytes as one file"
 }
 
 extension Optional {

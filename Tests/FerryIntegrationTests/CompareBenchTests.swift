@@ -16,7 +16,8 @@ extension IntegrationTests {
                 "nc > file; sync FILE [fairness]",
             ],
             "2": [
-                "ferry", "scp -r (aes128-gcm, into sshd -i)", "rsync -r daemon", "tar c | nc | tar x",
+                "ferry", "ferry, the same bytes as one file", "scp -r (aes128-gcm, into sshd -i)", "rsync -r daemon",
+                "tar c | nc | tar x",
                 "rsync -r --fsync [fairness]", "tar c | nc | tar x; sync FILES [fairness]",
             ],
             "3": ["ferry, text", "ferry, random"],
