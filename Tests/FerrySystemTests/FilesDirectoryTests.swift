@@ -79,6 +79,20 @@ struct FilesDirectoryTests {
         }
     }
 
+    /// Names made only partly of dots, or of dots and other bytes, are one component each: created, found, removed.
+    @Test(arguments: ["...", ".a", "..a", "a..", ".ferry", "é.jpg", "x"])
+    func oddNamesThatAreOneComponentWork(_ name: String) async throws {
+        try await TemporaryDirectory.with(prefix: "ferry-files") { directory in
+            let root = directory.path
+            let directory = try DirectoryHandle.open(path: root, createIfMissing: false)
+            #expect(CallDescription.isSingleComponent(name))
+            try directory.createFile(name, exclusive: true).close()
+            #expect(try directory.status(of: name)?.kind == .regular)
+            try directory.removeFile(name)
+            #expect(try directory.entries().isEmpty)
+        }
+    }
+
     @Test func createFileIsExclusiveOnRequestAndNeverFollowsASymlink() async throws {
         try await TemporaryDirectory.with(prefix: "ferry-files") { directory in
             let root = directory.path

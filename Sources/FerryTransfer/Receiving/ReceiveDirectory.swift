@@ -119,7 +119,10 @@ public final class ReceiveDirectory: Sendable {
 
     /// Whether `key` is 64 lowercase hex digits (the only names created in the staging folder).
     static func isKey(_ key: String) -> Bool {
-        key.utf8.count == 64 && key.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+        func check(_ bytes: some Collection<UInt8>) -> Bool {
+            bytes.count == 64 && bytes.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+        }
+        return key.utf8.withContiguousStorageIfAvailable { check($0) } ?? check(key.utf8)
     }
 
     func checkKey(_ key: String) throws(SystemError) {
