@@ -121,6 +121,26 @@ private func drain(_ machine: inout OutgoingTransferMachine) -> [OutgoingTransfe
         #expect(machine.nextStep() == .finished)
     }
 
+    /// Finished after the last accepted file's result, whatever the order; skipped files wait for nothing; an
+    /// offer with nothing accepted is finished at once.
+    @Test func finishesAfterTheLastAcceptedFilesResult() throws {
+        var machine = OutgoingTransferMachine(sizes: [5, 6, 7], chunkSize: kib64, window: 4 * kib64)
+        _ = try machine.replyReceived(reply([(true, 0), (false, 0), (true, 0)]))
+        _ = drain(&machine)
+        try machine.resultReceived(FileResult(transferID: id, fileIndex: 2, status: .published, detail: "c"))
+        #expect(machine.nextStep() == .wait)
+        #expect(throws: TransferProtocolError.self) {
+            try machine.resultReceived(FileResult(transferID: id, fileIndex: 2, status: .published, detail: "c"))
+        }
+        #expect(machine.nextStep() == .wait)
+        try machine.resultReceived(FileResult(transferID: id, fileIndex: 0, status: .writeFailed, detail: "a"))
+        #expect(machine.nextStep() == .finished)
+
+        var none = OutgoingTransferMachine(sizes: [5, 6], chunkSize: kib64, window: kib64)
+        _ = try none.replyReceived(reply([(false, 0), (false, 0)]))
+        #expect(none.nextStep() == .finished)
+    }
+
     @Test func aDeniedOfferFinishes() throws {
         var machine = OutgoingTransferMachine(sizes: [1], chunkSize: kib64, window: kib64)
         let denied = OfferReply(
@@ -143,6 +163,26 @@ private func drain(_ machine: inout OutgoingTransferMachine) -> [OutgoingTransfe
         ])
         machine.fileEnded(0)
         #expect(machine.isFinished)
+    }
+
+    /// Finished once every accepted file ended, each counted once however often or however it ended (failed by
+    /// corrupt copies, then ended by the engine too); a file not accepted is never waited for.
+    @Test func finishesWhenEveryAcceptedFileEndedEachCountedOnce() throws {
+        var machine = IncomingTransferMachine(
+            sizes: [10, 20, 30, 40], accepted: [true, false, true, true], resumeOffsets: [0, 0, 0, 0],
+            chunkSize: kib64)
+        #expect(!machine.isFinished)
+        machine.fileEnded(0)
+        machine.fileEnded(0)
+        machine.fileEnded(1)
+        #expect(!machine.isFinished)
+        for _ in 0..<IncomingTransferMachine.maxCorruptCopies { _ = machine.chunkCorrupt(file: 2) }
+        machine.fileEnded(2)
+        #expect(!machine.isFinished)
+        machine.fileEnded(3)
+        #expect(machine.isFinished)
+        #expect(
+            IncomingTransferMachine(sizes: [1], accepted: [false], resumeOffsets: [0], chunkSize: kib64).isFinished)
     }
 
     @Test func anEmptyFileVerifiesAtItsEnd() throws {

@@ -48,6 +48,8 @@ public struct IncomingTransferMachine: Sendable {
     /// Chunks are taken in any order (a swarm member); `expectedOffset` is then the resume offset.
     public let anyOrder: Bool
     private var files: [FileState]
+    /// Accepted files that have not ended: `isFinished` is asked after every file, so it must not walk them all.
+    private var openFiles: Int
     /// With `anyOrder`: the chunks stored (a resumed prefix counts).
     private var stored: ChunkBitmap
 
@@ -60,6 +62,7 @@ public struct IncomingTransferMachine: Sendable {
         self.files = sizes.indices.map { index in
             FileState(size: sizes[index], accepted: accepted[index], expectedOffset: resumeOffsets[index])
         }
+        openFiles = accepted.filter { $0 }.count
         let chunk = UInt64(chunkSize)
         stored = ChunkBitmap(chunkCounts: anyOrder ? sizes.map { Int(($0 + chunk - 1) / chunk) } : sizes.map { _ in 0 })
         guard anyOrder else { return }
@@ -81,7 +84,7 @@ public struct IncomingTransferMachine: Sendable {
     }
 
     /// Every accepted file has ended (published or failed).
-    public var isFinished: Bool { files.allSatisfy { !$0.accepted || $0.ended } }
+    public var isFinished: Bool { openFiles == 0 }
 
     /// Where the next chunk of `file` must start (chunks come in order).
     public func expectedOffset(of file: Int) -> UInt64 { files[file].expectedOffset }
@@ -151,7 +154,7 @@ public struct IncomingTransferMachine: Sendable {
             let copies = files[file].corruptByChunk[index, default: 0] + 1
             files[file].corruptByChunk[index] = copies
             guard copies < Self.maxCorruptCopies else {
-                files[file].ended = true
+                end(file)
                 return [
                     .fail(
                         file: file, status: .corruptChunks,
@@ -162,7 +165,7 @@ public struct IncomingTransferMachine: Sendable {
         }
         files[file].corruptCopies += 1
         guard files[file].corruptCopies < Self.maxCorruptCopies else {
-            files[file].ended = true
+            end(file)
             return [
                 .fail(
                     file: file, status: .corruptChunks,
@@ -187,7 +190,14 @@ public struct IncomingTransferMachine: Sendable {
 
     /// The file was published or failed: later chunks of it are discarded.
     public mutating func fileEnded(_ file: Int) {
+        end(file)
+    }
+
+    /// Marks `file` ended, counting it once.
+    private mutating func end(_ file: Int) {
+        guard !files[file].ended else { return }
         files[file].ended = true
+        if files[file].accepted { openFiles -= 1 }
     }
 
     private func verifyIfComplete(_ file: Int) -> [Action] {
