@@ -3,15 +3,26 @@ import FerryStateMachines
 import FerryWire
 
 /// One `send` call: the files, the shared chunk source, and one machine per peer.
-struct OutgoingOperation: Sendable {
-    var offer: Offer
-    var files: [PreparedFile]
-    var source: ChunkSource
+///
+/// A class, owned by the engine's `operations` table and touched only on the engine's actor: as a struct, every
+/// `operations[id]?.source` copied the whole operation out of the table and every `operations[id]?.x = y` moved it
+/// into a coroutine frame too large for the caller's buffer (a `malloc` each), many times a small file.
+final class OutgoingOperation {
+    let offer: Offer
+    let files: [PreparedFile]
+    let source: ChunkSource
     var peers: [PeerID: OutgoingPeer]
     /// The broadcast's swarm (PROTOCOL.md 11.11), when the offer has one.
     var swarm: SwarmSending? = nil
     /// The whole send is being cancelled: a member that ends now leaves nothing to seed anew.
     var cancelled = false
+
+    init(offer: Offer, files: [PreparedFile], source: ChunkSource, peers: [PeerID: OutgoingPeer]) {
+        self.offer = offer
+        self.files = files
+        self.source = source
+        self.peers = peers
+    }
 }
 
 /// The sending side of one transfer with one peer: its machine, the pump waiting for news, and its numbers.

@@ -92,7 +92,7 @@ extension TransferEngine {
             files: prepared, chunkSize: configuration.chunkSize, policy: policy,
             cacheLimit: infos.count > 1 ? 24 << 20 : 0, digestCache: configuration.digestCache, log: configuration.log)
         let now = clock.now
-        var operation = OutgoingOperation(offer: offer, files: prepared, source: source, peers: [:])
+        let operation = OutgoingOperation(offer: offer, files: prepared, source: source, peers: [:])
         for info in infos {
             operation.peers[info.peerID] = OutgoingPeer(
                 info: info,
@@ -163,15 +163,8 @@ extension TransferEngine {
     /// acknowledgement would make a transfer quadratic.
     @discardableResult
     func withPeer<T>(_ id: TransferID, _ peerID: PeerID, _ body: (inout OutgoingPeer) throws -> T) rethrows -> T? {
-        // Through `values[index]`, not `operations[id]?`: the dictionary's optional `_modify` moves the whole
-        // operation into a coroutine frame too large for the caller's buffer, a `malloc` and a `free` each time
-        // (120 a small file on the sender in callgrind, most of them from here).
-        guard let index = operations.index(forKey: id),
-            var peer = operations.values[index].peers.removeValue(forKey: peerID)
-        else { return nil }
-        defer {
-            if let index = operations.index(forKey: id) { operations.values[index].peers[peerID] = peer }
-        }
+        guard let operation = operations[id], var peer = operation.peers.removeValue(forKey: peerID) else { return nil }
+        defer { operations[id]?.peers[peerID] = peer }
         return try body(&peer)
     }
 
