@@ -34,6 +34,7 @@ enum CallDescription {
 
     /// Whether `name` is one path component: not empty, not "." or "..", without "/" or NUL (a NUL would cut the
     /// C string short and name another file).
+    ///
     /// One pass over contiguous UTF-8 (a native string's storage): it runs for every name of every directory
     /// operation, a dozen a received file, where `UTF8View.contains` cost a few thousand instructions a call.
     static func isSingleComponent(_ name: String) -> Bool {
