@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include "CFerryLinux.h"
 
 _Static_assert(FERRY_RENAME_NOREPLACE == RENAME_NOREPLACE, "renameat2 flag mismatch");
@@ -43,6 +44,28 @@ int ferry_link_open_file(int fd, int dirfd, const char *name) {
     char path[40];
     snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
     return linkat(AT_FDCWD, path, dirfd, name, AT_SYMLINK_FOLLOW);
+}
+
+int ferry_direct_io_alignment(int fd, unsigned *memory, unsigned *offset) {
+#ifndef STATX_DIOALIGN
+    (void)fd; (void)memory; (void)offset;
+    return 0;  // headers older than Linux 6.1: no way to ask, so no direct I/O
+#else
+    struct statx status;
+    if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_SYNC_AS_STAT, STATX_DIOALIGN, &status) != 0) return -1;
+    if (!(status.stx_mask & STATX_DIOALIGN) || status.stx_dio_mem_align == 0 || status.stx_dio_offset_align == 0) {
+        return 0;
+    }
+    *memory = status.stx_dio_mem_align;
+    *offset = status.stx_dio_offset_align;
+    return 1;
+#endif
+}
+
+int ferry_reopen_direct(int fd) {
+    char path[40];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    return open(path, O_WRONLY | O_DIRECT | O_CLOEXEC);
 }
 
 int ferry_syncfs(int fd) {

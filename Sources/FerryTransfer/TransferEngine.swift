@@ -23,6 +23,9 @@ public actor TransferEngine {
     let io = BlockingIO(label: "ferry.receive-directory")
     /// Where write-behind waits for the disk and drops written pages, beside the writes on `io` (`Writeback`).
     var writeback = Writeback()
+    /// Whether large staged files are written past the page cache where the file system allows (tests of
+    /// write-behind turn it off).
+    var directWrites = true
     /// Where verified files are synced and renamed into place, beside the writes of the files after them.
     let publishing = BlockingIO(label: "ferry.publish")
     /// Where accepting an offer reads back and hashes staged prefixes: apart from `io`, so that an answer never waits

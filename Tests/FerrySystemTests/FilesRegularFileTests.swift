@@ -158,3 +158,49 @@ private func descriptorFlags(of file: RegularFile) -> Int32? {
     }
     return nil
 }
+
+/// RegularFile's direct writes: the whole aligned blocks of a write bypass the page cache, the rest is written
+/// buffered, and the file reads back as written either way.
+@Suite("RegularFile direct writes")
+struct FilesDirectWritesTests {
+    /// A file system that reports direct-I/O alignment (ext4, xfs...): the aligned prefix of each write goes direct and
+    /// so is not in the page cache afterwards; a partial last block, and a write at an unaligned offset, go buffered.
+    @Test func alignedBlocksBypassThePageCacheAndTheRestIsBuffered() async throws {
+        try await TemporaryDirectory.with(prefix: "ferry-direct") { directory in
+            let root = directory.path
+            let handle = try DirectoryHandle.open(path: root, createIfMissing: false)
+            let file = try handle.createFile("data", exclusive: true)
+            defer { file.close() }
+            guard file.enableDirectWrites() else {
+                try Test.cancel("the temporary directory's file system reports no direct-I/O alignment")
+            }
+            #expect(file.writesDirectly)
+            #expect(file.enableDirectWrites())  // a second call keeps the first open
+            let mib = 1 << 20
+            let bytes = patternBytes(count: 3 * mib + 1000, seed: 11)
+            try file.write(bytes[..<(2 * mib + 700)], at: 0)  // two MiB direct, 700 bytes buffered
+            try file.write(Array(bytes[(2 * mib + 700)...]), at: UInt64(2 * mib + 700))  // unaligned offset: buffered
+            #expect(try PageCache.residentBytes(path: root + "/data", in: 0..<(2 * mib)).resident == 0)
+            #expect(try PageCache.residentBytes(path: root + "/data", in: (2 * mib)..<(3 * mib)).resident > 0)
+            try file.sync(dataOnly: true)
+            #expect(try file.status().size == UInt64(bytes.count))
+            #expect(try file.read(count: bytes.count, at: 0) == bytes)
+            #expect(try contents(root + "/data") == bytes)
+        }
+    }
+
+    /// Closing closes the second open too: a write after `close()` fails with EBADF as before, direct or not.
+    @Test func closingEndsDirectWrites() async throws {
+        try await TemporaryDirectory.with(prefix: "ferry-direct") { directory in
+            let handle = try DirectoryHandle.open(path: directory.path, createIfMissing: false)
+            let file = try handle.createFile("data", exclusive: true)
+            let enabled = file.enableDirectWrites()
+            file.close()
+            #expect(!file.writesDirectly)
+            #expect(!file.enableDirectWrites())
+            let block = [UInt8](repeating: 1, count: 1 << 20)
+            let error = #expect(throws: SystemError.self) { try file.write(block, at: 0) }
+            #expect(error?.errno == .badFileDescriptor, "direct writes were enabled: \(enabled)")
+        }
+    }
+}

@@ -9,7 +9,9 @@ import Testing
 @testable import FerryTransfer
 
 /// Write-behind: a large staged file's writeback starts as its chunks land and the pages written `lag` bytes
-/// earlier are dropped from the page cache; small files are left to the sync before publishing.
+/// earlier are dropped from the page cache; small files are left to the sync before publishing. Where the file
+/// system takes direct writes, a large file goes past the page cache instead (these tests of write-behind turn that
+/// off).
 @Suite(.serialized, .timeLimit(.minutes(2))) struct WriteBehindTests {
     @Test func smallFilesGetNoWriteBehind() {
         let size = WriteBehind.minimumFileSize - 1
@@ -43,7 +45,8 @@ import Testing
             let pattern = (0..<(chunk / 8)).flatMap { _ in withUnsafeBytes(of: generator.next()) { Array($0) } }
             var bytes: [UInt8] = []
             for index in 0..<24 { bytes += [UInt8(index)] + pattern.dropFirst() }
-            try await TransferHostilePeerTests.withMallory(inbox: inbox.path, policy: .all) { mallory, bob, _ in
+            try await TransferHostilePeerTests.withMallory(inbox: inbox.path, policy: .all) { mallory, bob, engine in
+                await engine.useDirectWrites(false)
                 let sender = HostileSender(session: mallory, receiver: bob)
                 let result = try #require(await sender.sendWhole("large.bin", bytes, chunkSize: chunk))
                 #expect(result.status == .published && result.detail == "large.bin")
@@ -54,6 +57,34 @@ import Testing
             #expect(
                 cached.resident <= Int(WriteBehind.lag) + 2 * chunk,
                 "\(cached.resident) of \(cached.size) bytes still cached")
+            #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: path))) == bytes)
+        }
+    }
+
+    /// Where the file system takes direct writes, a large received file is written past the page cache: once
+    /// published, nothing of it is cached but the page of its partial last block (write-behind alone leaves up to
+    /// `lag` bytes and the chunk in hand). The file reads back whole.
+    @Test func aLargeReceivedFileIsWrittenPastThePageCache() async throws {
+        try await TemporaryDirectory.with(prefix: "engine-in") { inbox in
+            let probe = try DirectoryHandle.open(path: inbox.path, createIfMissing: false)
+            let file = try probe.createFile("probe", exclusive: true)
+            let direct = file.enableDirectWrites()
+            file.close()
+            try probe.removeFile("probe")
+            probe.close()
+            if !direct { try Test.cancel("the temporary directory's file system takes no direct writes") }
+            let chunk = 1 << 20
+            var generator = SplitMix64(seed: 26)
+            let words = 20 * chunk / 8 + 125  // 20 MiB and 1000 bytes: the last block is partial
+            let bytes = (0..<words).flatMap { _ in withUnsafeBytes(of: generator.next()) { Array($0) } }
+            try await TransferHostilePeerTests.withMallory(inbox: inbox.path, policy: .all) { mallory, bob, _ in
+                let sender = HostileSender(session: mallory, receiver: bob)
+                let result = try #require(await sender.sendWhole("large.bin", bytes, chunkSize: chunk))
+                #expect(result.status == .published && result.detail == "large.bin")
+            }
+            let path = inbox.path + "/large.bin"
+            let whole = bytes.count / 4096 * 4096
+            #expect(try PageCache.residentBytes(path: path, in: 0..<whole).resident == 0)
             #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: path))) == bytes)
         }
     }
@@ -93,6 +124,7 @@ import Testing
             var generator = SplitMix64(seed: 25)
             let bytes = (0..<(24 * chunk / 8)).flatMap { _ in withUnsafeBytes(of: generator.next()) { Array($0) } }
             try await TransferHostilePeerTests.withMallory(inbox: inbox.path, policy: .all) { mallory, bob, engine in
+                await engine.useDirectWrites(false)
                 await engine.useWriteback(
                     Writeback { file, range throws(SystemError) in
                         try file.evictWritten(at: range.lowerBound, count: Int(range.count))

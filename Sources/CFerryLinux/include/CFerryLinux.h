@@ -59,6 +59,15 @@ int ferry_open_tmpfile(int dirfd, unsigned mode);
 /// (AT_EMPTY_PATH would need CAP_DAC_READ_SEARCH). Fails with EEXIST when `name` is taken.
 int ferry_link_open_file(int fd, int dirfd, const char *name);
 
+/// statx(2) STATX_DIOALIGN of the open file `fd`: the alignment direct I/O (O_DIRECT) needs of a buffer's address
+/// (`*memory`) and of a file offset and length (`*offset`). Returns 1 when the file system reports both, 0 when it
+/// does not (no direct I/O there, or a kernel before 6.1), -1 with errno when statx fails.
+int ferry_direct_io_alignment(int fd, unsigned *memory, unsigned *offset);
+
+/// open(2) of the file open as `fd` once more, write-only with O_DIRECT | O_CLOEXEC, through /proc/self/fd: a
+/// second open file description, so that O_DIRECT applies to its writes only.
+int ferry_reopen_direct(int fd);
+
 /// getrandom(2): bytes from the kernel's CSPRNG.
 ssize_t ferry_getrandom(void *buffer, size_t length, unsigned flags);
 

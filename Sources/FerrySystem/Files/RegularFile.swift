@@ -1,4 +1,5 @@
 import Glibc
+import Synchronization
 
 /// An open regular file with positional I/O only (`pread`/`pwrite`), so one file can be read or written by
 /// several tasks at once without a shared file offset.
@@ -15,6 +16,8 @@ public final class RegularFile: Sendable {
     /// the status right after opening use this instead of a second `fstat`; anything later calls `status()`.
     public let statusAtOpen: FileStatus
     private let descriptor: OwnedFileDescriptor
+    /// The direct-I/O side of `write`, once `enableDirectWrites()` found it possible.
+    private let direct = Mutex<DirectWrites?>(nil)
 
     private init(path: String, descriptor: FileDescriptor, status: FileStatus) {
         self.path = path
@@ -108,7 +111,10 @@ public final class RegularFile: Sendable {
     public func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws(SystemError) {
         let start = try checkedRange(offset: offset, count: bytes.count, "pwrite")
         try descriptor.withDescriptor(describe("pwrite")) { file throws(SystemError) in
-            var written = 0
+            var written = try direct.withLock { direct throws(SystemError) -> Int in
+                guard let direct else { return 0 }
+                return try direct.writePrefix(bytes, at: start).get(describing: describe("pwrite"))
+            }
             while written < bytes.count {
                 let rest = UnsafeRawBufferPointer(rebasing: bytes[written...])
                 let count = try file._write(rest, at: start + Int64(written)).get(describing: describe("pwrite"))
@@ -117,6 +123,28 @@ public final class RegularFile: Sendable {
                 written += count
             }
         }
+    }
+
+    /// From now on, writes the whole aligned blocks of each `write` with O_DIRECT, through a second open of the file,
+    /// and the rest (a partial last block) through this one; returns whether it will. False, and every write stays
+    /// buffered, where the file system reports no direct-I/O alignment (`statx(2)` STATX_DIOALIGN: tmpfs, kernels
+    /// before 6.1), /proc/self/fd is missing, or the second open fails. Direct writes do not go through the page
+    /// cache, so they are not read back from it: for files written once and left to others (a large received file),
+    /// not for ones read again soon. `sync(dataOnly:)` commits both kinds.
+    @discardableResult
+    public func enableDirectWrites() -> Bool {
+        let enabled = try? descriptor.withDescriptor(describe("open")) { file throws(SystemError) in
+            direct.withLock { direct in
+                if direct == nil { direct = DirectWrites(reopening: file, status: statusAtOpen) }
+                return direct != nil
+            }
+        }
+        return enabled ?? false
+    }
+
+    /// Whether writes go direct (`enableDirectWrites()` succeeded, and no direct write was refused since).
+    public var writesDirectly: Bool {
+        direct.withLock { direct in direct.map { !$0.refused } ?? false }
     }
 
     /// Writes all of `bytes` (an array, a slice, `Data`...) at `offset`; see `write(_:at:)`.
@@ -211,6 +239,10 @@ public final class RegularFile: Sendable {
     /// Closes the file (`close(2)`; once no call on another thread still uses it). Later calls fail with EBADF.
     /// Idempotent; `deinit` closes too.
     public func close() {
+        direct.withLock { direct in
+            direct?.close()
+            direct = nil
+        }
         descriptor.close()
     }
 

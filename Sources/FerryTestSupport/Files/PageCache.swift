@@ -7,8 +7,9 @@ import Glibc
 /// Why: the receiver's write-behind promises that a large received file does not stay whole in the page cache;
 /// only the kernel can say which of its pages are resident.
 public enum PageCache {
-    /// Resident bytes (whole pages) of the file at `path`, and its size.
-    public static func residentBytes(path: String) throws -> (resident: Int, size: Int) {
+    /// Resident bytes (whole pages) of the file at `path`, and its size; with `range`, only of the pages that hold
+    /// some byte of `range` (clamped to the file).
+    public static func residentBytes(path: String, in range: Range<Int>? = nil) throws -> (resident: Int, size: Int) {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw TestSupportError.systemCall("open \(path)", errno: errno) }
         defer { close(fd) }
@@ -25,7 +26,9 @@ public enum PageCache {
         guard mincore(mapping, size, &vector) == 0 else {
             throw TestSupportError.systemCall("mincore \(path)", errno: errno)
         }
-        return (vector.reduce(0) { $0 + Int($1 & 1) } * page, size)
+        let pages = range.map { ($0.lowerBound / page)..<min(($0.upperBound + page - 1) / page, vector.count) }
+        let counted = pages.map { vector[$0.clamped(to: 0..<vector.count)] } ?? vector[...]
+        return (counted.reduce(0) { $0 + Int($1 & 1) } * page, size)
     }
 
     /// True when `path` is on a tmpfs: the file system type of the longest mount point in /proc/self/mounts that

@@ -135,6 +135,7 @@ extension TransferEngine {
         }
         // Counted per sender, over all its transfers: two transfers at once must not double what one may queue.
         let queued = queuedBytes[peerID, default: 0]
+        let direct = handle.writesDirectly
         let stored = withIncoming(key) { transfer -> ([IncomingTransferMachine.Action], WriteBehind)?? in
             guard queued + raw.count <= Self.maxQueuedBytes else { return .some(nil) }
             guard let actions = transfer.machine?.chunkStored(file: file, offset: chunk.offset, rawLength: raw.count)
@@ -152,7 +153,9 @@ extension TransferEngine {
                 transfer.files[file].hasher?.add(chunkDigest: chunk.sha256)
             }
             let size = transfer.files[file].size
-            return (actions, WriteBehind.after(writing: raw.count, at: chunk.offset, fileSize: size))
+            // Direct writes leave nothing in the page cache to start or drop.
+            let plan = WriteBehind.after(writing: raw.count, at: chunk.offset, fileSize: size)
+            return (actions, direct ? WriteBehind() : plan)
         } ?? nil
         guard let stored else { return }
         guard let (actions, writeBehind) = stored else {
@@ -232,6 +235,12 @@ extension TransferEngine {
                 handle.close()
                 throw error
             }
+        }
+        if directWrites, entry.size >= WriteBehind.minimumFileSize, !entry.inMemory, incoming[key]?.swarmID == nil {
+            // A large file written once and left to others: past the page cache where the file system allows
+            // (RegularFile.enableDirectWrites). Not a swarm member's, whose chunks are read back to serve others,
+            // nor one delivered in memory, which is read back whole.
+            handle.enableDirectWrites()
         }
         incoming[key]?.files[file].staged = handle
         stageAhead(after: file, key)

@@ -17,6 +17,8 @@ import Synchronization
 /// instead of piling up dirty pages. Files under `minimumFileSize` are left to the sync
 /// before publishing (small files are synced in batches; a hint per chunk would only add system calls). A published
 /// large file is therefore mostly not in the page cache: the program that reads it next reads it from the disk.
+/// Where the file system takes direct writes (`RegularFile.enableDirectWrites`), a large file needs none of this:
+/// its whole blocks go past the page cache, and only its partial last block is left to the sync before publishing.
 struct WriteBehind: Sendable, Equatable {
     /// Files smaller than this get no write-behind.
     static let minimumFileSize: UInt64 = 16 << 20
@@ -108,4 +110,7 @@ final class Writeback: Sendable {
 extension TransferEngine {
     /// Replaces the writeback queue (tests: one whose evictions fail), before any chunk arrives.
     func useWriteback(_ writeback: Writeback) { self.writeback = writeback }
+
+    /// Turns direct writes of large staged files off or on (tests of write-behind), before any chunk arrives.
+    func useDirectWrites(_ enabled: Bool) { directWrites = enabled }
 }
