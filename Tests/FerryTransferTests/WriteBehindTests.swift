@@ -68,7 +68,9 @@ import Testing
         try await TemporaryDirectory.with(prefix: "engine-in") { inbox in
             let probe = try DirectoryHandle.open(path: inbox.path, createIfMissing: false)
             let file = try probe.createFile("probe", exclusive: true)
-            let direct = file.enableDirectWrites()
+            // Direct writes offered (statx) and taken (one aligned block written direct, not refused).
+            let block = [UInt8](repeating: 7, count: 4096)
+            let direct = file.enableDirectWrites() && (try? file.write(block, at: 0)) != nil && file.writesDirectly
             file.close()
             try probe.removeFile("probe")
             probe.close()
