@@ -152,8 +152,11 @@ extension TransferEngine {
         if let old = swarm.links[index] { memberSwarms[swarmID]?.linkedMembers[old] = nil }
         memberSwarms[swarmID]?.links[index] = peerID
         memberSwarms[swarmID]?.linkedMembers[peerID] = index
-        if let name = await session.peer(peerID)?.displayName { memberSwarms[swarmID]?.names[index] = name }
+        // The fetcher learns of the link before anything here awaits: a frame of that member handled meanwhile finds
+        // the link recorded (`memberIndex`) and must find it up too, or its announcements are ignored, and a member
+        // never repeats them (this lost every chunk one member held, now and then, when both dialled each other).
         let actions = withMemberSwarm(swarmID) { $0.fetcher.linkUp(index) } ?? []
+        if let name = await session.peer(peerID)?.displayName { memberSwarms[swarmID]?.names[index] = name }
         await carryOut(actions, swarmID)
     }
 
