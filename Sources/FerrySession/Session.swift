@@ -17,11 +17,13 @@ public actor Session {
     /// Every event of the session, in order. Ends when the session closes.
     public nonisolated let events: AsyncStream<SessionEvent>
     /// Frames of the transfer protocol and the end of links, for the transfer engine. Carries frames only when
-    /// `configuration.transfersEnabled`. Ends when the session closes.
-    public nonisolated let transferEvents: AsyncStream<TransferLinkEvent>
+    /// `configuration.transfersEnabled`. Ends when the session closes. An `AsyncChannel` (one consumer, read with
+    /// `for await`), not an `AsyncStream`: it carries an element per frame, and costs a fraction of one.
+    public nonisolated let transferEvents = AsyncChannel<TransferLinkEvent>()
 
     let eventSink: AsyncStream<SessionEvent>.Continuation
-    let transferSink: AsyncStream<TransferLinkEvent>.Continuation
+    /// Where the session yields `transferEvents`.
+    var transferSink: AsyncChannel<TransferLinkEvent> { transferEvents }
     let reactor: Reactor
     let tlsContext: TLSContext
     /// Pinned peers, from the configuration and `trust(_:name:)`.
@@ -73,7 +75,6 @@ public actor Session {
         self.trustedDevices = configuration.trustedDevices
         self.localPeerID = PeerID(rawValue: UInt64.random(in: 1...UInt64.max))
         (events, eventSink) = AsyncStream.makeStream(of: SessionEvent.self)
-        (transferEvents, transferSink) = AsyncStream.makeStream(of: TransferLinkEvent.self)
         self.sessionTag = Datagram.sessionTag(for: configuration.sessionID)
         self.discoveryCache = DiscoveryCache(
             configuration: .init(

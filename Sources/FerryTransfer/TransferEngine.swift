@@ -32,8 +32,7 @@ public actor TransferEngine {
     /// behind the staged writes other transfers queued there (docs/ARCHITECTURE.md, "Blocking work").
     let accepting = BlockingIO(label: "ferry.accept")
     /// Writes finished on `io`, in the order they were queued; one task carries out what waited for each.
-    let completions: AsyncStream<WriteCompletion>.Continuation
-    private let completionStream: AsyncStream<WriteCompletion>
+    let completions = AsyncChannel<WriteCompletion>()
     var completionLoop: Task<Void, Never>?
     var operations: [TransferID: OutgoingOperation] = [:]
     var incoming: [IncomingKey: IncomingTransfer] = [:]
@@ -70,7 +69,6 @@ public actor TransferEngine {
         self.session = session
         self.configuration = configuration
         (events, eventSink) = AsyncStream.makeStream(of: TransferEvent.self)
-        (completionStream, completions) = AsyncStream.makeStream(of: WriteCompletion.self)
         if let path = configuration.receiveDirectory {
             do throws(SystemError) {
                 receiveDirectory = try ReceiveDirectory(path: path)
@@ -104,7 +102,7 @@ public actor TransferEngine {
             let removed = directory.removeStale(olderThan: configuration.staleAfter)
             if removed > 0 { log(1, "removed \(removed) stale staged files from \(directory.path)") }
         }
-        let finished = completionStream
+        let finished = completions
         completionLoop = Task { [weak self] in
             for await completion in finished {
                 guard let self else { return }

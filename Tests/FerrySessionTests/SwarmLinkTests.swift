@@ -314,16 +314,26 @@ struct WaitTimedOut: Error, CustomStringConvertible {
 /// Reads an `AsyncStream` in order with a generous upper bound on each wait (see `EventReader`).
 final class StreamReader<Element: Sendable>: @unchecked Sendable {
     // Only the test's own task touches the iterator, one call at a time.
-    private var iterator: AsyncStream<Element>.Iterator
+    private var iterator: AsyncStream<Element>.Iterator?
+    private var channelIterator: AsyncChannel<Element>.AsyncIterator?
 
     init(_ stream: AsyncStream<Element>) {
         iterator = stream.makeAsyncIterator()
     }
 
+    init(_ channel: AsyncChannel<Element>) {
+        channelIterator = channel.makeAsyncIterator()
+    }
+
+    private func nextElement() async -> Element? {
+        if iterator != nil { return await iterator!.next() }
+        return await channelIterator!.next()
+    }
+
     /// The next element; throws when none arrives within `timeout` or the stream ends.
     func next(timeout: Duration = .seconds(60)) async throws -> Element {
         try await withThrowingTaskGroup(of: Element?.self) { group in
-            group.addTask { await self.iterator.next() }
+            group.addTask { await self.nextElement() }
             group.addTask {
                 try await Task.sleep(for: timeout)
                 return nil
