@@ -106,16 +106,25 @@ extension CompareBenchmark {
         var joinedBytes = Data(capacity: bytes)
         for file in tree { joinedBytes.append(try Data(contentsOf: source.appendingPathComponent(file.path))) }
         try joinedBytes.write(to: joined)
-        /// Creates `copies` empty, runs `body`, checks the tree in `copies` (or in `copies/arrivedIn`) and removes it.
+        // Checked copies are moved aside, not removed, until the row ends (the row's scope removes them): on ext4
+        // without a journal (this machine's disk) each new inode is allocated past every inode of its group deleted
+        // in the last minute (the kernel's `recently_deleted`), so removing a contender's 1000 files made the next
+        // contender's creations pay for them, whoever it was. tar's own figure ranged 69-173 MB/s by what had been
+        // removed before it, and row 2's ratios followed the order of the contenders more than the contenders.
+        let aside = work.url.appendingPathComponent("checked")
+        try FileManager.default.createDirectory(at: aside, withIntermediateDirectories: true)
+        let checkedCount = Counter()
+        /// Creates `copies` empty, runs `body`, checks the tree in `copies` (or in `copies/arrivedIn`) and moves it
+        /// aside.
         func checked(
             _ who: String, arrivedIn folder: String? = nil, _ body: () throws -> ContenderRun
         ) throws -> ContenderRun {
-            try? FileManager.default.removeItem(at: copies)
+            try? FileManager.default.removeItem(at: copies)  // left by a failed run only
             try FileManager.default.createDirectory(at: copies, withIntermediateDirectories: true)
             let run = try body()
             let copy = folder.map { copies.appendingPathComponent($0) } ?? copies
             try verifyTree(tree, source: source, copy: copy, who)
-            try FileManager.default.removeItem(at: copies)
+            try FileManager.default.moveItem(at: copies, to: aside.appendingPathComponent("\(checkedCount.next())"))
             return run
         }
         let netcat = NetcatBaseline(scope: scope, timeout: timeout)
@@ -203,5 +212,16 @@ extension Optional {
     func orThrow(_ what: String) throws -> Wrapped {
         guard let self else { throw BenchFailure("\(what) is not set up on this machine") }
         return self
+    }
+}
+
+/// A count shared by the contenders of one row.
+final class Counter {
+    private var value = 0
+
+    /// The next number: 0, 1, 2, ...
+    func next() -> Int {
+        defer { value += 1 }
+        return value
     }
 }
