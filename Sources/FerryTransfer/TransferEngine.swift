@@ -44,6 +44,8 @@ public actor TransferEngine {
     var queuedBytes: [PeerID: Int] = [:]
     /// The most raw bytes one sender ever had queued: kept so that tests can prove the bound holds.
     var largestQueuedBytes = 0
+    /// Queue entries of chunk frames the pumps handed to the session (a test looks: one-chunk files go together).
+    var linkEntries = 0
     /// The most chunk data this side, sending, ever had unacknowledged to one peer over all its transfers (a test
     /// proves `maxInFlightPerPeer` holds).
     var largestInFlightPerPeer = 0

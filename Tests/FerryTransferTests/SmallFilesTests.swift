@@ -51,6 +51,35 @@ import Testing
         }
     }
 
+    /// Sender: the frames of files sent whole in one chunk go to the session together (`SmallFileFrames`), far fewer
+    /// queue entries than files, and every file still arrives whole and verified, in a send that mixes them with a
+    /// file of several chunks.
+    @Test func oneChunkFilesGoToTheLinkTogether() async throws {
+        try await TemporaryDirectory.with(prefix: "small-src") { source in
+            try await TemporaryDirectory.with(prefix: "small-in") { inbox in
+                let sizes = Array(repeating: 1000, count: 30) + [3 * Self.chunk + 5] + Array(repeating: 200, count: 30)
+                var files: [SourceFile] = []
+                for (index, size) in sizes.enumerated() {
+                    let url = try TestFiles(in: source).random("f\(index).bin", size: size, seed: UInt64(70 + index))
+                    files.append(SourceFile(path: url.path, name: "f\(index).bin"))
+                }
+                try await TransferEngineTests.withEngines(
+                    inbox: inbox.path, chunkSize: Self.chunk, compression: .none
+                ) { _, sender, bob in
+                    let outcomes = try await sender.send(files, to: [bob])
+                    #expect(outcomes.first?.filesSucceeded == sizes.count, "\(outcomes)")
+                    let entries = await sender.linkEntries
+                    #expect(entries <= 10, "\(entries) queue entries for \(sizes.count) files")
+                }
+                for (index, file) in files.enumerated() {
+                    let sent = try Data(contentsOf: URL(fileURLWithPath: file.path))
+                    let received = try Data(contentsOf: URL(fileURLWithPath: inbox.path + "/f\(index).bin"))
+                    #expect(sent == received, "f\(index).bin")
+                }
+            }
+        }
+    }
+
     /// Receiver: the staged files of the next files are created ahead of their first chunk (off the engine actor),
     /// and those that never got a byte are removed when the transfer ends; the one with data stays for a resume.
     @Test func stagedFilesCreatedAheadGoWhenTheTransferEndsWithoutThem() async throws {

@@ -15,6 +15,11 @@ public struct OutgoingTransferMachine: Sendable {
         /// The window is full, or everything is sent and results are outstanding: wait for a frame.
         case wait
         case finished
+
+        /// Whether the step is a chunk to send.
+        public var sendsChunk: Bool {
+            if case .sendChunk = self { true } else { false }
+        }
     }
 
     /// What an acknowledgement did.

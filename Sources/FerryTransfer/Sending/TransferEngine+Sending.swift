@@ -180,11 +180,20 @@ extension TransferEngine {
         // The chunk frame sent last to this peer: a chunk may be compressed with its file's previous chunk as prefix
         // only when that chunk went just before it (PROTOCOL.md 11.10 rule 3).
         var previousChunk: (file: Int, offset: UInt64)?
+        // One-chunk files' frames held to go to the session together (`SmallFileFrames`).
+        var held = SmallFileFrames()
         while true {
             // A member of a swarm: the seeding loop schedules its chunks from its reply on.
-            if withPeer(id, peerID, { $0.machine.isScheduledExternally }) == true { return await swarmPump(id, peerID) }
+            if withPeer(id, peerID, { $0.machine.isScheduledExternally }) == true {
+                guard await handOver(&held, id, peerID) != nil else { continue }
+                return await swarmPump(id, peerID)
+            }
             guard let source = operations[id]?.source, let step = withPeer(id, peerID, { $0.machine.nextStep() })
             else { return nil }
+            if !held.isEmpty, !step.sendsChunk {
+                guard let wait = await handOver(&held, id, peerID) else { continue }
+                waited += wait
+            }
             switch step {
             case .finished:
                 return finishPeer(id, peerID)
@@ -218,6 +227,8 @@ extension TransferEngine {
                 }
             case .sendChunk(let file, let offset, let length):
                 if !hasPeerRoom(for: length, id, peerID) {  // other transfers to this peer hold the room
+                    guard let wait = await handOver(&held, id, peerID) else { continue }
+                    waited += wait
                     waited += await waitForPeerRoom(id, peerID)
                     continue
                 }
@@ -259,12 +270,32 @@ extension TransferEngine {
                 // The chunk that completes a file takes the file's `fileEnd` along in the same queue entry (its
                 // digest is known: the chunk finished the first pass): one trip to the session and one wake of
                 // the link writer per small file instead of two, and no trip to the chunk source for the digest.
+                var endsFile = false
                 if let fileDigest = prepared.fileDigest, endsFileWithChunk(file, digest: fileDigest, id, peerID) {
                     let end = FileEnd(transferID: id, fileIndex: UInt32(file), digest: fileDigest)
                     blocks.append(TransferMessage.fileEnd(end).frame.encoded())
+                    endsFile = true
+                }
+                // A whole file in one chunk is held while more chunks follow at once (`SmallFileFrames`).
+                if endsFile, offset == 0, held.holds(dataLength: data.bytes.count) {
+                    held.add(blocks, dataLength: data.bytes.count)
+                    previousChunk = (file, offset)
+                    withPeer(id, peerID) { peer in
+                        peer.wireBytes += UInt64(data.bytes.count)
+                        peer.chunkBytes += UInt64(prepared.rawLength)
+                        inFlight = peer.machine.inFlightBytes
+                    }
+                    if !held.isFull, withPeer(id, peerID, { $0.machine.nextStep() })?.sendsChunk == true { continue }
+                    if let wait = await handOver(&held, id, peerID) { waited += wait }
+                    continue
+                }
+                if !held.isEmpty {
+                    guard let wait = await handOver(&held, id, peerID) else { continue }
+                    waited += wait
                 }
                 let queued = clock.now
                 do {
+                    linkEntries += 1
                     _ = try await session.sendTransferFrame(blocks, to: peerID, discardable: id)
                     waited += clock.now - queued
                     previousChunk = (file, offset)
@@ -285,6 +316,25 @@ extension TransferEngine {
                 await sendFileEnd(file, id, peerID, source: source, inSwarm: false)
             }
         }
+    }
+
+    /// Hands the frames `held` to the session in one queue entry; returns how long that waited for room in the link's
+    /// queue, or nil when the link failed or the user cancelled meanwhile (the peer is failed then, as for a chunk
+    /// sent alone).
+    func handOver(_ held: inout SmallFileFrames, _ id: TransferID, _ peerID: PeerID) async -> Duration? {
+        guard !held.isEmpty else { return .zero }
+        let blocks = held.take()
+        let queued = clock.now
+        do {
+            linkEntries += 1
+            _ = try await session.sendTransferFrame(blocks, to: peerID, discardable: id)
+            return clock.now - queued
+        } catch is CancellationError {
+            await failPeer(id, peerID, "\(CancelReason.cancelledByUser)", cancel: .cancelledByUser, detail: "")
+        } catch {
+            await failPeer(id, peerID, "the link failed (\(error))", cancel: nil)
+        }
+        return nil
     }
 
     /// Whether the machine's next step after the chunk just taken is the `fileEnd` of `file`; if so it counts as
