@@ -181,8 +181,10 @@ actor ChunkSource {
     var aheadWorks: [Int: Task<Void, Never>] = [:]
     /// The pump waits for its window: the queue may go deeper than one chunk (`extendAhead`).
     var extending = false
-    /// Chunks served from `aheads` (a test looks).
+    /// Chunks served from `aheads` or from `together` (a test looks).
     var aheadTaken = 0
+    /// Files of one chunk read together with the one asked for, until asked for (`ChunkSource+Together`).
+    var together: [Int: Made] = [:]
     var aheadSerial = 0
 
     /// `variant`: the chunk is cached with its previous chunk as prefix, and this peer may not have that: it is
@@ -234,6 +236,11 @@ actor ChunkSource {
         if let early, let earlyMade = early.made {
             (made, compressedAgain) = try await use(
                 early, earlyMade, key, length: length, compression: compression, prefixAllowed: prefixAllowed)
+        } else if !variant, knownDigest == nil,
+            let read = try await takeTogether(key, length: length, compression: compression)
+        {
+            (made, compressedAgain) = read
+            if aheads.isEmpty { chainTail = nil }  // a whole file: nothing of it follows
         } else {
             diskReads += 1
             let handle = try openIfNeeded(index)
@@ -384,6 +391,7 @@ actor ChunkSource {
             files[index].handle = nil
         }
         cache.removeAll()
+        together.removeAll()
         await storeKept()
     }
 
