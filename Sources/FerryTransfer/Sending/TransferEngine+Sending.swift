@@ -320,10 +320,12 @@ extension TransferEngine {
 
     /// Hands the frames `held` to the session in one queue entry; returns how long that waited for room in the link's
     /// queue, or nil when the link failed or the user cancelled meanwhile (the peer is failed then, as for a chunk
-    /// sent alone).
+    /// sent alone). Frames held for a peer no longer being sent to (the transfer was cancelled or failed while the
+    /// next chunk was prepared) are dropped, as a chunk prepared then is: nothing more goes out.
     func handOver(_ held: inout SmallFileFrames, _ id: TransferID, _ peerID: PeerID) async -> Duration? {
         guard !held.isEmpty else { return .zero }
         let blocks = held.take()
+        guard withPeer(id, peerID, { $0.machine.phase == .sending }) == true else { return .zero }
         let queued = clock.now
         do {
             linkEntries += 1
