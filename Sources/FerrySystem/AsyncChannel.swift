@@ -116,6 +116,25 @@ public final class AsyncChannel<Element: Sendable>: AsyncSequence, Sendable {
             }, isolation: actor)
     }
 
+    /// Every element buffered now, in order, without waiting (none when nothing is): for a consumer that handles what
+    /// has come together after `next` gave it one. One consumer only.
+    @inlinable
+    public func takeBuffered() -> [Element] {
+        state.withLock { state -> [Element] in
+            guard state.head < state.buffer.count else { return [] }
+            let taken = state.buffer[state.head...].compactMap { $0 }
+            state.buffer.removeAll(keepingCapacity: true)
+            state.head = 0
+            return taken
+        }
+    }
+
+    /// How many elements are buffered, not yet taken.
+    @inlinable
+    public var bufferedCount: Int {
+        state.withLock { $0.buffer.count - $0.head }
+    }
+
     /// The one consumer's iterator (`for await`).
     public struct AsyncIterator: AsyncIteratorProtocol {
         /// Never fails: nil ends it.

@@ -32,7 +32,7 @@ public actor TransferEngine {
     /// behind the staged writes other transfers queued there (docs/ARCHITECTURE.md, "Blocking work").
     let accepting = BlockingIO(label: "ferry.accept")
     /// Writes finished on `io`, in the order they were queued; one task carries out what waited for each.
-    let completions = AsyncChannel<WriteCompletion>()
+    nonisolated let completions = AsyncChannel<WriteCompletion>()
     var completionLoop: Task<Void, Never>?
     var operations: [TransferID: OutgoingOperation] = [:]
     var incoming: [IncomingKey: IncomingTransfer] = [:]
@@ -44,6 +44,16 @@ public actor TransferEngine {
     var queuedBytes: [PeerID: Int] = [:]
     /// The most raw bytes one sender ever had queued: kept so that tests can prove the bound holds.
     var largestQueuedBytes = 0
+    /// Chunk acknowledgements of write completions taken together, held until the batch is done or another frame
+    /// goes to their peer, whichever comes first (`completed(_:)`).
+    var heldAcks: [PeerID: [[UInt8]]] = [:]
+    /// A batch of write completions is being carried out: its acknowledgements are held.
+    var holdingAcks = false
+    /// Queue entries that carried chunk acknowledgements (a test looks: a batch's go together).
+    var ackEntries = 0
+    /// Tests: while set, the completion loop waits before taking write completions, which gather in the channel.
+    var completionsHeld = false
+    var completionsReleased: CheckedContinuation<Void, Never>?
     /// Queue entries of chunk frames the pumps handed to the session (a test looks: one-chunk files go together).
     var linkEntries = 0
     /// The most chunk data this side, sending, ever had unacknowledged to one peer over all its transfers (a test
@@ -108,7 +118,8 @@ public actor TransferEngine {
         completionLoop = Task { [weak self] in
             for await completion in finished {
                 guard let self else { return }
-                await self.completed(completion)
+                await self.waitWhileCompletionsHeld()
+                await self.completed([completion] + finished.takeBuffered())
             }
         }
         let stream = session.transferEvents
@@ -217,9 +228,14 @@ public actor TransferEngine {
     func send(
         _ message: TransferMessage, to peerID: PeerID, discardable: TransferID? = nil, waitForRoom: Bool = true
     ) async -> Bool {
+        // Acknowledgements held for this peer go first, in the same queue entry (`heldAcks`).
+        var frames = discardable == nil ? heldAcks.removeValue(forKey: peerID) ?? [] : []
+        if discardable != nil { await sendHeldAcks(to: peerID) }
+        if case .chunkAck = message { ackEntries += 1 } else if !frames.isEmpty { ackEntries += 1 }
+        frames.append(message.frame.encoded())
         do {
             try await session.sendTransferFrame(
-                [message.frame.encoded()], to: peerID, discardable: discardable, waitForRoom: waitForRoom)
+                frames, to: peerID, discardable: discardable, waitForRoom: waitForRoom)
             return true
         } catch {
             log(2, "could not send \(message.frame.kind) to \(peerID): \(error)")

@@ -21,6 +21,25 @@ import Testing
         #expect(await iterator.next() == nil)  // stays ended
     }
 
+    /// `takeBuffered` gives what is buffered, in order, without waiting, also after one was taken and after finish;
+    /// the channel goes on with what comes later.
+    @Test func takeBufferedGivesWhatGatheredInOrder() async {
+        let channel = AsyncChannel<Int>()
+        #expect(channel.takeBuffered().isEmpty)
+        for value in 0..<1500 { channel.yield(value) }
+        #expect(channel.bufferedCount == 1500)
+        var iterator = channel.makeAsyncIterator()
+        #expect(await iterator.next() == 0)
+        #expect(channel.bufferedCount == 1499)
+        #expect(channel.takeBuffered() == Array(1..<1500))
+        #expect(channel.bufferedCount == 0 && channel.takeBuffered().isEmpty)
+        channel.yield(7)
+        channel.yield(8)
+        channel.finish()
+        #expect(channel.takeBuffered() == [7, 8])
+        #expect(await iterator.next() == nil)
+    }
+
     @Test func aWaitingConsumerGetsWhatIsYieldedThenNilOnFinish() async {
         let channel = AsyncChannel<String>()
         let consumer = Task {

@@ -80,6 +80,44 @@ import Testing
         }
     }
 
+    /// Receiver: the acknowledgements of writes completed together go to the sender in one queue entry
+    /// (`TransferEngine+HeldAcks`), and every file still gets its acknowledgement and its result.
+    @Test func acknowledgementsOfWritesCompletedTogetherGoTogether() async throws {
+        try await TemporaryDirectory.with(prefix: "small-src") { source in
+            try await TemporaryDirectory.with(prefix: "small-in") { inbox in
+                let count = 20
+                var files: [SourceFile] = []
+                for index in 0..<count {
+                    let url = try TestFiles(in: source).random("f\(index).bin", size: 900, seed: UInt64(300 + index))
+                    files.append(SourceFile(path: url.path, name: "f\(index).bin"))
+                }
+                try await TransferEngineTests.withEngines(
+                    inbox: inbox.path, chunkSize: Self.chunk, compression: .none
+                ) { receiver, sender, bob in
+                    await receiver.holdCompletions()
+                    let sources = files
+                    let sending = Task { try await sender.send(sources, to: [bob]) }
+                    // The writes complete on the receiver's I/O queue and gather in the completion channel: two
+                    // completions a file, its chunk's write and the turn of its verification queued behind it.
+                    let clock = ContinuousClock()
+                    let deadline = clock.now + .seconds(30)
+                    var gathered = 0
+                    while clock.now < deadline {
+                        gathered = receiver.completions.bufferedCount + (await receiver.completionLoopIsHeld ? 1 : 0)
+                        if gathered >= 2 * count { break }
+                        try await Task.sleep(for: .milliseconds(5))
+                    }
+                    #expect(gathered == 2 * count, "\(gathered) write completions gathered")
+                    await receiver.releaseCompletions()
+                    let outcomes = try await sending.value
+                    #expect(outcomes.first?.filesSucceeded == count, "\(outcomes)")
+                    let entries = await receiver.ackEntries
+                    #expect(entries <= 2, "\(entries) queue entries carried the \(count) acknowledgements")
+                }
+            }
+        }
+    }
+
     /// Receiver: the staged files of the next files are created ahead of their first chunk (off the engine actor),
     /// and those that never got a byte are removed when the transfer ends; the one with data stays for a resume.
     @Test func stagedFilesCreatedAheadGoWhenTheTransferEndsWithoutThem() async throws {

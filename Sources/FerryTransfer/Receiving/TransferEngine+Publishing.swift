@@ -146,7 +146,10 @@ extension TransferEngine {
         guard !frames.isEmpty else { return }
         defer { frames = [] }
         do {
-            try await session.sendTransferFrame(frames, to: key.peer)
+            // Acknowledgements held for the peer go first (`completed(_:)`).
+            let acks = heldAcks.removeValue(forKey: key.peer) ?? []
+            if !acks.isEmpty { ackEntries += 1 }
+            try await session.sendTransferFrame(acks + frames, to: key.peer)
         } catch {
             log(2, "could not send \(frames.count) file results to \(key.peer): \(error)")
         }

@@ -277,7 +277,11 @@ extension TransferEngine {
             switch action {
             case .acknowledge(let file, let offset, let status):
                 let ack = ChunkAck(transferID: key.transferID, fileIndex: UInt32(file), offset: offset, status: status)
-                await send(.chunkAck(ack), to: key.peer)
+                if holdingAcks {
+                    heldAcks[key.peer, default: []].append(TransferMessage.chunkAck(ack).frame.encoded())
+                } else {
+                    await send(.chunkAck(ack), to: key.peer)
+                }
             case .verify(let file, let expected):
                 await verify(file, expected: expected, key)
             case .fail(let file, let status, let detail):
@@ -290,6 +294,9 @@ extension TransferEngine {
         guard let entry = incoming[key]?.files[file], !entry.ended, let directory = receiveDirectory else { return }
         // Write-behind's evictions of this file run beside the writes: all done, and none failed, before it counts
         // as written (a failed one consumed the error the sync before publishing would report).
+        if entry.size >= WriteBehind.minimumFileSize || entry.staged == nil {
+            await sendHeldAcks(to: key.peer)  // not held while this waits for the disk
+        }
         if entry.size >= WriteBehind.minimumFileSize {
             if let failure = await writeback.drained(entry.writebackFailure) {
                 await writeFailed(failure, file: file, key)
