@@ -31,8 +31,7 @@ public actor TransferEngine {
     /// Where accepting an offer reads back and hashes staged prefixes: apart from `io`, so that an answer never waits
     /// behind the staged writes other transfers queued there (docs/ARCHITECTURE.md, "Blocking work").
     let accepting = BlockingIO(label: "ferry.accept")
-    /// Writes finished on `io`, in the order they were queued; one task carries out what waited for each, taking
-    /// those that finished together at once (`completed(_:)`).
+    /// Writes finished on `io`, in the order they were queued; one task carries out what waited for each.
     nonisolated let completions = AsyncChannel<WriteCompletion>()
     var completionLoop: Task<Void, Never>?
     var operations: [TransferID: OutgoingOperation] = [:]
@@ -229,11 +228,10 @@ public actor TransferEngine {
     func send(
         _ message: TransferMessage, to peerID: PeerID, discardable: TransferID? = nil, waitForRoom: Bool = true
     ) async -> Bool {
-        // Acknowledgements held for this peer go first (`heldAcks`): in the same queue entry, unless that entry may
-        // be discarded with its transfer.
-        var frames: [[UInt8]] = []
-        if discardable == nil { frames = takeHeldAcks(for: peerID) } else { await sendHeldAcks(to: peerID) }
-        if frames.isEmpty, case .chunkAck = message { ackEntries += 1 }
+        // Acknowledgements held for this peer go first, in the same queue entry (`heldAcks`).
+        var frames = discardable == nil ? heldAcks.removeValue(forKey: peerID) ?? [] : []
+        if discardable != nil { await sendHeldAcks(to: peerID) }
+        if case .chunkAck = message { ackEntries += 1 } else if !frames.isEmpty { ackEntries += 1 }
         frames.append(message.frame.encoded())
         do {
             try await session.sendTransferFrame(

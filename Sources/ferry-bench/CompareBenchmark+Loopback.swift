@@ -113,6 +113,7 @@ extension CompareBenchmark {
         // removed before it, and row 2's ratios followed the order of the contenders more than the contenders.
         let aside = work.url.appendingPathComponent("checked")
         try FileManager.default.createDirectory(at: aside, withIntermediateDirectories: true)
+        let checkedCount = Counter()
         /// Creates `copies` empty, runs `body`, checks the tree in `copies` (or in `copies/arrivedIn`) and moves it
         /// aside.
         func checked(
@@ -123,7 +124,7 @@ extension CompareBenchmark {
             let run = try body()
             let copy = folder.map { copies.appendingPathComponent($0) } ?? copies
             try verifyTree(tree, source: source, copy: copy, who)
-            try FileManager.default.moveItem(at: copies, to: aside.appendingPathComponent(UUID().uuidString))
+            try FileManager.default.moveItem(at: copies, to: aside.appendingPathComponent("\(checkedCount.next())"))
             return run
         }
         let netcat = NetcatBaseline(scope: scope, timeout: timeout)
@@ -211,5 +212,16 @@ extension Optional {
     func orThrow(_ what: String) throws -> Wrapped {
         guard let self else { throw BenchFailure("\(what) is not set up on this machine") }
         return self
+    }
+}
+
+/// A count shared by the contenders of one row.
+final class Counter {
+    private var value = 0
+
+    /// The next number: 0, 1, 2, ...
+    func next() -> Int {
+        defer { value += 1 }
+        return value
     }
 }

@@ -18,17 +18,10 @@ extension TransferEngine {
         for peer in Array(heldAcks.keys) { await sendHeldAcks(to: peer) }
     }
 
-    /// The acknowledgements held for `peerID` (none held after), to go at the head of the next queue entry to it.
-    func takeHeldAcks(for peerID: PeerID) -> [[UInt8]] {
-        guard let frames = heldAcks.removeValue(forKey: peerID), !frames.isEmpty else { return [] }
-        ackEntries += 1
-        return frames
-    }
-
     /// Sends the acknowledgements held for `peerID`, if any, in one queue entry.
     func sendHeldAcks(to peerID: PeerID) async {
-        let frames = takeHeldAcks(for: peerID)
-        guard !frames.isEmpty else { return }
+        guard let frames = heldAcks.removeValue(forKey: peerID), !frames.isEmpty else { return }
+        ackEntries += 1
         do {
             try await session.sendTransferFrame(frames, to: peerID)
         } catch {

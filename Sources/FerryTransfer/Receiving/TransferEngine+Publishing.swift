@@ -147,7 +147,9 @@ extension TransferEngine {
         defer { frames = [] }
         do {
             // Acknowledgements held for the peer go first (`completed(_:)`).
-            try await session.sendTransferFrame(takeHeldAcks(for: key.peer) + frames, to: key.peer)
+            let acks = heldAcks.removeValue(forKey: key.peer) ?? []
+            if !acks.isEmpty { ackEntries += 1 }
+            try await session.sendTransferFrame(acks + frames, to: key.peer)
         } catch {
             log(2, "could not send \(frames.count) file results to \(key.peer): \(error)")
         }

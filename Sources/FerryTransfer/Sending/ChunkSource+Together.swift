@@ -31,9 +31,17 @@ extension ChunkSource {
         let index = key.file
         if let kept = together.removeValue(forKey: index) {
             guard key.offset == 0, kept.prepared.rawLength == length else { return nil }
-            // As a chunk prepared ahead, raw and without a prefix: compressed again only if the policy now says so.
-            let early = Ahead(key: key, length: length, compression: nil, prefixed: false, prefix: nil, serial: 0)
-            return try await use(early, kept, key, length: length, compression: compression, prefixAllowed: false)
+            aheadTaken += 1
+            guard let compression else { return (kept, false) }
+            let raw = kept.raw
+            let work = await io.run { () -> Made in
+                var again = kept
+                again.prepared.data = raw
+                again.prepared.codec = .none
+                again.compressSeconds = Self.compress(&again.prepared, compression, prefix: nil)
+                return again
+            }
+            return (work, true)
         }
         guard compression == nil, cacheLimit == 0, key.offset == 0, isAlone(index, length: length) else { return nil }
         var batch = [index]
@@ -94,7 +102,7 @@ extension ChunkSource {
     private func isAlone(_ index: Int, length: Int?) -> Bool {
         let file = files[index]
         let size = file.offered.size
-        return size > 0 && size <= UInt64(chunkSize) && (length.map { UInt64($0) == size } ?? true)
+        return size > 0 && size <= UInt64(chunkSize) && length.map { UInt64($0) == size } != false
             && file.memory == nil && file.kept == nil && file.failure == nil && file.digest == nil
             && file.hashedUpTo == 0 && together[index] == nil && cache[Key(file: index, offset: 0)] == nil
     }

@@ -6,9 +6,8 @@
 /// The pump now holds a one-chunk file's frames while its next step is another chunk, up to `maximumBytes` of chunk
 /// data or `maximumFiles` files, and hands them over in one queue entry: one write, and on the receiver one read
 /// and one turn of each queue for several files. Anything else the pump does next (wait for its window or for room
-/// at the peer, a lone `fileEnd`, the end) hands over what is held first, and a chunk of a larger file goes in the
-/// same entry after it, so frames still go out in the order the machine decided them and nothing waits behind a
-/// held frame.
+/// at the peer, a chunk of a larger file, a lone `fileEnd`, the end) hands over what is held first, so frames still
+/// go out in the order the machine decided them and nothing waits behind a held frame.
 struct SmallFileFrames {
     /// Most chunk data held.
     static let maximumBytes = 256 << 10
@@ -24,12 +23,12 @@ struct SmallFileFrames {
     /// Whether no further file may be held.
     var isFull: Bool { bytes >= Self.maximumBytes || files >= Self.maximumFiles }
 
-    /// Whether a one-chunk file whose chunk carries `dataLength` bytes may be held: it fits beside what is held.
+    /// Whether a file whose chunk carries `dataLength` bytes is held rather than sent alone: a one-chunk file that
+    /// fits beside what is held.
     func holds(dataLength: Int) -> Bool {
         !isFull && (isEmpty || bytes + dataLength <= Self.maximumBytes)
     }
 
-    /// Appends a chunk's frames (and its file's `fileEnd`, when it goes along) after what is held.
     mutating func add(_ frames: [[UInt8]], dataLength: Int) {
         blocks += frames
         bytes += dataLength

@@ -276,19 +276,42 @@ extension TransferEngine {
                     blocks.append(TransferMessage.fileEnd(end).frame.encoded())
                     endsFile = true
                 }
-                // A whole file in one chunk is held while more chunks follow at once (`SmallFileFrames`); any other
-                // chunk goes at once, with what is held before it.
-                let holds = endsFile && offset == 0 && held.holds(dataLength: data.bytes.count)
-                held.add(blocks, dataLength: data.bytes.count)
-                previousChunk = (file, offset)
+                // A whole file in one chunk is held while more chunks follow at once (`SmallFileFrames`).
+                if endsFile, offset == 0, held.holds(dataLength: data.bytes.count) {
+                    held.add(blocks, dataLength: data.bytes.count)
+                    previousChunk = (file, offset)
+                    withPeer(id, peerID) { peer in
+                        peer.wireBytes += UInt64(data.bytes.count)
+                        peer.chunkBytes += UInt64(prepared.rawLength)
+                        inFlight = peer.machine.inFlightBytes
+                    }
+                    if !held.isFull, withPeer(id, peerID, { $0.machine.nextStep() })?.sendsChunk == true { continue }
+                    if let wait = await handOver(&held, id, peerID) { waited += wait }
+                    continue
+                }
+                if !held.isEmpty {
+                    guard let wait = await handOver(&held, id, peerID) else { continue }
+                    waited += wait
+                }
+                let queued = clock.now
+                do {
+                    linkEntries += 1
+                    _ = try await session.sendTransferFrame(blocks, to: peerID, discardable: id)
+                    waited += clock.now - queued
+                    previousChunk = (file, offset)
+                } catch is CancellationError {
+                    // The user cancelled while the link was backlogged: the receiver is still told.
+                    await failPeer(id, peerID, "\(CancelReason.cancelledByUser)", cancel: .cancelledByUser, detail: "")
+                    continue
+                } catch {
+                    await failPeer(id, peerID, "the link failed (\(error))", cancel: nil)
+                    continue
+                }
                 withPeer(id, peerID) { peer in
                     peer.wireBytes += UInt64(data.bytes.count)
                     peer.chunkBytes += UInt64(prepared.rawLength)
                     inFlight = peer.machine.inFlightBytes
                 }
-                if holds, !held.isFull, withPeer(id, peerID, { $0.machine.nextStep() })?.sendsChunk == true { continue }
-                guard let wait = await handOver(&held, id, peerID) else { continue }
-                waited += wait
             case .sendFileEnd(let file):
                 await sendFileEnd(file, id, peerID, source: source, inSwarm: false)
             }
@@ -296,10 +319,9 @@ extension TransferEngine {
     }
 
     /// Hands the frames `held` to the session in one queue entry; returns how long that waited for room in the link's
-    /// queue, or nil when the link failed or the user cancelled meanwhile (the peer is failed then; a cancel while
-    /// the link was backlogged is still told to the receiver). Frames held for a peer no longer being sent to (the
-    /// transfer was cancelled or failed while the next chunk was prepared) are dropped, as a chunk prepared then
-    /// is: nothing more goes out.
+    /// queue, or nil when the link failed or the user cancelled meanwhile (the peer is failed then, as for a chunk
+    /// sent alone). Frames held for a peer no longer being sent to (the transfer was cancelled or failed while the
+    /// next chunk was prepared) are dropped, as a chunk prepared then is: nothing more goes out.
     func handOver(_ held: inout SmallFileFrames, _ id: TransferID, _ peerID: PeerID) async -> Duration? {
         guard !held.isEmpty else { return .zero }
         let blocks = held.take()
