@@ -56,6 +56,10 @@ public actor TransferEngine {
     var completionsReleased: CheckedContinuation<Void, Never>?
     /// Queue entries of chunk frames the pumps handed to the session (a test looks: one-chunk files go together).
     var linkEntries = 0
+    /// Tests: a pump about to prepare a chunk of this file waits for `openChunkGate` (a chunk slow to prepare).
+    var chunkGateFile: Int?
+    var chunkGateOpened: CheckedContinuation<Void, Never>?
+    var chunkGateTransfer: TransferID?
     /// The most chunk data this side, sending, ever had unacknowledged to one peer over all its transfers (a test
     /// proves `maxInFlightPerPeer` holds).
     var largestInFlightPerPeer = 0

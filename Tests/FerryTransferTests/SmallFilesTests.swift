@@ -151,6 +151,49 @@ import Testing
         }
     }
 
+    /// Sender: frames held for a peer whose transfer was cancelled while the next chunk was prepared are dropped, not
+    /// handed to the session: after its cancel, nothing more of the transfer goes out (a chunk prepared then never
+    /// did; `handOver`).
+    @Test func framesHeldWhenTheTransferIsCancelledAreDropped() async throws {
+        try await TemporaryDirectory.with(prefix: "small-src") { source in
+            try await TemporaryDirectory.with(prefix: "small-in") { inbox in
+                var files: [SourceFile] = []
+                for index in 0..<8 {
+                    let url = try TestFiles(in: source).random("f\(index).bin", size: 1000, seed: UInt64(500 + index))
+                    files.append(SourceFile(path: url.path, name: "f\(index).bin"))
+                }
+                try await TransferEngineTests.withEngines(
+                    inbox: inbox.path, chunkSize: Self.chunk, compression: .none
+                ) { _, sender, bob in
+                    // Files 0-4 are held while the pump prepares file 5's chunk, which waits at the gate.
+                    await sender.gateChunks(ofFile: 5)
+                    let sources = files
+                    let sending = Task { try await sender.send(sources, to: [bob]) }
+                    defer { sending.cancel() }
+                    let clock = ContinuousClock()
+                    let deadline = clock.now + .seconds(30)
+                    while clock.now < deadline, await sender.chunkGateHolds == nil {
+                        try await Task.sleep(for: .milliseconds(5))
+                    }
+                    let id = try #require(await sender.chunkGateHolds, "the pump reached file 5")
+                    // The user's Ctrl-C: the send's task is cancelled, the transfer with bob stops.
+                    sending.cancel()
+                    while clock.now < deadline, await sender.withPeer(id, bob, { $0.machine.phase }) == .sending {
+                        try await Task.sleep(for: .milliseconds(5))
+                    }
+                    #expect(await sender.withPeer(id, bob, { $0.machine.phase }) != .sending)
+                    #expect(await sender.linkEntries == 0, "nothing went to the link before the cancel")
+                    await sender.openChunkGate()
+                    _ = try? await sending.value
+                    let entries = await sender.linkEntries
+                    #expect(entries == 0, "\(entries) queue entries of chunks went to the link after the cancel")
+                }
+                let arrived = (try? FileManager.default.contentsOfDirectory(atPath: inbox.path)) ?? []
+                #expect(arrived.filter { $0.hasSuffix(".bin") }.isEmpty, "\(arrived)")
+            }
+        }
+    }
+
     /// Polls `condition` until it holds or 30 seconds have passed.
     static func waitUntil(_ condition: () -> Bool) async -> Bool {
         let clock = ContinuousClock()

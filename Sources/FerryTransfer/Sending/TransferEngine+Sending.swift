@@ -248,6 +248,7 @@ extension TransferEngine {
                 cycleStarted = now
                 waited = .zero
                 receiverWaited = .zero
+                await waitAtChunkGate(file: file, id)
                 let prepared: ChunkSource.Prepared
                 do {
                     prepared = try await source.chunk(

@@ -141,4 +141,26 @@ extension TransferEngine {
             await failPeer(id, peerID, "the link failed", cancel: nil)
         }
     }
+
+    /// Tests: a pump about to prepare a chunk of `file` waits there until `openChunkGate`.
+    func gateChunks(ofFile file: Int) {
+        chunkGateFile = file
+    }
+
+    /// Tests: the transfer whose pump waits at the gate, if one does.
+    var chunkGateHolds: TransferID? { chunkGateOpened == nil ? nil : chunkGateTransfer }
+
+    /// Tests: lets the pump waiting at the gate go on; no chunk waits after.
+    func openChunkGate() {
+        chunkGateFile = nil
+        chunkGateOpened?.resume()
+        chunkGateOpened = nil
+        chunkGateTransfer = nil
+    }
+
+    func waitAtChunkGate(file: Int, _ id: TransferID) async {
+        guard file == chunkGateFile else { return }
+        chunkGateTransfer = id
+        await withCheckedContinuation { chunkGateOpened = $0 }
+    }
 }
