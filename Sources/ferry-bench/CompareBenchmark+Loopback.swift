@@ -185,6 +185,7 @@ extension CompareBenchmark {
                     + " ferry's figure: what the row costs ferry without any per-file work.",
             ]
                 + CompareReport.against("ferry", results) + CompareReport.against(Self.joinedFerry, results)
+                + Self.floorVerdicts(results)
         }
         row.targets = { results in
             let ferry = CompareReport.result("ferry", in: results)
@@ -205,6 +206,24 @@ extension CompareBenchmark {
 
     /// Row 2's floor: ferry sending the row's bytes as one file.
     static let joinedFerry = "ferry, the same bytes as one file"
+
+    /// For each of row 2's throughput targets, whether the floor of this run reaches it: per-file work only adds
+    /// time, so a target the same bytes as one file miss cannot be met by any cut in the per-file path.
+    static func floorVerdicts(_ results: [ContenderResult]) -> [String] {
+        let floor = CompareReport.result(joinedFerry, in: results)
+        return [("tar c | nc | tar x", 1.0), ("rsync -r daemon", 1.3)].compactMap { name, bound in
+            guard let ratio = TargetCheck.ratio(floor?.rate, CompareReport.result(name, in: results)?.rate) else {
+                return nil
+            }
+            let verdict =
+                ratio >= bound
+                ? "not ruled out by the floor (what stands between is ferry's cost per file)"
+                : "out of reach of any cut in the per-file work in this run (start-up, hashing, encryption and"
+                    + " syncing of the bytes alone take longer)"
+            return "floor: the same bytes as one file make " + String(format: "%.2fx", ratio) + " \(name), target "
+                + String(format: "%.1fx", bound) + ": " + verdict + "."
+        }
+    }
 }
 
 extension Optional {
