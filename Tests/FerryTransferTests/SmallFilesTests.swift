@@ -170,19 +170,24 @@ import Testing
                     let sources = files
                     let sending = Task { try await sender.send(sources, to: [bob]) }
                     defer { sending.cancel() }
-                    let clock = ContinuousClock()
-                    let deadline = clock.now + .seconds(30)
-                    while clock.now < deadline, await sender.chunkGateHolds == nil {
-                        try await Task.sleep(for: .milliseconds(5))
+                    do {
+                        let clock = ContinuousClock()
+                        let deadline = clock.now + .seconds(30)
+                        while clock.now < deadline, await sender.chunkGateHolds == nil {
+                            try await Task.sleep(for: .milliseconds(5))
+                        }
+                        let id = try #require(await sender.chunkGateHolds, "the pump reached file 5")
+                        // The user's Ctrl-C: the send's task is cancelled, the transfer with bob stops.
+                        sending.cancel()
+                        while clock.now < deadline, await sender.withPeer(id, bob, { $0.machine.phase }) == .sending {
+                            try await Task.sleep(for: .milliseconds(5))
+                        }
+                        #expect(await sender.withPeer(id, bob, { $0.machine.phase }) != .sending)
+                        #expect(await sender.linkEntries == 0, "nothing went to the link before the cancel")
+                    } catch {
+                        await sender.openChunkGate()  // the pump waits there, else the engine never ends
+                        throw error
                     }
-                    let id = try #require(await sender.chunkGateHolds, "the pump reached file 5")
-                    // The user's Ctrl-C: the send's task is cancelled, the transfer with bob stops.
-                    sending.cancel()
-                    while clock.now < deadline, await sender.withPeer(id, bob, { $0.machine.phase }) == .sending {
-                        try await Task.sleep(for: .milliseconds(5))
-                    }
-                    #expect(await sender.withPeer(id, bob, { $0.machine.phase }) != .sending)
-                    #expect(await sender.linkEntries == 0, "nothing went to the link before the cancel")
                     await sender.openChunkGate()
                     _ = try? await sending.value
                     let entries = await sender.linkEntries
