@@ -172,6 +172,12 @@ import Testing
             let published = try #require(status(temporary.path + "/" + name))
             #expect(published.st_mode & 0o7777 == 0o755)
             #expect(published.st_mtim.tv_sec == 1_600_000_000 && published.st_mtim.tv_nsec == 123_456_789)
+            // Never writable by group or others, whatever the sender offered (SECURITY.md).
+            try stage(directory, Self.key(2))
+            let open = try directory.publish(
+                key: Self.key(2), components: ["open"], permissions: 0o6777, modificationTime: (1_600_000_000, 0))
+            let opened = try #require(status(temporary.path + "/" + open))
+            #expect(opened.st_mode & 0o7777 == 0o755, "\(String(opened.st_mode & 0o7777, radix: 8))")
         }
     }
 
