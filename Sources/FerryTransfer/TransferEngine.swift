@@ -39,6 +39,10 @@ public actor TransferEngine {
     var asks: [IncomingKey: PendingAsk] = [:]
     var endedIncoming: Set<IncomingKey> = []
     var endedOrder: [IncomingKey] = []
+    /// Sends that ended here recently, by peer and transfer (`finishPeer`): a reply to the offer that crossed this
+    /// side's cancel is dropped instead of closing the link (PROTOCOL.md 11.10 rule 7).
+    var endedOutgoing: Set<IncomingKey> = []
+    var endedOutgoingOrder: [IncomingKey] = []
     /// Raw bytes of each sender handed to the I/O queue and not yet written, over all its transfers: bounded by
     /// `maxQueuedBytes`, whatever the sender does with its window.
     var queuedBytes: [PeerID: Int] = [:]

@@ -179,3 +179,63 @@ extension TransferEngine {
                 == "\(OfferDenyReason.insufficientSpace): the files need 2 MiB")
     }
 }
+
+/// A receiver's answer that crosses the sender's cancel (a person accepted just as the sender gave up) is dropped by
+/// the sender: the link stays up for what follows (PROTOCOL.md 11.10 rule 7).
+@Suite(.timeLimit(.minutes(2))) struct CrossedReplyTests {
+    @Test func aReplyThatCrossedTheSendersCancelLeavesTheLinkUp() async throws {
+        try await TemporaryDirectory.with(prefix: "crossed-src") { source in
+            let url = try TestFiles(in: source).random("a.bin", size: 1000, seed: 11)
+            let reactor = try Reactor()
+            defer { reactor.shutdown() }
+            let configuration = TransferEngineTests.configuration
+            try await Session.run(configuration: configuration("mallory"), reactor: reactor) { mallory in
+                try await Session.run(configuration: configuration("alice"), reactor: reactor) { alice in
+                    try await TransferEngine.run(session: alice, configuration: TransferConfiguration()) { sender in
+                        let link = try await alice.connect(
+                            toAddress: .ipv4(.loopback, port: await mallory.listenPort), timeout: .seconds(30))
+                        let files = [SourceFile(path: url.path, name: "a.bin")]
+                        let sending = Task { try await sender.send(files, to: [link.peerID]) }
+                        defer { sending.cancel() }
+                        let ours = TransferID.random()
+                        var answered: OfferReply?
+                        for await event in mallory.transferEvents {
+                            if case .peerDisconnected = event { break }
+                            guard case .frame(let frame, let alice) = event,
+                                let message = try? TransferMessage(frame: frame)
+                            else { continue }
+                            switch message {
+                            case .offer(let offer):
+                                // The sender gives up before the answer; its send is over when this returns.
+                                sending.cancel()
+                                _ = try? await sending.value
+                                let accept = OfferReply.accepting(
+                                    offer.transferID, codecs: [], files: [.accept(from: 0)])
+                                try await mallory.sendTransferFrame(
+                                    [TransferMessage.offerReply(accept).frame.encoded()], to: alice)
+                                // Then an offer of mallory's own: alice answers it (she receives nothing) only if
+                                // the crossed answer left the link up.
+                                let offer = Offer(
+                                    transferID: ours, chunkSize: UInt32(Limits.minChunkSize), codecs: [],
+                                    files: [
+                                        OfferedFile(
+                                            path: "b.bin", size: 1,
+                                            modificationTime: FileTime(seconds: 0, nanoseconds: 0))
+                                    ])
+                                try await mallory.sendTransferFrame(
+                                    [TransferMessage.offer(offer).frame.encoded()], to: alice)
+                            case .offerReply(let reply) where reply.transferID == ours:
+                                answered = reply
+                            default:
+                                continue
+                            }
+                            if answered != nil { break }
+                        }
+                        #expect(answered?.accepted == false, "alice answered mallory's offer on the same link")
+                        #expect(await alice.peer(link.peerID)?.state == .connected)
+                    }
+                }
+            }
+        }
+    }
+}

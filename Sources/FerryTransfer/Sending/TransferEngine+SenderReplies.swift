@@ -8,7 +8,10 @@ import FerryWire
 extension TransferEngine {
     func replyReceived(_ reply: OfferReply, from peerID: PeerID) async {
         let id = reply.transferID
+        // A reply that crossed this side's cancel, after the send with that peer ended here, is not an error.
+        let crossed = endedOutgoing.contains(IncomingKey(peer: peerID, transferID: id))
         guard let files = operations[id]?.offer.files else {
+            if crossed { return }
             await violation(by: peerID, "a reply to an offer that was not made")
             return
         }
@@ -44,6 +47,7 @@ extension TransferEngine {
             return
         case .some(.none): return
         case .none:
+            if crossed { return }
             await violation(by: peerID, "a reply to an offer that was not made to it")
             return
         }

@@ -445,6 +445,10 @@ extension TransferEngine {
     /// The peer's transfer is over: its outcome, reported once.
     func finishPeer(_ id: TransferID, _ peerID: PeerID) -> TransferOutcome? {
         guard let peer = operations[id]?.peers.removeValue(forKey: peerID) else { return nil }
+        let ended = IncomingKey(peer: peerID, transferID: id)
+        endedOutgoing.insert(ended)
+        endedOutgoingOrder.append(ended)
+        if endedOutgoingOrder.count > Self.endedMemory { endedOutgoing.remove(endedOutgoingOrder.removeFirst()) }
         let count = peer.machine.fileCount
         let skipped = peer.deniedReason != nil ? count : count - peer.acceptedFiles
         let unfinished = (0..<count).filter { peer.machine.isAccepted($0) && peer.machine.result(of: $0) == nil }.count
