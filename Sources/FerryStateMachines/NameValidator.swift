@@ -11,7 +11,9 @@
 ///    (`.emptyComponent`), no ".." (`.parentReference`), each at most 255 bytes (`.tooLong`);
 /// 3. no control character: C0, DEL, C1 (`.controlCharacter`); no bidirectional control: U+061C, U+200E,
 ///    U+200F, U+202A-U+202E, U+2066-U+2069 (`.bidiControl`);
-/// 4. no component equal to the staging folder's name `.ferry-staging` (`.reserved`).
+/// 4. no component equal to the staging folder's name `.ferry-staging` once case-folded (`.reserved`): on a file
+///    system that ignores case (vfat, exfat, ext4 with `casefold`), `.FERRY-STAGING/x` or `.ferry-\u{17F}taging/x`
+///    would open the staging folder itself.
 /// Backslashes, spaces, leading dots and every other Unicode character are valid on Linux and accepted.
 /// The receiver passes the name in the form it will publish it in (NFC: `ReceiveDirectory.publishedForm`), so the
 /// lengths checked are the lengths written.
@@ -43,8 +45,33 @@ public enum NameValidator {
             if isControl(scalar) { return .failure(.controlCharacter) }
             if isBidiControl(scalar) { return .failure(.bidiControl) }
         }
-        if components.contains(where: { $0.utf8.elementsEqual(reservedName.utf8) }) { return .failure(.reserved) }
+        if components.contains(where: isReserved) { return .failure(.reserved) }
         return .success(components)
+    }
+
+    /// Whether `component` is the reserved name under Unicode full case folding (CaseFolding.txt, statuses C and
+    /// F), as a case-insensitive file system compares names. The name is ASCII, so only folds that yield ASCII can
+    /// make a component equal to it: ASCII capitals, and the few scalars mapped below; any other scalar folds to
+    /// something that is not ASCII and so never matches.
+    static func isReserved(_ component: String) -> Bool {
+        var folded: [UInt8] = []
+        for scalar in component.unicodeScalars {
+            switch scalar.value {
+            case 0x41...0x5A: folded.append(UInt8(scalar.value) + 0x20)  // A-Z
+            case 0x00...0x7F: folded.append(UInt8(scalar.value))
+            case 0x017F: folded += Array("s".utf8)  // long s
+            case 0x212A: folded += Array("k".utf8)  // Kelvin sign
+            case 0x00DF, 0x1E9E: folded += Array("ss".utf8)  // sharp s
+            case 0xFB00: folded += Array("ff".utf8)
+            case 0xFB01: folded += Array("fi".utf8)
+            case 0xFB02: folded += Array("fl".utf8)
+            case 0xFB03: folded += Array("ffi".utf8)
+            case 0xFB04: folded += Array("ffl".utf8)
+            case 0xFB05, 0xFB06: folded += Array("st".utf8)  // long s t, s t ligatures
+            default: return false
+            }
+        }
+        return folded.elementsEqual(reservedName.utf8)
     }
 
     /// C0 controls, DEL and C1 controls.

@@ -77,6 +77,15 @@ import Testing
         Case(".ferry-staging/x", .reserved),
         Case("a/.ferry-staging/b", .reserved),
         Case("a/.ferry-staging", .reserved),
+        // ... as a case-insensitive file system sees it (ext4 casefold folds fully: long s, ligatures)
+        Case(".FERRY-STAGING/x", .reserved),
+        Case(".Ferry-Staging", .reserved),
+        Case(".ferry-\u{17F}taging/x", .reserved),
+        Case(".ferry-\u{FB05}aging/x", .reserved),
+        Case(".ferry-\u{FB06}aging", .reserved),
+        Case(".ferry-stagin", [".ferry-stagin"]),
+        Case(".ferry-stagings", [".ferry-stagings"]),
+        Case(".ferry-st\u{E1}ging", [".ferry-st\u{E1}ging"]),
         // bidiControl
         Case("invoice\u{202E}gpj.exe", .bidiControl),
         Case("a\u{200E}", .bidiControl),
