@@ -208,9 +208,9 @@ import Testing
             let directory = try ReceiveDirectory(path: temporary.path)
             let one = try directory.stagedFile(key: Self.key(1)).file
             let two = try directory.stagedFile(key: Self.key(2)).file
-            try directory.syncBeforePublish([])
-            try directory.syncBeforePublish([one])
-            try directory.syncBeforePublish([one, two])
+            #expect(try directory.syncBeforePublish([]).isEmpty)
+            #expect(try directory.syncBeforePublish([one]).isEmpty)
+            #expect(try directory.syncBeforePublish([one, two]).isEmpty, "no file's own writeback failed")
             #expect((directory.availableBytes() ?? 0) > 0)
         }
     }

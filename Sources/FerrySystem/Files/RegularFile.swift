@@ -213,6 +213,20 @@ public final class RegularFile: Sendable {
         }
     }
 
+    /// Reports a failed writeback of this file that its descriptor has not reported yet, after waiting for the
+    /// writeback in flight (`sync_file_range(2)` WAIT_BEFORE, WRITE, WAIT_AFTER over the whole file; once a `syncfs`
+    /// wrote everything, nothing is left to write and no disk cache is flushed).
+    ///
+    /// Why: one `syncfs` for a batch of files returns the file system's writeback error, once per descriptor of the
+    /// file system, without saying which file it was: a file whose writeback failed could be reported to an earlier
+    /// batch's `syncfs` and then look synced in its own. Each file's descriptor reports that file's own error.
+    /// - Throws: `SystemError` ("sync_file_range()"), e.g. EIO; none where range writeback is not supported.
+    public func checkWrittenBack() throws(SystemError) {
+        try descriptor.run(describe("sync_file_range")) { file in
+            Self.unsupportedIsNothing(file._syncRange(offset: 0, count: 0, wait: true))
+        }
+    }
+
     /// Sets the permission bits to `mode & 0o777` (`fchmod(2)`): setuid, setgid and sticky are never set, as
     /// the mode may come from a peer.
     public func setPermissions(_ mode: UInt16) throws(SystemError) {

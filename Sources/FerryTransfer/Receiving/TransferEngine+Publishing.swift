@@ -90,12 +90,20 @@ extension TransferEngine {
                 request.handle?.close()
                 if case .success = payload { directory.removeStaged(key: request.key) }
             }
-            let handles = requests.filter(\.publishes).compactMap(\.handle)
+            let synced = requests.compactMap { request in
+                request.publishes ? request.handle.map { (request.file, $0) } : nil
+            }
+            let handles = synced.map(\.1)
+            // Files of a batch synced together whose own writeback failed (`syncBeforePublish`): they fail alone.
+            var writebackFailed: [Int: SystemError] = [:]
             do throws(SystemError) {
                 if fileByFile {
                     for handle in handles { try handle.sync(dataOnly: true) }
                 } else {
-                    try directory.syncBeforePublish(handles)
+                    for (index, error) in try directory.syncBeforePublish(handles) {
+                        writebackFailed[synced[index].0] = error
+                        synced[index].1.close()
+                    }
                 }
             } catch {
                 handles.forEach { $0.close() }
@@ -110,6 +118,7 @@ extension TransferEngine {
                 let result = Result { () throws(SystemError) -> Delivered in
                     let payload = try payloads[request.file]?.get()
                     guard request.publishes else { return Delivered(published: nil, payload: payload) }
+                    if let error = writebackFailed[request.file] { throw error }
                     let published = try directory.publish(
                         key: request.key, components: request.components, permissions: request.permissions,
                         modificationTime: request.time, staged: request.handle, size: request.size,
