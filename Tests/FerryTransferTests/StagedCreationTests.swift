@@ -90,6 +90,34 @@ import Testing
         }
     }
 
+    /// Releasing with `removingEmpty` removes the empty file created ahead, in the same step as the release: a
+    /// creation ahead either came before it (its file goes) or finds the reservation released (nothing is created).
+    /// A file with bytes, or one locked by another reservation, stays.
+    @Test func aReleaseThatRemovesAnEmptyFileStagedAheadLeavesNothing() async throws {
+        try await TemporaryDirectory.with { temporary in
+            let directory = try ReceiveDirectory(path: temporary.path)
+            defer { directory.close() }
+            let staged = temporary.path + "/.ferry-staging/" + Self.key
+            let created = try #require(try directory.reserveStaged(key: Self.key))
+            #expect(try created.lockAcrossProcesses(creating: true))
+            created.release(removingEmpty: true)
+            #expect(!FileManager.default.fileExists(atPath: staged), "the empty file created ahead went")
+
+            let late = try #require(try directory.reserveStaged(key: Self.key))
+            late.release(removingEmpty: true)
+            #expect(throws: SystemError.self) { try late.lockAcrossProcesses(creating: true) }
+            #expect(!FileManager.default.fileExists(atPath: staged), "a creation after the release made nothing")
+
+            let written = try #require(try directory.reserveStaged(key: Self.key))
+            #expect(try written.lockAcrossProcesses(creating: true))
+            let (file, _) = try directory.stagedFile(key: Self.key, holding: written)
+            try file.write(Array("x".utf8), at: 0)
+            file.close()
+            written.release(removingEmpty: true)
+            #expect(try String(contentsOfFile: staged, encoding: .utf8) == "x", "a file with bytes stays")
+        }
+    }
+
     /// A staged file already there (a resumed prefix) is locked as it is, never replaced by a new one: its bytes
     /// stay, and it is opened for writing by name.
     @Test func anExistingStagedFileIsLockedAsItIs() async throws {

@@ -86,10 +86,21 @@ public final class StagedReservation: Sendable {
 
     /// Releases the lock and the claim; idempotent. Call it once the file is published, failed, or its transfer
     /// ended, after any removal of its staged data.
-    public func release() {
+    ///
+    /// `removingEmpty`: first removes the staged file when it is empty and the file locked here (one created ahead
+    /// of a first chunk that never came). Under the reservation's own lock, which a creation ahead holds while it
+    /// creates the file: that creation either came first, and its file goes here, or it finds the reservation
+    /// released and creates nothing. (Checked and removed apart from the release, a file created between the two was
+    /// left behind until the stale-file expiry.)
+    public func release(removingEmpty: Bool = false) {
         let held = state.withLock { state -> (lock: RegularFile?, writable: RegularFile?)? in
             guard !state.released else { return nil }
             state.released = true
+            if removingEmpty, state.lock != nil, let status = try? directory.staging.status(of: key),
+                status.kind == .regular, status.size == 0, status.device == state.device, status.inode == state.inode
+            {
+                try? directory.staging.removeFile(key)
+            }
             defer { (state.lock, state.writable) = (nil, nil) }
             return (state.lock, state.writable)
         }
@@ -135,15 +146,6 @@ extension ReceiveDirectory {
         try checkKey(key)
         guard claims.withLock({ $0.insert(key).inserted }) else { return nil }
         return StagedReservation(key: key, directory: self)
-    }
-
-    /// Removes the staged file of `reservation` when it is empty and is the file the reservation holds locked (one
-    /// created ahead of a first chunk that never came); anything else stays. Errors are ignored.
-    func removeEmptyStaged(holding reservation: StagedReservation) {
-        guard let status = try? staging.status(of: reservation.key), status.kind == .regular, status.size == 0,
-            reservation.isLockedFile(status)
-        else { return }
-        try? staging.removeFile(reservation.key)
     }
 
     func dropClaim(_ key: String) {

@@ -409,11 +409,7 @@ extension TransferEngine {
         let swarm =
             transfer.swarmID.map { complete ? lingerInSwarm($0) : leaveSwarm($0) } ?? (relayed: 0, served: 0)
         rememberEnded(key)
-        removeStagedAhead(of: transfer)
-        for entry in transfer.files {
-            entry.staged?.close()
-            entry.reservation?.release()
-        }
+        releaseStaged(of: transfer)
         for waiter in transfer.publishWaiters { waiter.resume() }
         let failedNow = transfer.files.filter { $0.accepted && !$0.ended }.count
         let outcome = TransferOutcome(

@@ -56,14 +56,15 @@ extension TransferEngine {
         }
     }
 
-    /// The transfer ends with files that received nothing: their staged files, created ahead and still empty, go
-    /// (only files this transfer holds the lock of; a file with a resumed prefix or any byte written stays).
-    func removeStagedAhead(of transfer: IncomingTransfer) {
-        guard let directory = receiveDirectory else { return }
-        for entry in transfer.files
-        where entry.accepted && !entry.ended && entry.resumeOffset == 0 && entry.stored == 0 {
-            guard let reservation = entry.reservation else { continue }
-            directory.removeEmptyStaged(holding: reservation)
+    /// The transfer ends: each file's staged descriptor is closed and its reservation released; files that received
+    /// nothing lose their staged files, created ahead and still empty (only files this transfer holds the lock of; a
+    /// file with a resumed prefix or any byte written stays). The removal is part of the release
+    /// (`StagedReservation.release(removingEmpty:)`), so a creation ahead still under way cannot leave one behind.
+    func releaseStaged(of transfer: IncomingTransfer) {
+        for entry in transfer.files {
+            entry.staged?.close()
+            let unused = entry.accepted && !entry.ended && entry.resumeOffset == 0 && entry.stored == 0
+            entry.reservation?.release(removingEmpty: unused)
         }
     }
 }
