@@ -11,9 +11,10 @@
 ///    (`.emptyComponent`), no ".." (`.parentReference`), each at most 255 bytes (`.tooLong`);
 /// 3. no control character: C0, DEL, C1 (`.controlCharacter`); no bidirectional control: U+061C, U+200E,
 ///    U+200F, U+202A-U+202E, U+2066-U+2069 (`.bidiControl`);
-/// 4. no component equal to the staging folder's name `.ferry-staging` once case-folded (`.reserved`): on a file
-///    system that ignores case (vfat, exfat, ext4 with `casefold`), `.FERRY-STAGING/x` or `.ferry-\u{17F}taging/x`
-///    would open the staging folder itself.
+/// 4. no component equal to the staging folder's name `.ferry-staging` once case-folded, with default-ignorable
+///    code points left out (`.reserved`): on a file system that ignores case (vfat, exfat, ext4 with `casefold`),
+///    `.FERRY-STAGING/x`, `.ferry-\u{17F}taging/x` or `.ferry\u{200D}-staging/x` could open the staging folder
+///    itself.
 /// Backslashes, spaces, leading dots and every other Unicode character are valid on Linux and accepted.
 /// The receiver passes the name in the form it will publish it in (NFC: `ReceiveDirectory.publishedForm`), so the
 /// lengths checked are the lengths written.
@@ -49,17 +50,20 @@ public enum NameValidator {
         return .success(components)
     }
 
-    /// Whether `component` is the reserved name under Unicode full case folding (CaseFolding.txt, statuses C and
-    /// F), as a case-insensitive file system compares names. The name is ASCII, so only folds that yield ASCII can
-    /// make a component equal to it: ASCII capitals, and the few scalars mapped below; any other scalar folds to
-    /// something that is not ASCII and so never matches.
+    /// Whether `component` is the reserved name as a case-insensitive file system may compare it: Unicode full case
+    /// folding (CaseFolding.txt, statuses C and F), exFAT's upper-casing (dotless i), and default-ignorable code
+    /// points left out (older kernels' ext4 `casefold` drops them). The name is ASCII, so only folds that yield
+    /// ASCII can make a component equal to it: ASCII capitals, and the few scalars mapped below; any other scalar
+    /// folds to something that is not ASCII and so never matches.
     static func isReserved(_ component: String) -> Bool {
         var folded: [UInt8] = []
         for scalar in component.unicodeScalars {
+            if isDefaultIgnorable(scalar) { continue }
             switch scalar.value {
             case 0x41...0x5A: folded.append(UInt8(scalar.value) + 0x20)  // A-Z
             case 0x00...0x7F: folded.append(UInt8(scalar.value))
             case 0x017F: folded += Array("s".utf8)  // long s
+            case 0x0131: folded += Array("i".utf8)  // dotless i: exFAT's up-case table maps it to I
             case 0x212A: folded += Array("k".utf8)  // Kelvin sign
             case 0x00DF, 0x1E9E: folded += Array("ss".utf8)  // sharp s
             case 0xFB00: folded += Array("ff".utf8)
@@ -72,6 +76,18 @@ public enum NameValidator {
             }
         }
         return folded.elementsEqual(reservedName.utf8)
+    }
+
+    /// Unicode's Default_Ignorable_Code_Point (DerivedCoreProperties.txt), which renderers do not show and some
+    /// case-insensitive file systems drop when they compare names.
+    static func isDefaultIgnorable(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x00AD, 0x034F, 0x061C, 0x115F...0x1160, 0x17B4...0x17B5, 0x180B...0x180F, 0x200B...0x200F,
+            0x202A...0x202E, 0x2060...0x206F, 0x3164, 0xFE00...0xFE0F, 0xFEFF, 0xFFA0, 0xFFF0...0xFFF8,
+            0x1BCA0...0x1BCA3, 0x1D173...0x1D17A, 0xE0000...0xE0FFF:
+            return true
+        default: return false
+        }
     }
 
     /// C0 controls, DEL and C1 controls.

@@ -83,6 +83,11 @@ import Testing
         Case(".ferry-\u{17F}taging/x", .reserved),
         Case(".ferry-\u{FB05}aging/x", .reserved),
         Case(".ferry-\u{FB06}aging", .reserved),
+        Case(".ferry\u{200D}-staging/x", .reserved),  // default-ignorables left out
+        Case(".ferry-\u{AD}staging", .reserved),
+        Case(".ferry-stag\u{131}ng/x", .reserved),  // exFAT up-cases the dotless i to I
+        Case(".ferry-\u{E0041}staging", .reserved),
+        Case("\u{200D}", ["\u{200D}"]),
         Case(".ferry-stagin", [".ferry-stagin"]),
         Case(".ferry-stagings", [".ferry-stagings"]),
         Case(".ferry-st\u{E1}ging", [".ferry-st\u{E1}ging"]),
