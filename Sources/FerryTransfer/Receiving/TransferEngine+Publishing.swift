@@ -79,7 +79,10 @@ extension TransferEngine {
         // One trip to the publishing queue syncs the batch and renames it into place, while the I/O queue goes on
         // writing the chunks of the next files. Every byte of these files is written already: a file is verified
         // only after its last write completed.
-        let results = await publishing.run { () -> [(Int, Result<Delivered, SystemError>)] in
+        // `unsynced`: files whose sync failed. Their staged data goes with them: pages whose writeback failed can stay
+        // cached, so a resume would hash the cache, match, and publish bytes the disk may not hold.
+        let (results, unsynced) = await publishing.run {
+            () -> (results: [(Int, Result<Delivered, SystemError>)], unsynced: Set<Int>) in
             // Entries delivered in memory are read back first (only they: never synced, as they are not published).
             var payloads: [Int: Result<Data, SystemError>] = [:]
             for request in requests where request.inMemory {
@@ -107,14 +110,15 @@ extension TransferEngine {
                 }
             } catch {
                 handles.forEach { $0.close() }
-                return requests.map { request in
+                let results = requests.map { request in
                     guard !request.publishes, let payload = payloads[request.file] else {
-                        return (request.file, .failure(error))
+                        return (request.file, Result<Delivered, SystemError>.failure(error))
                     }
                     return (request.file, payload.map { Delivered(published: nil, payload: $0) })
                 }
+                return (results, Set(synced.map(\.0)))
             }
-            return requests.map { request in
+            let results = requests.map { request in
                 let result = Result { () throws(SystemError) -> Delivered in
                     let payload = try payloads[request.file]?.get()
                     guard request.publishes else { return Delivered(published: nil, payload: payload) }
@@ -127,6 +131,7 @@ extension TransferEngine {
                 }
                 return (request.file, result)
             }
+            return (results, Set(writebackFailed.keys))
         }
         // The results of the turn go to the sender together (one trip to the session, one write for many small
         // files), in the order of the turn: a failure's own result waits for the results before it.
@@ -141,7 +146,8 @@ extension TransferEngine {
                 }
             case .failure(let error):
                 await sendResults(&frames, key)
-                await fileFailed(file, status: .writeFailed, detail: "\(error)", key, removeStaged: false)
+                await fileFailed(
+                    file, status: .writeFailed, detail: "\(error)", key, removeStaged: unsynced.contains(file))
             }
         }
         await sendResults(&frames, key)
