@@ -62,8 +62,7 @@ public actor TransferEngine {
     var linkEntries = 0
     /// Tests: a pump about to prepare a chunk of this file waits for `openChunkGate` (a chunk slow to prepare).
     var chunkGateFile: Int?
-    var chunkGateOpened: CheckedContinuation<Void, Never>?
-    var chunkGateTransfer: TransferID?
+    var chunkGateWaiters: [(id: TransferID, opened: CheckedContinuation<Void, Never>)] = []
     /// The most chunk data this side, sending, ever had unacknowledged to one peer over all its transfers (a test
     /// proves `maxInFlightPerPeer` holds).
     var largestInFlightPerPeer = 0

@@ -147,20 +147,18 @@ extension TransferEngine {
         chunkGateFile = file
     }
 
-    /// Tests: the transfer whose pump waits at the gate, if one does.
-    var chunkGateHolds: TransferID? { chunkGateOpened == nil ? nil : chunkGateTransfer }
+    /// Tests: the transfer of the first pump waiting at the gate, if one waits.
+    var chunkGateHolds: TransferID? { chunkGateWaiters.first?.id }
 
-    /// Tests: lets the pump waiting at the gate go on; no chunk waits after.
+    /// Tests: lets every pump waiting at the gate go on; no chunk waits after.
     func openChunkGate() {
         chunkGateFile = nil
-        chunkGateOpened?.resume()
-        chunkGateOpened = nil
-        chunkGateTransfer = nil
+        for waiter in chunkGateWaiters { waiter.opened.resume() }
+        chunkGateWaiters = []
     }
 
     func waitAtChunkGate(file: Int, _ id: TransferID) async {
         guard file == chunkGateFile else { return }
-        chunkGateTransfer = id
-        await withCheckedContinuation { chunkGateOpened = $0 }
+        await withCheckedContinuation { chunkGateWaiters.append((id, $0)) }
     }
 }
