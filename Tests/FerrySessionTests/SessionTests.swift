@@ -56,10 +56,12 @@ final class EventReader: @unchecked Sendable {
     static func configuration(
         _ name: String, mode: PeerMode = .peer, policy: AcceptPolicy = .all, maxPeers: Int = 16
     ) -> SessionConfiguration {
-        SessionConfiguration(
+        var configuration = SessionConfiguration(
             sessionID: "unit", displayName: name, mode: mode,
             identity: TestIdentity.named(name), listenPort: 0,
             discoveryEnabled: false, acceptPolicy: policy, maxPeers: maxPeers)
+        configuration.handshakeTimeout = TestIdentity.handshakeTimeout
+        return configuration
     }
 
     /// Runs `body` with two sessions on one reactor, `bob` listening and `alice` to reach him by address;

@@ -11,10 +11,12 @@ import Testing
 /// The engine in-process: two sessions on one reactor, on loopback, files on disk.
 @Suite(.serialized, .timeLimit(.minutes(2))) struct TransferEngineTests {
     static func configuration(_ name: String) -> SessionConfiguration {
-        SessionConfiguration(
+        var configuration = SessionConfiguration(
             sessionID: "unit", displayName: name, mode: .peer,
             identity: TestIdentity.named(name), listenPort: 0,
             discoveryEnabled: false, acceptPolicy: .all, transfersEnabled: true)
+        configuration.handshakeTimeout = TestIdentity.handshakeTimeout
+        return configuration
     }
 
     /// Runs `body` with a receiving engine (into `inbox`) and a sending engine connected to it.

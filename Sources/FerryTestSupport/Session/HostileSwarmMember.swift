@@ -105,9 +105,10 @@ public actor HostileSwarmMember {
         sessionID: String, name: String, behaviour: Behaviour = .flipper, identity: DeviceIdentity? = nil,
         _ body: (HostileSwarmMember) async throws -> T
     ) async throws -> T {
-        let configuration = SessionConfiguration(
+        var configuration = SessionConfiguration(
             sessionID: sessionID, displayName: name, identity: try identity ?? DeviceIdentity.generate(),
             listenPort: 0, discoveryEnabled: false, acceptPolicy: .all, transfersEnabled: true)
+        configuration.handshakeTimeout = TestIdentity.handshakeTimeout
         return try await Session.run(configuration: configuration) { session in
             let member = HostileSwarmMember(session: session, behaviour: behaviour)
             let frames = Task {
