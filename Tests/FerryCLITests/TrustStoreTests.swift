@@ -57,6 +57,38 @@ import Testing
         #expect(names == ["trusted-peers", "trusted-peers.lock"])
     }
 
+    /// A trusted-peers file, or its directory, that other users could write to is refused with the command that
+    /// fixes it, never read (a line another user appended would be trusted by a running receiver); so is a
+    /// symbolic link in its place. Fixed, the same file reads again.
+    @Test func aFileOthersCouldChangeIsRefusedNotRead() async throws {
+        let home = try ConfigHome()
+        try home.store.pin(alice, name: "alice")
+        let path = home.store.file.path
+        #expect(chmod(path, 0o666) == 0)
+        #expect {
+            try home.store.load()
+        } throws: { error in
+            "\(error)".contains("other users can write") && "\(error)".contains("chmod go-w \(path)")
+        }
+        #expect(throws: (any Error).self) { try home.store.entry(for: alice) }
+        #expect(chmod(path, 0o600) == 0)
+        #expect(chmod(home.ferryDirectory, 0o777) == 0)
+        #expect {
+            try home.store.load()
+        } throws: { error in
+            "\(error)".contains("chmod 700 \(home.ferryDirectory)")
+        }
+        #expect(chmod(home.ferryDirectory, 0o700) == 0)
+        #expect(try home.store.load().map(\.deviceID) == [alice])
+        let real = home.ferryDirectory + "/real-peers"
+        #expect(rename(path, real) == 0 && symlink(real, path) == 0)
+        #expect {
+            try home.store.load()
+        } throws: { error in
+            "\(error)".contains("symbolic link")
+        }
+    }
+
     @Test(arguments: [
         "not json\n",
         "{\"added\":\"2026-11-30T12:00:00Z\",\"deviceID\":\"abcd\",\"name\":\"x\"}\n",

@@ -33,16 +33,59 @@ public struct TrustStore: Sendable {
     var lockFile: URL { directory.appendingPathComponent("trusted-peers.lock") }
 
     /// Every pinned peer, in the order they were first pinned; empty when the file does not exist yet.
+    ///
+    /// A file that someone other than this user (or root) could have changed is refused, not read: a line another
+    /// local user appended would make a running receiver trust that user's device within a second
+    /// (`TrustFollower`). So is a file in a config directory others can write to (they could rename another file
+    /// over it), and a symbolic link (the file is replaced by rename on every change).
     public func load() throws -> [TrustedPeer] {
+        let descriptor = open(file.path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        if descriptor < 0 {
+            if errno == ENOENT { return [] }
+            if errno == ELOOP {
+                throw CLIError.failure(
+                    "\(file.path) is a symbolic link; ferry reads its trusted peers only from a regular file there:"
+                        + " replace the link with the file it points to")
+            }
+            throw CLIError.failure("could not read \(file.path): \(Self.lastError())")
+        }
+        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
+            throw CLIError.failure("\(file.path) is not a regular file; remove it to forget every trusted peer")
+        }
+        try Self.refuseOthersWriting(status, file.path, what: "file", fix: "chmod go-w \(file.path)")
+        var directoryStatus = stat()
+        if stat(directory.path, &directoryStatus) == 0, directoryStatus.st_mode & S_ISVTX == 0 {
+            try Self.refuseOthersWriting(
+                directoryStatus, directory.path, what: "directory", fix: "chmod 700 \(directory.path)")
+        }
         let data: Data
         do {
-            data = try Data(contentsOf: file)
-        } catch let error as CocoaError where error.code == .fileReadNoSuchFile {
-            return []
+            data = try handle.readToEnd() ?? Data()
         } catch {
             throw CLIError.failure("could not read \(file.path): \(error.localizedDescription)")
         }
         return try Self.decode(data, file: file)
+    }
+
+    /// Throws when `status` (of the trusted-peers file or its directory) is owned by another user than this one or
+    /// root, or writable by group or others.
+    static func refuseOthersWriting(_ status: stat, _ path: String, what: String, fix: String) throws {
+        let owner = status.st_uid
+        guard owner == geteuid() || owner == 0 else {
+            throw CLIError.failure(
+                "ferry will not read its trusted peers from \(path): the \(what) belongs to user \(owner), who could"
+                    + " change whom this device trusts; make it yours (chown) or set XDG_CONFIG_HOME to a directory of"
+                    + " your own")
+        }
+        guard status.st_mode & 0o022 == 0 else {
+            let mode = String(status.st_mode & 0o777, radix: 8)
+            throw CLIError.failure(
+                "ferry will not read its trusted peers from \(path): other users can write to the \(what) (mode"
+                    + " \(mode)), and so change whom this device trusts; run `\(fix)`, then check the list with"
+                    + " `ferry trust list`")
+        }
     }
 
     /// The pinned peer with `id`, if any.
