@@ -230,6 +230,26 @@ import Testing
         #expect(below.stderr.split(separator: "\n").count == 1)
     }
 
+    /// A symbolic link given as the directory is resolved once, to the directory it names; one to nothing is an
+    /// error that says so.
+    @Test func aReceiveDirectoryGivenAsASymbolicLinkIsTheDirectoryItNames() async throws {
+        let directory = try TemporaryFiles()
+        defer { directory.remove() }
+        let real = directory.path + "/real"
+        #expect(mkdir(real, 0o755) == 0)
+        #expect(symlink(real, directory.path + "/link") == 0)
+        let resolved = URL(fileURLWithPath: real).resolvingSymlinksInPath().path
+        #expect(try ReceiveCommand.prepareDirectory(directory.path + "/link") == resolved)
+        #expect(symlink(directory.path + "/nowhere", directory.path + "/dangling") == 0)
+        let dangling = await FerryRun.run(["receive", "--into", directory.path + "/dangling"])
+        #expect(dangling.code == .failure)
+        #expect(
+            dangling.stderr.hasPrefix(
+                "Error: cannot receive into \(directory.path)/dangling: it is a symbolic link to something that does not"
+                    + " exist"), "\(dangling.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: directory.path + "/nowhere"), "nothing was created for it")
+    }
+
     @Test func watchedDirectoryMustExist() async throws {
         let directory = try TemporaryFiles()
         defer { directory.remove() }

@@ -186,8 +186,22 @@ extension ReceiveCommand {
         path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
     }
 
-    /// Creates the directory if missing and checks that it is a writable directory; returns its path.
+    /// Creates the directory if missing and checks that it is a writable directory; returns its path. A symbolic
+    /// link given as the directory (a `~/Downloads` that points to another disk) is the user's own choice: it is
+    /// resolved here, once, and the directory it names is the one received into (names inside it are never
+    /// followed, `ReceiveDirectory`).
     static func prepareDirectory(_ path: String, createParents: Bool = true) throws -> String {
+        var link = stat()
+        if lstat(path, &link) == 0, link.st_mode & S_IFMT == S_IFLNK {
+            guard let resolved = realpath(path, nil) else {
+                throw CLIError.failure(
+                    "cannot receive into \(TerminalText.excerpt(path)): it is a symbolic link to something that does"
+                        + " not exist (\(String(cString: strerror(errno)))); create its target, or choose another"
+                        + " directory with --into")
+            }
+            defer { free(resolved) }
+            return try prepareDirectory(String(cString: resolved), createParents: createParents)
+        }
         let shown = TerminalText.excerpt(path)
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
@@ -218,9 +232,10 @@ extension ReceiveCommand {
                     "cannot create the directory \(shown) to receive into: \(failure); choose another with --into")
             }
         }
-        guard FileManager.default.isWritableFile(atPath: path), FileManager.default.isExecutableFile(atPath: path)
-        else {
-            throw CLIError.failure("cannot receive into \(shown): permission denied; choose another with --into")
+        guard access(path, W_OK | X_OK) == 0 else {
+            // EACCES: "Permission denied"; EROFS: "Read-only file system".
+            let reason = String(cString: strerror(errno)).lowercased()
+            throw CLIError.failure("cannot receive into \(shown): \(reason); choose another with --into")
         }
         return path
     }
