@@ -334,6 +334,27 @@ extension Session {
         if configuration.mode != .client, discoverySocket != nil { announce(query: false) }
     }
 
+    /// Keeps the stream of the closed link `id` open to flush our last frames and drain the peer's
+    /// (`closingStreams`). Links that were never admitted (strangers, refused or failed requests) keep at most
+    /// `maxPendingLinks` such drains; beyond, the oldest is closed at once. Else handshakes each followed by a
+    /// protocol error held a descriptor and TLS state for up to `closeLimit` each, past every pending-link bound (an
+    /// audit held 786 descriptors open from one address); an admitted peer's link always drains.
+    /// Tests: closing links keep their deadlines (`closingDeadlinesHeld`).
+    func holdClosingDeadlines() {
+        closingDeadlinesHeld = true
+    }
+
+    func keepClosing(_ id: LinkID, _ entry: ClosingStream) {
+        closingStreams[id] = entry
+        guard !entry.admitted else { return }
+        let draining = closingStreams.filter { !$0.value.admitted }
+        guard draining.count > configuration.maxPendingLinks,
+            let oldest = draining.min(by: { $0.value.limit < $1.value.limit })?.key
+        else { return }
+        closingStreams.removeValue(forKey: oldest)?.stream.close()
+        statistics.closingLinksCut += 1
+    }
+
     func linkClosed(_ id: LinkID, reason: LinkStateMachine.CloseReason) {
         guard let link = links.removeValue(forKey: id) else { return }
         log("\(id) \(link.remoteAddress) closed: \(reason.text)")
@@ -342,7 +363,12 @@ extension Session {
             link.stream.close()  // never authenticated: nothing of ours to deliver, free the descriptor now
         } else {
             let now = clock.now
-            closingStreams[id] = (link.stream, now + Self.closeGrace, now + Self.closeLimit)
+            let admitted = link.peerID.map { peers[$0]?.connection == .connected(id) } ?? false
+            keepClosing(
+                id,
+                ClosingStream(
+                    stream: link.stream, deadline: now + Self.closeGrace, limit: now + Self.closeLimit,
+                    admitted: admitted))
         }
         let peerName = link.peerID.flatMap { peers[$0]?.displayName } ?? link.remoteAddress.description
         if case .probeFinished = reason, let peerID = link.peerID, var peer = peers[peerID] {
@@ -444,7 +470,7 @@ extension Session {
                 update(id) { machine, _ in machine.streamEnded() }
             }
         }
-        for (id, entry) in closingStreams where now >= entry.deadline {
+        for (id, entry) in closingStreams where now >= entry.deadline && !closingDeadlinesHeld {
             entry.stream.close()
             closingStreams.removeValue(forKey: id)
         }

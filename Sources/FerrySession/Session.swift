@@ -45,8 +45,10 @@ public actor Session {
     /// Links closed by the protocol whose stream is still open: the writer flushes its last frames and half-closes,
     /// the reader reads (and drops) until the peer closes too; closed then, or at the deadline at the latest. The
     /// deadline moves on (up to `limit`) while the peer still sends: it is still reading what we sent before.
-    var closingStreams:
-        [LinkID: (stream: any ByteStream, deadline: ContinuousClock.Instant, limit: ContinuousClock.Instant)] = [:]
+    /// Links never admitted keep at most `maxPendingLinks` of these (`keepClosing`).
+    var closingStreams: [LinkID: ClosingStream] = [:]
+    /// Tests: while set, `tick` closes no closing link at its deadline, so that the bound on them is seen alone.
+    var closingDeadlinesHeld = false
     var manualAddresses: [SocketAddress: ContinuousClock.Instant] = [:]
     var manualFailuresReported: Set<SocketAddress> = []
     var serverStateValue: ServerState
@@ -280,4 +282,15 @@ public struct SessionStatistics: Equatable, Sendable {
     public var datagramsReplayed = 0
     /// Discovery beacons dropped: malformed, too large, another session, or this peer itself.
     public var beaconsRejected = 0
+    /// Links never admitted whose closing drain was cut short because `maxPendingLinks` of them were draining.
+    public var closingLinksCut = 0
+}
+
+/// A link closed by the protocol whose stream is still open (`Session.closingStreams`).
+struct ClosingStream {
+    var stream: any ByteStream
+    var deadline: ContinuousClock.Instant
+    var limit: ContinuousClock.Instant
+    /// Whether the link was its peer's connected link when it closed.
+    var admitted: Bool
 }

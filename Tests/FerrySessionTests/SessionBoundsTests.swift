@@ -58,6 +58,40 @@ import Testing
         }
     }
 
+    /// Strangers that complete the handshake and then break the protocol (an oversized hello) get their link
+    /// closed; while a closed link drains, its descriptor stays open, and those of links never admitted are kept to
+    /// `maxPendingLinks` at once: beyond, the oldest drain is cut. The deadlines are held, so only the bound can
+    /// close them (without it, all 20 stay open).
+    @Test func linksClosedBeforeAdmissionDrainAtMostMaxPendingLinksAtOnce() async throws {
+        var configuration = SessionTests.configuration("bob")
+        configuration.maxPendingLinks = 6
+        configuration.maxPendingLinksPerAddress = 6
+        try await withSession(configuration) { bob, _, _ in
+            await bob.holdClosingDeadlines()
+            let port = Int(await bob.listenPort)
+            let oversized: [UInt8] = [0x00, 0x01, 0x00, 0x00, 0x04, 0x01] + [UInt8](repeating: 0, count: 1025)
+            var strangers: [StrangerLink] = []
+            defer { strangers.forEach { $0.close() } }
+            for _ in 0..<20 {
+                let stranger = try await StrangerLink.open(port: port)
+                strangers.append(stranger)
+                try await stranger.send(oversized)
+            }
+            // Each is closed by bob once its frame header is read: wait for all 20 (a deadline, not a timing).
+            let clock = ContinuousClock()
+            let deadline = clock.now + .seconds(60)
+            var counted = (draining: 0, cut: 0)
+            while clock.now < deadline {
+                counted = (await bob.closingStreams.count, await bob.statistics.closingLinksCut)
+                if counted.draining + counted.cut >= 20 { break }
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            #expect(counted.draining + counted.cut == 20, "\(counted)")
+            #expect(counted.draining <= 6, "\(counted.draining) closed links held open")
+            #expect(counted.cut >= 14)
+        }
+    }
+
     @Test func evictedRequestsLeaveNoPeerBehind() async throws {
         var configuration = SessionTests.configuration("bob", policy: .ask)
         configuration.maxPendingLinks = 3
