@@ -334,16 +334,16 @@ extension Session {
         if configuration.mode != .client, discoverySocket != nil { announce(query: false) }
     }
 
-    /// Keeps the stream of the closed link `id` open to flush our last frames and drain the peer's
-    /// (`closingStreams`). Links that were never admitted (strangers, refused or failed requests) keep at most
-    /// `maxPendingLinks` such drains; beyond, the oldest is closed at once. Else handshakes each followed by a
-    /// protocol error held a descriptor and TLS state for up to `closeLimit` each, past every pending-link bound (an
-    /// audit held 786 descriptors open from one address); an admitted peer's link always drains.
     /// Tests: closing links keep their deadlines (`closingDeadlinesHeld`).
     func holdClosingDeadlines() {
         closingDeadlinesHeld = true
     }
 
+    /// Keeps the stream of the closed link `id` open to flush our last frames and drain the peer's
+    /// (`closingStreams`). Links that were never admitted (strangers, refused or failed requests) keep at most
+    /// `maxPendingLinks` such drains; beyond, the oldest is closed at once. Else handshakes each followed by a
+    /// protocol error held a descriptor and TLS state for up to `closeLimit` each, past every pending-link bound (an
+    /// audit held 786 descriptors open from one address); an admitted peer's link always drains.
     func keepClosing(_ id: LinkID, _ entry: ClosingStream) {
         closingStreams[id] = entry
         guard !entry.admitted else { return }
