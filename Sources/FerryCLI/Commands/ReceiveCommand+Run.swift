@@ -194,10 +194,10 @@ extension ReceiveCommand {
         var link = stat()
         if lstat(path, &link) == 0, link.st_mode & S_IFMT == S_IFLNK {
             guard let resolved = realpath(path, nil) else {
+                let problem = String(cString: strerror(errno))
                 throw CLIError.failure(
                     "cannot receive into \(TerminalText.excerpt(path)): it is a symbolic link to something that does"
-                        + " not exist (\(String(cString: strerror(errno)))); create its target, or choose another"
-                        + " directory with --into")
+                        + " not exist (\(problem)); create its target, or choose another directory with --into")
             }
             defer { free(resolved) }
             return try prepareDirectory(String(cString: resolved), createParents: createParents)
