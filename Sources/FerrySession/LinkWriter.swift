@@ -34,10 +34,12 @@ final class LinkWriter: Sendable {
 
     /// Senders wait while more than this many bytes are queued.
     let highWater: Int
+    /// `highWater` unless a link is given another.
+    static let defaultHighWater = 4 << 20
     private let state = Mutex(State())
     private let stream: any ByteStream
 
-    init(stream: any ByteStream, highWater: Int = 4 << 20) {
+    init(stream: any ByteStream, highWater: Int = defaultHighWater) {
         self.stream = stream
         self.highWater = highWater
     }

@@ -44,6 +44,34 @@ extension Session {
         return backlogged
     }
 
+    /// The high-water mark of every link's writer: `sendTransferFrame` waits while a link holds this many bytes
+    /// unsent, and `transferQueueIsFull(to:)` says so.
+    public nonisolated static var transferQueueHighWater: Int { LinkWriter.defaultHighWater }
+
+    /// Queues one transfer frame for `peerID` without waiting, unless its link would then hold more than `limit` bytes
+    /// unsent: then nothing is queued and the result is nil. Otherwise the bytes the link holds unsent, this frame
+    /// included (at most `limit`). For a caller that must bound what it queues for a peer that reads slowly or not at all, and never
+    /// wait for it (a swarm member's frames to other members, PROTOCOL.md 11.11 rule 4).
+    public func sendTransferFrame(_ blocks: [[UInt8]], to peerID: PeerID, unlessQueued limit: Int) throws -> Int? {
+        guard !isClosed else { throw SessionError.sessionClosed }
+        guard let peer = peers[peerID] else { throw SessionError.unknownPeer(peerID) }
+        guard let id = peer.connectedLink, var link = links[id] else {
+            throw SessionError.notConnected(peer.displayName)
+        }
+        guard link.writer.queuedBytes + blocks.reduce(0, { $0 + $1.count }) <= limit else { return nil }
+        link.machine.noteSent(now: clock.now)
+        links[id] = link
+        link.writer.enqueue(frame: blocks, transfer: nil)
+        return link.writer.queuedBytes
+    }
+
+    /// Suspends until the link to `peerID` holds fewer than `transferQueueHighWater` bytes unsent, or it ended, or
+    /// the task is cancelled; returns at once for a peer that is not connected.
+    public func waitForTransferRoom(to peerID: PeerID) async {
+        guard let id = peers[peerID]?.connectedLink, let writer = links[id]?.writer else { return }
+        try? await writer.waitForRoom()
+    }
+
     /// Whether the link to `peerID` holds its writer's high-water mark or more unsent (a peer reading slower than we
     /// queue, or not at all); false for a peer that is not connected.
     public func transferQueueIsFull(to peerID: PeerID) -> Bool {

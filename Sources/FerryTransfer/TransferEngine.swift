@@ -77,6 +77,9 @@ public actor TransferEngine {
     var memberSwarms: [SwarmID: MemberSwarm] = [:]
     var endedSwarms: Set<SwarmID> = []
     var endedSwarmOrder: [SwarmID] = []
+    /// The most bytes a link to another member ever held unsent right after this side queued a frame for it (the
+    /// only moment that queue grows): a test proves `memberQueueLimit` holds.
+    var largestMemberQueue = 0
 
     init(session: Session, configuration: TransferConfiguration) throws(TransferError) {
         guard session.configuration.transfersEnabled else {

@@ -1,10 +1,10 @@
-import FerrySession
 import FerrySystem
 import FerryTestSupport
 import FerryWire
 import Foundation
 import Testing
 
+@testable import FerrySession
 @testable import FerryTransfer
 
 /// A member cuts off a relayer whose chunk does not match the sender's digest, reports it, and gets the chunk from
@@ -127,6 +127,129 @@ import Testing
             reports.allSatisfy { $0.offender == 1 && $0.reason == .badChunk && $0.transferID == sender.transferID },
             "\(reports)")
         return reports.count
+    }
+
+    /// Bob, a member, stops reading his link to alice and floods her with `swarmRequest`s for chunks she holds
+    /// (PROTOCOL.md 11.11 rule 4, issue 27 point 6): she serves until his link holds the writer's high-water mark, then
+    /// refuses `busy`, and each refusal is a frame queued for a link he never reads. What alice queues for him must stay
+    /// within `memberQueueLimit` (past it, he is cut off), with neither side's stall deadline ever running out, and
+    /// alice must still take the rest of the file from sam and publish it. The flood ends with a chunk nobody asked for:
+    /// when alice was never driven to cut bob off, she reports that chunk to sam, so the test knows she handled it all.
+    @Test func aMemberThatFloodsRequestsAndReadsNothingIsCutOffWithItsQueueBounded() async throws {
+        let chunks = 8
+        let data = TestFiles.randomBytes(count: chunks * Self.chunk, seed: 65)
+        let reactor = try Reactor()
+        defer { reactor.shutdown() }
+        var aliceConfiguration = SwarmMemberTests.configuration("alice")
+        aliceConfiguration.disconnectTimeout = .seconds(600)
+        var bobConfiguration = SwarmMemberTests.configuration("bob")
+        bobConfiguration.disconnectTimeout = .seconds(600)
+        let (signals, signal) = AsyncStream.makeStream(of: String.self)
+        try await TemporaryDirectory.with(prefix: "swarm-flood") { inbox in
+            try await Session.run(configuration: aliceConfiguration, reactor: reactor) { alice in
+                try await Session.run(configuration: bobConfiguration, reactor: reactor) { bob in
+                    try await Session.run(configuration: SwarmMemberTests.configuration("sam"), reactor: reactor) {
+                        sam in
+                        let config = TransferConfiguration(
+                            receiveDirectory: inbox.path, offerPolicy: .all,
+                            log: { _, line in if line.contains("faster than it reads") { signal.yield(line) } })
+                        try await TransferEngine.run(session: alice, configuration: config) { engine in
+                            let toAlice = try await sam.connect(
+                                toAddress: .ipv4(.loopback, port: await alice.listenPort), timeout: .seconds(30))
+                            let sender = SwarmMemberTests.ScriptedSender(session: sam, members: [toAlice.peerID])
+                            let cutOff = try await Self.flood(
+                                sender, alice: alice, bob: bob, data: data, signals: signals, signal: signal)
+                            let largest = await engine.largestMemberQueue
+                            let limit =
+                                Session.transferQueueHighWater + Limits.maxSwarmRequestsInFlight * Self.chunk
+                                + TransferEngine.memberControlAllowance
+                            #expect(
+                                largest <= limit, "alice queued \(largest) bytes for bob, more than the \(limit) bound")
+                            #expect(cutOff.contains("bob"), "alice cut bob off for what he made her queue: \(cutOff)")
+                        }
+                    }
+                }
+            }
+            let received = try [UInt8](Data(contentsOf: URL(fileURLWithPath: inbox.path + "/swarm.bin")))
+            let same = received == data
+            #expect(same, "alice published the file sam sent")
+        }
+    }
+
+    /// Sam seeds chunks 0-3 to alice; bob floods her, then sam sends the rest once alice cut bob off or reported his
+    /// last chunk. Returns the line that says why the flood ended.
+    static func flood(
+        _ sender: SwarmMemberTests.ScriptedSender, alice: Session, bob: Session, data: [UInt8],
+        signals: AsyncStream<String>, signal: AsyncStream<String>.Continuation
+    ) async throws -> String {
+        let chunks = data.count / chunk
+        let members = [
+            SwarmMember(deviceID: alice.configuration.deviceID, address: "127.0.0.1:\(await alice.listenPort)"),
+            SwarmMember(deviceID: bob.configuration.deviceID, address: ""),
+        ]
+        let offer = SwarmMemberTests.swarmOffer(sender, size: data.count, chunkSize: chunk, members: members)
+        try await sender.send(.offer(offer), to: 0)
+        let seeded = SwarmMemberTests.Step()
+        let flooded = SwarmMemberTests.Step()
+        let seen = SwarmMemberTests.Seen()
+        let ending = Task { () -> String in
+            var why = ""
+            for await line in signals {
+                why = line
+                break
+            }
+            for index in 4..<chunks { try await sender.sendChunk(data, index: index, to: 0) }
+            let end = FileEnd(
+                transferID: sender.transferID, fileIndex: 0, digest: FileDigest.of(data, chunkSize: chunk))
+            try await sender.send(.fileEnd(end), to: 0)
+            return why
+        }
+        defer { ending.cancel() }
+        let done = await sender.collect(timeout: .seconds(90)) { member, message in
+            seen.record(member, message)
+            if case .swarmReport(let report) = message { signal.yield("reported \(report.offender)") }
+            return seen.read { $0.results.count == 1 }
+        } onEach: {
+            if seen.read({ $0.replies.count == 1 }), seeded.once() {
+                try await sender.send(
+                    .swarmMembers(SwarmMembers(transferID: sender.transferID, members: [0, 1])), to: 0)
+                let entries = (0..<chunks).map { index in
+                    ChunkDigests.Entry(
+                        seed: 0, sha256: FileDigest.chunkDigest(data[index * chunk..<(index + 1) * chunk]))
+                }
+                try await sender.send(
+                    .chunkDigests(
+                        ChunkDigests(transferID: sender.transferID, fileIndex: 0, firstChunk: 0, entries: entries)),
+                    to: 0)
+                for index in 0..<4 { try await sender.sendChunk(data, index: index, to: 0) }
+            }
+            if seen.read({ $0.acks[0]?.count == 4 }), flooded.once() {
+                _ = await bob.vouch(for: [alice.configuration.deviceID], reason: "test")
+                let link = try await bob.connect(
+                    toMember: alice.configuration.deviceID, at: .ipv4(.loopback, port: await alice.listenPort),
+                    timeout: .seconds(30))
+                await bob.pauseReading(of: link.peerID)
+                // 64 chunks served fill the high-water mark; then some 60 000 refusals, 2 MiB more, unless bounded.
+                let batch = (0..<500).map { index in
+                    TransferMessage.swarmRequest(
+                        SwarmRequest(
+                            swarmID: sender.swarmID, fileIndex: 0, chunkIndex: UInt32(index % 4), codecs: [])
+                    ).frame.encoded()
+                }
+                for _ in 0..<120 {
+                    guard (try? await bob.sendTransferFrame(batch, to: link.peerID)) != nil else { break }
+                }
+                let raw = Array(data[(chunks - 1) * chunk..<chunks * chunk])
+                let header = Chunk.frameHeader(
+                    transferID: sender.swarmID.transferID, fileIndex: 0, offset: UInt64((chunks - 1) * chunk),
+                    rawLength: UInt32(chunk), codec: .none, sha256: FileDigest.chunkDigest(raw), dataLength: chunk)
+                _ = try? await bob.sendTransferFrame([header, raw], to: link.peerID)
+            }
+        }
+        #expect(done, "alice finished the file")
+        #expect(seen.read { $0.results[0]?.status } == .published)
+        ending.cancel()
+        return (try? await ending.value) ?? ""
     }
 
     /// A peer connected to a member in the ordinary way, but not named in the offer's swarm, asks for a chunk the

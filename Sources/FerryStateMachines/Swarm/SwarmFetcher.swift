@@ -372,6 +372,18 @@ public struct SwarmFetcher: Sendable {
         peers[member].serving = max(0, peers[member].serving - 1)
     }
 
+    /// The driver cut `member` off on its own account (it made this member queue more for it than the bound of what
+    /// a member that keeps the rules can, PROTOCOL.md 11.11 rule 4): as for a bad chunk, nothing more is asked of it
+    /// or served to it and its link is dropped, but no report goes to the sender (no chunk of it was wrong).
+    public mutating func cutOff(_ member: Int) -> [Action] {
+        guard member != me, member >= 0, member < peers.count, !peers[member].cutOff else { return [] }
+        peers[member].cutOff = true
+        peers[member].timedOut.removeAll()
+        forget(member)
+        cutOffMembers.append(member)
+        return [.cutOff(member)] + (inSwarm ? schedule() : [])
+    }
+
     /// The driver's periodic check (every request timeout, until this member holds everything): when nothing was
     /// stored since the previous check, the chunks asked of the sender are asked again, and the chunks waiting for
     /// their seed to announce them count as failed by it (asked of the sender unless another member announced them).

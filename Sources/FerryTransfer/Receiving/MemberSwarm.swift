@@ -41,6 +41,11 @@ struct MemberSwarm: Sendable {
     /// Raw bytes stored from other members, and served to them.
     var relayedBytes: UInt64 = 0
     var servedBytes: UInt64 = 0
+    /// Members whose link held the writer's high-water mark unsent when a chunk was to be announced to them: from
+    /// this chunk on, everything held is announced to them again (as ranges) once their link has room, instead of one
+    /// frame a chunk queued behind what they do not read (`flushAnnouncements`). The wait for that room, by member.
+    var announceFrom: [Int: SwarmChunk] = [:]
+    var roomWaiters: [Int: Task<Void, Never>] = [:]
 
     /// The member at `index` in the offer's list.
     func member(_ index: Int) -> SwarmMember { members[index] }

@@ -94,6 +94,7 @@ extension TransferEngine {
         if endedSwarmOrder.count > Self.endedMemory { endedSwarms.remove(endedSwarmOrder.removeFirst()) }
         for timer in swarm.timers.values { timer.cancel() }
         swarm.progressTimer?.cancel()
+        for waiter in swarm.roomWaiters.values { waiter.cancel() }
         for reader in swarm.readers.values { reader.close() }
         let stillUsed = Set(memberSwarms.values.flatMap(\.links.values))
         let links = swarm.links.values.filter { !stillUsed.contains($0) }
@@ -126,6 +127,7 @@ extension TransferEngine {
         for swarmID in Array(memberSwarms.keys) {
             guard let index = memberSwarms[swarmID]?.linkedMembers.removeValue(forKey: peerID) else { continue }
             memberSwarms[swarmID]?.links[index] = nil
+            stopAnnouncing(to: index, swarmID)
             let actions = memberSwarms[swarmID]?.fetcher.linkDown(index) ?? []
             await carryOut(actions, swarmID)
         }

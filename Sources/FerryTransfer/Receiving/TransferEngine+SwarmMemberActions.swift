@@ -40,25 +40,15 @@ extension TransferEngine {
                     } ?? []
                 await carryOut(next, swarmID)
             case .announce(let chunk):
-                let have = SwarmHave(
-                    swarmID: swarmID, fileIndex: UInt32(chunk.file),
-                    ranges: [UInt64(chunk.index)..<UInt64(chunk.index + 1)])
-                for peerID in swarm.links.values { await sendToMember(.swarmHave(have), to: peerID) }
+                for member in swarm.links.keys.sorted() { await announce(chunk, to: member, swarmID) }
             case .announceAll(let member):
-                guard let peerID = swarm.links[member] else { continue }
-                for file in 0..<swarm.fetcher.fileCount {
-                    let ranges = swarm.fetcher.heldRanges(of: file).map {
-                        UInt64($0.lowerBound)..<UInt64($0.upperBound)
-                    }
-                    for start in stride(from: 0, to: ranges.count, by: Limits.maxSwarmEntriesPerFrame) {
-                        let part = Array(ranges[start..<min(ranges.count, start + Limits.maxSwarmEntriesPerFrame)])
-                        await sendToMember(
-                            .swarmHave(SwarmHave(swarmID: swarmID, fileIndex: UInt32(file), ranges: part)), to: peerID)
-                    }
-                }
+                guard swarm.links[member] != nil else { continue }
+                memberSwarms[swarmID]?.announceFrom[member] = SwarmChunk(file: 0, index: 0)
+                await flushAnnouncements(swarmID, member)
             case .verifyHeld(let chunk):
                 await verifyHeld(chunk, swarmID)
             case .cutOff(let member):
+                stopAnnouncing(to: member, swarmID)
                 if let peerID = memberSwarms[swarmID]?.links.removeValue(forKey: member) {
                     memberSwarms[swarmID]?.linkedMembers[peerID] = nil
                     if await session.peer(peerID)?.isSwarmLink == true { await session.disconnect(peerID) }
@@ -221,14 +211,175 @@ extension TransferEngine {
         _ = reader(file, swarmID)
     }
 
+    /// Bytes past the writer's high-water mark that a link to a member may hold unsent for the small frames
+    /// (refusals, requests, one `swarmHave` of ranges) queued while it is that full.
+    static let memberControlAllowance = 256 << 10
+
+    /// The most bytes a link to another member may hold unsent before this member queues one more frame for it: the
+    /// writer's high-water mark (chunks are served only below it, and announcements wait for room below it), K chunks
+    /// of the largest chunk size of the swarms it is in (served while the queue was below that mark), and
+    /// `memberControlAllowance`. A member that keeps the rules (at most K requests outstanding to this one, PROTOCOL.md
+    /// 11.11 rule 4) cannot make a link hold more, whatever it reads; one that does is cut off (`memberQueueFull`).
+    func memberQueueLimit(for peerID: PeerID) -> Int {
+        let chunk = memberSwarms.values.filter { $0.linkedMembers[peerID] != nil }.map(\.chunkSize).max()
+        return Session.transferQueueHighWater + Limits.maxSwarmRequestsInFlight * (chunk ?? Limits.maxChunkSize)
+            + Self.memberControlAllowance
+    }
+
+    /// What became of a frame for another member.
+    enum MemberQueueing {
+        /// Queued for its link.
+        case queued
+        /// Not queued: its link would have held more than the limit unsent.
+        case full
+        /// Not queued: the member's link is gone.
+        case gone
+    }
+
     /// A frame to another member, queued without waiting for that member to read: the member engine handles every
     /// link's frames in turn, so a wait on one member that reads slowly, or not at all, would hold up the sender's
-    /// chunks and every other member. What is queued to a member stays bounded: small control frames, and chunks
-    /// only while its link's queue is below the writer's high-water mark (`serve`); a member that reads nothing is
-    /// cut off by the session's stall deadline.
+    /// chunks and every other member. What is queued to a member stays bounded: chunks are served only while its
+    /// link's queue is below the writer's high-water mark (`serve`), announcements wait for room below it
+    /// (`announce`), and beyond `memberQueueLimit` nothing more is queued: the member is cut off in every swarm it is
+    /// linked in (a member that asks faster than it reads fails alone). False when the frame was not queued.
     @discardableResult
     func sendToMember(_ message: TransferMessage, to peerID: PeerID) async -> Bool {
-        await send(message, to: peerID, waitForRoom: false)
+        switch await queueForMember(message, to: peerID, unlessQueued: memberQueueLimit(for: peerID)) {
+        case .queued: return true
+        case .gone: return false
+        case .full:
+            await memberQueueFull(peerID)
+            return false
+        }
+    }
+
+    /// Queues `message` for `peerID` unless its link would then hold more than `limit` bytes unsent (acknowledgements
+    /// held for that peer go first, in the same queue entry, as in `send`).
+    func queueForMember(_ message: TransferMessage, to peerID: PeerID, unlessQueued limit: Int) async
+        -> MemberQueueing
+    {
+        let held = heldAcks.removeValue(forKey: peerID) ?? []
+        do {
+            guard
+                let queued = try await session.sendTransferFrame(
+                    held + [message.frame.encoded()], to: peerID, unlessQueued: limit)
+            else {
+                if !held.isEmpty { heldAcks[peerID, default: []].insert(contentsOf: held, at: 0) }
+                return .full
+            }
+            if !held.isEmpty { ackEntries += 1 }
+            largestMemberQueue = max(largestMemberQueue, queued)
+            return .queued
+        } catch {
+            log(2, "could not send \(message.frame.kind) to \(peerID): \(error)")
+            return .gone
+        }
+    }
+
+    /// The link to `peerID` holds `memberQueueLimit` unsent: the member at its end asks faster than it reads (or reads
+    /// nothing). It is cut off in every swarm it is linked in here: nothing more is asked of it or served to it, and
+    /// its swarm link is dropped.
+    private func memberQueueFull(_ peerID: PeerID) async {
+        for swarmID in memberSwarms.keys.sorted(by: { $0.description < $1.description }) {
+            guard let member = memberSwarms[swarmID]?.linkedMembers[peerID] else { continue }
+            let name = memberSwarms[swarmID]?.names[member] ?? "\(member)"
+            log(
+                1,
+                "swarm \(swarmID): member \(name) cut off: its link holds \(memberQueueLimit(for: peerID)) bytes or"
+                    + " more unsent (it asks faster than it reads)")
+            let actions = withMemberSwarm(swarmID) { $0.fetcher.cutOff(member) } ?? []
+            await carryOut(actions, swarmID)
+        }
+    }
+
+    // MARK: Announcements
+
+    /// Announces `chunk` to `member`: one `swarmHave` while its link has room below the writer's high-water mark;
+    /// otherwise, and while announcements to it wait already, everything held from `chunk` on is announced to it
+    /// again once its link has room (`flushAnnouncements`): what waits for a member that reads slowly is one position,
+    /// not a frame a chunk.
+    private func announce(_ chunk: SwarmChunk, to member: Int, _ swarmID: SwarmID) async {
+        guard let swarm = memberSwarms[swarmID], let peerID = swarm.links[member] else { return }
+        if let from = swarm.announceFrom[member] {
+            if chunk < from { memberSwarms[swarmID]?.announceFrom[member] = chunk }
+            return
+        }
+        let have = SwarmHave(
+            swarmID: swarmID, fileIndex: UInt32(chunk.file), ranges: [UInt64(chunk.index)..<UInt64(chunk.index + 1)])
+        switch await queueForMember(.swarmHave(have), to: peerID, unlessQueued: Session.transferQueueHighWater) {
+        case .queued, .gone: return
+        case .full:
+            let from = memberSwarms[swarmID]?.announceFrom[member].map { min($0, chunk) } ?? chunk
+            memberSwarms[swarmID]?.announceFrom[member] = from
+            awaitRoom(for: member, peerID, swarmID)
+        }
+    }
+
+    /// Announces to `member` everything held from its `announceFrom` position on, as ranges (up to 1024 a frame),
+    /// while its link has room below the writer's high-water mark; when it has none, waits for room and goes on from
+    /// where it stopped.
+    func flushAnnouncements(_ swarmID: SwarmID, _ member: Int) async {
+        while let swarm = memberSwarms[swarmID], let from = swarm.announceFrom[member] {
+            guard let peerID = swarm.links[member] else {
+                stopAnnouncing(to: member, swarmID)
+                return
+            }
+            guard let (file, ranges) = Self.heldRanges(swarm.fetcher, from: from) else {
+                memberSwarms[swarmID]?.announceFrom[member] = nil
+                return
+            }
+            let part = Array(ranges.prefix(Limits.maxSwarmEntriesPerFrame))
+            // Taken before the await: a chunk announced meanwhile lowers the position again.
+            memberSwarms[swarmID]?.announceFrom[member] = SwarmChunk(file: file, index: part.last?.upperBound ?? 0)
+            let have = SwarmHave(
+                swarmID: swarmID, fileIndex: UInt32(file),
+                ranges: part.map { UInt64($0.lowerBound)..<UInt64($0.upperBound) })
+            switch await queueForMember(.swarmHave(have), to: peerID, unlessQueued: Session.transferQueueHighWater) {
+            case .queued: continue
+            case .gone: return
+            case .full:
+                let start = SwarmChunk(file: file, index: part.first?.lowerBound ?? 0)
+                let now = memberSwarms[swarmID]?.announceFrom[member].map { min($0, start) } ?? start
+                memberSwarms[swarmID]?.announceFrom[member] = now
+                awaitRoom(for: member, peerID, swarmID)
+                return
+            }
+        }
+    }
+
+    /// The first file at or after `from` with chunks held at or after `from`, and those runs.
+    private static func heldRanges(_ fetcher: SwarmFetcher, from: SwarmChunk) -> (Int, [Range<Int>])? {
+        for file in from.file..<fetcher.fileCount {
+            let start = file == from.file ? from.index : 0
+            let ranges = fetcher.heldRanges(of: file).compactMap { range -> Range<Int>? in
+                range.upperBound > start ? max(range.lowerBound, start)..<range.upperBound : nil
+            }
+            if !ranges.isEmpty { return (file, ranges) }
+        }
+        return nil
+    }
+
+    /// Calls `flushAnnouncements` for `member` once its link has room (one wait at a time).
+    private func awaitRoom(for member: Int, _ peerID: PeerID, _ swarmID: SwarmID) {
+        guard memberSwarms[swarmID]?.roomWaiters[member] == nil else { return }
+        let session = self.session
+        let waiter = Task { [weak self] in
+            await session.waitForTransferRoom(to: peerID)
+            guard !Task.isCancelled, let self else { return }
+            await self.roomCameBack(for: member, swarmID)
+        }
+        memberSwarms[swarmID]?.roomWaiters[member] = waiter
+    }
+
+    private func roomCameBack(for member: Int, _ swarmID: SwarmID) async {
+        memberSwarms[swarmID]?.roomWaiters[member] = nil
+        await flushAnnouncements(swarmID, member)
+    }
+
+    /// Nothing more is announced to `member` until its link comes up again (`announceAll`).
+    func stopAnnouncing(to member: Int, _ swarmID: SwarmID) {
+        memberSwarms[swarmID]?.announceFrom[member] = nil
+        memberSwarms[swarmID]?.roomWaiters.removeValue(forKey: member)?.cancel()
     }
 
     /// Serves a verified chunk to a member: read from staging behind the writes queued before (so a chunk written
@@ -253,18 +404,19 @@ extension TransferEngine {
         let offset = UInt64(chunk.index) * UInt64(swarm.chunkSize)
         let bytes = try? await io.run { () throws(SystemError) -> [UInt8] in try reader.read(count: length, at: offset)
         }
-        withMemberSwarm(swarmID) { $0.fetcher.served(to: member) }
         // Its file may have failed here while it was read (a write that failed): then it is held no more.
         guard let bytes, bytes.count == length, memberSwarms[swarmID]?.fetcher.holds(chunk) == true else {
+            withMemberSwarm(swarmID) { $0.fetcher.served(to: member) }
             await refuse(chunk, member, swarmID)
             return
         }
         let frame = Chunk(
             transferID: swarmID.transferID, fileIndex: UInt32(chunk.file), offset: offset,
             rawLength: UInt32(length), codec: .none, sha256: digest, data: bytes[...])
-        if await sendToMember(.chunk(frame), to: peerID) {
-            memberSwarms[swarmID]?.servedBytes += UInt64(length)
-        }
+        // Its slot frees once the chunk is queued: at most K chunks go past the high-water mark checked above.
+        let sent = await sendToMember(.chunk(frame), to: peerID)
+        withMemberSwarm(swarmID) { $0.fetcher.served(to: member) }
+        if sent { memberSwarms[swarmID]?.servedBytes += UInt64(length) }
     }
 
     private func refuse(
