@@ -182,6 +182,81 @@ import Testing
         }
     }
 
+    /// A sender cannot make a member a connection scanner (issue 27 point 8, PROTOCOL.md 11.11 rule 4): the offer
+    /// names eight members besides alice at loopback listeners that accept and close (every dial fails), and the
+    /// sender sends the same `swarmMembers` five times. Alice dials each of them once: a list that comes before the
+    /// pause after a failed dial brings no dial again. Before each list goes, alice has decided on the last one for every
+    /// member (a failed dial or a dial not made, in her log), so a dial still under way never hides one.
+    @Test func membersAreDialledOnceHoweverOftenTheSenderSendsItsList() async throws {
+        let (lists, fakes) = (5, 8)
+        let reactor = try Reactor()
+        defer { reactor.shutdown() }
+        let listeners = try (0..<fakes).map { _ in try reactor.listenTCP(on: .ipv4(.loopback, port: 0)) }
+        let accepted = Counts()
+        let acceptors = listeners.enumerated().map { index, listener in
+            Task {
+                while let connection = try? await listener.accept() {
+                    accepted.add(index + 1)
+                    connection.close()
+                }
+            }
+        }
+        defer {
+            for listener in listeners { listener.close() }
+            for acceptor in acceptors { acceptor.cancel() }
+        }
+        let (lines, line) = AsyncStream.makeStream(of: String.self)
+        try await TemporaryDirectory.with(prefix: "swarm-dial") { inbox in
+            try await Session.run(configuration: Self.configuration("alice"), reactor: reactor) { alice in
+                try await Session.run(configuration: Self.configuration("sam"), reactor: reactor) { sam in
+                    let config = TransferConfiguration(
+                        receiveDirectory: inbox.path, offerPolicy: .all, log: { _, text in line.yield(text) })
+                    try await TransferEngine.run(session: alice, configuration: config) { _ in
+                        let toAlice = try await sam.connect(
+                            toAddress: .ipv4(.loopback, port: await alice.listenPort), timeout: .seconds(30))
+                        let sender = ScriptedSender(session: sam, members: [toAlice.peerID])
+                        let members =
+                            [
+                                SwarmMember(
+                                    deviceID: alice.configuration.deviceID,
+                                    address: "127.0.0.1:\(await alice.listenPort)")
+                            ]
+                            + listeners.enumerated().map { index, listener in
+                                SwarmMember(
+                                    deviceID: TestIdentity.named("fake\(index)").deviceID,
+                                    address: "127.0.0.1:\(listener.localAddress.port)")
+                            }
+                        try await sender.send(
+                            .offer(Self.swarmOffer(sender, size: Self.chunk, members: members)), to: 0)
+                        let replied = await sender.collect { _, message in
+                            if case .offerReply = message { true } else { false }
+                        } onEach: {
+                        }
+                        try #require(replied, "alice replied to the offer")
+                        var decided = Array(repeating: 0, count: fakes + 1)
+                        var log = lines.makeAsyncIterator()
+                        for round in 1...lists {
+                            let list = SwarmMembers(
+                                transferID: sender.transferID, members: (0...UInt16(fakes)).map { $0 })
+                            try await sender.send(.swarmMembers(list), to: 0)
+                            while decided[1...].contains(where: { $0 < round }), let text = await log.next() {
+                                for member in 1...fakes
+                                where text.contains("no link to member \(member):")
+                                    || text.contains("member \(member) is not dialled")
+                                    || text.contains("member \(member) at ")
+                                {
+                                    decided[member] += 1
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let perMember = (1...fakes).map { accepted.count(of: $0) }
+        #expect(perMember == Array(repeating: 1, count: fakes), "dials of each member: \(perMember)")
+    }
+
     /// Resume per receiver in a swarm (PROTOCOL.md 11.11 rules 3 and 4): alice holds half the file from an interrupted
     /// transfer and replies with that resume offset; the sender seeds nothing of that half (alice is its seed), and
     /// bob gets it from alice once she has checked her staged prefix against the sender's digests.
@@ -335,6 +410,24 @@ import Testing
             #expect(seen.read { $0.results[member]?.status } == .published)
         }
         #expect(seen.read { $0.other }.isEmpty, "nothing else reached the sender: \(seen.read { $0.other })")
+    }
+
+    /// Counts by key, under a lock.
+    final class Counts: @unchecked Sendable {
+        private let lock = NSLock()
+        private var counts: [Int: Int] = [:]
+
+        func add(_ key: Int) {
+            lock.lock()
+            defer { lock.unlock() }
+            counts[key, default: 0] += 1
+        }
+
+        func count(of key: Int) -> Int {
+            lock.lock()
+            defer { lock.unlock() }
+            return counts[key, default: 0]
+        }
     }
 
     /// A step of the script that runs once.

@@ -18,10 +18,13 @@ public struct NetworkInterface: Hashable, Sendable {
     public var isLoopback: Bool
     /// IFF_MULTICAST.
     public var supportsMulticast: Bool
+    /// The prefix length of `ipv4`'s network (from its netmask); nil when unknown or without an IPv4 address.
+    public var ipv4PrefixLength: Int?
 
     /// Creates an interface description.
     public init(
-        name: String, index: UInt32, ipv4: IPv4Address?, isUp: Bool, isLoopback: Bool, supportsMulticast: Bool
+        name: String, index: UInt32, ipv4: IPv4Address?, isUp: Bool, isLoopback: Bool, supportsMulticast: Bool,
+        ipv4PrefixLength: Int? = nil
     ) {
         self.name = name
         self.index = index
@@ -29,6 +32,7 @@ public struct NetworkInterface: Hashable, Sendable {
         self.isUp = isUp
         self.isLoopback = isLoopback
         self.supportsMulticast = supportsMulticast
+        self.ipv4PrefixLength = ipv4PrefixLength
     }
 
     /// Every interface (`getifaddrs(3)`): one entry per interface and IPv4 address, plus one entry with
@@ -46,6 +50,7 @@ public struct NetworkInterface: Hashable, Sendable {
             let name = String(cString: cName)
             let flags = current.pointee.ifa_flags
             var ipv4: IPv4Address?
+            var prefixLength: Int?
             if let address = current.pointee.ifa_addr, Int32(address.pointee.sa_family) == AF_INET,
                 case .ipv4(let host, _)? = SocketAddress(
                     UnsafeRawPointer(address),
@@ -53,13 +58,19 @@ public struct NetworkInterface: Hashable, Sendable {
             {
                 ipv4 = host
                 namesWithIPv4.insert(name)
+                if let netmask = current.pointee.ifa_netmask, Int32(netmask.pointee.sa_family) == AF_INET,
+                    case .ipv4(let mask, _)? = SocketAddress(
+                        UnsafeRawPointer(netmask), length: socklen_t(MemoryLayout<sockaddr_in>.size))
+                {
+                    prefixLength = mask.rawValue.nonzeroBitCount
+                }
             }
             result.append(
                 NetworkInterface(
                     name: name, index: if_nametoindex(cName), ipv4: ipv4,
                     isUp: flags & UInt32(IFF_UP) != 0,
                     isLoopback: flags & UInt32(IFF_LOOPBACK) != 0,
-                    supportsMulticast: flags & UInt32(IFF_MULTICAST) != 0))
+                    supportsMulticast: flags & UInt32(IFF_MULTICAST) != 0, ipv4PrefixLength: prefixLength))
         }
         // Keep the IPv4 entries; keep one address-less entry for interfaces that have no IPv4 address.
         var seenWithout: Set<String> = []

@@ -46,6 +46,10 @@ struct MemberSwarm: Sendable {
     /// frame a chunk queued behind what they do not read (`flushAnnouncements`). The wait for that room, by member.
     var announceFrom: [Int: SwarmChunk] = [:]
     var roomWaiters: [Int: Task<Void, Never>] = [:]
+    /// Which member addresses this member dials (made at the first dial), and each member's dials so far with the
+    /// last one's time (`SwarmDialPolicy`).
+    var dialPolicy: SwarmDialPolicy?
+    var dials: [Int: (count: Int, last: ContinuousClock.Instant)] = [:]
 
     /// The member at `index` in the offer's list.
     func member(_ index: Int) -> SwarmMember { members[index] }

@@ -92,13 +92,28 @@ extension TransferEngine {
     // MARK: Links between members
 
     /// Dials every member of the list this side has no link to yet (the other side may dial at the same time: the
-    /// session keeps one link, PROTOCOL.md 10.4). A member whose address is empty or not a literal IP address is
-    /// not dialled; it may still dial this side.
+    /// session keeps one link, PROTOCOL.md 10.4), as `SwarmDialPolicy` allows: only an address on this member's own
+    /// network (loopback only when its link to the sender is), at most 3 times per member and swarm, with a growing
+    /// pause between. A member whose address is empty, not a literal IP address, or not allowed is not dialled; it
+    /// may still dial this side.
     func dialMembers(_ list: [Int], _ swarmID: SwarmID) {
         guard let swarm = memberSwarms[swarmID] else { return }
+        let policy = swarm.dialPolicy ?? SwarmDialPolicy.ofThisHost(sender: swarm.sender.address)
+        memberSwarms[swarmID]?.dialPolicy = policy
         for index in list where index != swarm.me && swarm.links[index] == nil && !swarm.dialing.contains(index) {
             let member = swarm.member(index)
             guard let address = Self.memberAddress(member.address) else { continue }
+            guard policy.allows(address) else {
+                log(2, "swarm \(swarmID): member \(index) at \(address) is not dialled: not on this member's network")
+                continue
+            }
+            let dials = swarm.dials[index]
+            let now = clock.now
+            guard SwarmDialPolicy.mayDial(attempts: dials?.count ?? 0, last: dials?.last, now: now) else {
+                log(2, "swarm \(swarmID): member \(index) is not dialled again yet (\(dials?.count ?? 0) dials so far)")
+                continue
+            }
+            memberSwarms[swarmID]?.dials[index] = ((dials?.count ?? 0) + 1, now)
             memberSwarms[swarmID]?.dialing.insert(index)
             let session = self.session
             Task {
