@@ -31,6 +31,9 @@ public struct TransferConfiguration: Sendable {
     /// recipients). False (`--no-relay`): a send offers no swarm; a receiver gets everything from the sender and
     /// uploads nothing.
     public var relay = true
+    /// Read handles a swarm member keeps open at most, to serve chunks from (opened on demand, the least recently used
+    /// closed first; at least 1).
+    public var swarmReadHandles = 64
     /// Where the chunk digests of files sent are kept, so that sending an unchanged file again does not hash it
     /// (`DigestCache`); nil: every send hashes every file. `ferry send` keeps them in `~/.cache/ferry/digests`.
     public var digestCache: DigestCache? = nil

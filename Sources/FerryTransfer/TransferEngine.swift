@@ -80,6 +80,9 @@ public actor TransferEngine {
     /// The most bytes a link to another member ever held unsent right after this side queued a frame for it (the
     /// only moment that queue grows): a test proves `memberQueueLimit` holds.
     var largestMemberQueue = 0
+    /// The most read handles a swarm's member side ever held open at once (`SwarmReaders`): a test proves
+    /// `TransferConfiguration.swarmReadHandles` holds.
+    var largestSwarmReaders = 0
 
     init(session: Session, configuration: TransferConfiguration) throws(TransferError) {
         guard session.configuration.transfersEnabled else {

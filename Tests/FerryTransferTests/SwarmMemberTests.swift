@@ -257,6 +257,151 @@ import Testing
         #expect(perMember == Array(repeating: 1, count: fakes), "dials of each member: \(perMember)")
     }
 
+    /// A member that stays to serve a broadcast of many files keeps at most `swarmReadHandles` read handles open
+    /// (issue 27 point 9): sam sends alice 200 one-chunk files in a swarm of alice and bob; once every file is
+    /// published alice only serves, and bob asks her for every chunk (at most K at once). Each must come back with
+    /// the file's bytes, from a member that never held more than 16 of the files open at once (the engine's own count,
+    /// and the descriptors of this process that point into alice's receive directory).
+    @Test func aMemberServingManyFilesKeepsAtMostItsReadHandlesOpen() async throws {
+        let count = 200
+        let files = (0..<count).map { TestFiles.randomBytes(count: 1000 + $0, seed: UInt64(70 + $0)) }
+        try await Self.withSessions(["alice", "bob", "sam"], inbox: "swarm-handles") { sessions, inbox in
+            let (alice, bob, sam) = (sessions[0], sessions[1], sessions[2])
+            var config = TransferConfiguration(receiveDirectory: inbox.path, offerPolicy: .all)
+            config.swarmReadHandles = 16
+            try await TransferEngine.run(session: alice, configuration: config) { engine in
+                let toAlice = try await sam.connect(
+                    toAddress: .ipv4(.loopback, port: await alice.listenPort), timeout: .seconds(30))
+                let sender = ScriptedSender(session: sam, members: [toAlice.peerID])
+                try await Self.sendFiles(files, sender, alice: alice, bob: bob)
+                // Alice only serves now: bob asks her for every file's chunk.
+                _ = await bob.vouch(for: [alice.configuration.deviceID], reason: "test")
+                let link = try await bob.connect(
+                    toMember: alice.configuration.deviceID, at: .ipv4(.loopback, port: await alice.listenPort),
+                    timeout: .seconds(30))
+                let (served, refused) = try await Self.fetch(
+                    files, Array(files.indices), swarmID: sender.swarmID, from: link.peerID, bob: bob)
+                #expect(served == count, "bob got \(served) of \(count) chunks from alice, each with its file's bytes")
+                #expect(refused.count == 0, "alice refused \(refused.count) chunks, e.g. \(refused.first as Any)")
+                // The user replaces a published file (long closed here): its name now holds bytes alice never
+                // verified, which she must not serve.
+                try Data(repeating: 7, count: files[0].count).write(
+                    to: URL(fileURLWithPath: inbox.path + "/file-0.bin"), options: .atomic)
+                let (again, refusedAgain) = try await Self.fetch(
+                    files, [0], swarmID: sender.swarmID, from: link.peerID, bob: bob)
+                #expect(again == 0 && refusedAgain == [0: .notHeld], "\(again) served, refused: \(refusedAgain)")
+                let open = Self.openFiles(under: inbox.path)
+                #expect(open <= 16, "\(open) files of alice's directory are open")
+                let largest = await engine.largestSwarmReaders
+                #expect(largest <= 16, "alice held \(largest) read handles at once")
+            }
+        }
+    }
+
+    /// Offers `files` (one chunk each) to alice in a swarm of alice and bob, seeds every chunk to her, and ends each
+    /// file once she acknowledged it; returns when every file's result is in.
+    static func sendFiles(_ files: [[UInt8]], _ sender: ScriptedSender, alice: Session, bob: Session) async throws {
+        let members = [
+            SwarmMember(deviceID: alice.configuration.deviceID, address: "127.0.0.1:\(await alice.listenPort)"),
+            SwarmMember(deviceID: bob.configuration.deviceID, address: ""),
+        ]
+        let offer = Offer(
+            transferID: sender.transferID, chunkSize: UInt32(chunk), codecs: [],
+            files: files.indices.map { index in
+                OfferedFile(
+                    path: "file-\(index).bin", size: UInt64(files[index].count),
+                    modificationTime: FileTime(seconds: 0, nanoseconds: 0))
+            },
+            swarm: Swarm(swarmID: sender.swarmID, members: members))
+        try await sender.send(.offer(offer), to: 0)
+        let seen = Counts()
+        let acked = Counts()
+        let seeded = Step()
+        let finished = await sender.collect { _, message in
+            switch message {
+            case .offerReply: seen.add(-1)
+            case .chunkAck(let ack): acked.add(Int(ack.fileIndex))
+            case .fileResult(let result) where result.status == .published: seen.add(-2)
+            default: break
+            }
+            return seen.count(of: -2) == files.count
+        } onEach: {
+            if seen.count(of: -1) == 1, seeded.once() {
+                try await sender.send(
+                    .swarmMembers(SwarmMembers(transferID: sender.transferID, members: [0, 1])), to: 0)
+                for (index, data) in files.enumerated() {
+                    let digests = ChunkDigests(
+                        transferID: sender.transferID, fileIndex: UInt32(index), firstChunk: 0,
+                        entries: [ChunkDigests.Entry(seed: 0, sha256: FileDigest.chunkDigest(data))])
+                    try await sender.send(.chunkDigests(digests), to: 0)
+                    let header = Chunk.frameHeader(
+                        transferID: sender.transferID, fileIndex: UInt32(index), offset: 0,
+                        rawLength: UInt32(data.count), codec: .none, sha256: FileDigest.chunkDigest(data),
+                        dataLength: data.count)
+                    try await sender.session.sendTransferFrame([header, data], to: sender.members[0])
+                }
+            }
+            // Each file acknowledged gets its fileEnd, once.
+            for index in files.indices where acked.count(of: index) == 1 && acked.count(of: -1 - index) == 0 {
+                acked.add(-1 - index)
+                let end = FileEnd(
+                    transferID: sender.transferID, fileIndex: UInt32(index),
+                    digest: FileDigest.of(files[index], chunkSize: chunk))
+                try await sender.send(.fileEnd(end), to: 0)
+            }
+        }
+        #expect(finished, "alice published every file: \(seen.count(of: -2)) of \(files.count)")
+    }
+
+    /// Asks alice, over bob's link, for the one chunk of each file of `wanted`, at most K at once (a `busy` refusal
+    /// is asked again); returns how many came with their file's bytes, and the other refusals.
+    static func fetch(
+        _ files: [[UInt8]], _ wanted: [Int], swarmID: SwarmID, from alice: PeerID, bob: Session
+    ) async throws -> (served: Int, refused: [Int: SwarmRefuseReason]) {
+        var waiting = Array(wanted.reversed())
+        var outstanding: Set<Int> = []
+        var served = 0
+        var refused: [Int: SwarmRefuseReason] = [:]
+        func ask() async throws {
+            while outstanding.count < Limits.maxSwarmRequestsInFlight, let file = waiting.popLast() {
+                outstanding.insert(file)
+                let request = SwarmRequest(swarmID: swarmID, fileIndex: UInt32(file), chunkIndex: 0, codecs: [])
+                try await bob.sendTransferFrame([TransferMessage.swarmRequest(request).frame.encoded()], to: alice)
+            }
+        }
+        try await ask()
+        for await event in bob.transferEvents {
+            guard case .frame(let frame, let peer) = event, peer == alice,
+                let message = try? TransferMessage(frame: frame)
+            else { continue }
+            switch message {
+            case .chunk(let chunk) where outstanding.remove(Int(chunk.fileIndex)) != nil:
+                if Array(chunk.data) == files[Int(chunk.fileIndex)] { served += 1 }
+            case .swarmRefuse(let refuse) where outstanding.remove(Int(refuse.fileIndex)) != nil:
+                if refuse.reason == .busy {
+                    waiting.append(Int(refuse.fileIndex))
+                } else {
+                    refused[Int(refuse.fileIndex)] = refuse.reason
+                }
+            default: continue
+            }
+            if waiting.isEmpty, outstanding.isEmpty { break }
+            try await ask()
+        }
+        return (served, refused)
+    }
+
+    /// Descriptors of this process open on a file under `path` (its directories left out).
+    static func openFiles(under path: String) -> Int {
+        let root = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+        let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        return descriptors.count { descriptor in
+            guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(descriptor)")
+            else { return false }
+            return target.hasPrefix(root + "/") && target != root + "/.ferry-staging"
+        }
+    }
+
     /// Resume per receiver in a swarm (PROTOCOL.md 11.11 rules 3 and 4): alice holds half the file from an interrupted
     /// transfer and replies with that resume offset; the sender seeds nothing of that half (alice is its seed), and
     /// bob gets it from alice once she has checked her staged prefix against the sender's digests.

@@ -35,9 +35,8 @@ struct MemberSwarm: Sendable {
     /// Calls the fetcher's `progressCheck()` every request timeout while this member fetches (so that it never
     /// waits forever on a seed's announcement or the sender's answer).
     var progressTimer: Task<Void, Never>?
-    /// A read-only handle on each file's staged data, to serve chunks from (kept after the file is published: the
-    /// open file still reads the same bytes).
-    var readers: [Int: RegularFile] = [:]
+    /// The read handles to serve chunks from, opened on demand, at most `TransferConfiguration.swarmReadHandles`.
+    var readers = SwarmReaders()
     /// Raw bytes stored from other members, and served to them.
     var relayedBytes: UInt64 = 0
     var servedBytes: UInt64 = 0

@@ -198,6 +198,7 @@ extension TransferEngine {
     private func fileSucceeded(_ file: Int, _ delivered: Delivered, _ key: IncomingKey) -> [UInt8]? {
         let identical = delivered.published?.isIdentical ?? false
         let publishedName = delivered.published?.name
+        swarmFilePublished(file, delivered.published, key)
         guard
             let outcome = withIncoming(
                 key,

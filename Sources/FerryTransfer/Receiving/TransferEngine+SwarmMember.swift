@@ -95,7 +95,8 @@ extension TransferEngine {
         for timer in swarm.timers.values { timer.cancel() }
         swarm.progressTimer?.cancel()
         for waiter in swarm.roomWaiters.values { waiter.cancel() }
-        for reader in swarm.readers.values { reader.close() }
+        var readers = swarm.readers
+        readers.closeAll()
         let stillUsed = Set(memberSwarms.values.flatMap(\.links.values))
         let links = swarm.links.values.filter { !stillUsed.contains($0) }
         let session = self.session

@@ -208,22 +208,100 @@ extension TransferEngine {
         await carryOut(actions, swarmID)
     }
 
-    /// A read-only handle on the staged data of `file`, opened on first use (before the file is published: the
-    /// handle keeps reading the same bytes after).
-    private func reader(_ file: Int, _ swarmID: SwarmID) -> RegularFile? {
-        guard let swarm = memberSwarms[swarmID], let directory = receiveDirectory,
-            let entry = incoming[swarm.key]?.files[file]
-        else { return nil }
-        if let reader = swarm.readers[file] { return reader }
-        guard let reader = try? directory.staging.openFile(entry.key, writable: false) else { return nil }
-        memberSwarms[swarmID]?.readers[file] = reader
-        return reader
+    /// A read handle on a file's verified data, or why there is none.
+    enum SwarmReader {
+        /// Marked in use: hand it back with `releaseReader` once read.
+        case open(RegularFile)
+        /// Every handle the member may keep open is in use: ask again later.
+        case busy
+        /// The file is not (or no longer) the file verified here, or cannot be opened.
+        case notHeld
     }
 
-    /// Opens the reader of a file whose staged data was just opened for writing, so that it outlives publication.
+    /// A read handle on the verified data of `file`: the open one, or one opened now (closing the least recently used
+    /// idle handle when `swarmReadHandles` are open) on the staged file or, once published, on the published one,
+    /// relative to the receive directory's descriptors without following symbolic links, and used only when it is
+    /// the inode the chunks were verified into (a published file the user renamed, replaced or removed is not held
+    /// any more).
+    private func acquireReader(_ file: Int, _ swarmID: SwarmID) -> SwarmReader {
+        guard let swarm = memberSwarms[swarmID], let directory = receiveDirectory else { return .notHeld }
+        if let handle = memberSwarms[swarmID]?.readers.use(file) { return .open(handle) }
+        // A resumed prefix checked before anything of its file was written: its staged file is opened now (never
+        // for a file that ended here: its staged data must not come back).
+        if swarm.readers.identities[file] == nil, let transfer = incoming[swarm.key],
+            transfer.files.indices.contains(file), !transfer.files[file].ended
+        {
+            _ = try? stagedHandle(file, swarm.key)
+        }
+        guard let readers = memberSwarms[swarmID]?.readers, let identity = readers.identities[file],
+            let place = readers.places[file]
+        else { return .notHeld }
+        guard memberSwarms[swarmID]?.readers.makeRoom(capacity: configuration.swarmReadHandles) == true else {
+            return .busy
+        }
+        let handle: RegularFile
+        do throws(SystemError) {
+            handle = try Self.openVerified(place, in: directory)
+        } catch {
+            log(1, "swarm \(swarmID): file \(file) cannot be opened to serve it: \(error)")
+            return .notHeld
+        }
+        guard let status = try? handle.status(), status.kind == .regular, status.device == identity.device,
+            status.inode == identity.inode
+        else {
+            handle.close()
+            log(1, "swarm \(swarmID): file \(file) is no longer the file verified here (replaced?): not served")
+            return .notHeld
+        }
+        memberSwarms[swarmID]?.readers.add(file, handle)
+        largestSwarmReaders = max(largestSwarmReaders, memberSwarms[swarmID]?.readers.openCount ?? 0)
+        return .open(handle)
+    }
+
+    /// Opens `place` read-only, one component at a time from the receive directory, never following a symbolic link.
+    private static func openVerified(_ place: SwarmReaders.Place, in directory: ReceiveDirectory) throws(SystemError)
+        -> RegularFile
+    {
+        switch place {
+        case .staged(let key):
+            return try directory.staging.openFile(key, writable: false)
+        case .published(let components):
+            guard let name = components.last else {
+                throw SystemError(call: "open a published file with no name", errno: .invalidArgument)
+            }
+            var opened: [DirectoryHandle] = []
+            defer { for handle in opened { handle.close() } }
+            var parent = directory.root
+            for component in components.dropLast() {
+                parent = try parent.subdirectory(component, create: false)
+                opened.append(parent)
+            }
+            return try parent.openFile(name, writable: false)
+        }
+    }
+
+    private func releaseReader(_ file: Int, _ swarmID: SwarmID) {
+        memberSwarms[swarmID]?.readers.release(file)
+    }
+
+    /// The staged data of `file` was just opened for writing: its inode is the one its chunks are verified into.
     func openSwarmReader(_ file: Int, _ key: IncomingKey) {
+        guard let swarmID = incoming[key]?.swarmID, memberSwarms[swarmID] != nil,
+            let entry = incoming[key]?.files[file], let staged = entry.staged, let status = try? staged.status()
+        else { return }
+        memberSwarms[swarmID]?.readers.verified(
+            file, SwarmReaders.Identity(device: status.device, inode: status.inode), at: .staged(key: entry.key))
+    }
+
+    /// A file of a swarm's transfer was published (`published`) or found already there: it is served from the
+    /// published path from now on (the same inode, renamed), or, found already there, from its handle while open.
+    func swarmFilePublished(_ file: Int, _ published: PublishedFile?, _ key: IncomingKey) {
         guard let swarmID = incoming[key]?.swarmID, memberSwarms[swarmID] != nil else { return }
-        _ = reader(file, swarmID)
+        let place: SwarmReaders.Place? =
+            if case .published(let name)? = published {
+                .published(components: name.split(separator: "/").map(String.init))
+            } else { nil }
+        memberSwarms[swarmID]?.readers.published(file, at: place)
     }
 
     /// Bytes past the writer's high-water mark that a link to a member may hold unsent for the small frames
@@ -408,9 +486,20 @@ extension TransferEngine {
         }
         guard let swarm = memberSwarms[swarmID], let peerID = swarm.links[member],
             chunk.file < swarm.sizes.count, case let size = swarm.sizes[chunk.file],
-            let digest = swarm.fetcher.digest(of: chunk),
-            let reader = reader(chunk.file, swarmID)
+            let digest = swarm.fetcher.digest(of: chunk)
         else {
+            withMemberSwarm(swarmID) { $0.fetcher.served(to: member) }
+            await refuse(chunk, member, swarmID)
+            return
+        }
+        let reader: RegularFile
+        switch acquireReader(chunk.file, swarmID) {
+        case .open(let handle): reader = handle
+        case .busy:
+            withMemberSwarm(swarmID) { $0.fetcher.served(to: member) }
+            await refuse(chunk, member, swarmID, reason: .busy)
+            return
+        case .notHeld:
             withMemberSwarm(swarmID) { $0.fetcher.served(to: member) }
             await refuse(chunk, member, swarmID)
             return
@@ -419,6 +508,7 @@ extension TransferEngine {
         let offset = UInt64(chunk.index) * UInt64(swarm.chunkSize)
         let bytes = try? await io.run { () throws(SystemError) -> [UInt8] in try reader.read(count: length, at: offset)
         }
+        releaseReader(chunk.file, swarmID)
         // Its file may have failed here while it was read (a write that failed): then it is held no more.
         guard let bytes, bytes.count == length, memberSwarms[swarmID]?.fetcher.holds(chunk) == true else {
             withMemberSwarm(swarmID) { $0.fetcher.served(to: member) }
@@ -443,10 +533,12 @@ extension TransferEngine {
         await sendToMember(.swarmRefuse(refuse), to: peerID)
     }
 
-    /// Checks a chunk of the resumed prefix against the sender's digest before it is announced.
+    /// Checks a chunk of the resumed prefix against the sender's digest before it is announced. With no handle to read
+    /// it (every one in use, or the staged file gone) it stays unchecked: held, neither announced nor served here (the
+    /// file digest still checks it before the file is published).
     private func verifyHeld(_ chunk: SwarmChunk, _ swarmID: SwarmID) async {
         guard let swarm = memberSwarms[swarmID], let size = incoming[swarm.key]?.files[chunk.file].size,
-            let reader = reader(chunk.file, swarmID)
+            case .open(let reader) = acquireReader(chunk.file, swarmID)
         else { return }
         let length = swarm.length(of: chunk, size: size)
         let offset = UInt64(chunk.index) * UInt64(swarm.chunkSize)
@@ -454,6 +546,7 @@ extension TransferEngine {
             guard let bytes = try? reader.read(count: length, at: offset), bytes.count == length else { return [] }
             return FileDigest.chunkDigest(bytes)
         }
+        releaseReader(chunk.file, swarmID)
         let actions = withMemberSwarm(swarmID) { $0.fetcher.prefixChecked(chunk, sha256: digest) } ?? []
         await carryOut(actions, swarmID)
     }
