@@ -1,3 +1,6 @@
+import FerrySecurity
+import FerrySession
+import FerrySystem
 import FerryTestSupport
 import FerryWire
 import Foundation
@@ -98,6 +101,108 @@ extension IntegrationTests {
                 let cuts = SwarmHarness.events("relayerCutOff", in: stdout.compactMap(TransferHarness.json))
                 #expect(cuts.allSatisfy { $0["offender"] as? String == "mallory" }, "\(cuts)")
                 return true
+            }
+        }
+
+        /// A sender cannot make a receiver a connection scanner (issue 27 point 8, PROTOCOL.md 11.11 rule 4): a
+        /// scripted sender (a session in this process) offers a real `ferry receive` a swarm of it and 128 members at
+        /// loopback listeners that accept and close, and sends the same `swarmMembers` five times. Each member is
+        /// dialled once. Each list goes only when the receiver's log (`-v -v`) has decided on every member for the
+        /// list before (a failed dial, or a dial not made), so a dial still under way never hides one.
+        @Test func aSenderCannotMakeAReceiverRedialItsMembersAfterEachList() async throws {
+            let (lists, fakes) = (5, 128)
+            let swarm = try await onOwnThread { try SwarmHarness(["alice"], extra: ["alice": ["-v", "-v"]]) }
+            let receiver = swarm.receivers[0].process
+            let reactor = try Reactor()
+            defer { reactor.shutdown() }
+            let listeners = try (0..<fakes).map { _ in try reactor.listenTCP(on: .ipv4(.loopback, port: 0)) }
+            let accepted = Accepted(count: fakes + 1)
+            let acceptors = listeners.enumerated().map { index, listener in
+                Task {
+                    while let connection = try? await listener.accept() {
+                        accepted.add(index + 1)
+                        connection.close()
+                    }
+                }
+            }
+            defer {
+                for listener in listeners { listener.close() }
+                for acceptor in acceptors { acceptor.cancel() }
+            }
+            var configuration = SessionConfiguration(
+                sessionID: swarm.transfer.session, displayName: "sam", identity: try DeviceIdentity.generate(),
+                listenPort: 0, discoveryEnabled: false, acceptPolicy: .all, transfersEnabled: true)
+            configuration.handshakeTimeout = TestIdentity.handshakeTimeout
+            try await Session.run(configuration: configuration) { sam in
+                let alice = try await sam.connect(
+                    toAddress: .ipv4(.loopback, port: UInt16(swarm.ports[0])), timeout: .seconds(30))
+                let transferID = TransferID.random()
+                let members =
+                    [SwarmMember(deviceID: alice.deviceID, address: "127.0.0.1:\(swarm.ports[0])")]
+                    + listeners.map { listener in
+                        SwarmMember(
+                            deviceID: try! DeviceIdentity.generate().deviceID,
+                            address: "127.0.0.1:\(listener.localAddress.port)")
+                    }
+                let offer = Offer(
+                    transferID: transferID, chunkSize: UInt32(Limits.minChunkSize), codecs: [],
+                    files: [
+                        OfferedFile(path: "x.bin", size: 1000, modificationTime: FileTime(seconds: 0, nanoseconds: 0))
+                    ],
+                    swarm: Swarm(swarmID: .random(), members: members))
+                try await sam.sendTransferFrame([TransferMessage.offer(offer).encoded()], to: alice.peerID)
+                var replied = false
+                for await event in sam.transferEvents {
+                    guard case .frame(let frame, _) = event,
+                        case .offerReply(let reply)? = try? TransferMessage(frame: frame)
+                    else { continue }
+                    replied = reply.accepted && reply.relay
+                    break
+                }
+                try #require(replied, "alice accepted with relay: \(receiver.capturedOutput())")
+                var decided = [Int](repeating: 0, count: fakes + 1)
+                for round in 1...lists {
+                    let list = SwarmMembers(transferID: transferID, members: (0...UInt16(fakes)).map { $0 })
+                    try await sam.sendTransferFrame([TransferMessage.swarmMembers(list).encoded()], to: alice.peerID)
+                    decided = try await onOwnThread { [decided] in
+                        var decided = decided
+                        while decided[1...].contains(where: { $0 < round }) {
+                            let line = try receiver.waitForErrorLine(timeout: .seconds(60)) { $0.contains("member ") }
+                            for member in 1...fakes
+                            where line.contains("no link to member \(member):")
+                                || line.contains("member \(member) is not dialled")
+                                || line.contains("member \(member) at ")
+                            {
+                                decided[member] += 1
+                            }
+                        }
+                        return decided
+                    }
+                }
+                let dials = Array(accepted.counts[1...])
+                #expect(dials.allSatisfy { $0 == 1 }, "dials of each member: \(dials)")
+                let cancel = TransferCancel(transferID: transferID, reason: .cancelledByUser)
+                try? await sam.sendTransferFrame([TransferMessage.cancel(cancel).encoded()], to: alice.peerID)
+            }
+        }
+
+        /// Connections accepted per listener, under a lock.
+        final class Accepted: @unchecked Sendable {
+            private let lock = NSLock()
+            private var values: [Int]
+
+            init(count: Int) { values = Array(repeating: 0, count: count) }
+
+            func add(_ index: Int) {
+                lock.lock()
+                defer { lock.unlock() }
+                values[index] += 1
+            }
+
+            var counts: [Int] {
+                lock.lock()
+                defer { lock.unlock() }
+                return values
             }
         }
 
