@@ -11,6 +11,10 @@ final class ReadingPause: Sendable {
         paused.withLock { _ = $0.insert(id) }
     }
 
+    func resume(_ id: LinkID) {
+        paused.withLock { _ = $0.remove(id) }
+    }
+
     /// Returns at once unless `id` is paused; then when the task is cancelled (the link or the session closes).
     func wait(_ id: LinkID) async {
         while paused.withLock({ $0.contains(id) }), !Task.isCancelled {
@@ -25,5 +29,11 @@ extension Session {
     func pauseReading(of peerID: PeerID) {
         guard let id = peers[peerID]?.connectedLink else { return }
         pausedReaders.pause(id)
+    }
+
+    /// Tests only: reads the link to `peerID` again after `pauseReading(of:)`.
+    func resumeReading(of peerID: PeerID) {
+        guard let id = peers[peerID]?.connectedLink else { return }
+        pausedReaders.resume(id)
     }
 }

@@ -252,6 +252,124 @@ import Testing
         return (try? await ending.value) ?? ""
     }
 
+    /// Announcements to a member that reads slowly wait and then go out together (issue 27 point 6): bob stops
+    /// reading his link to alice and asks her for chunks until the link holds the writer's high-water mark; sam then
+    /// seeds 8 more chunks to alice. Alice queues no announcement of them behind what bob does not read; once bob reads
+    /// again, he learns of all 8 in fewer frames than chunks (one `swarmHave` of ranges, not one frame a chunk).
+    @Test func announcementsToAMemberThatReadsSlowlyWaitAndGoOutAsRanges() async throws {
+        let chunks = 12
+        let data = TestFiles.randomBytes(count: chunks * Self.chunk, seed: 66)
+        let reactor = try Reactor()
+        defer { reactor.shutdown() }
+        var aliceConfiguration = SwarmMemberTests.configuration("alice")
+        aliceConfiguration.disconnectTimeout = .seconds(600)
+        var bobConfiguration = SwarmMemberTests.configuration("bob")
+        bobConfiguration.disconnectTimeout = .seconds(600)
+        try await TemporaryDirectory.with(prefix: "swarm-announce") { inbox in
+            try await Session.run(configuration: aliceConfiguration, reactor: reactor) { alice in
+                try await Session.run(configuration: bobConfiguration, reactor: reactor) { bob in
+                    try await Session.run(configuration: SwarmMemberTests.configuration("sam"), reactor: reactor) {
+                        sam in
+                        let config = TransferConfiguration(receiveDirectory: inbox.path, offerPolicy: .all)
+                        try await TransferEngine.run(session: alice, configuration: config) { _ in
+                            let toAlice = try await sam.connect(
+                                toAddress: .ipv4(.loopback, port: await alice.listenPort), timeout: .seconds(30))
+                            let sender = SwarmMemberTests.ScriptedSender(session: sam, members: [toAlice.peerID])
+                            try await Self.announceToAStalledMember(sender, alice: alice, bob: bob, data: data)
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    static func announceToAStalledMember(
+        _ sender: SwarmMemberTests.ScriptedSender, alice: Session, bob: Session, data: [UInt8]
+    ) async throws {
+        let chunks = data.count / chunk
+        let members = [
+            SwarmMember(deviceID: alice.configuration.deviceID, address: "127.0.0.1:\(await alice.listenPort)"),
+            SwarmMember(deviceID: bob.configuration.deviceID, address: ""),
+        ]
+        let offer = SwarmMemberTests.swarmOffer(sender, size: data.count, chunkSize: chunk, members: members)
+        try await sender.send(.offer(offer), to: 0)
+        let seen = SwarmMemberTests.Seen()
+        let seeded = SwarmMemberTests.Step()
+        let stored = await sender.collect { member, message in
+            seen.record(member, message)
+            return seen.read { $0.acks[0]?.count == 4 }
+        } onEach: {
+            guard seen.read({ $0.replies.count == 1 }), seeded.once() else { return }
+            try await sender.send(.swarmMembers(SwarmMembers(transferID: sender.transferID, members: [0, 1])), to: 0)
+            let entries = (0..<chunks).map { index in
+                ChunkDigests.Entry(seed: 0, sha256: FileDigest.chunkDigest(data[index * chunk..<(index + 1) * chunk]))
+            }
+            try await sender.send(
+                .chunkDigests(
+                    ChunkDigests(transferID: sender.transferID, fileIndex: 0, firstChunk: 0, entries: entries)),
+                to: 0)
+            for index in 0..<4 { try await sender.sendChunk(data, index: index, to: 0) }
+        }
+        try #require(stored, "alice stored the first 4 chunks")
+        // Bob links up, stops reading, and asks until alice's link to him holds the high-water mark.
+        _ = await bob.vouch(for: [alice.configuration.deviceID], reason: "test")
+        let link = try await bob.connect(
+            toMember: alice.configuration.deviceID, at: .ipv4(.loopback, port: await alice.listenPort),
+            timeout: .seconds(30))
+        await bob.pauseReading(of: link.peerID)
+        let requests = (0..<200).map { index in
+            TransferMessage.swarmRequest(
+                SwarmRequest(swarmID: sender.swarmID, fileIndex: 0, chunkIndex: UInt32(index % 4), codecs: [])
+            ).frame.encoded()
+        }
+        try await bob.sendTransferFrame(requests, to: link.peerID)
+        let bobOnAlice = try #require(
+            await alice.peers(withState: .connected).first { $0.deviceID == bob.configuration.deviceID }?.peerID)
+        let deadline = ContinuousClock.now + .seconds(60)
+        while await !alice.transferQueueIsFull(to: bobOnAlice), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        try #require(await alice.transferQueueIsFull(to: bobOnAlice), "alice's link to bob holds 4 MiB unsent")
+        // Sam seeds 8 more chunks to alice: she stores them while bob reads nothing.
+        for index in 4..<chunks { try await sender.sendChunk(data, index: index, to: 0) }
+        let all = await sender.collect { member, message in
+            seen.record(member, message)
+            return seen.read { $0.acks[0]?.count == chunks }
+        } onEach: {
+        }
+        try #require(all, "alice stored every chunk")
+        await bob.resumeReading(of: link.peerID)
+        // Bob reads what alice queued: the announcements of chunks 4-11 come after what he asked for.
+        let (covered, frames) = await withTaskGroup(of: (Set<UInt64>, Int)?.self) { group in
+            group.addTask {
+                var covered: Set<UInt64> = []
+                var frames = 0
+                for await event in bob.transferEvents {
+                    guard case .frame(let frame, let peer) = event, peer == link.peerID,
+                        case .swarmHave(let have)? = try? TransferMessage(frame: frame)
+                    else { continue }
+                    let new = have.ranges.flatMap { Array($0) }.filter { $0 >= 4 }
+                    guard !new.isEmpty else { continue }
+                    frames += 1
+                    covered.formUnion(new)
+                    if covered.count == chunks - 4 { return (covered, frames) }
+                }
+                return nil
+            }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(60))
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first ?? ([], 0)
+        }
+        #expect(covered == Set((4..<UInt64(chunks))), "bob learnt of chunks \(covered.sorted())")
+        #expect(frames < chunks - 4, "\(frames) swarmHave frames for \(chunks - 4) chunks")
+        let end = FileEnd(transferID: sender.transferID, fileIndex: 0, digest: FileDigest.of(data, chunkSize: chunk))
+        try await sender.send(.fileEnd(end), to: 0)
+    }
+
     /// A peer connected to a member in the ordinary way, but not named in the offer's swarm, asks for a chunk the
     /// member holds: it gets nothing, and its link is closed (PROTOCOL.md 11.11 rule 1).
     @Test func aPeerNotNamedInTheOfferGetsNothingFromTheSwarm() async throws {
