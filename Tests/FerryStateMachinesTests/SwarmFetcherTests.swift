@@ -83,6 +83,22 @@ struct SwarmFetcherTests {
             ])
     }
 
+    /// The driver cuts off a member that made it queue past its bound (issue 27 point 6): as for a bad chunk, its
+    /// requests go elsewhere and it is served nothing, but no report goes to the sender; once only.
+    @Test func aMemberCutOffByTheDriverIsAskedAndServedNothingAndNotReported() throws {
+        var fetcher = makeFetcher()
+        _ = try fetcher.haveReceived(from: 1, [chunk(0)])
+        _ = try fetcher.haveReceived(from: 2, [chunk(0)])
+        #expect(fetcher.outstanding(to: 1) == [chunk(0)])
+        #expect(fetcher.cutOff(1) == [.cutOff(1), .request(chunk(0), from: 2)])
+        #expect(fetcher.cutOffMembers == [1])
+        #expect(fetcher.cutOff(1) == [])
+        #expect(fetcher.cutOff(0) == [], "never itself")
+        #expect(try fetcher.haveReceived(from: 1, [chunk(3)]) == [])
+        #expect(fetcher.requestReceived(from: 1, chunk(0)) == [.refuse(chunk(0), to: 1, reason: .notMember)])
+        #expect(fetcher.linkUp(1) == [])
+    }
+
     @Test func aChunkNobodyAskedForIsAProtocolError() {
         var fetcher = makeFetcher()
         #expect(
