@@ -46,6 +46,9 @@ final class LinkWriter: Sendable {
 
     var queuedBytes: Int { state.withLock { $0.queuedBytes } }
 
+    /// Finished or failed: nothing queued from now on goes out.
+    var hasEnded: Bool { state.withLock { $0.finished || $0.failed } }
+
     /// Bytes the stream handed to the kernel that the peer has not acknowledged (nil when the stream cannot tell); not
     /// those queued here, which wait for this process (the writer encrypting), not for the link.
     var unacknowledgedBytes: Int? { stream.unacknowledgedBytes }

@@ -66,10 +66,12 @@ extension Session {
     }
 
     /// Suspends until the link to `peerID` holds fewer than `transferQueueHighWater` bytes unsent, or it ended, or
-    /// the task is cancelled; returns at once for a peer that is not connected.
-    public func waitForTransferRoom(to peerID: PeerID) async {
-        guard let id = peers[peerID]?.connectedLink, let writer = links[id]?.writer else { return }
+    /// the task is cancelled. False when the link ended (its writer sends nothing more) or the peer is not connected.
+    @discardableResult
+    public func waitForTransferRoom(to peerID: PeerID) async -> Bool {
+        guard let id = peers[peerID]?.connectedLink, let writer = links[id]?.writer else { return false }
         try? await writer.waitForRoom()
+        return !writer.hasEnded
     }
 
     /// Whether the link to `peerID` holds its writer's high-water mark or more unsent (a peer reading slower than we

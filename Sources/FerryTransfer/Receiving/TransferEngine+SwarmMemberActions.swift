@@ -457,15 +457,21 @@ extension TransferEngine {
         guard memberSwarms[swarmID]?.roomWaiters[member] == nil else { return }
         let session = self.session
         let waiter = Task { [weak self] in
-            await session.waitForTransferRoom(to: peerID)
+            let room = await session.waitForTransferRoom(to: peerID)
             guard !Task.isCancelled, let self else { return }
-            await self.roomCameBack(for: member, swarmID)
+            await self.roomCameBack(room, for: member, swarmID)
         }
         memberSwarms[swarmID]?.roomWaiters[member] = waiter
     }
 
-    private func roomCameBack(for member: Int, _ swarmID: SwarmID) async {
+    /// The wait for room on `member`'s link ended: announcements go on, or, the link ending (`room` false), stop until
+    /// a link to it comes up again (a full queue whose writer ended would never drain).
+    private func roomCameBack(_ room: Bool, for member: Int, _ swarmID: SwarmID) async {
         memberSwarms[swarmID]?.roomWaiters[member] = nil
+        guard room else {
+            stopAnnouncing(to: member, swarmID)
+            return
+        }
         await flushAnnouncements(swarmID, member)
     }
 
