@@ -35,6 +35,24 @@ struct AppendedFieldsTests {
         #expect(golden.message.frame.payload == payload)
     }
 
+    /// The decode-only vectors of PROTOCOL.md 9, written by the independent encoder `generate-transfer.py`: a later
+    /// minor version's offer, reply and result, each with its optional part written empty and `ext!` appended.
+    static let extendedVectors: [(name: String, message: TransferMessage)] = [
+        ("transfer-offer-extended", .offer(TransferSamples.offer)),
+        ("transfer-offer-reply-extended", .offerReply(TransferSamples.offerReply)),
+        ("transfer-file-result-extended", .fileResult(TransferSamples.fileResult)),
+    ]
+
+    @Test(arguments: extendedVectors.map(\.name))
+    func theExtendedVectorsDecodeToTheValuesOfTheirOlderLayout(_ name: String) throws {
+        let vector = try #require(Self.extendedVectors.first { $0.name == name })
+        var decoder = FrameDecoder(maximumPayloadLength: Limits.maxFramePayload)
+        decoder.append(try Fixtures.bytes(name))
+        let frame = try #require(try decoder.nextFrame())
+        #expect(try TransferMessage(frame: frame) == vector.message)
+        #expect(Array(frame.payload.suffix(4)) == Array("ext!".utf8))
+    }
+
     /// Where the optional part is absent, the first appended byte would be read as it: one byte after an offer's
     /// entries is a truncated member count, so the part must be written (empty) before appended fields.
     @Test func anOfferWithoutItsEmptySwarmSectionCannotCarryAppendedFields() throws {
