@@ -20,9 +20,19 @@ extension TransferEngine {
 
     /// Whether this side takes part in the offer's swarm: relaying is on, this device is named in the list, and
     /// something was accepted. Then the reply says `relay` and the transfer takes chunks in any order.
+    ///
+    /// An offer whose swarm ID is live here (a swarm this side is in, through any transfer, from any sender: every
+    /// co-member knows the ID) is taken without the swarm, as a plain transfer (PROTOCOL.md 11.11): the live swarm
+    /// stays the one its ID names, its sender's frames keep their meaning, and its vouch stays its own.
     func joinsSwarm(_ offer: Offer) -> Bool {
-        guard configuration.relay, let swarm = offer.swarm else { return false }
-        return swarm.index(of: session.configuration.deviceID) != nil
+        guard configuration.relay, let swarm = offer.swarm,
+            swarm.index(of: session.configuration.deviceID) != nil
+        else { return false }
+        guard memberSwarms[swarm.swarmID] == nil else {
+            log(1, "transfer \(offer.transferID): swarm \(swarm.swarmID) is live here already; taken without the swarm")
+            return false
+        }
+        return true
     }
 
     /// Starts this member's part: the fetcher, and the session's vouch for the other members (so that their swarm
@@ -48,10 +58,11 @@ extension TransferEngine {
         let others = Set(swarm.members.enumerated().filter { $0.offset != me }.map(\.element.deviceID))
         let token = await session.vouch(
             for: others, reason: "broadcast \(swarm.swarmID) from \(transfer.peer.displayName)")
-        if memberSwarms[swarm.swarmID] != nil {
+        // Ended while the vouch was given (and perhaps a later swarm took the ID): the vouch is not this swarm's.
+        if let joined = memberSwarms[swarm.swarmID], joined.key == key, joined.vouch == nil, !joined.fetcher.hasLeft {
             memberSwarms[swarm.swarmID]?.vouch = token
         } else {
-            await session.revoke(token)  // ended while the vouch was given
+            session.revoke(token)
         }
         log(1, "transfer \(key.transferID): member \(me) of swarm \(swarm.swarmID) (\(swarm.members.count) members)")
     }
@@ -98,9 +109,9 @@ extension TransferEngine {
         let stillUsed = Set(memberSwarms.values.flatMap(\.links.values))
         let links = swarm.links.values.filter { !stillUsed.contains($0) }
         let session = self.session
-        let vouch = swarm.vouch
+        // At once: no link is admitted on it once this returns.
+        if let vouch = swarm.vouch { session.revoke(vouch) }
         Task {
-            if let vouch { await session.revoke(vouch) }
             for peerID in links where await session.peer(peerID)?.isSwarmLink == true {
                 await session.disconnect(peerID)
             }

@@ -94,6 +94,9 @@ extension TransferEngine {
                     swarm.timers = [:]
                     swarm.progressTimer?.cancel()
                     swarm.progressTimer = nil
+                    // It admits no more links from the other members (PROTOCOL.md 11.11 rule 4).
+                    if let vouch = swarm.vouch { session.revoke(vouch) }
+                    swarm.vouch = nil
                 }
             }
         }
