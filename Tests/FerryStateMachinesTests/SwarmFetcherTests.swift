@@ -330,4 +330,54 @@ struct SwarmFetcherTests {
         #expect(fetcher.heldRanges(of: 0) == [0..<10])
         #expect(fetcher.requestReceived(from: 2, chunk(3)) == [.serve(chunk(3), to: 2)])
     }
+
+    /// One `swarmHave` of 1024 overlapping ranges over a file of 2^24 chunks (issue 27 point 3: one such frame of
+    /// 8 KiB kept a member's engine busy 8.2 s and raised its memory by 263 MB) costs one pass over the words (64
+    /// chunks each) the ranges cover together, never a step per chunk of each range; the same frame again costs no
+    /// more, and asks for nothing more.
+    @Test func anAnnouncementCostsOneWordPer64ChunksWhateverItsRangesOverlap() throws {
+        let count = 1 << 24
+        var fetcher = SwarmFetcher(me: 0, memberCount: 2, chunkCounts: [count], accepted: [true], resumedChunks: [0])
+        _ = fetcher.membersReceived([0, 1])
+        _ = fetcher.linkUp(1)
+        // The sender's digests of the first two chunks, which member 1 seeds: only they can be asked for.
+        let digests = try fetcher.digestsReceived(
+            file: 0, first: 0, entries: [(seed: 1, sha256: good), (seed: 1, sha256: good)])
+        #expect(digests == [], "waiting for the seed's announcement")
+        let ranges = (0..<Limits.maxSwarmEntriesPerFrame).map { $0..<count - $0 }
+        #expect(
+            try fetcher.haveReceived(from: 1, file: 0, ranges: ranges) == [
+                .request(chunk(0), from: 1), .request(chunk(1), from: 1),
+            ])
+        let once = fetcher.announcementWords
+        #expect(once <= count / 64 + 1, "one pass over the words the ranges cover: \(once)")
+        #expect(try fetcher.haveReceived(from: 1, file: 0, ranges: ranges) == [])
+        #expect(fetcher.announcementWords <= 2 * once)
+    }
+
+    /// swarmHave ranges stay inside the file (PROTOCOL.md 11.11): a range past the file's last chunk, an empty one,
+    /// or a file the offer does not have is a protocol error, found before any of the frame is merged.
+    @Test func anAnnouncementPastTheFileIsAProtocolErrorBeforeAnyWork() {
+        var fetcher = makeFetcher()
+        #expect(throws: TransferProtocolError.self) {
+            try fetcher.haveReceived(from: 1, file: 0, ranges: [0..<5, 0..<11])
+        }
+        #expect(throws: TransferProtocolError.self) { try fetcher.haveReceived(from: 1, file: 0, ranges: [3..<3]) }
+        #expect(throws: TransferProtocolError.self) { try fetcher.haveReceived(from: 1, file: 1, ranges: [0..<1]) }
+        #expect(fetcher.announcementWords == 0)
+        #expect(fetcher.outstanding(to: 1).isEmpty)
+    }
+
+    /// The announcements of a member cut off, or left out by the sender's list, are dropped before any work.
+    @Test func anAnnouncementOfAMemberCutOffOrLeftOutCostsNothing() throws {
+        var fetcher = makeFetcher()
+        _ = try fetcher.haveReceived(from: 1, [chunk(0)])
+        _ = fetcher.relayedChunkArrived(from: 1, chunk(0), sha256: bad)
+        #expect(fetcher.cutOffMembers == [1])
+        let before = fetcher.announcementWords
+        #expect(try fetcher.haveReceived(from: 1, file: 0, ranges: [0..<10]) == [])
+        _ = fetcher.membersReceived([0, 1, 3])
+        #expect(try fetcher.haveReceived(from: 2, file: 0, ranges: [0..<10]) == [])
+        #expect(fetcher.announcementWords == before)
+    }
 }

@@ -215,27 +215,15 @@ extension TransferEngine {
         return index
     }
 
+    /// `swarmHave`: the ranges go to the fetcher as they are (never chunk by chunk), which checks that they stay inside
+    /// the file and that the member is one whose announcements it keeps before it does any work for them.
     func swarmHaveReceived(_ have: SwarmHave, from peerID: PeerID) async {
-        guard let index = await memberIndex(have.swarmID, peerID, "a swarmHave"),
-            let swarm = memberSwarms[have.swarmID], let transfer = incoming[swarm.key]
-        else { return }
-        let file = Int(have.fileIndex)
-        guard file < transfer.files.count else {
-            await violation(by: peerID, "a swarmHave of file \(file), which the offer does not have")
-            return
-        }
-        let count = UInt64(swarm.fetcher.chunkCount(of: file))
-        var chunks: [SwarmChunk] = []
-        for range in have.ranges {
-            guard range.upperBound <= count else {
-                await violation(by: peerID, "a swarmHave of chunks past the end of file \(file)")
-                return
-            }
-            chunks += range.map { SwarmChunk(file: file, index: Int($0)) }
-        }
+        guard let index = await memberIndex(have.swarmID, peerID, "a swarmHave") else { return }
+        // The wire format bounds each range below 2^32: every bound fits an Int.
+        let ranges = have.ranges.map { Int($0.lowerBound)..<Int($0.upperBound) }
         let result: Result<[SwarmFetcher.Action], TransferProtocolError>? = withMemberSwarm(have.swarmID) { swarm in
             do throws(TransferProtocolError) {
-                return .success(try swarm.fetcher.haveReceived(from: index, chunks))
+                return .success(try swarm.fetcher.haveReceived(from: index, file: Int(have.fileIndex), ranges: ranges))
             } catch {
                 return .failure(error)
             }
