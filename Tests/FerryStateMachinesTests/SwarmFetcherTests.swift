@@ -179,7 +179,7 @@ struct SwarmFetcherTests {
             file: 0, first: 0, entries: [(seed: 1, sha256: good), (seed: 1, sha256: good)])
         #expect(actions == [.verifyHeld(chunk(0)), .verifyHeld(chunk(1))])
         #expect(fetcher.prefixChecked(chunk(0), sha256: good) == [.announce(chunk(0))])
-        #expect(fetcher.prefixChecked(chunk(1), sha256: bad) == [])
+        #expect(fetcher.prefixChecked(chunk(1), sha256: bad) == [.unstore(chunk(1))])
         #expect(fetcher.holds(chunk(0)) && !fetcher.holds(chunk(1)))
         #expect(throws: TransferProtocolError.self) {
             try fetcher.digestsReceived(file: 0, first: 3, entries: [(seed: 1, sha256: good), (seed: 1, sha256: good)])
@@ -379,5 +379,26 @@ struct SwarmFetcherTests {
         _ = fetcher.membersReceived([0, 1, 3])
         #expect(try fetcher.haveReceived(from: 2, file: 0, ranges: [0..<10]) == [])
         #expect(fetcher.announcementWords == before)
+    }
+
+    /// A resumed chunk that fails the sender's digest is unstored (the transfer must count it stored no more, or the
+    /// copy fetched would be dropped as one stored already, issue 27 point 5) before it is asked for, and once the
+    /// copy arrives it is stored and held: asked for once.
+    @Test func aResumedChunkThatFailsItsCheckIsUnstoredThenFetchedOnce() throws {
+        var fetcher = SwarmFetcher(me: 0, memberCount: 2, chunkCounts: [4], accepted: [true], resumedChunks: [2])
+        _ = fetcher.membersReceived([0, 1])
+        _ = fetcher.linkUp(1)
+        _ = try fetcher.haveReceived(from: 1, chunks(1..<4))
+        let entries = (0..<4).map { (seed: $0 < 2 ? 0 : 1, sha256: good) }
+        #expect(
+            try fetcher.digestsReceived(file: 0, first: 0, entries: entries) == [
+                .verifyHeld(chunk(0)), .verifyHeld(chunk(1)), .request(chunk(2), from: 1),
+                .request(chunk(3), from: 1),
+            ])
+        #expect(fetcher.prefixChecked(chunk(1), sha256: bad) == [.unstore(chunk(1)), .request(chunk(1), from: 1)])
+        #expect(fetcher.relayedChunkArrived(from: 1, chunk(1), sha256: good) == [.store(chunk(1))])
+        #expect(fetcher.relayedChunkStored(chunk(1)) == [.announce(chunk(1))])
+        #expect(fetcher.holds(chunk(1)))
+        #expect(fetcher.outstanding(to: 1) == [chunk(2), chunk(3)], "chunk 1 is asked no more")
     }
 }

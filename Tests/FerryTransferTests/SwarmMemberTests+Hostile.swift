@@ -135,4 +135,125 @@ extension SwarmMemberTests {
             #expect(!(await alice.isVouched(bob)), "the vouch ended when the engine stopped")
         }
     }
+
+    /// A resumed chunk that fails the sender's digest is not held, by the fetcher nor by the transfer: alice's
+    /// staged chunk 1 was damaged on disk after her interrupted transfer. She fetches it from bob (who got it from
+    /// the sender), once, acknowledges it `storedFromPeer` and publishes the file. (Before, her transfer still
+    /// counted the damaged chunk stored: every copy bob served was dropped and asked for again until `fileEnd`,
+    /// and the file failed its digest.)
+    @Test func aDamagedResumedChunkIsFetchedOnceFromAMemberAndTheFileIsPublished() async throws {
+        let data = TestFiles.randomBytes(count: 4 * Self.chunk, seed: 93)
+        let reactor = try Reactor()
+        defer { reactor.shutdown() }
+        try await TemporaryDirectory.with(prefix: "swarm-a") { inboxA in
+            try await TemporaryDirectory.with(prefix: "swarm-b") { inboxB in
+                try await Session.run(configuration: Self.configuration("alice"), reactor: reactor) { alice in
+                    try await Session.run(configuration: Self.configuration("bob"), reactor: reactor) { bob in
+                        try await Session.run(configuration: Self.configuration("sam"), reactor: reactor) { sam in
+                            let a = TransferConfiguration(receiveDirectory: inboxA.path, offerPolicy: .all)
+                            let b = TransferConfiguration(receiveDirectory: inboxB.path, offerPolicy: .all)
+                            try await TransferEngine.run(session: alice, configuration: a) { aliceEngine in
+                                try await TransferEngine.run(session: bob, configuration: b) { bobEngine in
+                                    let toAlice = try await sam.connect(
+                                        toAddress: .ipv4(.loopback, port: await alice.listenPort),
+                                        timeout: .seconds(30))
+                                    let toBob = try await sam.connect(
+                                        toAddress: .ipv4(.loopback, port: await bob.listenPort),
+                                        timeout: .seconds(30))
+                                    // The interrupted transfer: two chunks of four reach alice.
+                                    let first = HostileSender(session: sam, receiver: toAlice.peerID)
+                                    try await first.send(
+                                        .offer(first.offer([("swarm.bin", UInt64(data.count))], chunkSize: Self.chunk)))
+                                    #expect(try #require(await first.reply()).accepted)
+                                    for index in 0..<2 {
+                                        try await first.sendChunk(
+                                            file: 0, offset: UInt64(index * Self.chunk),
+                                            raw: Array(data[index * Self.chunk..<(index + 1) * Self.chunk]))
+                                        #expect(try #require(await first.ack()).status == .stored)
+                                    }
+                                    try await first.send(
+                                        .cancel(
+                                            TransferCancel(
+                                                transferID: first.transferID, reason: .cancelledByUser, detail: "")))
+                                    // Chunk 1 of her staged data changes on disk.
+                                    let staging = inboxA.path + "/.ferry-staging"
+                                    let name = try #require(
+                                        try FileManager.default.contentsOfDirectory(atPath: staging).first)
+                                    let staged = try FileHandle(forUpdating: URL(fileURLWithPath: staging + "/" + name))
+                                    try staged.seek(toOffset: UInt64(Self.chunk + 100))
+                                    try staged.write(contentsOf: [data[Self.chunk + 100] ^ 0xFF])
+                                    try staged.close()
+                                    let sender = ScriptedSender(session: sam, members: [toAlice.peerID, toBob.peerID])
+                                    try await Self.runDamagedResumedSwarm(
+                                        sender, data: data,
+                                        members: [
+                                            SwarmMember(
+                                                deviceID: alice.configuration.deviceID,
+                                                address: "127.0.0.1:\(await alice.listenPort)"),
+                                            SwarmMember(
+                                                deviceID: bob.configuration.deviceID,
+                                                address: "127.0.0.1:\(await bob.listenPort)"),
+                                        ])
+                                    // Bob served alice chunks 1 to 3, each once; alice stored those three.
+                                    let served = await bobEngine.memberSwarms[sender.swarmID]?.servedBytes
+                                    let relayed = await aliceEngine.memberSwarms[sender.swarmID]?.relayedBytes
+                                    #expect(served == UInt64(3 * Self.chunk), "bob served each chunk once")
+                                    #expect(relayed == UInt64(3 * Self.chunk), "alice stored each chunk once")
+                                }
+                            }
+                        }
+                    }
+                }
+                let received = try [UInt8](Data(contentsOf: URL(fileURLWithPath: inboxA.path + "/swarm.bin")))
+                #expect(received == data, "alice published the sent file")
+            }
+        }
+    }
+
+    /// Alice holds chunks 0-1 (her resumed prefix, chunk 1 damaged); the sender seeds chunk 0 to nobody (alice is
+    /// its seed) and chunks 1-3 to bob. Alice must store 1-3 from bob, bob 0 from alice.
+    static func runDamagedResumedSwarm(_ sender: ScriptedSender, data: [UInt8], members: [SwarmMember]) async throws {
+        let seen = Seen()
+        let offer = swarmOffer(sender, size: data.count, members: members)
+        for member in 0..<2 { try await sender.send(.offer(offer), to: member) }
+        let seeded = Step()
+        let ended = Step()
+        let finished = await sender.collect { member, message in
+            seen.record(member, message)
+            return seen.read { $0.results.count == 2 }
+        } onEach: {
+            if seen.read({ $0.replies.count == 2 }), seeded.once() {
+                #expect(seen.read { $0.replies[0]?.files.first?.resumeOffset } == UInt64(2 * chunk))
+                for member in 0..<2 {
+                    let list = SwarmMembers(transferID: sender.transferID, members: [0, 1])
+                    try await sender.send(.swarmMembers(list), to: member)
+                }
+                let entries = (0..<4).map { index in
+                    ChunkDigests.Entry(
+                        seed: index == 0 ? 0 : 1,
+                        sha256: FileDigest.chunkDigest(data[index * chunk..<(index + 1) * chunk]))
+                }
+                let digests = ChunkDigests(transferID: sender.transferID, fileIndex: 0, firstChunk: 0, entries: entries)
+                for member in 0..<2 { try await sender.send(.chunkDigests(digests), to: member) }
+                for index in 1..<4 { try await sender.sendChunk(data, index: index, to: 1) }
+            }
+            // Alice's end once she stored chunks 2 and 3 (and bob everything): chunk 1 may still be on its way.
+            let aliceHas = seen.read { acks in [2, 3].allSatisfy { acks.acks[0]?[UInt64($0 * chunk)] != nil } }
+            if aliceHas, seen.read({ $0.acks[1]?.count == 4 }), ended.once() {
+                let end = FileEnd(
+                    transferID: sender.transferID, fileIndex: 0, digest: FileDigest.of(data, chunkSize: chunk))
+                for member in 0..<2 { try await sender.send(.fileEnd(end), to: member) }
+            }
+        }
+        #expect(finished, "both members sent their result")
+        let aliceAcks = seen.read { $0.acks[0] } ?? [:]
+        #expect(
+            aliceAcks == [
+                UInt64(chunk): .storedFromPeer, UInt64(2 * chunk): .storedFromPeer, UInt64(3 * chunk): .storedFromPeer,
+            ], "\(aliceAcks)")
+        for member in 0..<2 {
+            let result = seen.read { $0.results[member] }
+            #expect(result?.status == .published, "member \(member): \(String(describing: result))")
+        }
+    }
 }

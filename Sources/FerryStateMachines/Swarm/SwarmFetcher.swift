@@ -39,6 +39,10 @@ public struct SwarmFetcher: Sendable {
         /// Check a chunk of the resumed prefix against the sender's digest (`digest(of:)`), then report
         /// `prefixChecked`.
         case verifyHeld(SwarmChunk)
+        /// The chunk of the resumed prefix failed the sender's digest: it is not held, and the transfer must count it
+        /// stored no more (`IncomingTransferMachine.storedChunkFailed`), or the copy fetched next would be dropped as
+        /// one stored already and asked for again and again. Before any request for it.
+        case unstore(SwarmChunk)
         /// Nothing more to or from `member` in this swarm: drop the swarm link.
         case cutOff(Int)
         /// Send `swarmReport` on `offender` to the sender.
@@ -215,13 +219,14 @@ public struct SwarmFetcher: Sendable {
     }
 
     /// A chunk of the resumed prefix was hashed: `sha256` is the digest of the staged bytes. A mismatch drops it
-    /// from the held chunks (it is fetched like any other).
+    /// from the held chunks, and the transfer is told to (`unstore`): it is fetched like any other.
     public mutating func prefixChecked(_ chunk: SwarmChunk, sha256: [UInt8]) -> [Action] {
         guard unverified.remove(chunk) != nil else { return [] }
         guard sha256 == digests[chunk] else {
             held.remove(chunk)
+            guard !ended[chunk.file] else { return [.unstore(chunk)] }
             pending.insert(chunk)
-            return schedule()
+            return [.unstore(chunk)] + schedule()
         }
         progressed = true
         return inSwarm ? [.announce(chunk)] : []
