@@ -401,4 +401,33 @@ struct SwarmFetcherTests {
         #expect(fetcher.holds(chunk(1)))
         #expect(fetcher.outstanding(to: 1) == [chunk(2), chunk(3)], "chunk 1 is asked no more")
     }
+
+    /// Every file's chunks share one word array, so words straddle files: a range, a removal and a check touch the
+    /// bits of their own file only, and bitmaps over the same files compare word for word.
+    @Test func aBitmapKeepsFilesApartWithinSharedWords() {
+        var bitmap = ChunkBitmap(chunkCounts: [3, 70, 5])
+        bitmap.insert(0..<3, of: 0)
+        bitmap.insert(60..<70, of: 1)
+        bitmap.insert(0..<5, of: 2)
+        #expect(bitmap.count == 18)
+        #expect(bitmap.containsAll(of: 0) && bitmap.containsAll(of: 2) && !bitmap.containsAll(of: 1))
+        #expect(bitmap.ranges(of: 1) == [60..<70])
+        #expect(!bitmap.contains(SwarmChunk(file: 1, index: 0)) && !bitmap.contains(SwarmChunk(file: 1, index: 59)))
+        var wanted = ChunkBitmap(chunkCounts: [3, 70, 5])
+        wanted.insert(SwarmChunk(file: 1, index: 61))
+        wanted.insert(SwarmChunk(file: 1, index: 0))
+        wanted.insert(SwarmChunk(file: 2, index: 0))
+        var excluded = ChunkBitmap(chunkCounts: [3, 70, 5])
+        excluded.insert(SwarmChunk(file: 1, index: 0))
+        let (added, words) = bitmap.insert(0..<70, of: 1, returningAddedIn: wanted, notIn: excluded)
+        #expect(added == [], "61 was there already, 0 is excluded, file 2's chunk is another file's")
+        #expect(words == 2, "bits 3..<73 span two words")
+        #expect(bitmap.count == 78 && bitmap.containsAll(of: 1))
+        bitmap.removeAll(of: 1)
+        #expect(bitmap.count == 8 && bitmap.containsAll(of: 0) && bitmap.containsAll(of: 2))
+        #expect(bitmap.ranges(of: 1) == [])
+        var fresh = ChunkBitmap(chunkCounts: [3, 70, 5])
+        let (returned, _) = fresh.insert(0..<70, of: 1, returningAddedIn: wanted, notIn: excluded)
+        #expect(returned == [61])
+    }
 }
