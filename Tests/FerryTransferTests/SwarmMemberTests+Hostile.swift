@@ -98,7 +98,7 @@ extension SwarmMemberTests {
 
     /// The vouch ends with the swarm whatever ends it: here the sender cancels the transfer (alice's `finished`
     /// comes after her vouch is gone), then alice joins a second broadcast and her engine stops (the vouch is gone
-    /// when `run` returns).
+    /// when `run` returns). Meanwhile the same sender's second offer with the live swarm ID is taken plain.
     @Test func theVouchEndsWhenTheTransferIsCancelledAndWhenTheEngineStops() async throws {
         try await Self.withSessions(["alice", "sam"], inbox: "swarm-vouch") { sessions, inbox in
             let (alice, sam) = (sessions[0], sessions[1])
@@ -117,6 +117,13 @@ extension SwarmMemberTests {
                 try await sender.send(.offer(offer))
                 #expect(try #require(await sender.reply()).relay)
                 #expect(await alice.isVouched(bob), "a member vouches for the others")
+                // The same sender's second transfer with the live swarm ID is a plain one.
+                let twin = HostileSender(session: sam, receiver: toAlice.peerID)
+                var same = twin.offer([("twin.bin", UInt64(Self.chunk))], chunkSize: Self.chunk)
+                same.swarm = offer.swarm
+                try await twin.send(.offer(same))
+                let reply = try #require(await twin.reply())
+                #expect(reply.accepted && !reply.relay, "\(reply)")
                 let events = engine.events
                 try await sender.send(
                     .cancel(TransferCancel(transferID: sender.transferID, reason: .cancelledByUser, detail: "")))
