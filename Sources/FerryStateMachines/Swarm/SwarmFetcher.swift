@@ -271,12 +271,11 @@ public struct SwarmFetcher: Sendable {
                 "member \(member) announced chunks \(range.lowerBound)..<\(range.upperBound) of file \(file), which has "
                     + "\(count)")
         }
-        let peer = peers[member]
-        guard inSwarm, member != me, peer.link == .up, !peer.cutOff, !peer.refusesAll,
-            peer.active || !peer.wasActive, accepted[file], !ended[file]
+        guard inSwarm, member != me, peers[member].link == .up, !peers[member].cutOff, !peers[member].refusesAll,
+            peers[member].active || !peers[member].wasActive, accepted[file], !ended[file]
         else { return [] }
-        var has = peer.has ?? noChunks
-        peers[member].has = nil  // not shared while it changes: no copy
+        var has = peers[member].has ?? noChunks
+        peers[member].has = nil  // not shared while it changes: its words are not copied
         var fresh: [SwarmChunk] = []
         for range in Self.merged(ranges) {
             let (added, words) = has.insert(range, of: file, returningAddedIn: known, notIn: held)
