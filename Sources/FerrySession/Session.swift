@@ -58,8 +58,7 @@ public actor Session {
     /// How many connection requests may still become prompts (`AcceptPolicy.ask`); see `Session+Admission`.
     var requestLimiter: RequestLimiter<DeviceID>
     /// The transfer engine's live vouches (`Session+Swarm`): devices admitted as swarm links without a prompt.
-    var vouches: [VouchToken: Vouch] = [:]
-    var nextVouch = 0
+    nonisolated let vouches = VouchTable()
     var isClosed = false
     let sessionTag: UInt32
     /// Counters for diagnostics and tests.
