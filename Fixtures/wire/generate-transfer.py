@@ -262,6 +262,23 @@ def file_result():
     return frame(KIND_FILE_RESULT, TRANSFER_ID + struct.pack(">IB", 0, 0) + str8("photos/Zo\u00eb.jpg"))
 
 
+# What a later minor version appends (PROTOCOL.md 8): after the last field, optional parts written empty first.
+APPENDED = b"ext!"
+
+
+def offer_extended():
+    return frame(KIND_OFFER, offer_payload() + struct.pack(">H", 0) + APPENDED)  # empty swarm section, then fields
+
+
+def offer_reply_extended():
+    return frame(KIND_OFFER_REPLY, offer_reply_payload() + struct.pack(">B", 0) + APPENDED)  # flags 0, then fields
+
+
+def file_result_extended():
+    payload = TRANSFER_ID + struct.pack(">IB", 0, 0) + str8("photos/Zo\u00eb.jpg")
+    return frame(KIND_FILE_RESULT, payload + struct.pack(">B", 0) + APPENDED)  # flags 0, then fields
+
+
 def transfer_cancel():
     return frame(KIND_TRANSFER_CANCEL, TRANSFER_ID + struct.pack(">B", 1) + str8("stopped by the user"))
 
@@ -320,6 +337,16 @@ FIXTURES = [
      "swarmRefuse frame: swarm ID `20 21 ... 2f`, file 0, chunk 6, reason 3 (busy)."),
     ("transfer-swarm-report", swarm_report,
      "swarmReport frame: offender member 2, reason 1 (badChunk), file 0, chunk 6."),
+    ("transfer-offer-extended", offer_extended,
+     "offer frame from a later minor version (decode-only): the offer of `transfer-offer.bin`, an empty swarm "
+     "section (`memberCount` `00 00`) and 4 appended bytes `ext!` (65 78 74 21). Decodes to the offer of "
+     "`transfer-offer.bin`: a 1.0 decoder skips what follows the swarm section (section 8)."),
+    ("transfer-offer-reply-extended", offer_reply_extended,
+     "offerReply frame from a later minor version (decode-only): the reply of `transfer-offer-reply.bin`, the flags "
+     "byte `00` and 4 appended bytes `ext!`. Decodes to the reply of `transfer-offer-reply.bin`."),
+    ("transfer-file-result-extended", file_result_extended,
+     "fileResult frame from a later minor version (decode-only): the result of `transfer-file-result.bin`, the "
+     "flags byte `00` and 4 appended bytes `ext!`. Decodes to the result of `transfer-file-result.bin`."),
 ]
 
 

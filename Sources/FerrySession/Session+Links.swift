@@ -119,8 +119,10 @@ extension Session {
         readerTasks[id] = Task { [weak self] in
             var reader = LinkReader(stream: stream)
             let pause = self?.pausedReaders
+            let backlog = self?.transferBacklog
             while true {
                 await pause?.wait(id)
+                await backlog?.waitForRoom(id)
                 let input: LinkInput
                 do {
                     input = try await reader.next()
@@ -429,6 +431,7 @@ extension Session {
     /// The reader saw the peer close (or an error): a closed link whose writer is done too is closed now.
     func readerFinished(_ id: LinkID) {
         readerTasks.removeValue(forKey: id)
+        transferBacklog.forget(id)
         if writerTasks[id] == nil { closingStreams.removeValue(forKey: id)?.stream.close() }
     }
 

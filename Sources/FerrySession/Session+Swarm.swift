@@ -2,6 +2,7 @@ import FerrySecurity
 import FerryStateMachines
 import FerrySystem
 import FerryWire
+import Synchronization
 
 /// A vouch of `Session.vouch(for:reason:)`: hand it to `Session.revoke(_:)` to take it back.
 public struct VouchToken: Hashable, Sendable, CustomStringConvertible {
@@ -15,6 +16,30 @@ public struct VouchToken: Hashable, Sendable, CustomStringConvertible {
 struct Vouch: Sendable {
     var devices: Set<DeviceID>
     var reason: String
+}
+
+/// The live vouches, behind a lock: taken back synchronously (`Session.revoke(_:)`), so that a vouch ends in the same
+/// step as the swarm it was given for, and no link is admitted on it after (a revoke queued on the session's actor
+/// left it live for a while, and a vouch whose token was lost stayed live for good).
+final class VouchTable: Sendable {
+    private let state = Mutex<(next: Int, vouches: [VouchToken: Vouch])>((0, [:]))
+
+    func add(_ vouch: Vouch) -> VouchToken {
+        state.withLock { state in
+            state.next += 1
+            let token = VouchToken(rawValue: state.next)
+            state.vouches[token] = vouch
+            return token
+        }
+    }
+
+    func remove(_ token: VouchToken) -> Vouch? {
+        state.withLock { $0.vouches.removeValue(forKey: token) }
+    }
+
+    func contains(_ deviceID: DeviceID) -> Bool {
+        state.withLock { $0.vouches.values.contains { $0.devices.contains(deviceID) } }
+    }
 }
 
 /// Swarm links: session links between the recipients of one broadcast, without a prompt, only to and from the device
@@ -35,23 +60,22 @@ extension Session {
     /// Swarm links are neither bounded by nor counted in `maxPeers` (the vouched set bounds them), and their
     /// requests do not use up the prompt rate. `reason` appears in the log.
     public func vouch(for devices: Set<DeviceID>, reason: String) -> VouchToken {
-        nextVouch += 1
-        let token = VouchToken(rawValue: nextVouch)
-        vouches[token] = Vouch(devices: devices, reason: reason)
+        let token = vouches.add(Vouch(devices: devices, reason: reason))
         log("\(token): vouching for \(devices.count) devices (\(reason))")
         return token
     }
 
-    /// Takes a vouch back: new links from its devices are judged by the ordinary rules again (unless another live
-    /// vouch names them). Links already open stay open; the caller closes those it no longer wants.
-    public func revoke(_ token: VouchToken) {
-        guard let vouch = vouches.removeValue(forKey: token) else { return }
-        log("\(token): revoked (\(vouch.reason))")
+    /// Takes a vouch back at once (synchronous: the caller's next step already sees it gone): new links from its
+    /// devices are judged by the ordinary rules again (unless another live vouch names them). Links already open
+    /// stay open; the caller closes those it no longer wants.
+    public nonisolated func revoke(_ token: VouchToken) {
+        guard let vouch = vouches.remove(token) else { return }
+        configuration.log?(1, "\(token): revoked (\(vouch.reason))")
     }
 
     /// Whether a live vouch names this device ID.
     public func isVouched(_ deviceID: DeviceID) -> Bool {
-        vouches.values.contains { $0.devices.contains(deviceID) }
+        vouches.contains(deviceID)
     }
 
     /// Opens a swarm link to a vouched member at `address` (the "ip:port" an offer named for it), PINNED to its

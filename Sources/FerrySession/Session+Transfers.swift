@@ -108,6 +108,7 @@ extension Session {
             return
         }
         guard !refusedOfferOnSwarmLink(frame, on: id) else { return }
+        transferBacklog.add(Frame.headerLength + frame.payload.count, from: peerID, on: id)
         transferSink.yield(.frame(frame, from: peerID))
     }
 }

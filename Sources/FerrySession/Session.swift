@@ -19,7 +19,10 @@ public actor Session {
     /// Frames of the transfer protocol and the end of links, for the transfer engine. Carries frames only when
     /// `configuration.transfersEnabled`. Ends when the session closes. An `AsyncChannel` (one consumer, read with
     /// `for await`), not an `AsyncStream`: it carries an element per frame, and costs a fraction of one.
-    public nonisolated let transferEvents = AsyncChannel<TransferLinkEvent>()
+    public nonisolated let transferEvents: AsyncChannel<TransferLinkEvent>
+    /// Transfer frames in `transferEvents` not yet taken, per peer: a reader stops past the configuration's
+    /// `transferBacklogLimit`.
+    nonisolated let transferBacklog: TransferBacklog
 
     let eventSink: AsyncStream<SessionEvent>.Continuation
     /// Where the session yields `transferEvents`.
@@ -55,8 +58,7 @@ public actor Session {
     /// How many connection requests may still become prompts (`AcceptPolicy.ask`); see `Session+Admission`.
     var requestLimiter: RequestLimiter<DeviceID>
     /// The transfer engine's live vouches (`Session+Swarm`): devices admitted as swarm links without a prompt.
-    var vouches: [VouchToken: Vouch] = [:]
-    var nextVouch = 0
+    nonisolated let vouches = VouchTable()
     var isClosed = false
     let sessionTag: UInt32
     /// Counters for diagnostics and tests.
@@ -75,6 +77,13 @@ public actor Session {
             throw .invalidConfiguration("could not set up TLS: \(error)")
         }
         self.trustedDevices = configuration.trustedDevices
+        let backlog = TransferBacklog(limit: configuration.transferBacklogLimit)
+        self.transferBacklog = backlog
+        self.transferEvents = AsyncChannel { event in
+            if case .frame(let frame, let peerID) = event {
+                backlog.take(Frame.headerLength + frame.payload.count, from: peerID)
+            }
+        }
         self.localPeerID = PeerID(rawValue: UInt64.random(in: 1...UInt64.max))
         (events, eventSink) = AsyncStream.makeStream(of: SessionEvent.self)
         self.sessionTag = Datagram.sessionTag(for: configuration.sessionID)
@@ -121,6 +130,9 @@ public actor Session {
             throw .invalidConfiguration("invalid session configuration: \(error)")
         }
         guard configuration.maxPeers >= 1 else { throw .invalidConfiguration("maxPeers must be at least 1") }
+        guard configuration.transferBacklogLimit >= 1 else {
+            throw .invalidConfiguration("transferBacklogLimit must be at least 1 byte")
+        }
         guard configuration.maxPendingLinks >= 1, configuration.maxPendingLinksPerAddress >= 1 else {
             throw .invalidConfiguration("maxPendingLinks and maxPendingLinksPerAddress must be at least 1")
         }
@@ -284,6 +296,14 @@ public struct SessionStatistics: Equatable, Sendable {
     public var beaconsRejected = 0
     /// Links never admitted whose closing drain was cut short because `maxPendingLinks` of them were draining.
     public var closingLinksCut = 0
+}
+
+extension Session {
+    /// The most bytes of transfer frames one peer ever had waiting for the transfer engine to take them (at most
+    /// `configuration.transferBacklogLimit` and one frame): tests prove the bound with it.
+    public nonisolated var largestTransferBacklog: Int { transferBacklog.largest }
+    /// How many times a link's reader stopped because its peer had `transferBacklogLimit` bytes waiting.
+    public nonisolated var transferBacklogPauses: Int { transferBacklog.pauses }
 }
 
 /// A link closed by the protocol whose stream is still open (`Session.closingStreams`).

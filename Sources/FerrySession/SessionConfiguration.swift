@@ -40,6 +40,10 @@ public struct SessionConfiguration: Sendable {
     /// Whether a transfer engine runs on this session: the hello announces the `transfers` capability and
     /// transfer frames reach `Session.transferEvents`; without it, a peer that sends one is cut off.
     public var transfersEnabled: Bool
+    /// Bytes of transfer frames (headers and payloads) one peer may have handed to `Session.transferEvents` and not
+    /// yet taken by the transfer engine: past it, the peer's link is not read until the engine takes some
+    /// (`TransferBacklog`). Above what an honest sender keeps unacknowledged (48 MiB over all its transfers).
+    public var transferBacklogLimit = 64 << 20
     /// Whether the application reads messages (`send(_:to:mode:)` from its peers). False announces `filesOnly` in
     /// the beacon and the hello, for an application that only transfers files, so that a chat leaves it out
     /// (`PeerInfo.takesMessages` on the other side).

@@ -146,6 +146,8 @@ public struct LinkStateMachine: Sendable {
     private var initiatorNonce: [UInt8]?
     /// Initiator: whether the acceptor's nonce arrived (it is revealed once).
     private var pairingRevealed = false
+    /// Initiator: our nonce went out in answer to a commitment, so `accept` must come after its reveal.
+    private var awaitsReveal = false
 
     /// A machine for a link that opened `now`; its first actions come from `start(now:)`.
     public init(role: Role, configuration: Configuration, now: ContinuousClock.Instant) {
@@ -281,7 +283,9 @@ public struct LinkStateMachine: Sendable {
     }
 
     /// End the link with a goodbye.
-    public mutating func disconnect(_ reason: GoodbyeReason, detail: String = "", now: ContinuousClock.Instant) -> [Action] {
+    public mutating func disconnect(_ reason: GoodbyeReason, detail: String = "", now: ContinuousClock.Instant)
+        -> [Action]
+    {
         guard state != .closed else { return [] }
         var actions: [Action] = [.send(SessionMessage.goodbye(Goodbye(reason: reason, clipping: detail)).encoded())]
         return close(.localDisconnect(reason), into: &actions)
@@ -330,7 +334,8 @@ public struct LinkStateMachine: Sendable {
         return [.send(SessionMessage.heartbeat(Heartbeat(sequence: heartbeatSequence)).encoded())]
     }
 
-    private mutating func handle(_ message: SessionMessage, now: ContinuousClock.Instant, into actions: inout [Action]) {
+    private mutating func handle(_ message: SessionMessage, now: ContinuousClock.Instant, into actions: inout [Action])
+    {
         switch (state, message) {
         case (_, .ignored), (_, .heartbeat):
             // Liveness and frames a newer minor version may add: never an error, also before the hello (PROTOCOL 3.4).
@@ -339,6 +344,12 @@ public struct LinkStateMachine: Sendable {
             _ = close(.goodbye(goodbye), into: &actions)
         case (.awaitingHello, .hello(let hello)):
             helloReceived(hello, now: now, into: &actions)
+        case (.requesting, .accept) where awaitsReveal:
+            // A commitment not revealed fails the pairing as a wrong reveal does (PROTOCOL 4.8): connecting without a
+            // code would let a man in the middle skip the comparison by never revealing.
+            violated(
+                "it accepted without revealing the pairing nonce of the commitment in its hello", now: now,
+                into: &actions)
         case (.requesting, .accept):
             state = .connected
             decoder.maximumPayloadLength = Limits.maxFramePayload
@@ -358,6 +369,7 @@ public struct LinkStateMachine: Sendable {
             actions.append(.connectionRequested)
         case (.requesting, .pairing(let acceptorNonce)) where !pairingRevealed:
             pairingRevealed = true
+            awaitsReveal = false
             guard let initiatorNonce = configuration.pairingNonce, let commitment = peerHello?.pairingCommitment,
                 SHA256Hasher.digest(acceptorNonce) == commitment
             else {
@@ -399,6 +411,7 @@ public struct LinkStateMachine: Sendable {
             var request: [UInt8] = []
             if let nonce = configuration.pairingNonce, hello.pairingCommitment != nil {
                 request += SessionMessage.pairing(nonce).encoded()
+                awaitsReveal = true
             }
             request += SessionMessage.connectionRequest.encoded()
             actions.append(.send(request))

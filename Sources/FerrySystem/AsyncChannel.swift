@@ -60,9 +60,14 @@ public final class AsyncChannel<Element: Sendable>: AsyncSequence, Sendable {
     }
 
     @usableFromInline let state = Mutex(State())
+    /// Called with each element as the consumer takes it (`next`, `takeBuffered`), on the consumer's task.
+    @usableFromInline let onTake: (@Sendable (Element) -> Void)?
 
-    /// An empty channel, not finished.
-    @inlinable public init() {}
+    /// An empty channel, not finished. `onTake` sees each element as the consumer takes it: a producer that bounds
+    /// what waits in the channel counts it back there, so the consumer cannot forget to.
+    @inlinable public init(onTake: (@Sendable (Element) -> Void)? = nil) {
+        self.onTake = onTake
+    }
 
     /// Appends `element` (or hands it to the waiting consumer); dropped once the channel is finished.
     @inlinable
@@ -88,6 +93,13 @@ public final class AsyncChannel<Element: Sendable>: AsyncSequence, Sendable {
     /// The next element, or nil once finished and drained (or the consuming task is cancelled). One consumer only.
     @inlinable
     public func next(isolation actor: isolated (any Actor)? = #isolation) async -> Element? {
+        let element = await nextElement(isolation: actor)
+        if let element, let onTake { onTake(element) }
+        return element
+    }
+
+    @inlinable
+    func nextElement(isolation actor: isolated (any Actor)?) async -> Element? {
         switch state.withLock({ $0.take() }) {
         case .element(let element): return element
         case .end: return nil
@@ -120,13 +132,15 @@ public final class AsyncChannel<Element: Sendable>: AsyncSequence, Sendable {
     /// has come together after `next` gave it one. One consumer only.
     @inlinable
     public func takeBuffered() -> [Element] {
-        state.withLock { state -> [Element] in
+        let taken = state.withLock { state -> [Element] in
             guard state.head < state.buffer.count else { return [] }
             let taken = state.buffer[state.head...].compactMap { $0 }
             state.buffer.removeAll(keepingCapacity: true)
             state.head = 0
             return taken
         }
+        if let onTake { taken.forEach(onTake) }
+        return taken
     }
 
     /// How many elements are buffered, not yet taken.

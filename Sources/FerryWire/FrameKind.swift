@@ -37,7 +37,8 @@ public struct FrameKind: RawRepresentable, Hashable, Sendable, CustomStringConve
     public static let heartbeat = FrameKind(0x0006)
     /// `goodbye` (4.7): the sender ends the link, with a reason.
     public static let goodbye = FrameKind(0x0007)
-    /// `pairing` (4.8): the initiator's pairing nonce, after the acceptor's commitment.
+    /// `pairing` (4.8): a pairing nonce: the initiator's, after the acceptor's commitment; then the acceptor's, revealed
+    /// before its answer (an `accept` that comes without it fails the pairing).
     public static let pairing = FrameKind(0x0008)
 
     /// Kinds reserved for the transfer protocol (`TransferMessage`); the session passes them through whole.

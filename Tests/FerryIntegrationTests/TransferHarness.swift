@@ -62,6 +62,19 @@ final class TransferHarness: Sendable {
         )
     }
 
+    /// Runs a sender to its end; returns its exit status, its `finished` event and its `file` events, in order.
+    func sendReportingFiles(_ paths: [String], to ports: [Int], _ extra: [String] = []) throws
+        -> (status: Int32, finished: [String: Any]?, files: [[String: Any]])
+    {
+        let process = try sender(paths, to: ports, extra)
+        let status = try process.waitForExit(timeout: .seconds(240))
+        let objects = process.allStdoutLines.compactMap(Self.json)
+        return (
+            status, objects.last { $0["event"] as? String == "finished" },
+            objects.filter { $0["event"] as? String == "file" }
+        )
+    }
+
     static func json(_ line: String) -> [String: Any]? {
         guard let data = line.data(using: .utf8) else { return nil }
         return (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]

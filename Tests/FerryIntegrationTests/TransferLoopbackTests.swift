@@ -124,17 +124,20 @@ extension IntegrationTests {
             let size = 24 << 20
             let file = try harness.files.random("big.bin", size: size)
             let (receiver, port) = try harness.receiver(once: false)
-            let proxy = try FaultProxy(targetPort: UInt16(port), mode: .truncate(afterBytes: 10 << 20, direction: .clientToServer))
+            let proxy = try FaultProxy(
+                targetPort: UInt16(port), mode: .truncate(afterBytes: 10 << 20, direction: .clientToServer))
             defer { proxy.close() }
             let recorder = try InotifyRecorder(directory: harness.inbox.path)
             defer { _ = recorder.stop() }
             let first = try harness.send([file.path], to: [Int(proxy.port)], ["--compress", "none"])
             #expect(first.status == 1)
             #expect(try TransferHarness.visibleFiles(in: harness.inbox.path).isEmpty, "nothing partial is published")
-            let second = try harness.send([file.path], to: [port], ["--compress", "none"])
+            let second = try harness.sendReportingFiles([file.path], to: [port], ["--compress", "none"])
             #expect(second.status == 0, "\(receiver.capturedOutput())")
             let resumed = second.finished?["resumedBytes"] as? Int ?? 0
-            #expect(resumed >= 1 << 20, "\(second.summary ?? [:])")
+            #expect(resumed >= 1 << 20, "\(second.finished ?? [:])")
+            // The file's own event says the same (EVENTS.md `file`: the bytes not sent again); it said 0.
+            #expect(second.files.map { $0["resumedBytes"] as? Int } == [resumed], "\(second.files)")
             #expect(try TransferHarness.sha256(harness.inbox.path + "/big.bin") == TransferHarness.sha256(file.path))
             _ = try receiver.terminate()
             Self.expectOnlyCompleteArrivals(recorder.stop(), ["big.bin": size])

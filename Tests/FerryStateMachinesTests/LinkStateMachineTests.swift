@@ -14,8 +14,10 @@ struct LinkPair {
     var toAcceptor: [UInt8] = []
     var toInitiator: [UInt8] = []
 
-    init(purpose: LinkStateMachine.Purpose = .connect(timeout: .seconds(5)), acceptorSession: String = "s",
-         disconnectTimeout: Duration = .seconds(3)) {
+    init(
+        purpose: LinkStateMachine.Purpose = .connect(timeout: .seconds(5)), acceptorSession: String = "s",
+        disconnectTimeout: Duration = .seconds(3)
+    ) {
         now = ContinuousClock.now
         initiator = LinkStateMachine(
             role: .initiator(purpose),
@@ -23,8 +25,9 @@ struct LinkPair {
             now: now)
         acceptor = LinkStateMachine(
             role: .acceptor,
-            configuration: .init(localHello: .fixture(peer: 2, session: acceptorSession),
-                                 disconnectTimeout: disconnectTimeout),
+            configuration: .init(
+                localHello: .fixture(peer: 2, session: acceptorSession),
+                disconnectTimeout: disconnectTimeout),
             now: now)
         record(initiator.start(now: now), fromInitiator: true)
         record(acceptor.start(now: now), fromInitiator: false)
@@ -193,7 +196,9 @@ extension Hello {
         var machine = LinkStateMachine(
             role: .acceptor, configuration: .init(localHello: .fixture(peer: 2, session: "s")), now: now)
         _ = machine.start(now: now)
-        #expect(machine.securityFailed("the TLS handshake failed") == [.close(.securityFailure("the TLS handshake failed"))])
+        #expect(
+            machine.securityFailed("the TLS handshake failed") == [.close(.securityFailure("the TLS handshake failed"))]
+        )
         #expect(machine.state == .closed)
         #expect(machine.securityFailed("again") == [])
     }
@@ -202,10 +207,11 @@ extension Hello {
         var pair = LinkPair()
         pair.pump()
         let actions = pair.acceptor.refuse("certificate mismatch", now: pair.now)
-        #expect(actions == [
-            .send(SessionMessage.goodbye(Goodbye(reason: .disconnected, detail: "certificate mismatch")).encoded()),
-            .close(.securityFailure("certificate mismatch")),
-        ])
+        #expect(
+            actions == [
+                .send(SessionMessage.goodbye(Goodbye(reason: .disconnected, detail: "certificate mismatch")).encoded()),
+                .close(.securityFailure("certificate mismatch")),
+            ])
         #expect(pair.acceptor.state == .closed)
     }
 
@@ -259,7 +265,8 @@ extension Hello {
             var machine = LinkStateMachine(
                 role: .acceptor, configuration: .init(localHello: .fixture(peer: 2, session: "s")), now: now)
             let actions = machine.bytesReceived(bytes, now: now)
-            guard actions.count == 2, case .send(let sent) = actions[0], case .close(.protocolError(let text)) = actions[1]
+            guard actions.count == 2, case .send(let sent) = actions[0],
+                case .close(.protocolError(let text)) = actions[1]
             else {
                 Issue.record("\(name): expected a goodbye then a protocol error, got \(actions)")
                 continue
@@ -281,7 +288,8 @@ extension Hello {
         let now = ContinuousClock.now
         var machine = LinkStateMachine(
             role: .acceptor, configuration: .init(localHello: .fixture(peer: 2, session: "s")), now: now)
-        let early = SessionMessage.heartbeat(Heartbeat(sequence: 1)).encoded()
+        let early =
+            SessionMessage.heartbeat(Heartbeat(sequence: 1)).encoded()
             + Frame(kind: FrameKind(rawValue: 0x8123), payload: [1, 2, 3]).encoded()
         #expect(machine.bytesReceived(early, now: now).isEmpty)
         let actions = machine.bytesReceived(SessionMessage.hello(.fixture(peer: 1, session: "s")).encoded(), now: now)
@@ -370,8 +378,10 @@ struct PairingNonceTests {
         var answer: [UInt8] = []
         for case .send(let bytes) in acceptorActions { answer += bytes }
         initiatorActions += initiator.bytesReceived(tamper(answer), now: now)
-        return (initiatorActions.filter { if case .send = $0 { false } else { true } },
-                acceptorActions.filter { if case .send = $0 { false } else { true } })
+        return (
+            initiatorActions.filter { if case .send = $0 { false } else { true } },
+            acceptorActions.filter { if case .send = $0 { false } else { true } }
+        )
     }
 
     @Test func bothSidesAgreeOnBothNoncesBeforeTheDecision() {
@@ -429,5 +439,146 @@ struct PairingNonceTests {
     static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
         guard haystack.count >= needle.count else { return false }
         return (0...(haystack.count - needle.count)).contains { Array(haystack[$0..<($0 + needle.count)]) == needle }
+    }
+}
+
+/// An acceptor whose hello carries bytes after its display name never reveals a nonce: the initiator took the first
+/// 32 of them as a commitment (PROTOCOL.md 4.1: in an acceptor's hello they are one), so an `accept` without the
+/// reveal must fail the pairing as a wrong reveal does. Before this, such a link connected with no pairing code.
+@Suite struct UnrevealedCommitmentTests {
+    /// The acceptor's hello as a peer that speaks no pairing sent it: 40 bytes it meant as extension after the name.
+    static func acceptorHelloWithTrailingBytes(_ count: Int) -> [UInt8] {
+        var payload = SessionMessage.hello(.fixture(peer: 2, session: "s")).frame.payload
+        payload += (0..<count).map { UInt8(truncatingIfNeeded: 0xA0 &+ $0) }
+        return Frame(kind: .hello, payload: payload).encoded()
+    }
+
+    static func initiator(now: ContinuousClock.Instant) -> LinkStateMachine {
+        var machine = LinkStateMachine(
+            role: .initiator(.connect(timeout: .seconds(5))),
+            configuration: .init(
+                localHello: .fixture(peer: 1, session: "s"), pairingNonce: PairingNonceTests.initiatorNonce),
+            now: now)
+        _ = machine.start(now: now)
+        return machine
+    }
+
+    @Test func anAcceptWithoutTheRevealOfACommitmentClosesTheLink() {
+        let now = ContinuousClock.now
+        var initiator = Self.initiator(now: now)
+        let afterHello = initiator.bytesReceived(Self.acceptorHelloWithTrailingBytes(40), now: now)
+        #expect(initiator.peerHello?.pairingCommitment != nil)
+        #expect(
+            afterHello.contains(
+                .send(
+                    SessionMessage.pairing(PairingNonceTests.initiatorNonce).encoded()
+                        + SessionMessage.connectionRequest.encoded())))
+        let actions = initiator.bytesReceived(SessionMessage.accept.encoded(), now: now)
+        #expect(!actions.contains(.connected))
+        guard case .close(.protocolError(let text)) = actions.last else {
+            Issue.record("expected a protocol error, got \(actions)")
+            return
+        }
+        #expect(text.contains("commitment"))
+        #expect(initiator.state == .closed)
+    }
+
+    @Test func aRequestWithoutTheRevealStaysUnconnectedUntilItsDeadline() {
+        let now = ContinuousClock.now
+        var initiator = Self.initiator(now: now)
+        _ = initiator.bytesReceived(Self.acceptorHelloWithTrailingBytes(40), now: now)
+        let later = now + .seconds(6)
+        let actions = initiator.tick(now: later)
+        #expect(actions.last == .close(.timedOut(.connectionRequest)))
+    }
+
+    /// A deny needs no reveal: nothing connects, and an acceptor may deny before it read the request (10.1 step 3).
+    @Test func aDenyBeforeTheRevealIsStillADenial() {
+        let now = ContinuousClock.now
+        var initiator = Self.initiator(now: now)
+        _ = initiator.bytesReceived(Self.acceptorHelloWithTrailingBytes(40), now: now)
+        let deny = Deny(reason: .deniedByUser, detail: "")
+        let actions = initiator.bytesReceived(SessionMessage.deny(deny).encoded(), now: now)
+        #expect(actions == [.close(.denied(deny))])
+    }
+
+    /// An initiator's hello has no commitment: everything after its display name is extension, ignored.
+    @Test func anInitiatorsTrailingBytesNeverMakeTheAcceptorReveal() {
+        let now = ContinuousClock.now
+        var (_, acceptor) = PairingNonceTests.machines(now: now)
+        _ = acceptor.start(now: now)
+        var payload = SessionMessage.hello(.fixture(peer: 1, session: "s")).frame.payload
+        payload += [UInt8](repeating: 0x5A, count: 40)
+        let hello = Frame(kind: .hello, payload: payload).encoded()
+        let actions = acceptor.bytesReceived(hello + SessionMessage.connectionRequest.encoded(), now: now)
+        #expect(!actions.contains { if case .send = $0 { true } else { false } })
+        #expect(actions.last == .connectionRequested)
+    }
+}
+
+/// PROTOCOL.md 3.4: after the hello, a frame the link sequence does not allow where it comes closes the link with a
+/// goodbye `protocolError`: a `message` or transfer frame before `accept`, a second `connectionRequest` (or one
+/// after `accept`), an `accept` or a `connectionRequest` sent the wrong way, a second hello, a second pairing nonce.
+@Suite struct LinkSequenceTests {
+    enum Point: String, CaseIterable {
+        case acceptorBeforeRequest, acceptorDeciding, acceptorConnected, initiatorRequesting
+    }
+
+    /// A pair driven to `point`; the side under test is returned as `acceptor` (true) or the initiator.
+    static func pair(at point: Point) -> (pair: LinkPair, testsAcceptor: Bool) {
+        var pair = LinkPair()
+        switch point {
+        case .acceptorBeforeRequest:
+            // Only the hellos: the initiator's request is held back.
+            let hello = pair.toAcceptor
+            pair.toAcceptor = []
+            pair.record(pair.acceptor.bytesReceived(hello, now: pair.now), fromInitiator: false)
+            return (pair, true)
+        case .acceptorDeciding, .initiatorRequesting:
+            pair.pump()
+            return (pair, point == .acceptorDeciding)
+        case .acceptorConnected:
+            pair.pump()
+            pair.record(pair.acceptor.accept(now: pair.now), fromInitiator: false)
+            pair.pump()
+            return (pair, true)
+        }
+    }
+
+    static let transferFrame = Frame(kind: FrameKind(rawValue: 0x0100), payload: [1, 2, 3]).encoded()
+    static let hello = SessionMessage.hello(.fixture(peer: 1, session: "s")).encoded()
+
+    static let cases: [(Point, String, [UInt8])] = [
+        (.acceptorBeforeRequest, "message before the request", SessionMessage.message([7]).encoded()),
+        (.acceptorBeforeRequest, "transfer frame before the request", transferFrame),
+        (.acceptorBeforeRequest, "accept from the initiator", SessionMessage.accept.encoded()),
+        (.acceptorBeforeRequest, "a second hello", hello),
+        (.acceptorDeciding, "a second connection request", SessionMessage.connectionRequest.encoded()),
+        (.acceptorDeciding, "message before accept", SessionMessage.message([7]).encoded()),
+        (.acceptorDeciding, "transfer frame before accept", transferFrame),
+        (
+            .acceptorDeciding, "a pairing nonce after the request",
+            SessionMessage.pairing(Array(repeating: 1, count: 32)).encoded()
+        ),
+        (.acceptorConnected, "a connection request once connected", SessionMessage.connectionRequest.encoded()),
+        (.initiatorRequesting, "message before accept", SessionMessage.message([7]).encoded()),
+        (.initiatorRequesting, "transfer frame before accept", transferFrame),
+        (.initiatorRequesting, "a connection request from the acceptor", SessionMessage.connectionRequest.encoded()),
+    ]
+
+    @Test(arguments: 0..<cases.count)
+    func aFrameOutOfItsPlaceIsAProtocolError(_ index: Int) {
+        let (point, name, bytes) = Self.cases[index]
+        var (pair, testsAcceptor) = Self.pair(at: point)
+        let actions =
+            testsAcceptor
+            ? pair.acceptor.bytesReceived(bytes, now: pair.now) : pair.initiator.bytesReceived(bytes, now: pair.now)
+        guard case .close(.protocolError) = actions.last else {
+            Issue.record("\(point) \(name): expected a protocol error, got \(actions)")
+            return
+        }
+        #expect(!actions.contains(.connected), "\(name)")
+        #expect(!actions.contains { if case .messageReceived = $0 { true } else { false } }, "\(name)")
+        #expect(!actions.contains { if case .transferFrameReceived = $0 { true } else { false } }, "\(name)")
     }
 }

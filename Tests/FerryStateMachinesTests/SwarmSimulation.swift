@@ -248,7 +248,7 @@ struct SwarmSimulation {
                 case .announceAll(let other):
                     let held = fetchers[member].heldRanges(of: 0).flatMap { $0 }.map { SwarmChunk(file: 0, index: $0) }
                     if !held.isEmpty { perform(try! fetchers[other].haveReceived(from: member, held), at: other) }
-                case .verifyHeld:
+                case .verifyHeld, .unstore:
                     break
                 case .cutOff(let other):
                     cutOff.insert(other)

@@ -40,6 +40,28 @@ import Testing
         #expect(await iterator.next() == nil)
     }
 
+    /// `onTake` sees every element once, as the consumer takes it (a waiting consumer handed one directly, `next` from
+    /// the buffer, `takeBuffered`), never one that is only buffered or dropped after `finish`.
+    @Test func onTakeSeesEachElementAsTheConsumerTakesIt() async {
+        let taken = Mutex<[Int]>([])
+        let channel = AsyncChannel<Int> { value in taken.withLock { $0.append(value) } }
+        for value in 0..<5 { channel.yield(value) }
+        #expect(taken.withLock { $0 }.isEmpty)
+        var iterator = channel.makeAsyncIterator()
+        #expect(await iterator.next() == 0)
+        #expect(taken.withLock { $0 } == [0])
+        #expect(channel.takeBuffered() == [1, 2, 3, 4])
+        #expect(taken.withLock { $0 } == [0, 1, 2, 3, 4])
+        let waiting = Task { await channel.next(isolation: nil) }
+        while channel.state.withLock({ $0.waiter == nil }) { await Task.yield() }
+        channel.yield(5)
+        #expect(await waiting.value == 5)
+        channel.finish()
+        channel.yield(6)
+        #expect(await iterator.next() == nil)
+        #expect(taken.withLock { $0 } == [0, 1, 2, 3, 4, 5])
+    }
+
     @Test func aWaitingConsumerGetsWhatIsYieldedThenNilOnFinish() async {
         let channel = AsyncChannel<String>()
         let consumer = Task {

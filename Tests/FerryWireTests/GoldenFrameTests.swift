@@ -46,6 +46,11 @@ struct GoldenFrameTests {
         #expect(extended.encoded() == (try Fixtures.bytes("hello-extended")))
     }
 
+    /// The commitment in `hello-acceptor` is the SHA-256 of the `pairing` vector's nonce (computed by Python's hashlib).
+    @Test func theAcceptorsCommitmentIsTheHashOfThePairingNonce() {
+        #expect(SHA256Hasher.digest(Samples.pairingNonce) == Samples.pairingCommitment)
+    }
+
     @Test func datagramBothWays() throws {
         let bytes = try Fixtures.bytes("datagram")
         #expect(try Samples.datagram.encoded() == bytes)

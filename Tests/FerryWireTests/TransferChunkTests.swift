@@ -51,6 +51,15 @@ struct TransferChunkTests {
         }
     }
 
+    /// Texts say "codec \(codec)": an unknown codec is its number alone, so a goodbye never reads "codec codec 9".
+    @Test func anUnknownCodecIsNamedOnceByItsNumber() {
+        #expect(Codec(rawValue: 9).description == "9")
+        #expect(Codec.zstdPrefixed.description == "zstd-prefixed")
+        #expect(throws: WireError.malformed("chunk: 0 data bytes for rawLength 5 with codec 9")) {
+            try Self.decode(Self.chunkPayload(rawLength: 5, codec: 9, dataLength: 0))
+        }
+    }
+
     @Test(arguments: [UInt8(1), 2, 3, 255])
     func compressedDataIsOneToRawLengthBytes(_ codec: UInt8) throws {
         let name = Codec(rawValue: codec).description
@@ -142,6 +151,6 @@ struct TransferChunkTests {
         #expect(Codec(rawValue: 2) == .zstd)
         #expect(Codec(rawValue: 3) == .zstdPrefixed)
         #expect(Codec.zstdPrefixed.description == "zstd-prefixed")
-        #expect(Codec(rawValue: 42).description == "codec 42")
+        #expect(Codec(rawValue: 42).description == "42")
     }
 }

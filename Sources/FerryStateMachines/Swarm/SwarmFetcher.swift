@@ -39,6 +39,10 @@ public struct SwarmFetcher: Sendable {
         /// Check a chunk of the resumed prefix against the sender's digest (`digest(of:)`), then report
         /// `prefixChecked`.
         case verifyHeld(SwarmChunk)
+        /// The chunk of the resumed prefix failed the sender's digest: it is not held, and the transfer must count it
+        /// stored no more (`IncomingTransferMachine.storedChunkFailed`), or the copy fetched next would be dropped as
+        /// one stored already and asked for again and again. Before any request for it.
+        case unstore(SwarmChunk)
         /// Nothing more to or from `member` in this swarm: drop the swarm link.
         case cutOff(Int)
         /// Send `swarmReport` on `offender` to the sender.
@@ -63,6 +67,8 @@ public struct SwarmFetcher: Sendable {
         var outstanding: Set<SwarmChunk> = []
         var timedOut: Set<SwarmChunk> = []
         var serving = 0
+        /// The chunks it announced (not forgotten), one bit per chunk of the offer; nil until it announces any.
+        var has: ChunkBitmap?
     }
 
     /// This member's index in the offer's list.
@@ -81,8 +87,12 @@ public struct SwarmFetcher: Sendable {
     /// Files that ended here (published or failed): nothing of them is fetched any more.
     private var ended: [Bool]
     private var digests: [SwarmChunk: [UInt8]] = [:]
+    /// The chunks whose digest the sender sent (what `digests` has), as a bitmap: compared a word at a time with a
+    /// member's announcement.
+    private var known: ChunkBitmap
+    /// An empty bitmap over the offer's files: a member's announcements start as a copy (sharing its layout).
+    private let noChunks: ChunkBitmap
     private var seeds: [SwarmChunk: Int?] = [:]
-    private var announcers: [SwarmChunk: Set<Int>] = [:]
     private var askedSender: Set<SwarmChunk> = []
     /// Who each chunk is asked of now (`Self.sender` for the sender): at most one request per chunk at a time.
     private var requestedFrom: [SwarmChunk: Int] = [:]
@@ -95,6 +105,9 @@ public struct SwarmFetcher: Sendable {
     private var progressed = false
     /// Members this member cut off, in order.
     public private(set) var cutOffMembers: [Int] = []
+    /// Words (64 chunks each) of other members' holdings visited merging their announcements: a test bounds the work
+    /// one `swarmHave` costs by it.
+    public private(set) var announcementWords = 0
 
     /// A fetcher for member `me` of `memberCount`, over files of `chunkCounts` chunks of which it took `accepted`,
     /// holding the first `resumedChunks` of each (its resumed prefix, checked once the digests arrive); at most
@@ -112,12 +125,12 @@ public struct SwarmFetcher: Sendable {
         ended = Array(repeating: false, count: chunkCounts.count)
         peers = Array(repeating: Peer(), count: memberCount)
         held = ChunkBitmap(chunkCounts: chunkCounts)
+        known = held
+        noChunks = held
         for file in chunkCounts.indices where accepted[file] {
-            for index in 0..<min(resumedChunks[file], chunkCounts[file]) {
-                let chunk = SwarmChunk(file: file, index: index)
-                held.insert(chunk)
-                unverified.insert(chunk)
-            }
+            let prefix = 0..<max(0, min(resumedChunks[file], chunkCounts[file]))
+            held.insert(prefix, of: file)
+            for index in prefix { unverified.insert(SwarmChunk(file: file, index: index)) }
         }
     }
 
@@ -187,6 +200,7 @@ public struct SwarmFetcher: Sendable {
             guard !ended[file] else { continue }  // ended here: nothing of it is fetched
             if digests[chunk] == nil, unverified.contains(chunk) { actions.append(.verifyHeld(chunk)) }
             digests[chunk] = entry.sha256
+            known.insert(chunk)
             if !held.contains(chunk) { pending.insert(chunk) }
             seeds[chunk] = entry.seed.flatMap { $0 >= 0 && $0 < peers.count ? $0 : nil }
         }
@@ -197,7 +211,6 @@ public struct SwarmFetcher: Sendable {
     public mutating func senderChunkStored(_ chunk: SwarmChunk) -> [Action] {
         guard held.isValid(chunk) else { return [] }
         if askedSender.remove(chunk) != nil { endRequest(chunk, by: Self.sender) }
-        announcers[chunk] = nil
         unverified.remove(chunk)
         pending.remove(chunk)
         guard held.insert(chunk) else { return [] }
@@ -206,13 +219,14 @@ public struct SwarmFetcher: Sendable {
     }
 
     /// A chunk of the resumed prefix was hashed: `sha256` is the digest of the staged bytes. A mismatch drops it
-    /// from the held chunks (it is fetched like any other).
+    /// from the held chunks, and the transfer is told to (`unstore`): it is fetched like any other.
     public mutating func prefixChecked(_ chunk: SwarmChunk, sha256: [UInt8]) -> [Action] {
         guard unverified.remove(chunk) != nil else { return [] }
         guard sha256 == digests[chunk] else {
             held.remove(chunk)
+            guard !ended[chunk.file] else { return [.unstore(chunk)] }
             pending.insert(chunk)
-            return schedule()
+            return [.unstore(chunk)] + schedule()
         }
         progressed = true
         return inSwarm ? [.announce(chunk)] : []
@@ -236,24 +250,75 @@ public struct SwarmFetcher: Sendable {
         return inSwarm ? schedule() : []
     }
 
-    /// `swarmHave` from `member`. Announcements of a member not in the list yet are kept (they are used once it is:
-    /// the sender's list may reach this member after that member's first announcements, which it never repeats);
-    /// those of a member cut off, refusing everything, or whose link is not up are ignored. Throws for a chunk
-    /// outside the offer.
+    /// `swarmHave` from `member`: it holds chunks `ranges` of `file`. Announcements of a member not in the list yet
+    /// are kept (they are used once it is: the sender's list may reach this member after that member's first
+    /// announcements, which it never repeats); those of a member cut off, refusing everything, left out by a list,
+    /// or whose link is not up are ignored, before anything else is done with them. Throws for a file outside the
+    /// offer or a range past its last chunk (PROTOCOL.md 11.11: swarmHave ranges stay inside the file).
+    ///
+    /// The work is bounded by the frame, not by the lengths of its ranges: they are merged (overlaps cost nothing
+    /// more), then added to the member's bitmap a word (64 chunks) at a time; only chunks new for that member whose
+    /// digest is known and that this member lacks are looked at one by one, each once per member.
+    public mutating func haveReceived(from member: Int, file: Int, ranges: [Range<Int>]) throws(TransferProtocolError)
+        -> [Action]
+    {
+        guard file >= 0, file < fileCount else {
+            throw TransferProtocolError("member \(member) announced file \(file), which is not in the offer")
+        }
+        let count = held.chunkCounts[file]
+        for range in ranges where range.isEmpty || range.lowerBound < 0 || range.upperBound > count {
+            throw TransferProtocolError(
+                "member \(member) announced chunks \(range.lowerBound)..<\(range.upperBound) of file \(file), which has "
+                    + "\(count)")
+        }
+        guard inSwarm, member != me, peers[member].link == .up, !peers[member].cutOff, !peers[member].refusesAll,
+            peers[member].active || !peers[member].wasActive, accepted[file], !ended[file]
+        else { return [] }
+        var has = peers[member].has ?? noChunks
+        peers[member].has = nil  // not shared while it changes: its words are not copied
+        var fresh: [SwarmChunk] = []
+        for range in Self.merged(ranges) {
+            let (added, words) = has.insert(range, of: file, returningAddedIn: known, notIn: held)
+            announcementWords += words
+            for index in added {
+                let chunk = SwarmChunk(file: file, index: index)
+                if !isRequested(chunk) { fresh.append(chunk) }
+            }
+        }
+        peers[member].has = has
+        // Only these chunks can have become requestable: slots free up on other events, which schedule everything.
+        return schedule(only: fresh, askSender: false)
+    }
+
+    /// `haveReceived(from:file:ranges:)` for a list of chunks, file by file in the order they first appear. Throws
+    /// for a chunk outside the offer before anything is done.
     public mutating func haveReceived(from member: Int, _ chunks: [SwarmChunk]) throws(TransferProtocolError)
         -> [Action]
     {
         for chunk in chunks where !held.isValid(chunk) {
             throw TransferProtocolError("member \(member) announced \(chunk), which is not in the offer")
         }
-        let peer = peers[member]
-        guard inSwarm, member != me, peer.link == .up, !peer.cutOff, !peer.refusesAll else { return [] }
-        var fresh: [SwarmChunk] = []
-        for chunk in chunks where accepted[chunk.file] && !ended[chunk.file] && !held.contains(chunk) {
-            if announcers[chunk, default: []].insert(member).inserted { fresh.append(chunk) }
+        var files: [Int] = []
+        for chunk in chunks where !files.contains(chunk.file) { files.append(chunk.file) }
+        var actions: [Action] = []
+        for file in files {
+            let ranges = chunks.filter { $0.file == file }.map { $0.index..<$0.index + 1 }
+            actions += try haveReceived(from: member, file: file, ranges: ranges)
         }
-        // Only these chunks can have become requestable: slots free up on other events, which schedule everything.
-        return schedule(only: fresh, askSender: false)
+        return actions
+    }
+
+    /// `ranges` sorted and merged where they overlap or touch.
+    private static func merged(_ ranges: [Range<Int>]) -> [Range<Int>] {
+        var result: [Range<Int>] = []
+        for range in ranges.sorted(by: { $0.lowerBound < $1.lowerBound }) {
+            if let last = result.last, range.lowerBound <= last.upperBound {
+                result[result.count - 1] = last.lowerBound..<max(last.upperBound, range.upperBound)
+            } else {
+                result.append(range)
+            }
+        }
+        return result
     }
 
     /// A chunk from `member`, its raw bytes hashed to `sha256` (nil: it did not inflate to its length). One that
@@ -282,7 +347,6 @@ public struct SwarmFetcher: Sendable {
     public mutating func relayedChunkStored(_ chunk: SwarmChunk) -> [Action] {
         guard storing.remove(chunk) != nil else { return [] }
         progressed = true
-        announcers[chunk] = nil
         failedBy[chunk] = nil
         return inSwarm ? [.announce(chunk)] : []
     }
@@ -310,7 +374,6 @@ public struct SwarmFetcher: Sendable {
         requestedFrom = requestedFrom.filter { $0.key.file != file }
         askedSender = askedSender.filter { $0.file != file }
         pending = pending.filter { $0.file != file }
-        announcers = announcers.filter { $0.key.file != file }
         failedBy = failedBy.filter { $0.key.file != file }
         if !published {
             held.removeAll(of: file)
@@ -330,7 +393,7 @@ public struct SwarmFetcher: Sendable {
             peers[member].refusesAll = true
             forget(member)
         default:
-            announcers[chunk]?.remove(member)
+            peers[member].has?.remove(chunk)
             failedBy[chunk, default: []].insert(member)
         }
         return inSwarm ? schedule() : []
@@ -342,7 +405,7 @@ public struct SwarmFetcher: Sendable {
         guard peers[member].outstanding.remove(chunk) != nil else { return [] }
         endRequest(chunk, by: member)
         peers[member].timedOut.insert(chunk)
-        announcers[chunk]?.remove(member)
+        peers[member].has?.remove(chunk)
         failedBy[chunk, default: []].insert(member)
         return inSwarm ? schedule() : []
     }
@@ -418,10 +481,7 @@ public struct SwarmFetcher: Sendable {
         let lost = Array(peers[member].outstanding)
         for chunk in lost { endRequest(chunk, by: member) }
         peers[member].outstanding.removeAll()
-        for chunk in Array(announcers.keys) {
-            announcers[chunk]?.remove(member)
-            if announcers[chunk]?.isEmpty == true { announcers[chunk] = nil }
-        }
+        peers[member].has = nil
         return lost
     }
 
@@ -451,10 +511,12 @@ public struct SwarmFetcher: Sendable {
         }
         let outstanding = peers.reduce(0) { $0 + $1.outstanding.count }
         var free = min(perMember, max(0, maxTotalInFlight - outstanding))
-        let wanted = (only ?? Array(announcers.keys)).filter { chunk in
+        let usable = peers.indices.filter { isUsable($0) && peers[$0].has != nil }
+        func holders(_ chunk: SwarmChunk) -> [Int] { usable.filter { peers[$0].has?.contains(chunk) == true } }
+        let wanted = (only ?? Array(pending)).filter { chunk in
             digests[chunk] != nil && !held.contains(chunk) && !isRequested(chunk)
         }
-        let ranked = wanted.map { chunk in (chunk, announcers[chunk, default: []].filter(isUsable)) }
+        let ranked = (free > 0 ? wanted : []).map { chunk in (chunk, holders(chunk)) }
             .filter { !$0.1.isEmpty }
             .sorted { ($0.1.count, $0.0) < ($1.1.count, $1.0) }
         for (chunk, holders) in ranked where free > 0 {
@@ -473,9 +535,9 @@ public struct SwarmFetcher: Sendable {
         }
         guard askSender else { return actions }
         for chunk in pending.filter({ !isRequested($0) }).sorted() {
-            let usable = announcers[chunk, default: []].contains(where: isUsable)
+            let announced = usable.contains { peers[$0].has?.contains(chunk) == true }
             let seed = seeds[chunk] ?? nil
-            if !usable, isGone(seed) || seed.map({ failedBy[chunk, default: []].contains($0) }) == true {
+            if !announced, isGone(seed) || seed.map({ failedBy[chunk, default: []].contains($0) }) == true {
                 askedSender.insert(chunk)
                 requestedFrom[chunk] = Self.sender
                 actions.append(.requestFromSender(chunk))

@@ -141,6 +141,18 @@ public struct IncomingTransferMachine: Sendable {
         return [.acknowledge(file: file, offset: offset, status: status)] + verifyIfComplete(file)
     }
 
+    /// With `anyOrder`: the chunk at `offset` of `file`, counted stored (a resumed prefix's), is not that chunk: it
+    /// failed the sender's digest (a swarm member checks its prefix, PROTOCOL.md 11.11). It counts stored no more, so
+    /// a copy that arrives (from the sender or another member) is stored and acknowledged, and the file is verified
+    /// only once it is. False when it was not counted stored or its file ended.
+    @discardableResult
+    public mutating func storedChunkFailed(file: Int, offset: UInt64) -> Bool {
+        let chunk = SwarmChunk(file: file, index: Int(offset / UInt64(chunkSize)))
+        guard anyOrder, stored.isValid(chunk), !files[file].ended, stored.remove(chunk) else { return false }
+        files[file].storedChunks -= 1
+        return true
+    }
+
     /// The chunk at the expected offset failed its digest or inflation.
     public mutating func chunkCorrupt(file: Int) -> [Action] {
         chunkCorrupt(file: file, offset: files[file].expectedOffset)

@@ -40,6 +40,29 @@ public final class StrangerLink: Sendable {
         return StrangerLink(stream: stream, identity: identity)
     }
 
+    /// Takes the next connection on `listener` (a ferry session dialling it) and runs the handshake as the TLS
+    /// server: a stranger that plays the acceptor of a link, and says whatever it likes from there.
+    public static func accept(on listener: LoopbackSocket, identity: DeviceIdentity? = nil) async throws
+        -> StrangerLink
+    {
+        let identity = try identity ?? DeviceIdentity.generate()
+        let socket = try await onOwnThread { SocketStream(accepted: try listener.accept()) }
+        let stream: TLSStream
+        do {
+            stream = try TLSStream(over: socket, context: TLSContext(identity: identity), role: .server)
+        } catch {
+            socket.close()
+            throw error
+        }
+        do {
+            try await stream.handshake()
+        } catch {
+            stream.close()
+            throw error
+        }
+        return StrangerLink(stream: stream, identity: identity)
+    }
+
     /// An encoded hello of `session` that names this link's certificate unless another device ID is given.
     public func hello(
         session: String = "unit", peerID: UInt64 = .random(in: 1...UInt64.max), name: String,
@@ -144,6 +167,11 @@ final class SocketStream: ByteStream {
     /// Blocking `connect(2)` from `source` to 127.0.0.1:`port`.
     init(from source: String, port: Int) throws {
         socket = try LoopbackSocket.connect(port: UInt16(port), from: source, receiveTimeoutSeconds: 60)
+    }
+
+    /// A connection a listening `LoopbackSocket` accepted.
+    init(accepted: LoopbackSocket) {
+        socket = accepted
     }
 
     deinit {

@@ -179,7 +179,7 @@ extension HostileSwarmMember {
 
     /// Sends `published` for every file whose `fileEnd` came and whose chunks it holds (nothing is written anywhere).
     func finishIfDone() async {
-        guard let offer, let sender else { return }
+        guard let offer, let sender, !behaviour.holdsResults else { return }
         for file in ended.subtracting(resulted).sorted() {
             let size = offer.files[Int(file)].size
             let chunks = (size + UInt64(offer.chunkSize) - 1) / UInt64(offer.chunkSize)

@@ -30,14 +30,19 @@ public actor HostileSwarmMember {
         public var announceUnheld: Bool
         /// Push a chunk nobody requested to each member whose link comes up.
         public var sendUnrequested: Bool
+        /// Never answer a `fileEnd`: the sender's broadcast, and with it every member's swarm, stays open until this
+        /// member goes (a test needs a swarm that is surely live).
+        public var holdsResults: Bool
 
         public init(
-            relay: Bool = true, flipBytes: Bool = true, announceUnheld: Bool = false, sendUnrequested: Bool = false
+            relay: Bool = true, flipBytes: Bool = true, announceUnheld: Bool = false, sendUnrequested: Bool = false,
+            holdsResults: Bool = false
         ) {
             self.relay = relay
             self.flipBytes = flipBytes
             self.announceUnheld = announceUnheld
             self.sendUnrequested = sendUnrequested
+            self.holdsResults = holdsResults
         }
 
         /// Relays every chunk asked of it with one bit flipped.

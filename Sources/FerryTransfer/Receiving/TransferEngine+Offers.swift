@@ -180,13 +180,15 @@ extension TransferEngine {
         let planned = plans
         let held = reservations
         let chunkSize = Int(chunk)
+        // A swarm member keeps its prefix's chunk digests by chunk (see the reply below).
+        let keep = configuration.relay && offered.offer.swarm != nil
         let hashers = await accepting.run { () -> [FileDigest?] in
             zip(planned, held).map { plan, reservation in
                 guard plan.resume > 0 else { return nil }
                 guard
                     let hasher = try? Self.hashStagedPrefix(
                         key: plan.key, length: plan.resume, chunkSize: chunkSize, directory: directory,
-                        reservation: reservation)
+                        reservation: reservation, keepingChunkDigests: keep)
                 else {
                     return nil  // resumed from 0: the first write cuts the staged file (still held) to 0
                 }
@@ -225,6 +227,19 @@ extension TransferEngine {
             sizes: transfer.files.map(\.size), accepted: transfer.files.map(\.accepted),
             resumeOffsets: transfer.files.map(\.resumeOffset), chunkSize: Int(transfer.offer.chunkSize),
             anyOrder: relay)
+        if relay {
+            // A member's resumed chunk can fail the sender's digest and be fetched again (PROTOCOL.md 11.11): its
+            // prefix's digests are kept by chunk, as those of the chunks it stores later, so that a chunk stored
+            // again replaces its digest; the file digest is fed them all in chunk order once the file is complete.
+            for index in transfer.files.indices {
+                guard let kept = transfer.files[index].hasher?.chunkDigests, !kept.isEmpty else { continue }
+                let length = FileDigest.length
+                for chunk in 0..<kept.count / length {
+                    transfer.files[index].chunkDigests[chunk] = Array(kept[chunk * length..<(chunk + 1) * length])
+                }
+                transfer.files[index].hasher = FileDigest()
+            }
+        }
         transfer.started = clock.now
         incoming[key] = transfer
         if relay {
@@ -248,12 +263,13 @@ extension TransferEngine {
     /// the file digest exactly as received chunks do (PROTOCOL.md 11.10 rule 8): the file locked by `reservation`,
     /// as it must still be. A prefix changed on disk gives other chunk digests, so the file fails its digest.
     private static func hashStagedPrefix(
-        key: String, length: UInt64, chunkSize: Int, directory: ReceiveDirectory, reservation: StagedReservation
+        key: String, length: UInt64, chunkSize: Int, directory: ReceiveDirectory, reservation: StagedReservation,
+        keepingChunkDigests: Bool = false
     ) throws -> FileDigest {
         let (file, existing) = try directory.stagedFile(key: key, holding: reservation)
         defer { file.close() }
         guard existing >= length else { throw TransferError.receiveDirectory("staged data shrank") }
-        let hasher = FileDigest()
+        let hasher = FileDigest(keepingChunkDigests: keepingChunkDigests)
         guard try hasher.add(chunksOf: file, from: 0, to: length, chunkSize: chunkSize) else {
             throw TransferError.receiveDirectory("staged data shrank")
         }

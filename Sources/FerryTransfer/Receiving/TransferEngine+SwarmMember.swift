@@ -20,9 +20,19 @@ extension TransferEngine {
 
     /// Whether this side takes part in the offer's swarm: relaying is on, this device is named in the list, and
     /// something was accepted. Then the reply says `relay` and the transfer takes chunks in any order.
+    ///
+    /// An offer whose swarm ID is live here (a swarm this side is in, through any transfer, from any sender: every
+    /// co-member knows the ID) is taken without the swarm, as a plain transfer (PROTOCOL.md 11.11): the live swarm
+    /// stays the one its ID names, its sender's frames keep their meaning, and its vouch stays its own.
     func joinsSwarm(_ offer: Offer) -> Bool {
-        guard configuration.relay, let swarm = offer.swarm else { return false }
-        return swarm.index(of: session.configuration.deviceID) != nil
+        guard configuration.relay, let swarm = offer.swarm,
+            swarm.index(of: session.configuration.deviceID) != nil
+        else { return false }
+        guard memberSwarms[swarm.swarmID] == nil else {
+            log(1, "transfer \(offer.transferID): swarm \(swarm.swarmID) is live here already; taken without the swarm")
+            return false
+        }
+        return true
     }
 
     /// Starts this member's part: the fetcher, and the session's vouch for the other members (so that their swarm
@@ -48,10 +58,11 @@ extension TransferEngine {
         let others = Set(swarm.members.enumerated().filter { $0.offset != me }.map(\.element.deviceID))
         let token = await session.vouch(
             for: others, reason: "broadcast \(swarm.swarmID) from \(transfer.peer.displayName)")
-        if memberSwarms[swarm.swarmID] != nil {
+        // Ended while the vouch was given (and perhaps a later swarm took the ID): the vouch is not this swarm's.
+        if let joined = memberSwarms[swarm.swarmID], joined.key == key, joined.vouch == nil, !joined.fetcher.hasLeft {
             memberSwarms[swarm.swarmID]?.vouch = token
         } else {
-            await session.revoke(token)  // ended while the vouch was given
+            session.revoke(token)
         }
         log(1, "transfer \(key.transferID): member \(me) of swarm \(swarm.swarmID) (\(swarm.members.count) members)")
     }
@@ -100,9 +111,9 @@ extension TransferEngine {
         let stillUsed = Set(memberSwarms.values.flatMap(\.links.values))
         let links = swarm.links.values.filter { !stillUsed.contains($0) }
         let session = self.session
-        let vouch = swarm.vouch
+        // At once: no link is admitted on it once this returns.
+        if let vouch = swarm.vouch { session.revoke(vouch) }
         Task {
-            if let vouch { await session.revoke(vouch) }
             for peerID in links where await session.peer(peerID)?.isSwarmLink == true {
                 await session.disconnect(peerID)
             }
@@ -207,27 +218,15 @@ extension TransferEngine {
         return index
     }
 
+    /// `swarmHave`: the ranges go to the fetcher as they are (never chunk by chunk), which checks that they stay inside
+    /// the file and that the member is one whose announcements it keeps before it does any work for them.
     func swarmHaveReceived(_ have: SwarmHave, from peerID: PeerID) async {
-        guard let index = await memberIndex(have.swarmID, peerID, "a swarmHave"),
-            let swarm = memberSwarms[have.swarmID], let transfer = incoming[swarm.key]
-        else { return }
-        let file = Int(have.fileIndex)
-        guard file < transfer.files.count else {
-            await violation(by: peerID, "a swarmHave of file \(file), which the offer does not have")
-            return
-        }
-        let count = UInt64(swarm.fetcher.chunkCount(of: file))
-        var chunks: [SwarmChunk] = []
-        for range in have.ranges {
-            guard range.upperBound <= count else {
-                await violation(by: peerID, "a swarmHave of chunks past the end of file \(file)")
-                return
-            }
-            chunks += range.map { SwarmChunk(file: file, index: Int($0)) }
-        }
+        guard let index = await memberIndex(have.swarmID, peerID, "a swarmHave") else { return }
+        // The wire format bounds each range below 2^32: every bound fits an Int.
+        let ranges = have.ranges.map { Int($0.lowerBound)..<Int($0.upperBound) }
         let result: Result<[SwarmFetcher.Action], TransferProtocolError>? = withMemberSwarm(have.swarmID) { swarm in
             do throws(TransferProtocolError) {
-                return .success(try swarm.fetcher.haveReceived(from: index, chunks))
+                return .success(try swarm.fetcher.haveReceived(from: index, file: Int(have.fileIndex), ranges: ranges))
             } catch {
                 return .failure(error)
             }

@@ -47,6 +47,8 @@ extension TransferEngine {
                 await flushAnnouncements(swarmID, member)
             case .verifyHeld(let chunk):
                 await verifyHeld(chunk, swarmID)
+            case .unstore(let chunk):
+                unstoreResumed(chunk, swarmID)
             case .cutOff(let member):
                 stopAnnouncing(to: member, swarmID)
                 if let peerID = memberSwarms[swarmID]?.links.removeValue(forKey: member) {
@@ -84,6 +86,9 @@ extension TransferEngine {
                     swarm.timers = [:]
                     swarm.progressTimer?.cancel()
                     swarm.progressTimer = nil
+                    // It admits no more links from the other members (PROTOCOL.md 11.11 rule 4).
+                    if let vouch = swarm.vouch { session.revoke(vouch) }
+                    swarm.vouch = nil
                 }
             }
         }
@@ -555,6 +560,27 @@ extension TransferEngine {
         releaseReader(chunk.file, swarmID)
         let actions = withMemberSwarm(swarmID) { $0.fetcher.prefixChecked(chunk, sha256: digest) } ?? []
         await carryOut(actions, swarmID)
+    }
+
+    /// A chunk of the resumed prefix that failed the sender's digest: the transfer counts it stored no more (its
+    /// digest leaves the file's, its bytes the resumed ones), so the copy fetched next is stored, acknowledged and
+    /// hashed into the file digest in its place.
+    private func unstoreResumed(_ chunk: SwarmChunk, _ swarmID: SwarmID) {
+        guard let swarm = memberSwarms[swarmID] else { return }
+        let offset = UInt64(chunk.index) * UInt64(swarm.chunkSize)
+        let dropped =
+            withIncoming(swarm.key) { transfer -> Bool in
+                guard chunk.file < transfer.files.count,
+                    transfer.machine?.storedChunkFailed(file: chunk.file, offset: offset) == true
+                else { return false }
+                transfer.files[chunk.file].chunkDigests[chunk.index] = nil
+                let length = UInt64(swarm.length(of: chunk, size: transfer.files[chunk.file].size))
+                transfer.resumedBytes -= min(length, transfer.resumedBytes)
+                return true
+            } ?? false
+        if dropped {
+            log(1, "swarm \(swarmID): resumed \(chunk) does not match the sender's digest; fetching it again")
+        }
     }
 
     /// A relayed chunk that matched the sender's digest: written like a chunk from the sender, acknowledged

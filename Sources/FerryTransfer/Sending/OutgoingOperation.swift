@@ -45,6 +45,8 @@ struct OutgoingPeer: Sendable {
     var acceptedBytes: UInt64 = 0
     var acceptedFiles = 0
     var fileBytesDone: [UInt64]
+    /// Where the reply had each accepted file start: the bytes of it not sent again (`FileOutcome.resumedBytes`).
+    var resumeOffsets: [Int: UInt64] = [:]
     var wireBytes: UInt64 = 0
     var chunkBytes: UInt64 = 0
     /// Files given up here (their source changed), with the message for the user: their result from the receiver

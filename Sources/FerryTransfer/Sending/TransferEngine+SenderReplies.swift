@@ -31,6 +31,7 @@ extension TransferEngine {
             peer.started = clock.now  // the time a person took to accept is not transfer time
             for (index, decision) in reply.files.enumerated() where decision.accepted {
                 peer.fileBytesDone[index] = decision.resumeOffset
+                peer.resumeOffsets[index] = decision.resumeOffset
                 peer.resumedBytes += decision.resumeOffset
                 peer.acceptedBytes += files[index].size
                 peer.acceptedFiles += 1
@@ -59,7 +60,8 @@ extension TransferEngine {
         if await swarmAckReceived(ack, from: peerID) { return }
         let id = ack.transferID
         // Acks still in flight when the transfer with this peer ended here (cancelled, failed) are harmless.
-        let outcome = withPeer(id, peerID) { peer -> Result<OutgoingTransferMachine.AckOutcome, TransferProtocolError> in
+        let outcome = withPeer(id, peerID) {
+            peer -> Result<OutgoingTransferMachine.AckOutcome, TransferProtocolError> in
             do throws(TransferProtocolError) {
                 let outcome = try peer.machine.ackReceived(ack)
                 if case .stored(let file, let bytes) = outcome {
@@ -113,7 +115,8 @@ extension TransferEngine {
                 peer.abandoned[file]
                 ?? (result.detail.isEmpty ? "\(result.status)" : "\(result.status): \(result.detail)")
             if staleKept {
-                failure += "; it was sent with the digests kept from an earlier send, which were stale (the file "
+                failure +=
+                    "; it was sent with the digests kept from an earlier send, which were stale (the file "
                     + "changed without a new change time) and are now forgotten: send it again"
             }
             return .success(
@@ -121,7 +124,7 @@ extension TransferEngine {
                     transferID: id, peer: peer.info, direction: .sending, fileIndex: file, fileName: offered.path,
                     size: offered.size, publishedName: published ? result.detail : nil,
                     failure: published ? nil : failure,
-                    resumedBytes: published ? 0 : min(peer.fileBytesDone[file], offered.size),
+                    resumedBytes: min(peer.resumeOffsets[file] ?? 0, offered.size),
                     alreadyThere: published && result.identical, mediaType: offered.mediaType,
                     digest: digest))
         }

@@ -15,6 +15,11 @@
 /// The acceptor's hello ends with a commitment to its pairing nonce (SHA-256 of 32 random bytes), revealed in a
 /// `pairing` frame only after the initiator sent its own nonce: neither side can choose the pairing code after
 /// seeing the other's contribution (PROTOCOL.md 7). Bytes after the commitment are ignored.
+///
+/// The decoder does not know the sender's role: it reads the first 32 bytes after the display name as
+/// `pairingCommitment` whatever the hello. In an acceptor's hello they are its commitment (an acceptor's extension
+/// bytes come after it, and the initiator holds it to revealing it); in an initiator's hello they are extension bytes,
+/// and the acceptor never looks at `pairingCommitment` (PROTOCOL.md 4.1).
 public struct Hello: Equatable, Sendable {
     /// The sender's protocol version (the preface's decides compatibility).
     public var version: ProtocolVersion
@@ -34,7 +39,7 @@ public struct Hello: Equatable, Sendable {
     public var sessionID: String
     /// The sender's name for people.
     public var displayName: String
-    /// SHA-256 of the sender's pairing nonce (acceptors send one; nil: none).
+    /// SHA-256 of the sender's pairing nonce: meaningful in an acceptor's hello only (nil: none; see above).
     public var pairingCommitment: [UInt8]?
 
     /// Length of the pairing commitment and of a pairing nonce.

@@ -30,14 +30,15 @@ public struct Codec: RawRepresentable, Hashable, Sendable, CustomStringConvertib
     /// same transfer (PROTOCOL.md 11.2, 11.10 rule 3).
     public static let zstdPrefixed = Codec(rawValue: 3)
 
-    /// The codec's name (`none`, `zlib`, `zstd`), or its number when unknown.
+    /// The codec's name (`none`, `zlib`, `zstd`, `zstd-prefixed`), or its number when unknown (`9`): texts say
+    /// "codec \(codec)", so the word is not repeated ("codec 9", never "codec codec 9").
     public var description: String {
         switch self {
         case .none: "none"
         case .zlib: "zlib"
         case .zstd: "zstd"
         case .zstdPrefixed: "zstd-prefixed"
-        default: "codec \(rawValue)"
+        default: "\(rawValue)"
         }
     }
 }

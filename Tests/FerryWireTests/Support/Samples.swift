@@ -19,6 +19,28 @@ enum Samples {
         return hello
     }
 
+    /// The pairing nonce of the vectors, `40 41 ... 5f`, and its SHA-256, the acceptor's commitment
+    /// (`ca2a4fe7...7555fd42`, as Python's hashlib computed it).
+    static let pairingNonce: [UInt8] = Array(0x40...0x5f)
+    static let pairingCommitment: [UInt8] = [
+        0xca, 0x2a, 0x4f, 0xe7, 0x27, 0xfa, 0xae, 0xcf, 0x16, 0xec, 0xd1, 0x30, 0xa8, 0x6e, 0x08, 0x85,
+        0xc5, 0x54, 0x0c, 0x05, 0x37, 0x53, 0x40, 0x44, 0x50, 0x71, 0xc0, 0x65, 0x75, 0x55, 0xfd, 0x42,
+    ]
+
+    /// The hello as an acceptor sends it: with its commitment after the display name.
+    static var helloAcceptor: Hello {
+        var hello = hello
+        hello.pairingCommitment = pairingCommitment
+        return hello
+    }
+
+    /// The acceptor's hello from a version 1.1 peer: its extension bytes come after the commitment.
+    static var helloAcceptorExtended: Hello {
+        var hello = helloAcceptor
+        hello.version = ProtocolVersion(major: 1, minor: 1)
+        return hello
+    }
+
     static let deny = Deny(reason: .serverFull, detail: "at most 4 peers")
     static let goodbye = Goodbye(reason: .shuttingDown, detail: "bye")
     static let heartbeat = Heartbeat(sequence: 42)
@@ -41,12 +63,15 @@ enum Samples {
     static let frameCases: [FrameCase] = [
         FrameCase(name: "hello", message: .hello(hello)),
         FrameCase(name: "hello-extended", message: .hello(helloExtended), encodes: false),
+        FrameCase(name: "hello-acceptor", message: .hello(helloAcceptor)),
+        FrameCase(name: "hello-acceptor-extended", message: .hello(helloAcceptorExtended), encodes: false),
         FrameCase(name: "connectionRequest", message: .connectionRequest),
         FrameCase(name: "accept", message: .accept),
         FrameCase(name: "deny", message: .deny(deny)),
         FrameCase(name: "message", message: .message(message)),
         FrameCase(name: "heartbeat", message: .heartbeat(heartbeat)),
         FrameCase(name: "goodbye", message: .goodbye(goodbye)),
+        FrameCase(name: "pairing", message: .pairing(pairingNonce)),
         FrameCase(name: "unknown-ignorable", message: .ignored(FrameKind(0x8123)), encodes: false),
     ]
 }
