@@ -314,19 +314,21 @@ import Testing
             },
             swarm: Swarm(swarmID: sender.swarmID, members: members))
         try await sender.send(.offer(offer), to: 0)
+        // Counted by kind: 0 the reply, 1 the files published. By file: acknowledged, and ended (fileEnd sent).
         let seen = Counts()
         let acked = Counts()
+        let ended = Counts()
         let seeded = Step()
         let finished = await sender.collect { _, message in
             switch message {
-            case .offerReply: seen.add(-1)
+            case .offerReply: seen.add(0)
             case .chunkAck(let ack): acked.add(Int(ack.fileIndex))
-            case .fileResult(let result) where result.status == .published: seen.add(-2)
+            case .fileResult(let result) where result.status == .published: seen.add(1)
             default: break
             }
-            return seen.count(of: -2) == files.count
+            return seen.count(of: 1) == files.count
         } onEach: {
-            if seen.count(of: -1) == 1, seeded.once() {
+            if seen.count(of: 0) == 1, seeded.once() {
                 try await sender.send(
                     .swarmMembers(SwarmMembers(transferID: sender.transferID, members: [0, 1])), to: 0)
                 for (index, data) in files.enumerated() {
@@ -342,15 +344,15 @@ import Testing
                 }
             }
             // Each file acknowledged gets its fileEnd, once.
-            for index in files.indices where acked.count(of: index) == 1 && acked.count(of: -1 - index) == 0 {
-                acked.add(-1 - index)
+            for index in files.indices where acked.count(of: index) == 1 && ended.count(of: index) == 0 {
+                ended.add(index)
                 let end = FileEnd(
                     transferID: sender.transferID, fileIndex: UInt32(index),
                     digest: FileDigest.of(files[index], chunkSize: chunk))
                 try await sender.send(.fileEnd(end), to: 0)
             }
         }
-        #expect(finished, "alice published every file: \(seen.count(of: -2)) of \(files.count)")
+        #expect(finished, "alice published every file: \(seen.count(of: 1)) of \(files.count)")
     }
 
     /// Asks alice, over bob's link, for the one chunk of each file of `wanted`, at most K at once (a `busy` refusal
