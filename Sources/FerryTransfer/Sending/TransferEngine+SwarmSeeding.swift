@@ -17,7 +17,7 @@ extension TransferEngine {
     func seedLoop(_ id: TransferID) async {
         while operations[id]?.swarm?.repliesComplete == false { await waitForSwarm(id) }
         guard let counts = operations[id]?.swarm?.seeder.chunkCounts, let source = operations[id]?.source,
-            let chunkSize = operations[id]?.swarm?.seeder.chunkSize, let window = operations[id]?.swarm?.seeder.window
+            let chunkSize = operations[id]?.swarm?.seeder.chunkSize
         else { return }
         files: for file in counts.indices {
             for index in 0..<counts[file] {
@@ -42,15 +42,17 @@ extension TransferEngine {
                     await cancelOperation(id, reason: .readFailed, detail: error.description)
                     return
                 }
-                // Chunks queued and not yet handed to a link stay within one window over all members, whatever
-                // their number: the memory a send holds does not grow with the swarm, and the seeder chooses each
-                // seed when the chunk can go, not long before.
-                while let queued = outboxBytes(id), queued > chunkSize, queued + length > window {
-                    await waitForSwarm(id)
-                }
+                // No global limit here: every chunk queued for a member counts in flight to it from the moment the
+                // seeder decides it, so what waits in one member's outbox and link stays within that member's window,
+                // and a member that reads slowly holds up only itself (the seeder gives it nothing more).
                 var actions: [SwarmSeeder.Action]?
                 while true {
                     guard operations[id]?.swarm != nil else { return }
+                    // Chunks to seed anew that waited for room go before fresh ones.
+                    if let orphans = withSwarm(id, { $0.seeder.seedWaitingOrphans() }), !orphans.isEmpty {
+                        await perform(orphans, id)
+                        guard operations[id]?.swarm != nil else { return }
+                    }
                     actions = withSwarm(id) { $0.seeder.seed(chunk) } ?? nil
                     if actions != nil { break }
                     await serveQueued(id, cutOffToo: true)  // every window is full: what waits behind the seeds
@@ -69,12 +71,15 @@ extension TransferEngine {
         }
     }
 
-    /// Sends the answers to requests, and with `cutOffToo` the chunks members served directly lack, as far as their
-    /// windows allow.
+    /// Sends what waits behind the seeds as far as the members' windows allow: chunks to seed anew, answers to
+    /// requests (those that fit when they came, then those that waited for room), and with `cutOffToo` the chunks
+    /// members served directly lack.
     func serveQueued(_ id: TransferID, cutOffToo: Bool) async {
         let sends = withSwarm(id) { swarm -> [SwarmSeeder.Action] in
-            var actions = swarm.answers.map { SwarmSeeder.Action.send($0.chunk, to: $0.member) }
+            var actions = swarm.seeder.seedWaitingOrphans()
+            actions += swarm.answers.map { SwarmSeeder.Action.send($0.chunk, to: $0.member) }
             swarm.answers.removeAll()
+            actions += swarm.seeder.answerWaitingRequests()
             guard cutOffToo else { return actions }
             for member in swarm.direct.keys.sorted() {
                 var queue = swarm.direct[member] ?? []
@@ -207,11 +212,6 @@ extension TransferEngine {
             await cancelOperation(id, reason: .readFailed, detail: error.description)
         }
         return nil
-    }
-
-    /// Chunk data bytes waiting in the members' outboxes; nil when the send is over.
-    func outboxBytes(_ id: TransferID) -> Int? {
-        operations[id].map { $0.peers.values.reduce(0) { $0 + $1.outboxBytes } }
     }
 
     /// Puts a frame in the outbox of a member's pump and wakes it.
