@@ -167,8 +167,8 @@ struct SwarmSeederBoundsTests {
 
     /// Point 10: member 0 acknowledges `stored` at once and passes nothing on; members 1 and 2 acknowledge four steps
     /// late and relay each other's chunks at once. Seeded by the fewest bytes in flight alone, member 0 (always empty)
-    /// would seed most chunks; judged by what it passes on, it seeds no more than `relayLimit` before the others
-    /// take over.
+    /// seeded half the chunks; judged by what it passes on (bytes in flight plus bytes it seeded that nobody relayed),
+    /// it seeds its first few, then the others take over.
     @Test func aMemberThatAcknowledgesAtOnceButPassesNothingOnSeedsLittle() throws {
         var seeder = makeSeeder(chunks: 64, window: 8 * kib)
         var seededBy = [0, 0, 0]
@@ -201,7 +201,28 @@ struct SwarmSeederBoundsTests {
             }
         }
         #expect(seededBy.reduce(0, +) == 64)
-        #expect(seededBy[0] * kib <= seeder.relayLimit, "member 0 seeded \(seededBy)")
+        // Its first chunks, until its unrelayed bytes passed what the others have in flight (the old rule: 32).
+        #expect(seededBy[0] == 3, "member 0 seeded \(seededBy)")
         #expect(seeder.unrelayedBytes(of: 0) == seededBy[0] * kib)
+    }
+
+    /// Unrelayed bytes order the seeds, they exclude none: of two members, when member 1 fetches nothing from member 0,
+    /// the sender cannot tell which of them fails the other, and must not hold up member 0's seeds for it. Both
+    /// acknowledge at once; every chunk is seeded with no wait, most of them to member 1 (member 0's pile up unrelayed).
+    @Test func aMemberThatFetchesNothingHoldsUpNobodysSeeds() throws {
+        var seeder = makeSeeder(members: 2, chunks: 64, window: 4 * kib)
+        var seededBy = [0, 0]
+        for index in 0..<64 {
+            let actions = seeder.seed(chunk(index))
+            #expect(actions != nil, "chunk \(index) waited")
+            for (sent, member) in sends(actions ?? []) {
+                seededBy[member] += 1
+                _ = try seeder.ackReceived(member: member, chunk: sent, status: .stored)
+                // Member 0 fetches member 1's chunks; member 1 fetches nothing.
+                if member == 1 { _ = try seeder.ackReceived(member: 0, chunk: sent, status: .storedFromPeer) }
+            }
+        }
+        #expect(seededBy == [1, 63], "\(seededBy)")
+        #expect(seeder.unrelayedBytes(of: 0) == kib && seeder.unrelayedBytes(of: 1) == 0)
     }
 }

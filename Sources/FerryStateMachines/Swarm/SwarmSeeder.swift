@@ -19,9 +19,7 @@ import FerryWire
 /// request, direct service) counts in flight to that member from the moment it is decided until it is acknowledged,
 /// and never more than `window` bytes are in flight to one member, whatever it asks for; what does not fit waits here
 /// as chunk indices (requests per member, deduplicated; chunks to seed anew), never as data, and goes when an
-/// acknowledgement makes room (`waitingSends()`). A member is not given a chunk while its `unrelayedBytes` would pass
-/// `relayLimit` (twice the window), unless nothing at all is in flight to any member (so a swarm whose members pass
-/// nothing on still completes).
+/// acknowledgement makes room (`waitingSends()`).
 public struct SwarmSeeder: Sendable {
     /// What the driver must do, in order.
     public enum Action: Equatable, Sendable {
@@ -142,8 +140,6 @@ public struct SwarmSeeder: Sendable {
     public func unrelayedBytes(of member: Int) -> Int { members[member].unrelayedBytes }
     /// Chunks `member` asked for that wait for room in its window.
     public func waitingRequests(of member: Int) -> [SwarmChunk] { members[member].requested }
-    /// Unrelayed bytes beyond which a member is given no more chunks to seed while anything is in flight.
-    public var relayLimit: Int { 2 * window }
 
     /// Raw bytes of `chunk`.
     public func length(of chunk: SwarmChunk) -> Int {
@@ -226,9 +222,9 @@ public struct SwarmSeeder: Sendable {
         return announceIfChanged()
     }
 
-    /// The next chunk read from the source: where it goes. Nil when no member that lacks it can take it now (every
-    /// window full, or the members with room passed too little on: try again after an acknowledgement); an empty list
-    /// when no active member took the file (the per-peer path sends it).
+    /// The next chunk read from the source: where it goes. Nil when no member that lacks it has room in its window
+    /// (try again after an acknowledgement); an empty list when no active member took the file (the per-peer path sends
+    /// it).
     public mutating func seed(_ chunk: SwarmChunk) -> [Action]? {
         precondition(holdings[0].isValid(chunk), "seed(\(chunk)): no such chunk")
         let takers = activeMembers.filter { members[$0].accepted[chunk.file] }
@@ -242,13 +238,12 @@ public struct SwarmSeeder: Sendable {
         return assign(chunk, to: seed)
     }
 
-    /// The seed among `candidates` (which lack the chunk): only a member with room in its window, and while anything
-    /// is in flight to any member, only one within `relayLimit` unrelayed bytes.
+    /// The seed among `candidates` (which lack the chunk) that have room in their windows: the fewest bytes in flight
+    /// plus unrelayed bytes, then the fewest seeded, then the lowest index. (Unrelayed bytes order the candidates and
+    /// exclude none: when a chunk of one member does not reach another, the sender cannot tell which of the two fails,
+    /// and a member that fetches nothing must not stop the others' seeds.)
     private func pickSeed(among candidates: [Int], length: Int) -> Int? {
-        let roomy = candidates.filter { members[$0].inFlightBytes + length <= window }
-        let relaying = roomy.filter { members[$0].unrelayedBytes + length <= relayLimit }
-        let idle = members.allSatisfy { $0.inFlightBytes == 0 }
-        return (relaying.isEmpty && idle ? roomy : relaying).min { a, b in
+        candidates.filter { members[$0].inFlightBytes + length <= window }.min { a, b in
             (members[a].inFlightBytes + members[a].unrelayedBytes, members[a].seededBytes, a) < (
                 members[b].inFlightBytes + members[b].unrelayedBytes, members[b].seededBytes, b
             )
