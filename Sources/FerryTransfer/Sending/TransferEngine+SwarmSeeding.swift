@@ -8,7 +8,8 @@ import FerryWire
 /// chunks on the sender's link are not consecutive), asks the seeder where it goes, and queues the frames that
 /// carry out its answer in each member's outbox: the chunk's digest to every active member that took the file,
 /// then the chunk to its seed. Each member's pump sends its outbox in order on its own link, so a slow link holds
-/// up only its own frames (the seeder keeps at most a window in flight to each member). Answers to requests and the
+/// up only its own frames (the seeder keeps at most a window in flight to each member, counted from the moment it
+/// decides a chunk: what waits in its outbox and its link's queue is part of it). Answers to requests and the
 /// chunks a member cut off lacks go after the seeds: after each seed (answers) or while no seed can go (windows full,
 /// or everything seeded).
 extension TransferEngine {
