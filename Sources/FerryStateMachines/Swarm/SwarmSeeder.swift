@@ -81,8 +81,9 @@ public struct SwarmSeeder: Sendable {
     private var seeds: [SwarmChunk: Int] = [:]
     /// Chunks held only by a resumed prefix's claim, per member (no acknowledgement of them came).
     private var claimed: [ChunkBitmap]
-    /// Chunks sent to their seed that another active taker lacks and that no other member stored from a peer yet.
-    private var awaitingRelay: Set<SwarmChunk> = []
+    /// Chunks sent to their seed that another active taker lacks and that no other member stored from a peer yet: chunk
+    /// indices per file (so that a file's result rechecks only that file's).
+    private var awaitingRelay: [Set<Int>]
     /// Orphaned chunks (their seed left) that no member had room for: seeded anew, before fresh chunks, when one has.
     private var waitingReseeds: [SwarmChunk] = []
     private var announced: [Int] = []
@@ -103,6 +104,7 @@ public struct SwarmSeeder: Sendable {
         members = Array(repeating: Member(), count: memberCount)
         holdings = Array(repeating: ChunkBitmap(chunkCounts: counts), count: memberCount)
         claimed = holdings
+        awaitingRelay = Array(repeating: [], count: sizes.count)
         heldPerFile = Array(repeating: Array(repeating: 0, count: sizes.count), count: memberCount)
     }
 
@@ -255,7 +257,7 @@ public struct SwarmSeeder: Sendable {
         let length = length(of: chunk)
         members[seed].seededBytes += length
         if needsRelay(chunk, from: seed) {
-            awaitingRelay.insert(chunk)
+            awaitingRelay[chunk.file].insert(chunk.index)
             members[seed].unrelayedBytes += length
         }
         return [.announceSeed(chunk, seed: seed)] + sendDirect(chunk, to: seed)
@@ -271,15 +273,18 @@ public struct SwarmSeeder: Sendable {
 
     /// `chunk` no longer waits to be relayed from its seed (it was, nobody needs it any more, or it is seeded anew).
     private mutating func relayDone(_ chunk: SwarmChunk) {
-        guard awaitingRelay.remove(chunk) != nil, let seed = seeds[chunk] else { return }
+        guard awaitingRelay[chunk.file].remove(chunk.index) != nil, let seed = seeds[chunk] else { return }
         members[seed].unrelayedBytes -= length(of: chunk)
     }
 
-    /// Drops from `awaitingRelay` the chunks no active member lacks any more (a member left, was cut off or ended a
-    /// file).
-    private mutating func recheckRelays() {
-        for chunk in awaitingRelay.sorted() where !needsRelay(chunk, from: seeds[chunk] ?? -1) {
-            relayDone(chunk)
+    /// Drops from `awaitingRelay` the chunks (of `file`, or of every file) no active member lacks any more (a member
+    /// left, was cut off or ended a file).
+    private mutating func recheckRelays(file: Int? = nil) {
+        for file in file.map({ [$0] }) ?? Array(awaitingRelay.indices) {
+            for index in awaitingRelay[file] {
+                let chunk = SwarmChunk(file: file, index: index)
+                if !needsRelay(chunk, from: seeds[chunk] ?? -1) { relayDone(chunk) }
+            }
         }
     }
 
@@ -405,7 +410,9 @@ public struct SwarmSeeder: Sendable {
     private mutating func gained(_ member: Int, _ chunk: SwarmChunk) {
         insertHolding(member, chunk)
         claimed[member].remove(chunk)
-        if awaitingRelay.contains(chunk), let seed = seeds[chunk], !needsRelay(chunk, from: seed) { relayDone(chunk) }
+        if awaitingRelay[chunk.file].contains(chunk.index), let seed = seeds[chunk], !needsRelay(chunk, from: seed) {
+            relayDone(chunk)
+        }
     }
 
     /// `member` asked the sender for `chunk` (its seed is gone and nobody announced it): sent when its window has
@@ -444,7 +451,7 @@ public struct SwarmSeeder: Sendable {
             members[member].inFlight[chunk] = nil
             members[member].inFlightBytes -= length
         }
-        recheckRelays()
+        recheckRelays(file: file)
         guard members[member].role == .active, !published else { return [] }
         return reseedOrphans(of: member, file: file)
     }
