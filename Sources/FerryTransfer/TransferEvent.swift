@@ -123,6 +123,10 @@ public struct TransferOutcome: Sendable, Equatable {
     public var relayedBytes: UInt64 = 0
     /// Receiving in a swarm: raw bytes this side served to other recipients. 0 otherwise.
     public var servedBytes: UInt64 = 0
+    /// Sending to a member of a swarm: the most raw chunk bytes the sender had decided to send it and not yet had
+    /// acknowledged at any one time (seeds, answers to its requests, copies). What the sender held for it (its outbox,
+    /// its link's write queue) was part of these; its window bounds them. 0 otherwise.
+    public var peakInFlightBytes = 0
 
     /// Every offered file was published.
     public var isSuccess: Bool { failure == nil && filesFailed == 0 && filesSkipped == 0 }

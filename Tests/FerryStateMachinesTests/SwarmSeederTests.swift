@@ -42,8 +42,11 @@ struct SwarmSeederTests {
             }
             guard case .send(_, let member) = actions.last else { continue }
             seededBy[member] += 1
-            // Members 1 and 2 acknowledge at once; member 0 never does.
-            if member != 0 { _ = try seeder.ackReceived(member: member, chunk: chunk(index), status: .stored) }
+            // Members 1 and 2 acknowledge at once and relay each other's chunks; member 0 never acknowledges.
+            if member != 0 {
+                _ = try seeder.ackReceived(member: member, chunk: chunk(index), status: .stored)
+                _ = try seeder.ackReceived(member: 3 - member, chunk: chunk(index), status: .storedFromPeer)
+            }
         }
         // Member 0 seeded the first chunk (a tie, to the lowest index), then always had more in flight than the others.
         #expect(seededBy == [1, 20, 19], "\(seededBy)")
@@ -54,10 +57,10 @@ struct SwarmSeederTests {
         #expect(full.seed(chunk(12)) == nil)
     }
 
-    @Test func aResumedHolderSeedsItsChunksWithoutASend() {
-        var seeder = makeSeeder(resumed: [1: 2])
-        #expect(seeder.seed(chunk(0)) == [.announceSeed(chunk(0), seed: 1)])
-        #expect(seeder.seed(chunk(2)) == [.announceSeed(chunk(2), seed: 0), .send(chunk(2), to: 0)])
+    @Test func aChunkEveryTakerResumedIsNotSentAndOneSomeLackGoesToOneOfThem() {
+        var seeder = makeSeeder(resumed: [0: 2, 1: 2, 2: 1])
+        #expect(seeder.seed(chunk(0)) == [.announceSeed(chunk(0), seed: 0)])
+        #expect(seeder.seed(chunk(1)) == [.announceSeed(chunk(1), seed: 2), .send(chunk(1), to: 2)])
         #expect(seeder.sentBytes == kib)
     }
 

@@ -35,6 +35,9 @@ struct FakeSwarmMember: Sendable {
         /// Once it answered `published` for every file, report this member (index) for chunk 0 of file 0: a lie in
         /// an answer that came after the chunk had reached it otherwise.
         var reportOnceDone: Int? = nil
+        /// With `requestsFromSender`: ask for nothing until the digest of every chunk of the offer is known, then for
+        /// every chunk it lacks at once (as a member whose requests to every seed timed out together).
+        var requestsAllAtOnce = false
     }
 
     /// What the sender sent on this link, in order.
@@ -124,6 +127,9 @@ struct FakeSwarmMember: Sendable {
         var list: [Int] = []
         var reported = false
         var received = 0
+        /// Requests held back until every digest is known (`requestsAllAtOnce`), and the digests known.
+        var heldBack: [SwarmRequest] = []
+        var digestsKnown = Set<SwarmChunk>()
         func send(_ message: TransferMessage, to peer: PeerID) async -> Bool {
             (try? await session.sendTransferFrame([message.frame.encoded()], to: peer)) != nil
         }
@@ -172,6 +178,7 @@ struct FakeSwarmMember: Sendable {
                     let chunk = SwarmChunk(file: Int(digests.fileIndex), index: Int(digests.firstChunk) + offset)
                     let seed = Int(entry.seed)
                     await record.got(chunk, seed: seed)
+                    digestsKnown.insert(chunk)
                     guard !behaviour.silent, let me, seed != me, list.contains(me), list.contains(seed),
                         !held.contains(chunk)
                     else {
@@ -192,6 +199,10 @@ struct FakeSwarmMember: Sendable {
                         let request = SwarmRequest(
                             swarmID: swarmID, fileIndex: UInt32(chunk.file), chunkIndex: UInt32(chunk.index), codecs: []
                         )
+                        if behaviour.requestsAllAtOnce {
+                            heldBack.append(request)
+                            continue
+                        }
                         guard await send(.swarmRequest(request), to: sender) else { return }
                         continue
                     }
@@ -200,6 +211,17 @@ struct FakeSwarmMember: Sendable {
                         transferID: transferID ?? digests.transferID, fileIndex: UInt32(chunk.file),
                         offset: UInt64(chunk.index * chunkSize), status: .storedFromPeer)
                     guard await send(.chunkAck(ack), to: sender) else { return }
+                }
+                let chunkCount =
+                    await record.offer?.files.reduce(0) {
+                        $0 + Int(($1.size + UInt64(chunkSize) - 1) / UInt64(chunkSize))
+                    }
+                    ?? 0
+                if !heldBack.isEmpty, digestsKnown.count == chunkCount {
+                    for request in heldBack {
+                        guard await send(.swarmRequest(request), to: sender) else { return }
+                    }
+                    heldBack.removeAll()
                 }
             case .swarmMembers(let members) where members.transferID == transferID:
                 list = members.members.map { Int($0) }

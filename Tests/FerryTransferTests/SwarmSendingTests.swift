@@ -41,7 +41,7 @@ import Testing
     /// Sends the three files from an engine ("alice") to one fake member per behaviour ("m0", "m1", ...).
     static func broadcast(
         _ behaviours: [FakeSwarmMember.Behaviour], relay: Bool = true, records: [FakeSwarmMember.Record]? = nil,
-        cancelAfterFirstChunkOf watched: FakeSwarmMember.Record? = nil
+        cancelAfterFirstChunkOf watched: FakeSwarmMember.Record? = nil, window: Int? = nil
     ) async throws -> Run {
         try await TemporaryDirectory.with(prefix: "swarm-src") { source in
             let files = TestFiles(in: source)
@@ -61,6 +61,7 @@ import Testing
                 }
                 var configuration = TransferConfiguration(chunkSize: chunkSize, compression: .none)
                 configuration.relay = relay
+                if let window { configuration.window = window }
                 let acts = members.map { member in Task { try await member.run() } }
                 defer { acts.forEach { $0.cancel() } }
                 let (outcomes, peers, events) = try await TransferEngine.run(
@@ -173,6 +174,25 @@ import Testing
             let seeds = Dictionary(await record.digests.map { ($0.chunk, $0.seed) }, uniquingKeysWith: { $1 })
             #expect(chunks.allSatisfy { seeds[$0] == run.records.firstIndex { $0 === record } }, "\(chunks)")
         }
+    }
+
+    /// Issue 27, point 1: a member that asks the sender at once for every chunk it lacks (once every digest is out, as
+    /// a member whose requests to every seed timed out together) gets no more than its window in flight: the answers
+    /// wait for its acknowledgements, so what the sender holds for it (its outbox, its link's queue) stays within that
+    /// window. Answered without a window, every chunk it asked for was in flight at once.
+    @Test func aMemberThatRequestsEverythingNeverHasMoreThanItsWindowInFlight() async throws {
+        let window = 4 * Self.chunkSize
+        var greedy = FakeSwarmMember.Behaviour()
+        greedy.relaysFrom = { _ in false }
+        greedy.requestsFromSender = true
+        greedy.requestsAllAtOnce = true
+        let run = try await Self.broadcast([greedy, .init(), .init()], window: window)
+        #expect(run.outcomes.count == 3 && run.outcomes.allSatisfy { $0.isSuccess }, "\(run.outcomes)")
+        #expect(Set(await run.records[0].chunks) == run.allChunks, "it got every chunk from the sender")
+        let asker = try #require(run.outcomes.first { $0.peer.peerID == run.peers[0].peerID })
+        #expect(asker.peakInFlightBytes <= window, "\(asker.peakInFlightBytes) bytes in flight, window \(window)")
+        #expect(asker.peakInFlightBytes > window - Self.chunkSize, "its window was used")
+        for outcome in run.outcomes { #expect(outcome.peakInFlightBytes <= window) }
     }
 
     @Test func aReportedRelayerIsCutOffNamedAndServedDirectly() async throws {

@@ -452,7 +452,7 @@ extension TransferEngine {
         let count = peer.machine.fileCount
         let skipped = peer.deniedReason != nil ? count : count - peer.acceptedFiles
         let unfinished = (0..<count).filter { peer.machine.isAccepted($0) && peer.machine.result(of: $0) == nil }.count
-        let outcome = TransferOutcome(
+        var outcome = TransferOutcome(
             transferID: id, peer: peer.info, direction: .sending, filesSucceeded: peer.filesSucceeded,
             filesFailed: peer.filesFailed + unfinished, filesSkipped: skipped, bytes: peer.bytesDone,
             wireBytes: peer.wireBytes, chunkBytes: peer.chunkBytes, resumedBytes: peer.resumedBytes,
@@ -460,6 +460,9 @@ extension TransferEngine {
             failure: peer.failure ?? peer.deniedReason.map { "the offer was denied (\($0))" },
             filesAlreadyThere: peer.filesAlreadyThere,
             deniedReason: peer.failure == nil ? peer.deniedReason : nil, relayedBytes: peer.relayedBytes)
+        if let swarm = operations[id]?.swarm, let member = swarm.member(peerID) {
+            outcome.peakInFlightBytes = swarm.seeder.peakInFlightBytes(of: member)
+        }
         emit(.finished(outcome))
         log(1, "transfer \(id) to \(peer.info.displayName) finished: \(outcome.failure ?? "ok")")
         return outcome

@@ -8,7 +8,8 @@ import FerryWire
 /// chunks on the sender's link are not consecutive), asks the seeder where it goes, and queues the frames that
 /// carry out its answer in each member's outbox: the chunk's digest to every active member that took the file,
 /// then the chunk to its seed. Each member's pump sends its outbox in order on its own link, so a slow link holds
-/// up only its own frames (the seeder keeps at most a window in flight to each member). Answers to requests and the
+/// up only its own frames (the seeder keeps at most a window in flight to each member, counted from the moment it
+/// decides a chunk: what waits in its outbox and its link's queue is part of it). Answers to requests and the
 /// chunks a member cut off lacks go after the seeds: after each seed (answers) or while no seed can go (windows full,
 /// or everything seeded).
 extension TransferEngine {
@@ -17,7 +18,7 @@ extension TransferEngine {
     func seedLoop(_ id: TransferID) async {
         while operations[id]?.swarm?.repliesComplete == false { await waitForSwarm(id) }
         guard let counts = operations[id]?.swarm?.seeder.chunkCounts, let source = operations[id]?.source,
-            let chunkSize = operations[id]?.swarm?.seeder.chunkSize, let window = operations[id]?.swarm?.seeder.window
+            let chunkSize = operations[id]?.swarm?.seeder.chunkSize
         else { return }
         files: for file in counts.indices {
             for index in 0..<counts[file] {
@@ -42,15 +43,17 @@ extension TransferEngine {
                     await cancelOperation(id, reason: .readFailed, detail: error.description)
                     return
                 }
-                // Chunks queued and not yet handed to a link stay within one window over all members, whatever
-                // their number: the memory a send holds does not grow with the swarm, and the seeder chooses each
-                // seed when the chunk can go, not long before.
-                while let queued = outboxBytes(id), queued > chunkSize, queued + length > window {
-                    await waitForSwarm(id)
-                }
+                // No global limit here: every chunk queued for a member counts in flight to it from the moment the
+                // seeder decides it, so what waits in one member's outbox and link stays within that member's window,
+                // and a member that reads slowly holds up only itself (the seeder gives it nothing more).
                 var actions: [SwarmSeeder.Action]?
                 while true {
                     guard operations[id]?.swarm != nil else { return }
+                    // Chunks to seed anew that waited for room go before fresh ones.
+                    if let orphans = withSwarm(id, { $0.seeder.seedWaitingOrphans() }), !orphans.isEmpty {
+                        await perform(orphans, id)
+                        guard operations[id]?.swarm != nil else { return }
+                    }
                     actions = withSwarm(id) { $0.seeder.seed(chunk) } ?? nil
                     if actions != nil { break }
                     await serveQueued(id, cutOffToo: true)  // every window is full: what waits behind the seeds
@@ -69,12 +72,15 @@ extension TransferEngine {
         }
     }
 
-    /// Sends the answers to requests, and with `cutOffToo` the chunks members served directly lack, as far as their
-    /// windows allow.
+    /// Sends what waits behind the seeds as far as the members' windows allow: chunks to seed anew, answers to
+    /// requests (those that fit when they came, then those that waited for room), and with `cutOffToo` the chunks
+    /// members served directly lack.
     func serveQueued(_ id: TransferID, cutOffToo: Bool) async {
         let sends = withSwarm(id) { swarm -> [SwarmSeeder.Action] in
-            var actions = swarm.answers.map { SwarmSeeder.Action.send($0.chunk, to: $0.member) }
+            var actions = swarm.seeder.seedWaitingOrphans()
+            actions += swarm.answers.map { SwarmSeeder.Action.send($0.chunk, to: $0.member) }
             swarm.answers.removeAll()
+            actions += swarm.seeder.answerWaitingRequests()
             guard cutOffToo else { return actions }
             for member in swarm.direct.keys.sorted() {
                 var queue = swarm.direct[member] ?? []
@@ -207,11 +213,6 @@ extension TransferEngine {
             await cancelOperation(id, reason: .readFailed, detail: error.description)
         }
         return nil
-    }
-
-    /// Chunk data bytes waiting in the members' outboxes; nil when the send is over.
-    func outboxBytes(_ id: TransferID) -> Int? {
-        operations[id].map { $0.peers.values.reduce(0) { $0 + $1.outboxBytes } }
     }
 
     /// Puts a frame in the outbox of a member's pump and wakes it.

@@ -222,7 +222,8 @@ extension TransferEngine {
         wakeSwarm(id)
     }
 
-    /// A member asks the sender for a chunk (rule 6): answered after the seeds, once per chunk and member.
+    /// A member asks the sender for a chunk (rule 6): answered after the seeds, once per chunk and member, within its
+    /// window (beyond it the request waits in the seeder, as an index, until an acknowledgement makes room).
     func senderRequestReceived(_ request: SwarmRequest, from peerID: PeerID) async {
         guard
             let id = operations.first(where: {
