@@ -165,6 +165,40 @@ struct SwarmSeederBoundsTests {
             ])
     }
 
+    /// A member whose resumed copy of a chunk failed the sender's digest asks the sender for it: its claim is dropped
+    /// and the chunk sent, even where it was the chunk's seed (everyone had resumed it). Ignoring the request, as for a
+    /// chunk held by acknowledgement, left that member waiting for ever when no other member could give it the chunk.
+    @Test func aRequestForAChunkHeldOnlyByAClaimDropsTheClaimAndIsAnswered() throws {
+        var seeder = makeSeeder(
+            members: 2, chunks: 4, window: 4 * kib, resumed: [0: UInt64(4 * kib), 1: UInt64(4 * kib)])
+        #expect(seeder.seed(chunk(0)) == [.announceSeed(chunk(0), seed: 0)])
+        #expect(try seeder.requestReceived(member: 0, chunk: chunk(0)) == [.send(chunk(0), to: 0)])
+        #expect(!seeder.holds(0, chunk(0)) && !seeder.holdsAll(0, of: 0))
+        _ = try seeder.ackReceived(member: 0, chunk: chunk(0), status: .stored)
+        #expect(seeder.holdsAll(0, of: 0))
+        // A chunk it holds by acknowledgement is still not sent again.
+        #expect(try seeder.requestReceived(member: 0, chunk: chunk(0)) == [])
+    }
+
+    /// A chunk that only a member with a full window lacks, and that another member holds (here by its resumed
+    /// prefix), gets that holder as its seed without waiting for the slow member's window: the broadcast goes on, and
+    /// the slow member fetches the chunk from the holder, or asks the sender later, at its own pace.
+    @Test func aChunkOnlyAFullMemberLacksDoesNotHoldUpTheOthers() throws {
+        var seeder = makeSeeder(members: 2, chunks: 8, window: 2 * kib, resumed: [0: UInt64(4 * kib)])
+        #expect(seeder.seed(chunk(0)) == [.announceSeed(chunk(0), seed: 1), .send(chunk(0), to: 1)])
+        #expect(seeder.seed(chunk(1)) == [.announceSeed(chunk(1), seed: 1), .send(chunk(1), to: 1)])
+        // Member 1's window is full and nobody has acknowledged anything: chunks 2 and 3, which member 0 resumed, name
+        // member 0 and go nowhere; chunk 4, which both lack, goes to member 0.
+        #expect(seeder.seed(chunk(2)) == [.announceSeed(chunk(2), seed: 0)])
+        #expect(seeder.seed(chunk(3)) == [.announceSeed(chunk(3), seed: 0)])
+        #expect(seeder.seed(chunk(4)) == [.announceSeed(chunk(4), seed: 0), .send(chunk(4), to: 0)])
+        #expect(seeder.inFlightBytes(of: 1) <= 2 * kib)
+        // Member 1 asks the sender for chunk 2 (member 0 never answered it): it waits for room in its window.
+        #expect(try seeder.requestReceived(member: 1, chunk: chunk(2)) == [])
+        _ = try seeder.ackReceived(member: 1, chunk: chunk(0), status: .stored)
+        #expect(seeder.waitingSends() == [.send(chunk(2), to: 1)])
+    }
+
     /// Point 10: member 0 acknowledges `stored` at once and passes nothing on; members 1 and 2 acknowledge four steps
     /// late and relay each other's chunks at once. Seeded by the fewest bytes in flight alone, member 0 (always empty)
     /// seeded half the chunks; judged by what it passes on (bytes in flight plus bytes it seeded that nobody relayed),

@@ -224,9 +224,9 @@ public struct SwarmSeeder: Sendable {
         return announceIfChanged()
     }
 
-    /// The next chunk read from the source: where it goes. Nil when no member that lacks it has room in its window
-    /// (try again after an acknowledgement); an empty list when no active member took the file (the per-peer path sends
-    /// it).
+    /// The next chunk read from the source: where it goes. Nil when no member that lacks it has room in its window and
+    /// none holds it (try again after an acknowledgement); an empty list when no active member took the file (the
+    /// per-peer path sends it).
     public mutating func seed(_ chunk: SwarmChunk) -> [Action]? {
         precondition(holdings[0].isValid(chunk), "seed(\(chunk)): no such chunk")
         let takers = activeMembers.filter { members[$0].accepted[chunk.file] }
@@ -236,8 +236,14 @@ public struct SwarmSeeder: Sendable {
             seeds[chunk] = takers[0]
             return [.announceSeed(chunk, seed: takers[0])]
         }
-        guard let seed = pickSeed(among: lacking, length: length(of: chunk)) else { return nil }
-        return assign(chunk, to: seed)
+        if let seed = pickSeed(among: lacking, length: length(of: chunk)) { return assign(chunk, to: seed) }
+        // Every member that lacks it has a full window: a member that holds it (acknowledged first, else by its claim)
+        // is its seed and nothing is sent, so the broadcast goes on; the members that lack it fetch it from that seed,
+        // or ask the sender (their requests wait for room in their own windows), at their own pace.
+        let holders = takers.filter { holdings[$0].contains(chunk) }
+        guard let holder = holders.first(where: { !claimed[$0].contains(chunk) }) ?? holders.first else { return nil }
+        seeds[chunk] = holder
+        return [.announceSeed(chunk, seed: holder)]
     }
 
     /// The seed among `candidates` (which lack the chunk) that have room in their windows: the fewest bytes in flight
@@ -426,7 +432,14 @@ public struct SwarmSeeder: Sendable {
         guard holdings[member].isValid(chunk), members[member].accepted[chunk.file] else {
             throw TransferProtocolError("member \(member) asked for \(chunk), which it did not take")
         }
-        guard seeds[chunk] != nil, !holdings[member].contains(chunk) else { return [] }
+        guard seeds[chunk] != nil else { return [] }
+        // A chunk held only by the member's resumed claim: its copy failed the digest there (an honest member asks
+        // for nothing it holds). The claim goes and the chunk is sent; ignored, the member would wait for ever.
+        if claimed[member].contains(chunk) {
+            claimed[member].remove(chunk)
+            if holdings[member].remove(chunk) { heldPerFile[member][chunk.file] -= 1 }
+        }
+        guard !holdings[member].contains(chunk) else { return [] }
         return sendOrQueue(chunk, to: member)
     }
 
