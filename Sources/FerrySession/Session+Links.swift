@@ -361,6 +361,7 @@ extension Session {
         guard let link = links.removeValue(forKey: id) else { return }
         log("\(id) \(link.remoteAddress) closed: \(reason.text)")
         link.writer.finish()
+        transferBacklog.forget(id)  // a closed link's reader only drains: it never waits for the engine
         if link.stream.peer == nil {
             link.stream.close()  // never authenticated: nothing of ours to deliver, free the descriptor now
         } else {
