@@ -78,7 +78,11 @@ public actor TransferEngine {
     var endedSwarms: Set<SwarmID> = []
     var endedSwarmOrder: [SwarmID] = []
 
-    init(session: Session, configuration: TransferConfiguration) throws(TransferError) {
+    /// `directory`, when given, is the receive directory opened already (tests: one that records its steps); else
+    /// `configuration.receiveDirectory` is opened.
+    init(session: Session, configuration: TransferConfiguration, directory: ReceiveDirectory? = nil)
+        throws(TransferError)
+    {
         guard session.configuration.transfersEnabled else {
             throw .receiveDirectory("the session was not created with transfersEnabled")
         }
@@ -88,7 +92,9 @@ public actor TransferEngine {
         self.session = session
         self.configuration = configuration
         (events, eventSink) = AsyncStream.makeStream(of: TransferEvent.self)
-        if let path = configuration.receiveDirectory {
+        if let directory {
+            receiveDirectory = directory
+        } else if let path = configuration.receiveDirectory {
             do throws(SystemError) {
                 receiveDirectory = try ReceiveDirectory(path: path)
             } catch {
@@ -104,7 +110,15 @@ public actor TransferEngine {
     public static func run<T: Sendable>(
         session: Session, configuration: TransferConfiguration, _ body: (TransferEngine) async throws -> T
     ) async throws -> T {
-        let engine = try TransferEngine(session: session, configuration: configuration)
+        try await run(session: session, configuration: configuration, directory: nil, body)
+    }
+
+    /// `run(session:configuration:_:)` receiving into `directory` (opened already) when given.
+    static func run<T: Sendable>(
+        session: Session, configuration: TransferConfiguration, directory: ReceiveDirectory?,
+        _ body: (TransferEngine) async throws -> T
+    ) async throws -> T {
+        let engine = try TransferEngine(session: session, configuration: configuration, directory: directory)
         await engine.start()
         do {
             let result = try await body(engine)
