@@ -61,22 +61,46 @@ extension Session {
         peers[peerID]?.pairingCode = code
     }
 
-    /// Pins a peer: `AcceptPolicy.trusted` accepts it, and its name can no longer be shown by another key.
+    /// Pins a peer: `AcceptPolicy.trusted` accepts it, and its name can no longer be shown by another key. A link
+    /// open now to another, unpinned device that shows that name is closed at once (its goodbye says why), as a new
+    /// one would be refused (`authenticate`).
     public func trust(_ deviceID: DeviceID, name: String) {
         trustedDevices[deviceID] = name
         for (peerID, peer) in peers where peer.deviceID == deviceID {
             peers[peerID]?.isTrusted = true
+        }
+        guard !DisplayNameMatch.key(name).isEmpty else { return }
+        cutOff(detail: "the name \(name) is now pinned to another key") { certified, peer in
+            certified != deviceID && trustedDevices[certified] == nil && DisplayNameMatch.same(name, peer.displayName)
         }
     }
 
     /// The pinned peers: device ID and the name it was pinned under.
     public var trustedPeers: [DeviceID: String] { trustedDevices }
 
-    /// Unpins a peer.
+    /// Unpins a peer. With `AcceptPolicy.trusted` (a service that lets in pinned peers only), every link of that
+    /// device is closed at once with a goodbye that says why: the pin was what let it in, and a removed peer must
+    /// not keep delivering over a link it holds open. Its transfers end as with any lost link (the transfer engine
+    /// keeps their staged data for a resume). Swarm links stay (a vouch, not the pin, admitted them; an offer on one
+    /// from an unpinned device is refused anyway: `refusedOfferOnSwarmLink`).
     public func untrust(_ deviceID: DeviceID) {
         trustedDevices.removeValue(forKey: deviceID)
         for (peerID, peer) in peers where peer.deviceID == deviceID {
             peers[peerID]?.isTrusted = false
+        }
+        guard configuration.acceptPolicy == .trusted else { return }
+        cutOff(detail: "this device is no longer trusted here") { certified, _ in certified == deviceID }
+    }
+
+    /// Closes every link past its hello (swarm links aside) whose certified device and peer match `cut`, with a
+    /// goodbye `disconnected` carrying `detail`.
+    private func cutOff(detail: String, _ cut: (DeviceID, PeerRecord) -> Bool) {
+        for id in links.keys.sorted() {
+            guard let link = links[id], !link.isSwarm, let peerID = link.peerID, let peer = peers[peerID],
+                let certified = link.stream.peer?.deviceID, cut(certified, peer)
+            else { continue }
+            log("\(id) \(link.remoteAddress): closed: \(detail)")
+            update(id) { machine, now in machine.disconnect(.disconnected, detail: detail, now: now) }
         }
     }
 

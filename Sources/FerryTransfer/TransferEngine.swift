@@ -84,7 +84,11 @@ public actor TransferEngine {
     /// `TransferConfiguration.swarmReadHandles` holds.
     var largestSwarmReaders = 0
 
-    init(session: Session, configuration: TransferConfiguration) throws(TransferError) {
+    /// `directory`, when given, is the receive directory opened already (tests: one that records its steps); else
+    /// `configuration.receiveDirectory` is opened.
+    init(session: Session, configuration: TransferConfiguration, directory: ReceiveDirectory? = nil)
+        throws(TransferError)
+    {
         guard session.configuration.transfersEnabled else {
             throw .receiveDirectory("the session was not created with transfersEnabled")
         }
@@ -94,7 +98,9 @@ public actor TransferEngine {
         self.session = session
         self.configuration = configuration
         (events, eventSink) = AsyncStream.makeStream(of: TransferEvent.self)
-        if let path = configuration.receiveDirectory {
+        if let directory {
+            receiveDirectory = directory
+        } else if let path = configuration.receiveDirectory {
             do throws(SystemError) {
                 receiveDirectory = try ReceiveDirectory(path: path)
             } catch {
@@ -110,7 +116,15 @@ public actor TransferEngine {
     public static func run<T: Sendable>(
         session: Session, configuration: TransferConfiguration, _ body: (TransferEngine) async throws -> T
     ) async throws -> T {
-        let engine = try TransferEngine(session: session, configuration: configuration)
+        try await run(session: session, configuration: configuration, directory: nil, body)
+    }
+
+    /// `run(session:configuration:_:)` receiving into `directory` (opened already) when given.
+    static func run<T: Sendable>(
+        session: Session, configuration: TransferConfiguration, directory: ReceiveDirectory?,
+        _ body: (TransferEngine) async throws -> T
+    ) async throws -> T {
+        let engine = try TransferEngine(session: session, configuration: configuration, directory: directory)
         await engine.start()
         do {
             let result = try await body(engine)

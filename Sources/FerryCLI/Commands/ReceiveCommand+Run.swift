@@ -215,6 +215,14 @@ extension ReceiveCommand {
                     "cannot receive into \(shown): \(TerminalText.excerpt(parent)) does not exist; create it first, or choose another "
                         + "directory with --into")
             }
+            // The directories about to be made, the receive directory first: each is a name in its parent that must
+            // survive a crash as the files published in it do, so each parent is synced once they exist.
+            var missing: [String] = []
+            var walk = URL(fileURLWithPath: path)
+            while !FileManager.default.fileExists(atPath: walk.path), walk.path != "/" {
+                missing.append(walk.path)
+                walk = walk.deletingLastPathComponent()
+            }
             // mkdir(2) itself where no parents are made: its errno names the problem, where Foundation's error may
             // only say "The operation could not be completed".
             var failure: String?
@@ -230,6 +238,11 @@ extension ReceiveCommand {
             if let failure {
                 throw CLIError.failure(
                     "cannot create the directory \(shown) to receive into: \(failure); choose another with --into")
+            }
+            do {
+                for created in missing { try ReceiveDirectory.syncParent(of: created) }
+            } catch {
+                throw CLIError.failure("cannot receive into \(shown): \(error); choose another with --into")
             }
         }
         guard access(path, W_OK | X_OK) == 0 else {

@@ -52,9 +52,14 @@ struct TrustFollower: Sendable {
     /// read or parsed is reported once per change of the file and changes nothing (the session keeps what it had).
     func follow(session: Session, report: @escaping @Sendable (Result<Change, Error>) -> Void) -> Task<Void, Never> {
         Task {
-            var last = stamp()
+            // Nothing seen yet: the first look compares the file with the session at once, so that a change made
+            // between the receiver's start-up load and this task's start is applied too (its stamp is already the
+            // new one, and comparing stamps alone would miss it until the file changed again).
+            var last: [Int]?? = .none
+            var first = true
             while !Task.isCancelled {
-                try? await Task.sleep(for: Self.interval)
+                if !first { try? await Task.sleep(for: Self.interval) }
+                first = false
                 let now = stamp()
                 guard now != last else { continue }
                 last = now

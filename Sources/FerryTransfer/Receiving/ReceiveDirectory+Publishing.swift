@@ -29,11 +29,12 @@ extension ReceiveDirectory {
     static let maximumVariant = 9999
 
     /// Publishes a staged file under `components` (already validated by `NameValidator`; checked again here, in
-    /// NFC: see `publishedForm`): creates the intermediate directories (each opened without following symlinks: a
-    /// symlink planted in the directory is refused with an error, never followed), applies `permissions & 0o755`
-    /// (the sender's permission bits, never setuid, setgid or sticky, and never writable by group or others,
-    /// whatever the peer asks) and the modification time to the staged file, then renames it into place with
-    /// RENAME_NOREPLACE. A taken name (or one whose NFD spelling is there) becomes "name (1).ext", "name (2).ext",
+    /// NFC: see `publishedForm`): applies `permissions & 0o755` (the sender's permission bits, never setuid, setgid
+    /// or sticky, and never writable by group or others, whatever the peer asks) and the modification time to the
+    /// staged file, syncs it, creates the intermediate directories (each opened without following symlinks: a
+    /// symlink planted in the directory is refused with an error, never followed), renames it into place with
+    /// RENAME_NOREPLACE and syncs every directory on its path: a batch of one (`publish(_:syncEachFile:)`), durable
+    /// when it returns. A taken name (or one whose NFD spelling is there) becomes "name (1).ext", "name (2).ext",
     /// ... up to 9999 (see `numberedName`). Returns the published path, relative to the directory
     /// ("photos/beach (1).jpg").
     /// - Throws: `SystemError`: EINVAL for an invalid key or name, ENOTDIR or ELOOP for a symlink on the way or a
@@ -65,48 +66,15 @@ extension ReceiveDirectory {
         key: String, components: [String], permissions: UInt16, modificationTime: (Int64, UInt32),
         staged open: RegularFile? = nil, size: UInt64? = nil, digest: (bytes: [UInt8], chunkSize: Int)?
     ) throws(SystemError) -> PublishedFile {
-        try checkKey(key)
-        let components = components.map(Self.publishedForm)
-        let joined = components.joined(separator: "/")
-        guard let fileName = components.last, case .success(let checked) = NameValidator.components(of: joined),
-            checked == components
-        else {
-            let call = "publish(\(String(reflecting: joined))) in \(path) (not a valid received name)"
-            throw SystemError(call: call, errno: .invalidArgument)
-        }
-        var directory = root
-        var opened: [DirectoryHandle] = []
-        var prefix = ""
-        defer { for handle in opened { handle.close() } }
-        for component in components.dropLast() {
-            let spelling = Self.existingSpelling(of: component, in: directory)
-            directory = try directory.subdirectory(spelling, create: true)
-            opened.append(directory)
-            prefix += spelling + "/"
-        }
-
-        let staged: RegularFile
-        if let open {
-            staged = open
-        } else {
-            staged = try staging.openFile(key, writable: true)
-        }
-        defer { staged.close() }
-        try staged.setPermissions(permissions & 0o755)
-        try staged.setModificationTime(seconds: modificationTime.0, nanoseconds: modificationTime.1)
-        let written = try staged.status()
-        // From closing the last writable descriptor until the rename, no child may be started in this process: one
-        // started before would close its copy after the rename, and a watcher would see the file closed again.
-        return try SpawnFence.publishing { () throws(SystemError) -> PublishedFile in
-            staged.close()
-            return try rename(
-                key, to: directory, fileName, prefix: prefix, written: written, size: size, digest: digest)
-        }
+        let publication = Publication(
+            key: key, components: components, permissions: permissions, modificationTime: modificationTime,
+            staged: open, size: size, digest: digest)
+        return try publish([publication])[0].result.get()
     }
 
     /// The rename of `publish`: checks that `key` still names the file written, then renames it to `fileName` or
     /// the first free variant in `directory` (or drops it as `.identical`).
-    private func rename(
+    func rename(
         _ key: String, to directory: DirectoryHandle, _ fileName: String, prefix: String,
         written: FerrySystem.FileStatus,
         size: UInt64?, digest: (bytes: [UInt8], chunkSize: Int)?
@@ -143,6 +111,7 @@ extension ReceiveDirectory {
             }
             do {
                 try staging.rename(key, to: directory, as: candidate, replace: false)
+                recorder?(.rename(key: key, to: prefix + candidate))
                 return .published(prefix + candidate)
             } catch let error where error.errno == .fileExists {
                 if let same = identical(candidate) { return try dropStaged(key, as: prefix + same) }

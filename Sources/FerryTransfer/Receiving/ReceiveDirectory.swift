@@ -22,12 +22,32 @@ public final class ReceiveDirectory: Sendable {
     /// Set once creating a staged file without a name (O_TMPFILE, then `linkat`) was found not to work here: the
     /// file system lacks it, or /proc is missing. Staged files are then created by name.
     let linkedCreationUnsupported = Atomic<Bool>(false)
+    /// Told each step of publishing that makes a file durable or visible, right after the call succeeded (tests
+    /// record the order of the calls: a power loss cannot be made here, the order that survives one can be shown).
+    let recorder: (@Sendable (PublishStep) -> Void)?
 
     /// Opens (creating it if missing; its parent must exist) the receive directory at `path`, and its staging
     /// folder. A symlink as `path`'s last component or as `.ferry-staging` is refused.
-    public init(path: String) throws(SystemError) {
+    public convenience init(path: String) throws(SystemError) {
+        try self.init(path: path, recorder: nil)
+    }
+
+    /// `init(path:)`, telling `recorder` each step of publishing (see `PublishStep`).
+    init(path: String, recorder: (@Sendable (PublishStep) -> Void)?) throws(SystemError) {
         self.path = path
+        self.recorder = recorder
+        var status = stat()
+        let created = lstat(path, &status) != 0 && errno == ENOENT
         root = try DirectoryHandle.open(path: path, createIfMissing: true)
+        if created {
+            do throws(SystemError) {
+                try Self.syncParent(of: path)
+                recorder?(.syncDirectory(".."))
+            } catch {
+                root.close()
+                throw error
+            }
+        }
         staging = try root.subdirectory(NameValidator.reservedName, create: true, permissions: 0o700)
     }
 
@@ -86,8 +106,10 @@ public final class ReceiveDirectory: Sendable {
         try? staging.removeFile(key)
     }
 
-    /// Makes staged files durable before publishing a batch: one file -> `fdatasync`; several -> `syncfs` once,
-    /// then each file's own writeback error is asked for (`RegularFile.checkWrittenBack`). Throws when the sync
+    /// Makes staged files durable before publishing a batch: one file -> `fsync` (its mode and time, set just
+    /// before, are metadata `fdatasync` may leave out; for a file just written ext4 commits the same journal either
+    /// way); several -> `syncfs` once, then each file's own writeback error is asked for
+    /// (`RegularFile.checkWrittenBack`). Throws when the sync
     /// failed (every file of the batch fails); returns the files whose own writeback failed, by index.
     ///
     /// On ext4 (data=ordered) each `fdatasync` of a new file commits the journal, which waits for the dirty data of
@@ -97,10 +119,12 @@ public final class ReceiveDirectory: Sendable {
         switch files.count {
         case 0: return [:]
         case 1:
-            try files[0].sync(dataOnly: true)
+            try files[0].sync(dataOnly: false)
+            recorder?(.syncFile(key: Self.stagedKey(of: files[0])))
             return [:]
         default:
             try staging.syncFileSystem()
+            recorder?(.syncFileSystem)
             var failed: [Int: SystemError] = [:]
             for (index, file) in files.enumerated() {
                 do throws(SystemError) { try file.checkWrittenBack() } catch { failed[index] = error }
@@ -127,6 +151,28 @@ public final class ReceiveDirectory: Sendable {
         root.close()
     }
 
+    /// Syncs the directory that holds `path` (created just now: its name there must survive a crash as the files
+    /// published in it do). Used for the receive directory when it is created here, and by a caller that created it
+    /// (and its parents) before opening it.
+    public static func syncParent(of path: String) throws(SystemError) {
+        var trimmed = Substring(path)
+        while trimmed.count > 1, trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
+        let parent: String
+        if let slash = trimmed.lastIndex(of: "/") {
+            parent = slash == trimmed.startIndex ? "/" : String(trimmed[..<slash])
+        } else {
+            parent = "."
+        }
+        let directory = try DirectoryHandle.open(path: parent, createIfMissing: false)
+        defer { directory.close() }
+        try directory.sync()
+    }
+
+    /// The key a staged file was opened under (the last component of its path), for `recorder`.
+    static func stagedKey(of file: RegularFile) -> String {
+        String(file.path.split(separator: "/").last ?? "")
+    }
+
     /// Whether `key` is 64 lowercase hex digits (the only names created in the staging folder).
     static func isKey(_ key: String) -> Bool {
         func check(_ bytes: some Collection<UInt8>) -> Bool {
@@ -141,4 +187,19 @@ public final class ReceiveDirectory: Sendable {
             throw SystemError(call: call, errno: .invalidArgument)
         }
     }
+}
+
+/// One step of publishing, as `ReceiveDirectory`'s recorder is told it. Paths are relative to the receive directory
+/// ("." for the directory itself).
+enum PublishStep: Equatable, Sendable {
+    /// The staged file's permissions and modification time were set (`fchmod`, `futimens`).
+    case attributes(key: String)
+    /// The staged file was synced alone (`fsync`).
+    case syncFile(key: String)
+    /// The file system of the staging folder was synced (`syncfs`): every staged file written so far.
+    case syncFileSystem
+    /// The staged file was renamed into place (`renameat2`) under this path.
+    case rename(key: String, to: String)
+    /// This directory was synced (`fsync`): the names in it survive a crash.
+    case syncDirectory(String)
 }

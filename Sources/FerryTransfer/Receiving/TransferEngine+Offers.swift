@@ -33,6 +33,12 @@ extension TransferEngine {
             await deny(offer, to: peerID, .notAccepting, "this peer does not receive files")
             return
         }
+        // A session that lets in pinned peers only takes offers from pinned peers only, whatever `offerPolicy` says:
+        // a peer unpinned while its link was open (its link is being closed) offers nothing more.
+        guard session.configuration.acceptPolicy != .trusted || info.isTrusted else {
+            await deny(offer, to: peerID, .notAccepting, "this device is no longer trusted here")
+            return
+        }
         var files: [IncomingFile] = []
         var seen = Set<String>()
         for (index, file) in offer.files.enumerated() {

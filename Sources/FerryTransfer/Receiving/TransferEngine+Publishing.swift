@@ -93,45 +93,42 @@ extension TransferEngine {
                 request.handle?.close()
                 if case .success = payload { directory.removeStaged(key: request.key) }
             }
-            let synced = requests.compactMap { request in
-                request.publishes ? request.handle.map { (request.file, $0) } : nil
-            }
-            let handles = synced.map(\.1)
-            // Files of a batch synced together whose own writeback failed (`syncBeforePublish`): they fail alone.
-            var writebackFailed: [Int: SystemError] = [:]
-            do throws(SystemError) {
-                if fileByFile {
-                    for handle in handles { try handle.sync(dataOnly: true) }
-                } else {
-                    for (index, error) in try directory.syncBeforePublish(handles) {
-                        writebackFailed[synced[index].0] = error
-                        synced[index].1.close()
-                    }
+            // The files to publish go to the directory as one batch: mode and time, one sync, the renames, one sync
+            // of each directory renamed into (`ReceiveDirectory.publish(_:syncEachFile:)`). Nothing is reported
+            // before that returns: a file reported published survives a crash.
+            var results: [Int: Result<Delivered, SystemError>] = [:]
+            var batch: [(file: Int, payload: Data?, publication: Publication)] = []
+            for request in requests {
+                let payload: Data?
+                do throws(SystemError) {
+                    payload = try payloads[request.file]?.get()
+                } catch {
+                    if request.publishes { request.handle?.close() }
+                    results[request.file] = .failure(error)
+                    continue
                 }
-            } catch {
-                handles.forEach { $0.close() }
-                let results = requests.map { request in
-                    guard !request.publishes, let payload = payloads[request.file] else {
-                        return (request.file, Result<Delivered, SystemError>.failure(error))
-                    }
-                    return (request.file, payload.map { Delivered(published: nil, payload: $0) })
+                guard request.publishes else {
+                    results[request.file] = .success(Delivered(published: nil, payload: payload))
+                    continue
                 }
-                return (results, Set(synced.map(\.0)))
+                let publication = Publication(
+                    key: request.key, components: request.components, permissions: request.permissions,
+                    modificationTime: request.time, staged: request.handle, size: request.size, digest: request.digest)
+                batch.append((request.file, payload, publication))
             }
-            let results = requests.map { request in
-                let result = Result { () throws(SystemError) -> Delivered in
-                    let payload = try payloads[request.file]?.get()
-                    guard request.publishes else { return Delivered(published: nil, payload: payload) }
-                    if let error = writebackFailed[request.file] { throw error }
-                    let published = try directory.publish(
-                        key: request.key, components: request.components, permissions: request.permissions,
-                        modificationTime: request.time, staged: request.handle, size: request.size,
-                        digest: request.digest)
-                    return Delivered(published: published, payload: payload)
-                }
-                return (request.file, result)
+            let outcomes = directory.publish(batch.map(\.publication), syncEachFile: fileByFile)
+            var unsynced: Set<Int> = []
+            for (entry, outcome) in zip(batch, outcomes) {
+                if outcome.syncFailed { unsynced.insert(entry.file) }
+                results[entry.file] = outcome.result.map { Delivered(published: $0, payload: entry.payload) }
             }
-            return (results, Set(writebackFailed.keys))
+            let ordered = requests.map { request in
+                (
+                    request.file,
+                    results[request.file] ?? .failure(SystemError(call: "publish", errno: .badFileDescriptor))
+                )
+            }
+            return (ordered, unsynced)
         }
         // The results of the turn go to the sender together (one trip to the session, one write for many small
         // files), in the order of the turn: a failure's own result waits for the results before it.
@@ -175,7 +172,7 @@ extension TransferEngine {
 
     /// Whether much data of later files is being (or about to be) written while `batch` is synced: a file in
     /// progress, or the files just after the batch, larger than `syncfsBesideBytes` together. Then each file of the
-    /// batch gets its own `fdatasync` instead of one `syncfs`, which would also flush the dirty pages of that data
+    /// batch gets its own `fsync` instead of one `syncfs`, which would also flush the dirty pages of that data
     /// (a photo sent before a video would wait for the video's first hundreds of megabytes). Looks at no more than
     /// 64 files; other transfers are not counted.
     static func heavyDataFollows(_ batch: [Int], in transfer: IncomingTransfer) -> Bool {
