@@ -5,14 +5,22 @@ import Glibc
 /// One staged file to publish in a batch (`ReceiveDirectory.publish(_:syncEachFile:)`); the fields are those of
 /// `publish(key:components:permissions:modificationTime:staged:size:digest:)`.
 public struct Publication: Sendable {
+    /// The staged file's key (its name in the staging folder).
     public var key: String
+    /// The name to publish under, one path component each, relative to the receive directory.
     public var components: [String]
+    /// The mode the published file gets (masked: never group- or other-writable).
     public var permissions: UInt16
+    /// The modification time the published file gets.
     public var modificationTime: (seconds: Int64, nanoseconds: UInt32)
+    /// The staged file, locked and open, when the caller holds it (else it is opened by its key).
     public var staged: RegularFile?
+    /// The verified size: a staged file of another size is not published.
     public var size: UInt64?
+    /// The verified file digest and its chunk size, for the "already there (identical)" check of a taken name.
     public var digest: (bytes: [UInt8], chunkSize: Int)?
 
+    /// A file to publish; the fields as named.
     public init(
         key: String, components: [String], permissions: UInt16, modificationTime: (Int64, UInt32),
         staged: RegularFile? = nil, size: UInt64? = nil, digest: (bytes: [UInt8], chunkSize: Int)? = nil
@@ -29,6 +37,7 @@ public struct Publication: Sendable {
 
 /// What became of one file of a batch.
 public struct PublicationOutcome: Sendable {
+    /// The published file, or why it was not published.
     public var result: Result<PublishedFile, SystemError>
     /// The sync of its data failed: the staged data should go, since pages whose writeback failed can stay cached
     /// and a resume would hash the cache, match, and publish bytes the disk may not hold.
