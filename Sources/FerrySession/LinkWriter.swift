@@ -138,12 +138,17 @@ final class LinkWriter: Sendable {
         }
     }
 
-    /// Tests only: the writer takes no more frames from the queue until `resume()` (or `finish()`); returns once the
-    /// batch it was writing, if any, is written, so that `queuedBytes` then counts exactly the frames queued.
-    func hold() async {
+    /// Tests only: the writer takes no more frames from the queue until `resume()` (or `finish()`); the batch it is
+    /// writing, if any, still goes out (`idle()` waits for it).
+    func hold() {
+        state.withLock { $0.held = true }
+    }
+
+    /// Tests only: returns once no batch is being written, so that `queuedBytes` of a held writer then counts exactly
+    /// the frames queued.
+    func idle() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let wait = state.withLock { state -> Bool in
-                state.held = true
                 guard state.writing else { return false }
                 state.writtenWaiters.append(continuation)
                 return true

@@ -75,7 +75,8 @@ extension Session {
     /// it then holds unsent (exactly, once the write it was in has ended), nil when the peer is not connected.
     func holdWriting(to peerID: PeerID) async -> Int? {
         guard let id = peers[peerID]?.connectedLink, let writer = links[id]?.writer else { return nil }
-        await writer.hold()
+        writer.hold()
+        await writer.idle()
         return writer.queuedBytes
     }
 
