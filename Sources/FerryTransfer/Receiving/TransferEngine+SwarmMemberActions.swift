@@ -396,8 +396,8 @@ extension TransferEngine {
     }
 
     /// The link to `peerID` holds `memberQueueLimit` bytes of member frames unsent: the member at its end asks faster
-    /// than it reads (or reads nothing). It is cut off in every swarm it is linked in here: nothing more is asked of it or served to it, and
-    /// its swarm link is dropped.
+    /// than it reads (or reads nothing). It is cut off in every swarm it is linked in here: nothing more is asked of it
+    /// or served to it, and its swarm link is dropped.
     private func memberQueueFull(_ peerID: PeerID) async {
         for swarmID in memberSwarms.keys.sorted(by: { $0.description < $1.description }) {
             guard let member = memberSwarms[swarmID]?.linkedMembers[peerID] else { continue }
