@@ -18,11 +18,20 @@ final class LinkWriter: Sendable {
         var blocks: [[UInt8]]
         var byteCount: Int
         var transfer: TransferID?
+        /// Queued by a swarm member for another member (`Session.sendMemberFrame`): counted in `memberBytes`.
+        var member = false
     }
 
     private struct State {
         var queue: [Entry] = []
         var queuedBytes = 0
+        /// The part of `queuedBytes` in entries marked `member`, still queued or being written.
+        var memberBytes = 0
+        /// Tests only: the writer takes nothing from the queue while held (`hold()`).
+        var held = false
+        /// A batch was taken and is being written; and who waits for it to be written (`hold()`).
+        var writing = false
+        var writtenWaiters: [CheckedContinuation<Void, Never>] = []
         var finished = false
         var failed = false
         var wakeWriter: CheckedContinuation<Void, Never>?
@@ -46,6 +55,10 @@ final class LinkWriter: Sendable {
 
     var queuedBytes: Int { state.withLock { $0.queuedBytes } }
 
+    /// The bytes of frames queued with `member: true` not yet written: what a swarm member queued for the member at
+    /// the other end, apart from the link's other traffic (PROTOCOL.md 11.11 rule 4).
+    var memberBytes: Int { state.withLock { $0.memberBytes } }
+
     /// Finished or failed: nothing queued from now on goes out.
     var hasEnded: Bool { state.withLock { $0.finished || $0.failed } }
 
@@ -64,14 +77,16 @@ final class LinkWriter: Sendable {
 
     /// Queues one frame given as `blocks`; `transfer` marks a frame of that transfer's data (a chunk, a fileEnd),
     /// which `discard(transfer:)` may drop while it is unsent. False when the writer is finished or failed.
+    /// `member` marks a frame a swarm member queued for another member (counted in `memberBytes`).
     @discardableResult
-    func enqueue(frame blocks: [[UInt8]], transfer: TransferID?) -> Bool {
+    func enqueue(frame blocks: [[UInt8]], transfer: TransferID?, member: Bool = false) -> Bool {
         let count = blocks.reduce(0) { $0 + $1.count }
         let (accepted, wake): (Bool, CheckedContinuation<Void, Never>?) = state.withLock { state in
             guard !state.finished, !state.failed else { return (false, nil) }
             if state.queuedBytes == 0 { state.lastProgress = .now }
-            state.queue.append(Entry(blocks: blocks, byteCount: count, transfer: transfer))
+            state.queue.append(Entry(blocks: blocks, byteCount: count, transfer: transfer, member: member))
             state.queuedBytes += count
+            if member { state.memberBytes += count }
             defer { state.wakeWriter = nil }
             return (true, state.wakeWriter)
         }
@@ -89,6 +104,7 @@ final class LinkWriter: Sendable {
             state.queue.removeAll { entry in
                 guard entry.transfer == transfer else { return false }
                 dropped += entry.byteCount
+                if entry.member { state.memberBytes -= entry.byteCount }
                 return true
             }
             state.queuedBytes -= dropped
@@ -104,6 +120,7 @@ final class LinkWriter: Sendable {
     func finish() {
         let (wake, waiters) = state.withLock { state in
             state.finished = true
+            state.held = false
             defer {
                 state.wakeWriter = nil
                 state.roomWaiters.removeAll()
@@ -119,6 +136,35 @@ final class LinkWriter: Sendable {
         state.withLock { state in
             state.queuedBytes > 0 && !state.failed ? now - state.lastProgress : nil
         }
+    }
+
+    /// Tests only: the writer takes no more frames from the queue until `resume()` (or `finish()`); the batch it is
+    /// writing, if any, still goes out (`idle()` waits for it).
+    func hold() {
+        state.withLock { $0.held = true }
+    }
+
+    /// Tests only: returns once no batch is being written, so that `queuedBytes` of a held writer then counts exactly
+    /// the frames queued.
+    func idle() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let wait = state.withLock { state -> Bool in
+                guard state.writing else { return false }
+                state.writtenWaiters.append(continuation)
+                return true
+            }
+            if !wait { continuation.resume() }
+        }
+    }
+
+    /// Tests only: the writer goes on after `hold()`.
+    func resume() {
+        let wake = state.withLock { state in
+            state.held = false
+            defer { state.wakeWriter = nil }
+            return state.wakeWriter
+        }
+        wake?.resume()
     }
 
     /// Suspends until fewer than `highWater` bytes are queued, the writer ended, or the task is cancelled.
@@ -150,25 +196,33 @@ final class LinkWriter: Sendable {
         while true {
             await withCheckedContinuation { (wake: CheckedContinuation<Void, Never>) in
                 let ready = state.withLock { state -> Bool in
-                    if !state.queue.isEmpty || state.finished || state.failed { return true }
+                    if (!state.queue.isEmpty && !state.held) || state.finished || state.failed { return true }
                     state.wakeWriter = wake
                     return false
                 }
                 if ready { wake.resume() }
             }
             // A bounded batch: what stays queued can still be discarded.
-            let batch: [[UInt8]]? = state.withLock { state in
-                if state.queue.isEmpty { return state.finished || state.failed ? nil : [] }
+            let taken: (blocks: [[UInt8]], member: Int)? = state.withLock { state in
+                if state.queue.isEmpty || state.held { return state.finished || state.failed ? nil : ([], 0) }
                 var taken = 0
                 var size = 0
                 while taken < state.queue.count, taken == 0 || size + state.queue[taken].byteCount <= Self.batchLimit {
                     size += state.queue[taken].byteCount
                     taken += 1
                 }
-                defer { state.queue.removeFirst(taken) }
-                return state.queue[..<taken].flatMap(\.blocks)
+                defer {
+                    state.queue.removeFirst(taken)
+                    state.writing = true
+                }
+                let member = state.queue[..<taken].reduce(0) { $0 + ($1.member ? $1.byteCount : 0) }
+                return (state.queue[..<taken].flatMap(\.blocks), member)
             }
-            guard let batch else { break }
+            guard let (batch, memberWritten) = taken else { break }
+            guard !batch.isEmpty else {
+                state.withLock { $0.writing = false }
+                continue
+            }
             // One write for the batch: the stream sends a chunk's header in the same slice as its data.
             do {
                 try await stream.write(blocks: Self.coalesce(batch))
@@ -186,10 +240,15 @@ final class LinkWriter: Sendable {
             let written = batch.reduce(0) { $0 + $1.count }
             let waiters: [CheckedContinuation<Void, Never>] = state.withLock { state in
                 state.queuedBytes -= written
+                state.memberBytes -= memberWritten
                 state.lastProgress = .now
-                guard state.queuedBytes < highWater else { return [] }
+                state.writing = false
+                var waiters = state.writtenWaiters
+                state.writtenWaiters = []
+                guard state.queuedBytes < highWater else { return waiters }
                 defer { state.roomWaiters.removeAll() }
-                return Array(state.roomWaiters.values)
+                waiters += state.roomWaiters.values
+                return waiters
             }
             waiters.forEach { $0.resume() }
         }
@@ -231,8 +290,13 @@ final class LinkWriter: Sendable {
             state.failed = true
             state.queue.removeAll()
             state.queuedBytes = 0
-            defer { state.roomWaiters.removeAll() }
-            return Array(state.roomWaiters.values)
+            state.memberBytes = 0
+            state.writing = false
+            defer {
+                state.roomWaiters.removeAll()
+                state.writtenWaiters.removeAll()
+            }
+            return Array(state.roomWaiters.values) + state.writtenWaiters
         }
         waiters.forEach { $0.resume() }
     }

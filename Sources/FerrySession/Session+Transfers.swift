@@ -48,21 +48,49 @@ extension Session {
     /// unsent, and `transferQueueIsFull(to:)` says so.
     public nonisolated static var transferQueueHighWater: Int { LinkWriter.defaultHighWater }
 
-    /// Queues one transfer frame for `peerID` without waiting, unless its link would then hold more than `limit` bytes
-    /// unsent: then nothing is queued and the result is nil. Otherwise the bytes the link holds unsent, this frame
-    /// included (at most `limit`). For a caller that must bound what it queues for a peer that reads slowly or not at all, and never
-    /// wait for it (a swarm member's frames to other members, PROTOCOL.md 11.11 rule 4).
-    public func sendTransferFrame(_ blocks: [[UInt8]], to peerID: PeerID, unlessQueued limit: Int) throws -> Int? {
+    /// Queues one frame a swarm member sends another member (PROTOCOL.md 11.11 rule 4) without waiting, counted apart
+    /// from the link's other traffic (the same link may carry plain transfers both ways and app messages): nil, and
+    /// nothing queued, when the member frames still unsent on the link would then be more than `limit` bytes, or,
+    /// `belowHighWater`, when the link holds its writer's high-water mark or more unsent, whoever queued it (one frame
+    /// may take it past the mark). Otherwise the bytes of member frames the link holds unsent, this one included. For a
+    /// caller that bounds what it queues for a peer that reads slowly or not at all, and never waits for it.
+    public func sendMemberFrame(_ blocks: [[UInt8]], to peerID: PeerID, limit: Int, belowHighWater: Bool = false)
+        throws -> Int?
+    {
         guard !isClosed else { throw SessionError.sessionClosed }
         guard let peer = peers[peerID] else { throw SessionError.unknownPeer(peerID) }
         guard let id = peer.connectedLink, var link = links[id] else {
             throw SessionError.notConnected(peer.displayName)
         }
-        guard link.writer.queuedBytes + blocks.reduce(0, { $0 + $1.count }) <= limit else { return nil }
+        guard !belowHighWater || link.writer.queuedBytes < link.writer.highWater,
+            link.writer.memberBytes + blocks.reduce(0, { $0 + $1.count }) <= limit
+        else { return nil }
         link.machine.noteSent(now: clock.now)
         links[id] = link
-        link.writer.enqueue(frame: blocks, transfer: nil)
-        return link.writer.queuedBytes
+        link.writer.enqueue(frame: blocks, transfer: nil, member: true)
+        return link.writer.memberBytes
+    }
+
+    /// Tests only: the writer of the link to `peerID` sends nothing more until `resumeWriting(to:)`; returns the bytes
+    /// it then holds unsent (exactly, once the write it was in has ended), nil when the peer is not connected.
+    func holdWriting(to peerID: PeerID) async -> Int? {
+        guard let id = peers[peerID]?.connectedLink, let writer = links[id]?.writer else { return nil }
+        writer.hold()
+        await writer.idle()
+        return writer.queuedBytes
+    }
+
+    /// Tests only: the writer of the link to `peerID` goes on after `holdWriting(to:)`.
+    func resumeWriting(to peerID: PeerID) {
+        guard let id = peers[peerID]?.connectedLink, let writer = links[id]?.writer else { return }
+        writer.resume()
+    }
+
+    /// Tests only: the bytes the link to `peerID` holds unsent, all of them and those of member frames; nil when the
+    /// peer is not connected.
+    func queuedTransferBytes(to peerID: PeerID) -> (all: Int, member: Int)? {
+        guard let id = peers[peerID]?.connectedLink, let writer = links[id]?.writer else { return nil }
+        return (writer.queuedBytes, writer.memberBytes)
     }
 
     /// Suspends until the link to `peerID` holds fewer than `transferQueueHighWater` bytes unsent, or it ended, or

@@ -77,12 +77,15 @@ public actor TransferEngine {
     var memberSwarms: [SwarmID: MemberSwarm] = [:]
     var endedSwarms: Set<SwarmID> = []
     var endedSwarmOrder: [SwarmID] = []
-    /// The most bytes a link to another member ever held unsent right after this side queued a frame for it (the
-    /// only moment that queue grows): a test proves `memberQueueLimit` holds.
+    /// The most bytes of member frames a link to another member ever held unsent right after this side queued one for
+    /// it (the only moment they grow): a test proves `memberQueueLimit` holds.
     var largestMemberQueue = 0
     /// The most read handles a swarm's member side ever held open at once (`SwarmReaders`): a test proves
     /// `TransferConfiguration.swarmReadHandles` holds.
     var largestSwarmReaders = 0
+    /// Waits for room on a link to another member that announcements began (`awaitRoom`): a test proves a queue just
+    /// under the high-water mark does not make them go round and round.
+    var announcementWaits = 0
 
     /// `directory`, when given, is the receive directory opened already (tests: one that records its steps); else
     /// `configuration.receiveDirectory` is opened.

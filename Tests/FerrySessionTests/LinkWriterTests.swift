@@ -87,6 +87,30 @@ private final class GatedStream: ByteStream {
         #expect(stream.finishedWriting && !stream.closed)
     }
 
+    /// A swarm member's frames to another member are counted apart (`memberBytes`) until written, a frame being
+    /// written included, whatever else the link carries; a held writer takes nothing until resumed.
+    @Test func memberBytesCountOnlyMemberFramesUntilWritten() async throws {
+        let stream = GatedStream()
+        let writer = LinkWriter(stream: stream)
+        let plain = [UInt8](repeating: 0xC0, count: LinkWriter.batchLimit)
+        writer.enqueue(frame: [[1, 2, 3]], transfer: nil, member: true)  // taken first, its write held by the stream
+        writer.enqueue(frame: [plain], transfer: nil)
+        writer.enqueue(frame: [[4, 5]], transfer: nil, member: true)
+        #expect(writer.memberBytes == 5 && writer.queuedBytes == 5 + plain.count)
+        let run = Task { await writer.run() }
+        var iterator = stream.firstWriteStarted.makeAsyncIterator()
+        await iterator.next()
+        #expect(writer.memberBytes == 5, "a member frame being written still counts")
+        writer.hold()
+        stream.release()
+        await writer.idle()
+        #expect(writer.memberBytes == 2 && writer.queuedBytes == 2 + plain.count, "the first frame was written")
+        writer.resume()
+        writer.finish()
+        await run.value
+        #expect(writer.memberBytes == 0 && writer.queuedBytes == 0)
+    }
+
     /// Runs of small blocks are joined into blocks of at most the limit, a block at the limit or above goes alone,
     /// and every byte is sent once, in order (joined blocks are allocated at their final size, the copy is the same).
     @Test func coalescingJoinsRunsUnderTheLimitAndKeepsEveryByteInOrder() {

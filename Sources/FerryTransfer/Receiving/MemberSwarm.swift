@@ -37,6 +37,10 @@ struct MemberSwarm: Sendable {
     var progressTimer: Task<Void, Never>?
     /// The read handles to serve chunks from, opened on demand, at most `TransferConfiguration.swarmReadHandles`.
     var readers = SwarmReaders()
+    /// Chunks of the resumed prefix whose check against the sender's digest found every read handle in use: checked
+    /// once one is handed back (`retryVerifications`); and whether a check of them runs now.
+    var verifyLater: Set<SwarmChunk> = []
+    var verifying = false
     /// Raw bytes stored from other members, and served to them.
     var relayedBytes: UInt64 = 0
     var servedBytes: UInt64 = 0

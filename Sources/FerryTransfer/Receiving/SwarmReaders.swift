@@ -24,7 +24,7 @@ struct SwarmReaders: Sendable {
         var inode: UInt64
     }
 
-    private var open: [Int: RegularFile] = [:]
+    private var handles: [Int: RegularFile] = [:]
     private var users: [Int: Int] = [:]
     /// Open files, least recently used first.
     private var order: [Int] = []
@@ -32,7 +32,7 @@ struct SwarmReaders: Sendable {
     private(set) var places: [Int: Place] = [:]
 
     /// Handles open now.
-    var openCount: Int { open.count }
+    var openCount: Int { handles.count }
 
     /// `file`'s chunks are written to the file `identity`, at `place`.
     mutating func verified(_ file: Int, _ identity: Identity, at place: Place) {
@@ -48,7 +48,7 @@ struct SwarmReaders: Sendable {
 
     /// The open handle of `file`, marked in use (until `release`) and most recently used; nil when it is not open.
     mutating func use(_ file: Int) -> RegularFile? {
-        guard let handle = open[file] else { return nil }
+        guard let handle = handles[file] else { return nil }
         users[file, default: 0] += 1
         order.removeAll { $0 == file }
         order.append(file)
@@ -58,17 +58,17 @@ struct SwarmReaders: Sendable {
     /// Makes room for one more handle within `capacity`, closing the least recently used handles not in use; false
     /// when every open handle is in use.
     mutating func makeRoom(capacity: Int) -> Bool {
-        while open.count >= max(1, capacity) {
+        while handles.count >= max(1, capacity) {
             guard let idle = order.first(where: { users[$0, default: 0] == 0 }) else { return false }
             order.removeAll { $0 == idle }
-            open.removeValue(forKey: idle)?.close()
+            handles.removeValue(forKey: idle)?.close()
         }
         return true
     }
 
     /// Adds the handle just opened for `file`, in use.
     mutating func add(_ file: Int, _ handle: RegularFile) {
-        open.updateValue(handle, forKey: file)?.close()
+        handles.updateValue(handle, forKey: file)?.close()
         users[file, default: 0] += 1
         order.removeAll { $0 == file }
         order.append(file)
@@ -82,8 +82,8 @@ struct SwarmReaders: Sendable {
 
     /// Closes every handle (the swarm ended here).
     mutating func closeAll() {
-        for handle in open.values { handle.close() }
-        open = [:]
+        for handle in handles.values { handle.close() }
+        handles = [:]
         users = [:]
         order = []
     }

@@ -285,8 +285,22 @@ extension TransferEngine {
         }
     }
 
-    private func releaseReader(_ file: Int, _ swarmID: SwarmID) {
+    /// Hands back a handle taken with `acquireReader`; then checks the resumed chunks whose check found no handle free
+    /// (`verifyHeld`), now that one may be.
+    private func releaseReader(_ file: Int, _ swarmID: SwarmID) async {
         memberSwarms[swarmID]?.readers.release(file)
+        await retryVerifications(swarmID)
+    }
+
+    /// Tests only: takes a read handle on `file` as a chunk being served does (true when one was had), until
+    /// `releaseSwarmReader`.
+    func useSwarmReader(_ file: Int, _ swarmID: SwarmID) -> Bool {
+        if case .open = acquireReader(file, swarmID) { true } else { false }
+    }
+
+    /// Tests only: hands back a handle taken with `useSwarmReader`, as a served chunk's read does.
+    func releaseSwarmReader(_ file: Int, _ swarmID: SwarmID) async {
+        await releaseReader(file, swarmID)
     }
 
     /// The staged data of `file` was just opened for writing: its inode is the one its chunks are verified into.
@@ -313,11 +327,14 @@ extension TransferEngine {
     /// (refusals, requests, one `swarmHave` of ranges) queued while it is that full.
     static let memberControlAllowance = 256 << 10
 
-    /// The most bytes a link to another member may hold unsent before this member queues one more frame for it: the
-    /// writer's high-water mark (chunks are served only below it, and announcements wait for room below it), K chunks
-    /// of the largest chunk size of the swarms it is in (served while the queue was below that mark), and
-    /// `memberControlAllowance`. A member that keeps the rules (at most K requests outstanding to this one, PROTOCOL.md
-    /// 11.11 rule 4) cannot make a link hold more, whatever it reads; one that does is cut off (`memberQueueFull`).
+    /// The most bytes of member frames (`Session.sendMemberFrame`) a link to another member may hold unsent before this
+    /// member queues one more for it: the writer's high-water mark (chunks are served only while the link holds less
+    /// than that, and announcements are queued only then), K chunks of the largest chunk size of the swarms it is in
+    /// (served while the link was below that mark), and `memberControlAllowance`. Only this member's frames to that
+    /// member count, not the link's other traffic (plain transfers either way, app messages), which waits for room on
+    /// its own and may hold the link past the mark: it makes chunks refused `busy` and announcements wait, never the
+    /// member cut off. A member that keeps the rules (at most K requests outstanding to this one, PROTOCOL.md 11.11
+    /// rule 4) cannot make its link hold more, whatever it reads; one that does is cut off (`memberQueueFull`).
     func memberQueueLimit(for peerID: PeerID) -> Int {
         let chunk = memberSwarms.values.filter { $0.linkedMembers[peerID] != nil }.map(\.chunkSize).max()
         return Session.transferQueueHighWater + Limits.maxSwarmRequestsInFlight * (chunk ?? Limits.maxChunkSize)
@@ -337,12 +354,13 @@ extension TransferEngine {
     /// A frame to another member, queued without waiting for that member to read: the member engine handles every
     /// link's frames in turn, so a wait on one member that reads slowly, or not at all, would hold up the sender's
     /// chunks and every other member. What is queued to a member stays bounded: chunks are served only while its
-    /// link's queue is below the writer's high-water mark (`serve`), announcements wait for room below it
-    /// (`announce`), and beyond `memberQueueLimit` nothing more is queued: the member is cut off in every swarm it is
-    /// linked in (a member that asks faster than it reads fails alone). False when the frame was not queued.
+    /// link's queue is below the writer's high-water mark (`serve`), announcements are queued only then (`announce`),
+    /// and once the member frames its link holds unsent would pass `memberQueueLimit` nothing more is queued: the
+    /// member is cut off in every swarm it is linked in (a member that asks faster than it reads fails alone). False
+    /// when the frame was not queued.
     @discardableResult
     func sendToMember(_ message: TransferMessage, to peerID: PeerID) async -> Bool {
-        switch await queueForMember(message, to: peerID, unlessQueued: memberQueueLimit(for: peerID)) {
+        switch await queueForMember(message, to: peerID) {
         case .queued: return true
         case .gone: return false
         case .full:
@@ -351,16 +369,19 @@ extension TransferEngine {
         }
     }
 
-    /// Queues `message` for `peerID` unless its link would then hold more than `limit` bytes unsent (acknowledgements
-    /// held for that peer go first, in the same queue entry, as in `send`).
-    func queueForMember(_ message: TransferMessage, to peerID: PeerID, unlessQueued limit: Int) async
+    /// Queues `message` for `peerID` unless the member frames its link holds unsent would then be more than
+    /// `memberQueueLimit`, or, `belowHighWater`, unless the link holds the writer's high-water mark or more unsent
+    /// (whoever queued it; the frame may then take it past the mark). Acknowledgements held for that peer go first, in
+    /// the same queue entry, as in `send`.
+    func queueForMember(_ message: TransferMessage, to peerID: PeerID, belowHighWater: Bool = false) async
         -> MemberQueueing
     {
         let held = heldAcks.removeValue(forKey: peerID) ?? []
+        let limit = memberQueueLimit(for: peerID)
         do {
             guard
-                let queued = try await session.sendTransferFrame(
-                    held + [message.frame.encoded()], to: peerID, unlessQueued: limit)
+                let queued = try await session.sendMemberFrame(
+                    held + [message.frame.encoded()], to: peerID, limit: limit, belowHighWater: belowHighWater)
             else {
                 if !held.isEmpty { heldAcks[peerID, default: []].insert(contentsOf: held, at: 0) }
                 return .full
@@ -374,9 +395,9 @@ extension TransferEngine {
         }
     }
 
-    /// The link to `peerID` holds `memberQueueLimit` unsent: the member at its end asks faster than it reads (or reads
-    /// nothing). It is cut off in every swarm it is linked in here: nothing more is asked of it or served to it, and
-    /// its swarm link is dropped.
+    /// The link to `peerID` holds `memberQueueLimit` bytes of member frames unsent: the member at its end asks faster
+    /// than it reads (or reads nothing). It is cut off in every swarm it is linked in here: nothing more is asked of it
+    /// or served to it, and its swarm link is dropped.
     private func memberQueueFull(_ peerID: PeerID) async {
         for swarmID in memberSwarms.keys.sorted(by: { $0.description < $1.description }) {
             guard let member = memberSwarms[swarmID]?.linkedMembers[peerID] else { continue }
@@ -384,7 +405,7 @@ extension TransferEngine {
             log(
                 1,
                 "swarm \(swarmID): member \(name) cut off: its link holds \(memberQueueLimit(for: peerID)) bytes or"
-                    + " more unsent (it asks faster than it reads)")
+                    + " more of frames to it as a member unsent (it asks faster than it reads)")
             let actions = withMemberSwarm(swarmID) { $0.fetcher.cutOff(member) } ?? []
             await carryOut(actions, swarmID)
         }
@@ -392,7 +413,8 @@ extension TransferEngine {
 
     // MARK: Announcements
 
-    /// Announces `chunk` to `member`: one `swarmHave` while its link has room below the writer's high-water mark;
+    /// Announces `chunk` to `member`: one `swarmHave` while its link holds less than the writer's high-water mark (the
+    /// condition `Session.waitForTransferRoom` waits for, so that a wait never returns to a link that still refuses);
     /// otherwise, and while announcements to it wait already, everything held from `chunk` on is announced to it
     /// again once its link has room (`flushAnnouncements`): what waits for a member that reads slowly is one position,
     /// not a frame a chunk.
@@ -404,7 +426,7 @@ extension TransferEngine {
         }
         let have = SwarmHave(
             swarmID: swarmID, fileIndex: UInt32(chunk.file), ranges: [UInt64(chunk.index)..<UInt64(chunk.index + 1)])
-        switch await queueForMember(.swarmHave(have), to: peerID, unlessQueued: Session.transferQueueHighWater) {
+        switch await queueForMember(.swarmHave(have), to: peerID, belowHighWater: true) {
         case .queued, .gone: return
         case .full:
             let from = memberSwarms[swarmID]?.announceFrom[member].map { min($0, chunk) } ?? chunk
@@ -414,8 +436,8 @@ extension TransferEngine {
     }
 
     /// Announces to `member` everything held from its `announceFrom` position on, as ranges (up to 1024 a frame),
-    /// while its link has room below the writer's high-water mark; when it has none, waits for room and goes on from
-    /// where it stopped.
+    /// while its link holds less than the writer's high-water mark; when it holds that or more, waits for room and goes
+    /// on from where it stopped.
     func flushAnnouncements(_ swarmID: SwarmID, _ member: Int) async {
         while let swarm = memberSwarms[swarmID], let from = swarm.announceFrom[member] {
             guard let peerID = swarm.links[member] else {
@@ -432,7 +454,7 @@ extension TransferEngine {
             let have = SwarmHave(
                 swarmID: swarmID, fileIndex: UInt32(file),
                 ranges: part.map { UInt64($0.lowerBound)..<UInt64($0.upperBound) })
-            switch await queueForMember(.swarmHave(have), to: peerID, unlessQueued: Session.transferQueueHighWater) {
+            switch await queueForMember(.swarmHave(have), to: peerID, belowHighWater: true) {
             case .queued: continue
             case .gone: return
             case .full:
@@ -467,6 +489,7 @@ extension TransferEngine {
             await self.roomCameBack(room, for: member, swarmID)
         }
         memberSwarms[swarmID]?.roomWaiters[member] = waiter
+        announcementWaits += 1
     }
 
     /// The wait for room on `member`'s link ended: announcements go on, or, the link ending (`room` false), stop until
@@ -519,7 +542,7 @@ extension TransferEngine {
         let offset = UInt64(chunk.index) * UInt64(swarm.chunkSize)
         let bytes = try? await io.run { () throws(SystemError) -> [UInt8] in try reader.read(count: length, at: offset)
         }
-        releaseReader(chunk.file, swarmID)
+        await releaseReader(chunk.file, swarmID)
         // Its file may have failed here while it was read (a write that failed): then it is held no more.
         guard let bytes, bytes.count == length, memberSwarms[swarmID]?.fetcher.holds(chunk) == true else {
             withMemberSwarm(swarmID) { $0.fetcher.served(to: member) }
@@ -544,22 +567,51 @@ extension TransferEngine {
         await sendToMember(.swarmRefuse(refuse), to: peerID)
     }
 
-    /// Checks a chunk of the resumed prefix against the sender's digest before it is announced. With no handle to read
-    /// it (every one in use, or the staged file gone) it stays unchecked: held, neither announced nor served here (the
-    /// file digest still checks it before the file is published).
+    /// Checks a chunk of the resumed prefix against the sender's digest before it is announced. With every read handle
+    /// in use it waits on `verifyLater` and is checked once a handle is handed back (`releaseReader`); with the staged
+    /// file gone it stays unchecked: held, neither announced nor served here (the file digest still checks it before
+    /// the file is published).
     private func verifyHeld(_ chunk: SwarmChunk, _ swarmID: SwarmID) async {
-        guard let swarm = memberSwarms[swarmID], let size = incoming[swarm.key]?.files[chunk.file].size,
-            case .open(let reader) = acquireReader(chunk.file, swarmID)
-        else { return }
+        memberSwarms[swarmID]?.verifyLater.insert(chunk)
+        await retryVerifications(swarmID)
+    }
+
+    /// Checks the chunks waiting on `verifyLater`, in order, until none is left or no read handle is free (one check
+    /// at a time: a call while one runs returns, and the running one takes what was added meanwhile).
+    private func retryVerifications(_ swarmID: SwarmID) async {
+        guard let swarm = memberSwarms[swarmID], !swarm.verifyLater.isEmpty, !swarm.verifying else { return }
+        memberSwarms[swarmID]?.verifying = true
+        while let chunk = memberSwarms[swarmID]?.verifyLater.min() {
+            memberSwarms[swarmID]?.verifyLater.remove(chunk)
+            guard await checkHeld(chunk, swarmID) else {
+                memberSwarms[swarmID]?.verifyLater.insert(chunk)
+                break
+            }
+        }
+        memberSwarms[swarmID]?.verifying = false
+    }
+
+    /// Checks one chunk of the resumed prefix (`verifyHeld`); false when every read handle is in use (checked nothing).
+    private func checkHeld(_ chunk: SwarmChunk, _ swarmID: SwarmID) async -> Bool {
+        guard let swarm = memberSwarms[swarmID], let size = incoming[swarm.key]?.files[chunk.file].size else {
+            return true
+        }
+        let reader: RegularFile
+        switch acquireReader(chunk.file, swarmID) {
+        case .open(let handle): reader = handle
+        case .busy: return false
+        case .notHeld: return true
+        }
         let length = swarm.length(of: chunk, size: size)
         let offset = UInt64(chunk.index) * UInt64(swarm.chunkSize)
         let digest = await accepting.run { () -> [UInt8] in
             guard let bytes = try? reader.read(count: length, at: offset), bytes.count == length else { return [] }
             return FileDigest.chunkDigest(bytes)
         }
-        releaseReader(chunk.file, swarmID)
+        memberSwarms[swarmID]?.readers.release(chunk.file)
         let actions = withMemberSwarm(swarmID) { $0.fetcher.prefixChecked(chunk, sha256: digest) } ?? []
         await carryOut(actions, swarmID)
+        return true
     }
 
     /// A chunk of the resumed prefix that failed the sender's digest: the transfer counts it stored no more (its
