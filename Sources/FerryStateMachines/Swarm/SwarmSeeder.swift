@@ -21,64 +21,16 @@ import FerryWire
 /// as chunk indices (requests per member, deduplicated; chunks to seed anew), never as data, and goes when an
 /// acknowledgement makes room (`waitingSends()`).
 public struct SwarmSeeder: Sendable {
-    /// What the driver must do, in order.
-    public enum Action: Equatable, Sendable {
-        /// Send `swarmMembers` with these indices to each of them, and to each member cut off since the last list
-        /// (which learns from it that it is out).
-        case announceMembers([Int])
-        /// Send the chunk's digest with `seed` (`chunkDigests`) to every active member that took the file.
-        case announceSeed(SwarmChunk, seed: Int)
-        /// Send the chunk to `member` on the sender's own link (a seed's copy, a seed anew, an answer).
-        case send(SwarmChunk, to: Int)
-        /// `member` is out of the swarm but still a recipient: send it every chunk it lacks
-        /// (`missing(of:)`) on the ordinary per-peer path from now on, after the seeds (so that a member cut off
-        /// for a bad chunk does not delay the others).
-        case serveDirectly(member: Int)
-        /// Send `member` the digests (with their seeds) of these chunks, seeded before it joined (`chunkDigests`).
-        case sendDigests([SwarmChunk], to: Int)
-        /// Name `member` in the output: `reporter` reported it.
-        case badRelayer(member: Int, reporter: Int, reason: SwarmReportReason, chunk: SwarmChunk)
-    }
-
-    /// A member's part in the swarm.
-    public enum Role: Equatable, Sendable {
-        /// No reply yet.
-        case pending
-        /// Replied with `relay`: fetches from and serves other members.
-        case active
-        /// Replied without `relay`, or denied: not in the swarm.
-        case outside
-        /// Its link to the sender was lost, or it ended the transfer.
-        case left
-        /// Reported for a bad chunk, or replied with `relay` after the first member list: out of the swarm, served
-        /// directly.
-        case cutOff
-    }
-
-    private struct Member {
-        var role: Role = .pending
-        var accepted: [Bool] = []
-        var inFlight: [SwarmChunk: Int] = [:]
-        var inFlightBytes = 0
-        var peakInFlightBytes = 0
-        var seededBytes = 0
-        /// Bytes of the chunks in `awaitingRelay` it seeds.
-        var unrelayedBytes = 0
-        /// Chunks it asked for that its window had no room for, in order, each once.
-        var requested: [SwarmChunk] = []
-        var requestedSet: Set<SwarmChunk> = []
-    }
-
     /// The offer's chunk size.
     public let chunkSize: Int
     /// Bytes the sender keeps in flight to one member at most.
     public let window: Int
-    private let sizes: [UInt64]
-    private var members: [Member]
-    private var holdings: [ChunkBitmap]
+    let sizes: [UInt64]
+    private(set) var members: [Member]
+    private(set) var holdings: [ChunkBitmap]
     /// Chunks each member holds, per file (so that "holds the whole file" is not a walk over its bitmap).
-    private var heldPerFile: [[Int]]
-    private var seeds: [SwarmChunk: Int] = [:]
+    private(set) var heldPerFile: [[Int]]
+    private(set) var seeds: [SwarmChunk: Int] = [:]
     /// Chunks held only by a resumed prefix's claim, per member (no acknowledgement of them came).
     private var claimed: [ChunkBitmap]
     /// Chunks sent to their seed that another active taker lacks and that no other member stored from a peer yet: chunk
@@ -114,50 +66,6 @@ public struct SwarmSeeder: Sendable {
         guard holdings[member].insert(chunk) else { return false }
         heldPerFile[member][chunk.file] += 1
         return true
-    }
-
-    /// Whether `member` holds every chunk of `file` (an empty file: always).
-    public func holdsAll(_ member: Int, of file: Int) -> Bool { heldPerFile[member][file] == chunkCounts[file] }
-    /// Whether `member` took `file` (and has not ended it, `fileEnded`).
-    public func takes(_ member: Int, file: Int) -> Bool { members[member].accepted[safe: file] ?? false }
-
-    /// Chunks of each file.
-    public var chunkCounts: [Int] { holdings[0].chunkCounts }
-    /// Member `member`'s part.
-    public func role(of member: Int) -> Role { members[member].role }
-    /// The active members, in order: what the last `announceMembers` said (or will say).
-    public var activeMembers: [Int] { members.indices.filter { members[$0].role == .active } }
-    /// The seed of `chunk`, once chosen.
-    public func seed(of chunk: SwarmChunk) -> Int? { seeds[chunk] }
-    /// Whether `member` holds `chunk` (acknowledged, or in its resumed prefix).
-    public func holds(_ member: Int, _ chunk: SwarmChunk) -> Bool { holdings[member].contains(chunk) }
-    /// Chunks `member` holds.
-    public func heldCount(of member: Int) -> Int { holdings[member].count }
-    /// Bytes in flight on the sender's link to `member`: decided (queued to go), sent, and not yet acknowledged.
-    public func inFlightBytes(of member: Int) -> Int { members[member].inFlightBytes }
-    /// The most bytes that were in flight to `member` at once (never more than `window`).
-    public func peakInFlightBytes(of member: Int) -> Int { members[member].peakInFlightBytes }
-    /// Bytes of chunks `member` seeded that another active member that took the file lacks and that no other member
-    /// acknowledged `storedFromPeer` yet: what it has not been seen to pass on.
-    public func unrelayedBytes(of member: Int) -> Int { members[member].unrelayedBytes }
-    /// Chunks `member` asked for that wait for room in its window.
-    public func waitingRequests(of member: Int) -> [SwarmChunk] { members[member].requested }
-
-    /// Raw bytes of `chunk`.
-    public func length(of chunk: SwarmChunk) -> Int {
-        let offset = UInt64(chunk.index) * UInt64(chunkSize)
-        return Int(min(UInt64(chunkSize), sizes[chunk.file] - offset))
-    }
-
-    /// The chunks of accepted files `member` does not hold, in order.
-    public func missing(of member: Int) -> [SwarmChunk] {
-        var result: [SwarmChunk] = []
-        for file in chunkCounts.indices where members[member].accepted[safe: file] ?? false {
-            for index in 0..<chunkCounts[file] where !holdings[member].contains(SwarmChunk(file: file, index: index)) {
-                result.append(SwarmChunk(file: file, index: index))
-            }
-        }
-        return result
     }
 
     /// Member `member` replied: with `relay` it joins the swarm; `accepted` and `resumeOffsets` are its
@@ -550,11 +458,5 @@ public struct SwarmSeeder: Sendable {
         guard active != announced else { return [] }
         announced = active
         return [.announceMembers(active)]
-    }
-}
-
-extension Array {
-    fileprivate subscript(safe index: Int) -> Element? {
-        index >= 0 && index < count ? self[index] : nil
     }
 }
