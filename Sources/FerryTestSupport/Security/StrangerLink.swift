@@ -24,20 +24,7 @@ public final class StrangerLink: Sendable {
     {
         let identity = try identity ?? DeviceIdentity.generate()
         let socket = try await onOwnThread { try SocketStream(from: source, port: port) }
-        let stream: TLSStream
-        do {
-            stream = try TLSStream(over: socket, context: TLSContext(identity: identity), role: .client)
-        } catch {
-            socket.close()
-            throw error
-        }
-        do {
-            try await stream.handshake()
-        } catch {
-            stream.close()
-            throw error
-        }
-        return StrangerLink(stream: stream, identity: identity)
+        return try await handshake(over: socket, identity: identity, role: .client)
     }
 
     /// Takes the next connection on `listener` (a ferry session dialling it) and runs the handshake as the TLS
@@ -47,9 +34,17 @@ public final class StrangerLink: Sendable {
     {
         let identity = try identity ?? DeviceIdentity.generate()
         let socket = try await onOwnThread { SocketStream(accepted: try listener.accept()) }
+        return try await handshake(over: socket, identity: identity, role: .server)
+    }
+
+    /// Runs the TLS handshake over `socket` as `role` with `identity`; the socket is closed when it fails.
+    private static func handshake(over socket: SocketStream, identity: DeviceIdentity, role: TLSStream.Role)
+        async throws
+        -> StrangerLink
+    {
         let stream: TLSStream
         do {
-            stream = try TLSStream(over: socket, context: TLSContext(identity: identity), role: .server)
+            stream = try TLSStream(over: socket, context: TLSContext(identity: identity), role: role)
         } catch {
             socket.close()
             throw error
