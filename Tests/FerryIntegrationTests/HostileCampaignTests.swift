@@ -18,7 +18,7 @@ extension IntegrationTests {
     ///   name loopback listeners that count connections, a host name, an IPv6 loopback listener, a foreign address
     ///   and port 0, three times; (9) a member asks for a chunk of each of 256 files she holds; (3) 200 `swarmHave`
     ///   frames of 1024 overlapping ranges over a 16 GiB file, while an ordinary 1 KiB `ferry send` to her must land;
-    ///   (6) a member behind a proxy that reads 2 MiB/s floods 60,000 requests; (4) while her engine checks an 8 GiB
+    ///   (6) a member behind a proxy that reads 128 KiB/s floods 100,000 requests; (4) while her engine checks an 8 GiB
     ///   resumed prefix (it takes no frame meanwhile), a peer sends 300 frames of 1 MiB.
     @Suite(.serialized) struct HostileCampaignTests {
         /// A victim's peak memory may stay under this after any misdeed: a plain send stays near 40 MiB, a receiver
