@@ -41,7 +41,8 @@ extension IntegrationTests {
         @Test func truncateServerToClient() throws {
             let server = try LoopbackSocket.listen()
             defer { server.close() }
-            let proxy = try FaultProxy(targetPort: server.port, mode: .truncate(afterBytes: 10, direction: .serverToClient))
+            let proxy = try FaultProxy(
+                targetPort: server.port, mode: .truncate(afterBytes: 10, direction: .serverToClient))
             defer { proxy.close() }
             let (client, accepted) = try connectPair(through: proxy, server: server)
             defer { client.close(); accepted.close() }
@@ -87,6 +88,20 @@ extension IntegrationTests {
             #expect(try client.read(exactly: 4) == Array("done".utf8))
         }
 
+        @Test func delayOneWayHoldsOnlyItsDirection() throws {
+            let server = try LoopbackSocket.listen()
+            defer { server.close() }
+            let proxy = try FaultProxy(targetPort: server.port)
+            defer { proxy.close() }  // ends the delay still under way
+            let (client, accepted) = try connectPair(through: proxy, server: server)
+            defer { client.close(); accepted.close() }
+            proxy.mode = .delayOneWay(.seconds(60), direction: .serverToClient)
+            try accepted.write(Array("slow".utf8))
+            try client.write(Array("fast".utf8))
+            #expect(try accepted.read(exactly: 4) == Array("fast".utf8))  // the other direction passes
+            #expect(!client.isReadable(withinMilliseconds: 300))
+        }
+
         @Test func blackHoleNeverAnswersNorConnects() throws {
             let server = try LoopbackSocket.listen()
             defer { server.close() }
@@ -112,7 +127,9 @@ extension IntegrationTests {
             proxy.close()
         }
 
-        private func connectPair(through proxy: FaultProxy, server: LoopbackSocket) throws -> (client: LoopbackSocket, accepted: LoopbackSocket) {
+        private func connectPair(through proxy: FaultProxy, server: LoopbackSocket) throws -> (
+            client: LoopbackSocket, accepted: LoopbackSocket
+        ) {
             let client = try LoopbackSocket.connect(port: proxy.port)
             do {
                 return (client, try server.accept())

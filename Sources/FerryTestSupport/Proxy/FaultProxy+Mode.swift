@@ -19,6 +19,9 @@ extension FaultProxy {
         case pass
         /// Hold every chunk read for this long before forwarding it.
         case delay(Duration)
+        /// Hold every chunk read in `direction` for this long before forwarding it (the other stream passes): a peer
+        /// that reads slowly while it sends at full speed.
+        case delayOneWay(Duration, direction: Direction)
         /// Stop forwarding but keep every socket open, until the mode changes (at most one chunk per
         /// stream is read and held, so the sender soon sees back-pressure).
         case stall

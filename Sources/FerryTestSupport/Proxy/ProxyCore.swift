@@ -119,6 +119,10 @@ final class ProxyCore: Sendable {
                 break
             case .delay(let duration):
                 if state.wait(until: .after(duration), { $0.closed ? true : nil }) != nil { return }
+            case .delayOneWay(let duration, let delayed) where delayed.includes(direction):
+                if state.wait(until: .after(duration), { $0.closed ? true : nil }) != nil { return }
+            case .delayOneWay:
+                break
             case .blackHole:
                 continue
             case .truncate(let afterBytes, let faulted) where faulted.includes(direction):

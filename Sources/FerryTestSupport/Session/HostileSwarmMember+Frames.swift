@@ -67,7 +67,7 @@ extension HostileSwarmMember {
     func senderChunk(_ chunk: Chunk) async {
         guard let offer, let sender else { return }
         let key = ChunkKey(file: chunk.fileIndex, chunk: chunk.offset / UInt64(offer.chunkSize))
-        outstandingWithSender.remove(key)
+        if outstandingWithSender.remove(key) != nil { answersFromSender += 1 }
         let fresh = held[key] == nil
         held[key] = Array(chunk.data)
         let ack = ChunkAck(
@@ -114,11 +114,12 @@ extension HostileSwarmMember {
         await askSender()
     }
 
-    /// Asks the sender for chunks it does not seed to us, K at a time, each once: an honest member would ask
-    /// members first; this one wants its own transfer to end whatever the others do.
+    /// Asks the sender for chunks it does not seed to us, K at a time (all at once with `requestsEverything`), each
+    /// once: an honest member would ask members first; this one wants its own transfer to end whatever the others do.
     func askSender() async {
         guard behaviour.relay, let swarmID, let sender else { return }
-        while outstandingWithSender.count < Limits.maxSwarmRequestsInFlight, !wanted.isEmpty {
+        let most = behaviour.requestsEverything ? Int.max : Limits.maxSwarmRequestsInFlight
+        while outstandingWithSender.count < most, !wanted.isEmpty {
             let key = wanted.removeFirst()
             guard held[key] == nil, !askedOfSender.contains(key) else { continue }
             askedOfSender.insert(key)

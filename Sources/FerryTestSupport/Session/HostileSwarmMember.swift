@@ -33,16 +33,20 @@ public actor HostileSwarmMember {
         /// Never answer a `fileEnd`: the sender's broadcast, and with it every member's swarm, stays open until this
         /// member goes (a test needs a swarm that is surely live).
         public var holdsResults: Bool
+        /// Ask the sender for every chunk it does not seed to this member as soon as its digest comes, all at once
+        /// (not K at a time): what a member does that wants the sender to queue the whole file for it (issue 27).
+        public var requestsEverything: Bool
 
         public init(
             relay: Bool = true, flipBytes: Bool = true, announceUnheld: Bool = false, sendUnrequested: Bool = false,
-            holdsResults: Bool = false
+            holdsResults: Bool = false, requestsEverything: Bool = false
         ) {
             self.relay = relay
             self.flipBytes = flipBytes
             self.announceUnheld = announceUnheld
             self.sendUnrequested = sendUnrequested
             self.holdsResults = holdsResults
+            self.requestsEverything = requestsEverything
         }
 
         /// Relays every chunk asked of it with one bit flipped.
@@ -96,8 +100,10 @@ public actor HostileSwarmMember {
     var pushed: Set<PeerID> = []
     var nextWaiter = 0
     var waiters:
-        [Int: (match: @Sendable (Observation) -> Bool, continuation: CheckedContinuation<Observation?, Never>)] =
-            [:]
+        [Int: (
+            from: Int, match: @Sendable (Observation) -> Bool,
+            continuation: CheckedContinuation<(index: Int, observation: Observation)?, Never>
+        )] = [:]
 
     init(session: Session, behaviour: Behaviour) {
         self.session = session
@@ -135,6 +141,12 @@ public actor HostileSwarmMember {
         get async { await session.listenPort }
     }
 
+    /// Chunks it asked the sender for (`swarmRequest` on the sender's link).
+    public var askedOfSenderCount: Int { askedOfSender.count }
+
+    /// Chunks the sender sent it that it had asked for.
+    public internal(set) var answersFromSender = 0
+
     /// The swarm ID of the offer it took, once it took one.
     public var swarmID: SwarmID? { offer?.swarm?.swarmID }
 
@@ -145,7 +157,18 @@ public actor HostileSwarmMember {
     public func waitFor(
         timeout: Duration = .seconds(120), _ match: @escaping @Sendable (Observation) -> Bool
     ) async -> Observation? {
-        if let seen = observations.first(where: match) { return seen }
+        await waitFor(from: 0, timeout: timeout, match)?.observation
+    }
+
+    /// The first observation at index `from` or later (past or future) that `match` accepts, with its index in
+    /// `observations`; nil when none came within `timeout`. Counting answers one by one: wait from the index after
+    /// the last one found.
+    public func waitFor(
+        from start: Int, timeout: Duration = .seconds(120), _ match: @escaping @Sendable (Observation) -> Bool
+    ) async -> (index: Int, observation: Observation)? {
+        if start < observations.count, let index = observations[start...].firstIndex(where: match) {
+            return (index, observations[index])
+        }
         nextWaiter += 1
         let id = nextWaiter
         let timer = Task {
@@ -154,7 +177,7 @@ public actor HostileSwarmMember {
         }
         defer { timer.cancel() }
         return await withCheckedContinuation { continuation in
-            waiters[id] = (match, continuation)
+            waiters[id] = (start, match, continuation)
         }
     }
 
@@ -164,9 +187,10 @@ public actor HostileSwarmMember {
 
     func record(_ observation: Observation) {
         observations.append(observation)
-        for (id, waiter) in waiters where waiter.match(observation) {
+        let index = observations.count - 1
+        for (id, waiter) in waiters where index >= waiter.from && waiter.match(observation) {
             waiters.removeValue(forKey: id)
-            waiter.continuation.resume(returning: observation)
+            waiter.continuation.resume(returning: (index, observation))
         }
     }
 
