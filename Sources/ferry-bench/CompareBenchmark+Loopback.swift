@@ -168,12 +168,14 @@ extension CompareBenchmark {
                     }
                 }
             },
-            rsyncContender("rsync -r daemon", .baseline, ["-r"], skip: nil),
+            // `-t`: rsync keeps each file's modification time, as ferry does (`-r` alone skips the `utimensat` per
+            // file that ferry makes); the mode it keeps without `-p` (a new file is created with the source's bits).
+            rsyncContender(Self.rsyncDaemon, .baseline, ["-rt"], skip: nil),
             Contender("tar c | nc | tar x", .baseline) {
                 try checked("tar|nc") { try netcat.copyTree(source, to: copies) }
             },
             rsyncContender(
-                "rsync -r --fsync", .fairness, ["-r", "--fsync"], skip: RsyncDaemonBaseline.fsyncUnavailable),
+                "rsync -rt --fsync", .fairness, ["-rt", "--fsync"], skip: RsyncDaemonBaseline.fsyncUnavailable),
             Contender("tar c | nc | tar x; sync FILES", .fairness) {
                 try checked("tar|nc") { try netcat.copyTree(source, to: copies, sync: true) }
             },
@@ -191,7 +193,7 @@ extension CompareBenchmark {
             let ferry = CompareReport.result("ferry", in: results)
             return Self.rowTwoBounds.map { name, bound in
                 TargetCheck(
-                    text: "throughput, ferry / \(name)",
+                    text: "throughput, ferry / \(name == Self.joinedFerry ? "its bytes as one file" : name)",
                     value: TargetCheck.ratio(ferry?.rate, CompareReport.result(name, in: results)?.rate), bound: bound,
                     atMost: false)
             } + [TargetCheck.peakRSS(results)]
@@ -202,15 +204,20 @@ extension CompareBenchmark {
     /// Row 2's floor: ferry sending the row's bytes as one file.
     static let joinedFerry = "ferry, the same bytes as one file"
 
-    /// Row 2's throughput targets (issue 11): ferry's folder at least this many times each baseline.
-    static let rowTwoBounds: [(name: String, bound: Double)] = [("tar c | nc | tar x", 1.0), ("rsync -r daemon", 1.3)]
+    /// Row 2's rsync daemon baseline.
+    static let rsyncDaemon = "rsync -rt daemon"
+
+    /// Row 2's throughput targets (issue 27): ferry's folder at least 1.3x the rsync daemon, and at least 0.6x its own
+    /// floor (the same bytes as one file, hashed as a first send) in the same run. `tar c | nc | tar x` is printed
+    /// beside them for reference: issue 11's 1.0x against it was withdrawn (tar neither encrypts, hashes nor syncs).
+    static let rowTwoBounds: [(name: String, bound: Double)] = [(rsyncDaemon, 1.3), (joinedFerry, 0.6)]
 
     /// For each of row 2's throughput targets, whether the floor of this run reaches it: per-file work only adds
     /// time, so a target the same bytes as one file miss is out of reach of cuts in the per-file path alone. (One
     /// run's medians: the floor moves with the machine as every contender does; see several runs before concluding.)
     static func floorVerdicts(_ results: [ContenderResult]) -> [String] {
         let floor = CompareReport.result(joinedFerry, in: results)
-        return rowTwoBounds.compactMap { name, bound in
+        return rowTwoBounds.filter { $0.name != joinedFerry }.compactMap { name, bound in
             guard let ratio = TargetCheck.ratio(floor?.rate, CompareReport.result(name, in: results)?.rate) else {
                 return nil
             }

@@ -3,7 +3,7 @@ import Foundation
 
 /// `ferry-bench compare`: ferry beside the tools people would use instead, started by the bench itself (scp into
 /// sshd, an rsync daemon, nc, tar), on the same files, contenders alternating within each round, medians of the
-/// rounds; throughput and CPU per GiB of both ends, ratios and the targets of issue 11.
+/// rounds; throughput and CPU per GiB of both ends, ratios and the targets of issues 11 and 27.
 ///
 /// Why one invocation: the machine is shared and its load changes by the minute; only figures measured in the
 /// same rounds can be divided by each other.
