@@ -204,13 +204,13 @@ extension CompareBenchmark {
     }
 
     /// On ext4 without a journal, how long before this row the bench last removed row 2's copies: within six
-    /// minutes, the contenders that do not sync pay for those removals in every inode they create (the header's note),
-    /// so the row flatters ferry against rsync and tar.
+    /// minutes every contender's inode creations may pay for those removals (the header's note), the ones that do not
+    /// sync the most in the runs measured, so the row then flatters ferry against rsync and tar.
     static func removalsNote(_ seconds: Double?) -> [String] {
         guard isUnjournaledExt4(scratch), let seconds, seconds < 360 else { return [] }
         return [
             String(format: "disk: a run of this bench removed row 2's copies %.0f s before this row started", seconds)
-                + " (under 360 s: rsync and tar paid for them in each inode they created; ferry, which syncs, less)."
+                + " (under 360 s: each inode created may have paid for them, rsync's and tar's the most so far)."
         ]
     }
 

@@ -163,9 +163,10 @@ struct CompareBenchmark: BenchRows {
     /// Said under the header when the files go to ext4 without a journal (this development machine's disk).
     static let unjournaledNote = [
         "  ext4 without a journal: a new inode is allocated past every inode of its group deleted in the last 60 s, or",
-        "  360 s while that inode's table block is dirty (the kernel's recently_deleted). A contender that does not sync",
-        "  (rsync, tar) keeps its blocks dirty and pays for 6 minutes of deletions, ferry (a sync per publish turn) for",
-        "  about one: row 2 after many deletions (another run's clean-up, a build) flatters ferry against them.",
+        "  360 s while that inode's table block is dirty (the kernel's recently_deleted), so after many deletions (another",
+        "  run's clean-up, a build) every contender creates its files more slowly, by how much depending on when the",
+        "  blocks were last written back (ferry syncs each publish turn, rsync and tar never): row 2's ratios then follow",
+        "  the disk's last minutes; measured so far, the contenders that do not sync lost the most.",
     ]
 
     /// Where the bench notes when it last removed row 2's copies (some 40 000 files at full scale): the file's
