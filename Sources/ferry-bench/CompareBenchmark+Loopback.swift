@@ -92,6 +92,8 @@ extension CompareBenchmark {
     /// 2. 1000 files of 4-64 KiB (seeded sizes) over loopback.
     func rowTwo() throws -> Row {
         let count = options.fileCount
+        // Before this row deletes anything: how long ago a run of this bench removed row 2's copies (see the note).
+        let sinceRemovals = Self.secondsSinceRowTwoRemovals()
         let work = try scope.directory("ferry-compare-2")
         progress("2", "writing \(count) files of 4-64 KiB")
         let tree = try TestFiles(in: work).tree(root: "source", files: count, sizes: 4096...65_536, seed: 4)
@@ -168,12 +170,14 @@ extension CompareBenchmark {
                     }
                 }
             },
-            rsyncContender("rsync -r daemon", .baseline, ["-r"], skip: nil),
+            // `-t`: rsync keeps each file's modification time, as ferry does (`-r` alone skips the `utimensat` per
+            // file that ferry makes); the mode it keeps without `-p` (a new file is created with the source's bits).
+            rsyncContender(Self.rsyncDaemon, .baseline, ["-rt"], skip: nil),
             Contender("tar c | nc | tar x", .baseline) {
                 try checked("tar|nc") { try netcat.copyTree(source, to: copies) }
             },
             rsyncContender(
-                "rsync -r --fsync", .fairness, ["-r", "--fsync"], skip: RsyncDaemonBaseline.fsyncUnavailable),
+                "rsync -rt --fsync", .fairness, ["-rt", "--fsync"], skip: RsyncDaemonBaseline.fsyncUnavailable),
             Contender("tar c | nc | tar x; sync FILES", .fairness) {
                 try checked("tar|nc") { try netcat.copyTree(source, to: copies, sync: true) }
             },
@@ -185,13 +189,13 @@ extension CompareBenchmark {
                     + " ferry's figure: what the row costs ferry without any per-file work.",
             ]
                 + CompareReport.against("ferry", results) + CompareReport.against(Self.joinedFerry, results)
-                + Self.floorVerdicts(results)
+                + Self.floorVerdicts(results) + Self.removalsNote(sinceRemovals)
         }
         row.targets = { results in
             let ferry = CompareReport.result("ferry", in: results)
             return Self.rowTwoBounds.map { name, bound in
                 TargetCheck(
-                    text: "throughput, ferry / \(name)",
+                    text: "throughput, ferry / \(name == Self.joinedFerry ? "its bytes as one file" : name)",
                     value: TargetCheck.ratio(ferry?.rate, CompareReport.result(name, in: results)?.rate), bound: bound,
                     atMost: false)
             } + [TargetCheck.peakRSS(results)]
@@ -199,18 +203,34 @@ extension CompareBenchmark {
         return row
     }
 
+    /// On ext4 without a journal, how long before this row the bench last removed row 2's copies: within six
+    /// minutes every contender's inode creations may pay for those removals (the header's note), the ones that do not
+    /// sync the most in the runs measured, so the row then flatters ferry against rsync and tar.
+    static func removalsNote(_ seconds: Double?) -> [String] {
+        guard isUnjournaledExt4(scratch), let seconds, seconds < 360 else { return [] }
+        return [
+            String(format: "disk: a run of this bench removed row 2's copies %.0f s before this row started", seconds)
+                + " (under 360 s: each inode created may have paid for them, rsync's and tar's the most so far)."
+        ]
+    }
+
     /// Row 2's floor: ferry sending the row's bytes as one file.
     static let joinedFerry = "ferry, the same bytes as one file"
 
-    /// Row 2's throughput targets (issue 11): ferry's folder at least this many times each baseline.
-    static let rowTwoBounds: [(name: String, bound: Double)] = [("tar c | nc | tar x", 1.0), ("rsync -r daemon", 1.3)]
+    /// Row 2's rsync daemon baseline.
+    static let rsyncDaemon = "rsync -rt daemon"
+
+    /// Row 2's throughput targets (issue 27): ferry's folder at least 1.3x the rsync daemon, and at least 0.6x its own
+    /// floor (the same bytes as one file, hashed as a first send) in the same run. `tar c | nc | tar x` is printed
+    /// beside them for reference: issue 11's 1.0x against it was withdrawn (tar neither encrypts, hashes nor syncs).
+    static let rowTwoBounds: [(name: String, bound: Double)] = [(rsyncDaemon, 1.3), (joinedFerry, 0.6)]
 
     /// For each of row 2's throughput targets, whether the floor of this run reaches it: per-file work only adds
     /// time, so a target the same bytes as one file miss is out of reach of cuts in the per-file path alone. (One
     /// run's medians: the floor moves with the machine as every contender does; see several runs before concluding.)
     static func floorVerdicts(_ results: [ContenderResult]) -> [String] {
         let floor = CompareReport.result(joinedFerry, in: results)
-        return rowTwoBounds.compactMap { name, bound in
+        return rowTwoBounds.filter { $0.name != joinedFerry }.compactMap { name, bound in
             guard let ratio = TargetCheck.ratio(floor?.rate, CompareReport.result(name, in: results)?.rate) else {
                 return nil
             }

@@ -12,8 +12,10 @@ struct CompareOptions: Sendable {
           --rows LIST  rows to run, comma-separated (default: all)
           --rounds N   timed rounds after one untimed warm-up round (default 3); each figure is the median
         rows (contenders alternate within each round, on the same files):
-          1  1 GiB random over loopback: ferry, scp into sshd, rsync daemon, nc; fairness: rsync --fsync, nc + sync
-          2  1000 files of 4-64 KiB: ferry send DIR, scp -r, rsync -r daemon, tar c | nc | tar x; fairness as row 1
+          1  1 GiB random over loopback: ferry (kept digests, and --rehash as a first send), scp into sshd,
+             rsync daemon, nc; fairness: rsync --fsync, nc + sync
+          2  1000 files of 4-64 KiB: ferry send DIR and the same bytes as one file, scp -r, rsync -rt daemon,
+             tar c | nc | tar x; fairness as row 1
           3  ferry --compress auto on loopback: text against random bytes of the same size (512 MiB)
           4  --compress auto over a 100 Mbit/s link between network namespaces (root), a tar of /usr/include:
              ferry against rsync -z (zstd level 3) and scp -C over the same link

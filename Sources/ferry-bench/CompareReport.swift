@@ -1,6 +1,6 @@
 import Foundation
 
-/// One target of issue 11: a measured value (a ratio, or MiB), its bound, and whether it is met.
+/// One target of issues 11 and 27: a measured value (a ratio, or MiB), its bound, and whether it is met.
 struct TargetCheck {
     var text: String
     var value: Double?
@@ -68,7 +68,7 @@ struct CompareReport {
         lines += row.notes(results).map { "  " + $0 }
         let targets = row.targets(results)
         if !targets.isEmpty {
-            lines.append("  targets (issue 11):")
+            lines.append("  targets (issues 11 and 27):")
             lines += targets.map(\.line)
         }
         return lines
