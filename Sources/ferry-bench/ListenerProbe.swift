@@ -24,8 +24,10 @@ enum ListenerProbe {
         return UInt16(bigEndian: address.sin_port)
     }
 
-    /// Waits until a TCP socket listens on `port` in the network namespace of process `pid`.
-    static func waitUntilListening(port: UInt16, pid: Int32, timeout: Duration = .seconds(10)) throws {
+    /// Waits until a TCP socket listens on `port` in the network namespace of process `pid`. The deadline is a
+    /// failure guard only, as long as the bench's other waits for a listener (a shell and `nc` starting on a loaded
+    /// two-core machine took more than 10 s once, and failed the row).
+    static func waitUntilListening(port: UInt16, pid: Int32, timeout: Duration = .seconds(30)) throws {
         let clock = ContinuousClock()
         let deadline = clock.now + timeout
         let needle = String(format: ":%04X ", port)
