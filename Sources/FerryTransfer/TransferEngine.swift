@@ -23,9 +23,6 @@ public actor TransferEngine {
     let io = BlockingIO(label: "ferry.receive-directory")
     /// Where write-behind waits for the disk and drops written pages, beside the writes on `io` (`Writeback`).
     var writeback = Writeback()
-    /// Whether large staged files are written past the page cache where the file system allows (tests of
-    /// write-behind turn it off).
-    var directWrites = true
     /// Where verified files are synced and renamed into place, beside the writes of the files after them.
     let publishing = BlockingIO(label: "ferry.publish")
     /// Where accepting an offer reads back and hashes staged prefixes: apart from `io`, so that an answer never waits
@@ -46,46 +43,20 @@ public actor TransferEngine {
     /// Raw bytes of each sender handed to the I/O queue and not yet written, over all its transfers: bounded by
     /// `maxQueuedBytes`, whatever the sender does with its window.
     var queuedBytes: [PeerID: Int] = [:]
-    /// The most raw bytes one sender ever had queued: kept so that tests can prove the bound holds.
-    var largestQueuedBytes = 0
     /// Chunk acknowledgements of write completions taken together, held until the batch is done or another frame
     /// goes to their peer, whichever comes first (`completed(_:)`).
     var heldAcks: [PeerID: [[UInt8]]] = [:]
     /// A batch of write completions is being carried out: its acknowledgements are held.
     var holdingAcks = false
-    /// Queue entries that carried chunk acknowledgements (a test looks: a batch's go together).
-    var ackEntries = 0
-    /// Tests: while set, the completion loop waits before taking write completions, which gather in the channel.
-    var completionsHeld = false
-    var completionsReleased: CheckedContinuation<Void, Never>?
-    /// Queue entries of chunk frames the pumps handed to the session (a test looks: one-chunk files go together).
-    var linkEntries = 0
-    /// Tests: a pump about to prepare a chunk of this file waits for `openChunkGate` (a chunk slow to prepare).
-    var chunkGateFile: Int?
-    var chunkGateWaiters: [(id: TransferID, opened: CheckedContinuation<Void, Never>)] = []
-    /// The most chunk data this side, sending, ever had unacknowledged to one peer over all its transfers (a test
-    /// proves `maxInFlightPerPeer` holds).
-    var largestInFlightPerPeer = 0
     var loop: Task<Void, Never>?
     var isStopped = false
-    /// Compressed chunks handed to the inflater: kept so that tests can prove that data for an offer not accepted is
-    /// never decompressed. (What one inflation allocates is measured on the inflater alone, in a process of its own:
-    /// `InflateBoundTests`.)
-    var inflatedChunks = 0
+    /// What tests count, switch and hold (`TransferEngineProbe`): apart from the roles' state.
+    var probe = TransferEngineProbe()
     /// Swarms this side is a member of, by swarm ID (TransferEngine+SwarmMember), and those that ended here recently
     /// (their frames still in flight are dropped).
     var memberSwarms: [SwarmID: MemberSwarm] = [:]
     var endedSwarms: Set<SwarmID> = []
     var endedSwarmOrder: [SwarmID] = []
-    /// The most bytes of member frames a link to another member ever held unsent right after this side queued one for
-    /// it (the only moment they grow): a test proves `memberQueueLimit` holds.
-    var largestMemberQueue = 0
-    /// The most read handles a swarm's member side ever held open at once (`SwarmReaders`): a test proves
-    /// `TransferConfiguration.swarmReadHandles` holds.
-    var largestSwarmReaders = 0
-    /// Waits for room on a link to another member that announcements began (`awaitRoom`): a test proves a queue just
-    /// under the high-water mark does not make them go round and round.
-    var announcementWaits = 0
 
     /// `directory`, when given, is the receive directory opened already (tests: one that records its steps); else
     /// `configuration.receiveDirectory` is opened.
@@ -261,7 +232,7 @@ public actor TransferEngine {
         // Acknowledgements held for this peer go first, in the same queue entry (`heldAcks`).
         var frames = discardable == nil ? heldAcks.removeValue(forKey: peerID) ?? [] : []
         if discardable != nil { await sendHeldAcks(to: peerID) }
-        if case .chunkAck = message { ackEntries += 1 } else if !frames.isEmpty { ackEntries += 1 }
+        if case .chunkAck = message { probe.ackEntries += 1 } else if !frames.isEmpty { probe.ackEntries += 1 }
         frames.append(message.frame.encoded())
         do {
             try await session.sendTransferFrame(

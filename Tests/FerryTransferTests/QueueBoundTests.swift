@@ -44,7 +44,7 @@ import Testing
                 }
                 #expect(sent > TransferEngine.maxQueuedBytes)
                 #expect(await first.linkClosed(), "the link is cut")
-                let largest = await engine.largestQueuedBytes
+                let largest = await engine.probe.largestQueuedBytes
                 #expect(largest <= TransferEngine.maxQueuedBytes, "queued \(largest) bytes")
                 // Control: the queue really filled up to the bound, so the stalled disk held every write.
                 #expect(largest > TransferEngine.maxQueuedBytes - Self.chunk, "queued \(largest) bytes")

@@ -82,7 +82,7 @@ extension TransferEngine {
         case .zlib where codecs.contains(.zlib), .zstd where codecs.contains(.zstd):
             // Only a chunk the machine expects gets here: its raw length is the offer's chunk size or the file's
             // remainder, and the inflater allocates exactly that, never more.
-            inflatedChunks += 1
+            probe.inflatedChunks += 1
             do {
                 raw = try ChunkInflater.inflate(
                     chunk.data, algorithm: chunk.codec == .zstd ? .zstd : .zlib, rawLength: Int(chunk.rawLength)
@@ -99,7 +99,7 @@ extension TransferEngine {
                         + "previous chunk")
                 return
             }
-            inflatedChunks += 1
+            probe.inflatedChunks += 1
             do {
                 raw = try ChunkInflater.inflate(chunk.data, rawLength: Int(chunk.rawLength), prefix: prefix)[...]
             } catch {
@@ -163,7 +163,7 @@ extension TransferEngine {
             return
         }
         queuedBytes[peerID] = queued + raw.count
-        largestQueuedBytes = max(largestQueuedBytes, queued + raw.count)
+        probe.largestQueuedBytes = max(probe.largestQueuedBytes, queued + raw.count)
         reportIncomingProgress(key)
         if let swarmID = incoming[key]?.swarmID {
             let chunkSize = UInt64(incoming[key]?.offer.chunkSize ?? 1)
@@ -236,7 +236,7 @@ extension TransferEngine {
                 throw error
             }
         }
-        if directWrites, entry.size >= WriteBehind.minimumFileSize, !entry.inMemory, incoming[key]?.swarmID == nil {
+        if probe.directWrites, entry.size >= WriteBehind.minimumFileSize, !entry.inMemory, incoming[key]?.swarmID == nil {
             // A large file written once and left to others: past the page cache where the file system allows
             // (RegularFile.enableDirectWrites). Not a swarm member's, whose chunks are read back to serve others,
             // nor one delivered in memory, which is read back whole.

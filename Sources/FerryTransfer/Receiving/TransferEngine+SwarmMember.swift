@@ -274,7 +274,7 @@ extension TransferEngine {
             switch chunk.codec {
             case .none: raw = chunk.data
             case .zlib, .zstd:
-                inflatedChunks += 1
+                probe.inflatedChunks += 1
                 raw = try? ChunkInflater.inflate(
                     chunk.data, algorithm: chunk.codec == .zstd ? .zstd : .zlib, rawLength: Int(chunk.rawLength))[...]
             default: raw = nil

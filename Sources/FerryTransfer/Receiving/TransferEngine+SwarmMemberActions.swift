@@ -183,7 +183,7 @@ extension TransferEngine {
             return .notHeld
         }
         memberSwarms[swarmID]?.readers.add(file, handle)
-        largestSwarmReaders = max(largestSwarmReaders, memberSwarms[swarmID]?.readers.openCount ?? 0)
+        probe.largestSwarmReaders = max(probe.largestSwarmReaders, memberSwarms[swarmID]?.readers.openCount ?? 0)
         return .open(handle)
     }
 

@@ -70,8 +70,8 @@ extension TransferEngine {
                 if !held.isEmpty { heldAcks[peerID, default: []].insert(contentsOf: held, at: 0) }
                 return .full
             }
-            if !held.isEmpty { ackEntries += 1 }
-            largestMemberQueue = max(largestMemberQueue, queued)
+            if !held.isEmpty { probe.ackEntries += 1 }
+            probe.largestMemberQueue = max(probe.largestMemberQueue, queued)
             return .queued
         } catch {
             log(2, "could not send \(message.frame.kind) to \(peerID): \(error)")
@@ -173,7 +173,7 @@ extension TransferEngine {
             await self.roomCameBack(room, for: member, swarmID)
         }
         memberSwarms[swarmID]?.roomWaiters[member] = waiter
-        announcementWaits += 1
+        probe.announcementWaits += 1
     }
 
     /// The wait for room on `member`'s link ended: announcements go on, or, the link ending (`room` false), stop until

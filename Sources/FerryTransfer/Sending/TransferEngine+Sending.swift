@@ -296,7 +296,7 @@ extension TransferEngine {
                 }
                 let queued = clock.now
                 do {
-                    linkEntries += 1
+                    probe.linkEntries += 1
                     _ = try await session.sendTransferFrame(blocks, to: peerID, discardable: id)
                     waited += clock.now - queued
                     previousChunk = (file, offset)
@@ -329,7 +329,7 @@ extension TransferEngine {
         guard withPeer(id, peerID, { $0.machine.phase == .sending }) == true else { return .zero }
         let queued = clock.now
         do {
-            linkEntries += 1
+            probe.linkEntries += 1
             _ = try await session.sendTransferFrame(blocks, to: peerID, discardable: id)
             return clock.now - queued
         } catch is CancellationError {

@@ -91,7 +91,7 @@ extension TransferEngine {
             guard let peer = operation.peers[peerID], peer.machine.phase == .sending else { return total }
             return total + peer.machine.inFlightBytes
         }
-        largestInFlightPerPeer = max(largestInFlightPerPeer, total)
+        probe.largestInFlightPerPeer = max(probe.largestInFlightPerPeer, total)
         if total == 0 || total + length <= Self.maxInFlightPerPeer { return true }
         operations[id]?.peers[peerID]?.waitsForPeerRoom = true
         return false
@@ -140,25 +140,5 @@ extension TransferEngine {
         if !(await send(.fileEnd(end), to: peerID, discardable: id)) {
             await failPeer(id, peerID, "the link failed", cancel: nil)
         }
-    }
-
-    /// Tests: a pump about to prepare a chunk of `file` waits there until `openChunkGate`.
-    func gateChunks(ofFile file: Int) {
-        chunkGateFile = file
-    }
-
-    /// Tests: the transfer of the first pump waiting at the gate, if one waits.
-    var chunkGateHolds: TransferID? { chunkGateWaiters.first?.id }
-
-    /// Tests: lets every pump waiting at the gate go on; no chunk waits after.
-    func openChunkGate() {
-        chunkGateFile = nil
-        for waiter in chunkGateWaiters { waiter.opened.resume() }
-        chunkGateWaiters = []
-    }
-
-    func waitAtChunkGate(file: Int, _ id: TransferID) async {
-        guard file == chunkGateFile else { return }
-        await withCheckedContinuation { chunkGateWaiters.append((id, $0)) }
     }
 }
