@@ -3,6 +3,12 @@ import FerryWire
 /// The engine's test seam (`TransferEngineProbe`): what tests switch, and the gates they close and open. Nothing
 /// here is called by production code but the gates' waits, which return at once while a gate is open.
 extension TransferEngine {
+    /// Tests: no incoming transfer is here (answered, ended or withdrawn).
+    var receivesNothing: Bool { incoming.isEmpty }
+
+    /// Tests: no offer waits for the application's answer.
+    var asksNothing: Bool { incoming.asks.isEmpty }
+
     /// Replaces the writeback queue (tests: one whose evictions fail), before any chunk arrives.
     func useWriteback(_ writeback: Writeback) { self.writeback = writeback }
 

@@ -32,22 +32,12 @@ public actor TransferEngine {
     nonisolated let completions = AsyncChannel<WriteCompletion>()
     var completionLoop: Task<Void, Never>?
     var operations: [TransferID: OutgoingOperation] = [:]
-    var incoming: [IncomingKey: IncomingTransfer] = [:]
-    var asks: [IncomingKey: PendingAsk] = [:]
-    var endedIncoming: Set<IncomingKey> = []
-    var endedOrder: [IncomingKey] = []
     /// Sends that ended here recently, by peer and transfer (`finishPeer`): a reply to the offer that crossed this
     /// side's cancel is dropped instead of closing the link (PROTOCOL.md 11.10 rule 7).
     var endedOutgoing: Set<IncomingKey> = []
     var endedOutgoingOrder: [IncomingKey] = []
-    /// Raw bytes of each sender handed to the I/O queue and not yet written, over all its transfers: bounded by
-    /// `maxQueuedBytes`, whatever the sender does with its window.
-    var queuedBytes: [PeerID: Int] = [:]
-    /// Chunk acknowledgements of write completions taken together, held until the batch is done or another frame
-    /// goes to their peer, whichever comes first (`completed(_:)`).
-    var heldAcks: [PeerID: [[UInt8]]] = [:]
-    /// A batch of write completions is being carried out: its acknowledgements are held.
-    var holdingAcks = false
+    /// The receive path: every incoming transfer, the asks, what each sender has queued, the held acknowledgements.
+    let incoming = IncomingTransfers()
     var loop: Task<Void, Never>?
     var isStopped = false
     /// What tests count, switch and hold (`TransferEngineProbe`): apart from the roles' state.
@@ -139,11 +129,11 @@ public actor TransferEngine {
         for id in Array(operations.keys) {
             await cancelOperation(id, reason: reason, detail: "")
         }
-        for key in Array(incoming.keys) {
+        for key in incoming.keys {
             await cancelIncoming(key, reason: reason, detail: "", tellPeer: true)
         }
-        for ask in asks.values { ask.timer.cancel() }
-        asks.removeAll()
+        for ask in incoming.asks.values { ask.timer.cancel() }
+        incoming.asks.removeAll()
         for swarmID in Array(memberSwarms.keys) { leaveSwarm(swarmID) }
         loop?.cancel()
         completions.finish()
@@ -190,7 +180,7 @@ public actor TransferEngine {
         for id in Array(operations.keys) where operations[id]?.peers[peerID] != nil {
             await failPeer(id, peerID, "it broke the transfer protocol (\(detail))", cancel: .protocolError)
         }
-        for key in Array(incoming.keys) where key.peer == peerID {
+        for key in incoming.keys where key.peer == peerID {
             await cancelIncoming(key, reason: .protocolError, detail: detail, tellPeer: true)
         }
         await session.disconnect(peerID, violation: detail)
@@ -207,7 +197,7 @@ public actor TransferEngine {
         for id in Array(operations.keys) where operations[id]?.swarm?.member(peerID) != nil {
             await swarmMemberEnded(id, peerID)
         }
-        for key in Array(incoming.keys) where key.peer == peerID {
+        for key in incoming.keys where key.peer == peerID {
             await cancelIncoming(key, reason: nil, detail: "the link was lost (\(reason))", tellPeer: false)
         }
     }
@@ -229,8 +219,8 @@ public actor TransferEngine {
     func send(
         _ message: TransferMessage, to peerID: PeerID, discardable: TransferID? = nil, waitForRoom: Bool = true
     ) async -> Bool {
-        // Acknowledgements held for this peer go first, in the same queue entry (`heldAcks`).
-        var frames = discardable == nil ? heldAcks.removeValue(forKey: peerID) ?? [] : []
+        // Acknowledgements held for this peer go first, in the same queue entry (`IncomingTransfers.hold`).
+        var frames = discardable == nil ? incoming.takeHeldAcks(for: peerID) : []
         if discardable != nil { await sendHeldAcks(to: peerID) }
         if case .chunkAck = message { probe.ackEntries += 1 } else if !frames.isEmpty { probe.ackEntries += 1 }
         frames.append(message.frame.encoded())

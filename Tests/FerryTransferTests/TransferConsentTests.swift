@@ -30,7 +30,7 @@ import Testing
                     data: Self.bomb)
                 #expect(await sender.linkClosed())
                 #expect(await engine.probe.inflatedChunks == 0)
-                #expect(await engine.incoming.isEmpty, "the offer is withdrawn with the link")
+                #expect(await engine.receivesNothing, "the offer is withdrawn with the link")
             }
             let (visible, staged) = try Self.contents(of: inbox.path)
             #expect(visible.isEmpty, "\(visible)")

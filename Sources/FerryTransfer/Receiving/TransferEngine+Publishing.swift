@@ -159,7 +159,7 @@ extension TransferEngine {
         defer { frames = [] }
         do {
             // Acknowledgements held for the peer go first (`completed(_:)`).
-            let acks = heldAcks.removeValue(forKey: key.peer) ?? []
+            let acks = incoming.takeHeldAcks(for: key.peer)
             if !acks.isEmpty { probe.ackEntries += 1 }
             try await session.sendTransferFrame(acks + frames, to: key.peer)
         } catch {

@@ -102,7 +102,7 @@ extension TransferEngine {
         }
         endedSwarms.insert(swarmID)
         endedSwarmOrder.append(swarmID)
-        if endedSwarmOrder.count > Self.endedMemory { endedSwarms.remove(endedSwarmOrder.removeFirst()) }
+        if endedSwarmOrder.count > RecentlyEnded<SwarmID>.capacity { endedSwarms.remove(endedSwarmOrder.removeFirst()) }
         for timer in swarm.timers.values { timer.cancel() }
         swarm.progressTimer?.cancel()
         for waiter in swarm.roomWaiters.values { waiter.cancel() }
@@ -154,7 +154,7 @@ extension TransferEngine {
         if let swarmID = incoming[key]?.swarmID, memberSwarms[swarmID] != nil { return swarmID }
         if let serving = memberSwarms.first(where: { $0.value.key == key && $0.value.done }) { return serving.key }
         // Frames still in flight when the transfer ended here are dropped; otherwise the sender broke rule 1.
-        if endedIncoming.contains(key) || incoming[key]?.swarmID != nil { return nil }
+        if incoming.hasEnded(key) || incoming[key]?.swarmID != nil { return nil }
         await violation(by: peerID, "\(what) for a transfer that is not in a swarm with this side")
         return nil
     }

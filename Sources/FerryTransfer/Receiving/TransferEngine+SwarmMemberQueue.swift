@@ -60,14 +60,14 @@ extension TransferEngine {
     func queueForMember(_ message: TransferMessage, to peerID: PeerID, belowHighWater: Bool = false) async
         -> MemberQueueing
     {
-        let held = heldAcks.removeValue(forKey: peerID) ?? []
+        let held = incoming.takeHeldAcks(for: peerID)
         let limit = memberQueueLimit(for: peerID)
         do {
             guard
                 let queued = try await session.sendMemberFrame(
                     held + [message.frame.encoded()], to: peerID, limit: limit, belowHighWater: belowHighWater)
             else {
-                if !held.isEmpty { heldAcks[peerID, default: []].insert(contentsOf: held, at: 0) }
+                incoming.putBack(held, for: peerID)
                 return .full
             }
             if !held.isEmpty { probe.ackEntries += 1 }

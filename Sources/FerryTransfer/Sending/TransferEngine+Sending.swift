@@ -448,7 +448,7 @@ extension TransferEngine {
         let ended = IncomingKey(peer: peerID, transferID: id)
         endedOutgoing.insert(ended)
         endedOutgoingOrder.append(ended)
-        if endedOutgoingOrder.count > Self.endedMemory { endedOutgoing.remove(endedOutgoingOrder.removeFirst()) }
+        if endedOutgoingOrder.count > RecentlyEnded<IncomingKey>.capacity { endedOutgoing.remove(endedOutgoingOrder.removeFirst()) }
         let count = peer.machine.fileCount
         let skipped = peer.deniedReason != nil ? count : count - peer.acceptedFiles
         let unfinished = (0..<count).filter { peer.machine.isAccepted($0) && peer.machine.result(of: $0) == nil }.count
