@@ -31,11 +31,8 @@ public actor TransferEngine {
     /// Writes finished on `io`, in the order they were queued; one task carries out what waited for each.
     nonisolated let completions = AsyncChannel<WriteCompletion>()
     var completionLoop: Task<Void, Never>?
-    var operations: [TransferID: OutgoingOperation] = [:]
-    /// Sends that ended here recently, by peer and transfer (`finishPeer`): a reply to the offer that crossed this
-    /// side's cancel is dropped instead of closing the link (PROTOCOL.md 11.10 rule 7).
-    var endedOutgoing: Set<IncomingKey> = []
-    var endedOutgoingOrder: [IncomingKey] = []
+    /// The sending side: every send under way and the sends that ended recently.
+    let operations = OutgoingOperations()
     /// The receive path: every incoming transfer, the asks, what each sender has queued, the held acknowledgements.
     let incoming = IncomingTransfers()
     var loop: Task<Void, Never>?
@@ -126,7 +123,7 @@ public actor TransferEngine {
     public func stop(reason: CancelReason) async {
         guard !isStopped else { return }
         isStopped = true
-        for id in Array(operations.keys) {
+        for id in operations.ids {
             await cancelOperation(id, reason: reason, detail: "")
         }
         for key in incoming.keys {
@@ -177,7 +174,7 @@ public actor TransferEngine {
     /// A peer broke the protocol: its transfers end and its link is closed.
     func violation(by peerID: PeerID, _ detail: String) async {
         log(1, "peer \(peerID) broke the transfer protocol: \(detail)")
-        for id in Array(operations.keys) where operations[id]?.peers[peerID] != nil {
+        for id in operations.ids where operations[id]?.peers[peerID] != nil {
             await failPeer(id, peerID, "it broke the transfer protocol (\(detail))", cancel: .protocolError)
         }
         for key in incoming.keys where key.peer == peerID {
@@ -188,13 +185,13 @@ public actor TransferEngine {
 
     func peerLost(_ peerID: PeerID, reason: String) async {
         await swarmPeerLost(peerID)
-        for id in Array(operations.keys) where operations[id]?.peers[peerID] != nil {
+        for id in operations.ids where operations[id]?.peers[peerID] != nil {
             await failPeer(id, peerID, "the link was lost (\(reason))", cancel: nil)
         }
         // A member that published everything stays in its swarm's list while its link is up (PROTOCOL.md 11.11
         // rule 6); its transfer is over (finished, so `failPeer` leaves it alone, or gone from `peers`), so only this
         // takes it out. Leaving twice is nothing.
-        for id in Array(operations.keys) where operations[id]?.swarm?.member(peerID) != nil {
+        for id in operations.ids where operations[id]?.swarm?.member(peerID) != nil {
             await swarmMemberEnded(id, peerID)
         }
         for key in incoming.keys where key.peer == peerID {

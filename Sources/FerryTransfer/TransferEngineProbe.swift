@@ -13,7 +13,7 @@ struct TransferEngineProbe: Sendable {
     /// Queue entries of chunk frames the pumps handed to the session (one-chunk files go together).
     var linkEntries = 0
     /// The most chunk data this side, sending, ever had unacknowledged to one peer over all its transfers
-    /// (`TransferEngine.maxInFlightPerPeer` holds).
+    /// (`OutgoingOperations.maxInFlightPerPeer` holds).
     var largestInFlightPerPeer = 0
     /// Compressed chunks handed to the inflater: data for an offer not accepted is never decompressed. (What one
     /// inflation allocates is measured on the inflater alone, in a process of its own: `InflateBoundTests`.)

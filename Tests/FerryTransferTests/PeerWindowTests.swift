@@ -52,10 +52,10 @@ import Testing
                                 while ContinuousClock.now < deadline {
                                     let queued = await receiver.probe.largestQueuedBytes
                                     let closed = await alice.peer(info.peerID)?.state != .connected
-                                    if queued >= TransferEngine.maxInFlightPerPeer || closed { break }
+                                    if queued >= OutgoingOperations.maxInFlightPerPeer || closed { break }
                                     try await Task.sleep(for: .milliseconds(20))
                                 }
-                                #expect(await receiver.probe.largestQueuedBytes >= TransferEngine.maxInFlightPerPeer)
+                                #expect(await receiver.probe.largestQueuedBytes >= OutgoingOperations.maxInFlightPerPeer)
                                 gate.signal()
                                 opened = true
                                 for (index, send) in sends.enumerated() {
@@ -63,9 +63,9 @@ import Testing
                                     #expect(outcome?.isSuccess == true, "send \(index): \(String(describing: outcome))")
                                 }
                                 let largest = await sender.probe.largestInFlightPerPeer
-                                #expect(largest <= TransferEngine.maxInFlightPerPeer, "\(largest) bytes in flight")
+                                #expect(largest <= OutgoingOperations.maxInFlightPerPeer, "\(largest) bytes in flight")
                                 let queued = await receiver.probe.largestQueuedBytes
-                                #expect(queued <= TransferEngine.maxInFlightPerPeer, "\(queued) bytes queued")
+                                #expect(queued <= OutgoingOperations.maxInFlightPerPeer, "\(queued) bytes queued")
                             }
                         }
                     }
