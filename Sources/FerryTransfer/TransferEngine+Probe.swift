@@ -9,6 +9,12 @@ extension TransferEngine {
     /// Tests: no offer waits for the application's answer.
     var asksNothing: Bool { incoming.asks.isEmpty }
 
+    /// Tests: this side's record of swarm `swarmID`, as a member (a copy).
+    func memberSwarm(_ swarmID: SwarmID) -> MemberSwarm? { memberSwarms[swarmID] }
+
+    /// Tests: how many swarms this side is a member of.
+    var memberSwarmCount: Int { memberSwarms.all.count }
+
     /// Replaces the writeback queue (tests: one whose evictions fail), before any chunk arrives.
     func useWriteback(_ writeback: Writeback) { self.writeback = writeback }
 

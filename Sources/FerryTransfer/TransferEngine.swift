@@ -39,11 +39,8 @@ public actor TransferEngine {
     var isStopped = false
     /// What tests count, switch and hold (`TransferEngineProbe`): apart from the roles' state.
     var probe = TransferEngineProbe()
-    /// Swarms this side is a member of, by swarm ID (TransferEngine+SwarmMember), and those that ended here recently
-    /// (their frames still in flight are dropped).
-    var memberSwarms: [SwarmID: MemberSwarm] = [:]
-    var endedSwarms: Set<SwarmID> = []
-    var endedSwarmOrder: [SwarmID] = []
+    /// The swarm member: every swarm this side is a member of, and those that ended here recently.
+    let memberSwarms = SwarmMemberships()
 
     /// `directory`, when given, is the receive directory opened already (tests: one that records its steps); else
     /// `configuration.receiveDirectory` is opened.
@@ -131,7 +128,7 @@ public actor TransferEngine {
         }
         for ask in incoming.asks.values { ask.timer.cancel() }
         incoming.asks.removeAll()
-        for swarmID in Array(memberSwarms.keys) { leaveSwarm(swarmID) }
+        for swarmID in memberSwarms.all.keys { leaveSwarm(swarmID) }
         loop?.cancel()
         completions.finish()
         eventSink.finish()

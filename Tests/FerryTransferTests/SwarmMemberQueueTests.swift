@@ -282,11 +282,11 @@ import Testing
                         ChunkDigests(transferID: sender.transferID, fileIndex: 0, firstChunk: 0, entries: entries)),
                     to: 0)
                 let resumed = [SwarmChunk(file: 0, index: 0), SwarmChunk(file: 0, index: 1)]
-                try await Self.poll { await engine.memberSwarms[sender.swarmID]?.fetcher.digest(of: resumed[1]) != nil }
-                let before = await resumed.asyncMap { await engine.memberSwarms[sender.swarmID]?.fetcher.holds($0) }
+                try await Self.poll { await engine.memberSwarm(sender.swarmID)?.fetcher.digest(of: resumed[1]) != nil }
+                let before = await resumed.asyncMap { await engine.memberSwarm(sender.swarmID)?.fetcher.holds($0) }
                 #expect(before == [false, false], "no handle to check them with yet")
                 await engine.releaseSwarmReader(1, sender.swarmID)
-                let after = await resumed.asyncMap { await engine.memberSwarms[sender.swarmID]?.fetcher.holds($0) }
+                let after = await resumed.asyncMap { await engine.memberSwarm(sender.swarmID)?.fetcher.holds($0) }
                 #expect(after == [true, true], "alice checked her resumed chunks once the handle was free")
             }
         }

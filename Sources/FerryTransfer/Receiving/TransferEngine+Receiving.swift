@@ -16,7 +16,7 @@ extension TransferEngine {
         // A chunk relayed by another member of a swarm carries the swarm ID (PROTOCOL.md 11.11).
         // (Looked up only for a chunk of no transfer here: the swarm ID is not built for every chunk of one.)
         if incoming[key] == nil, case let swarmID = SwarmID(chunk.transferID),
-            memberSwarms[swarmID] != nil || endedSwarms.contains(swarmID)
+            memberSwarms[swarmID] != nil || memberSwarms.hasEnded(swarmID)
         {
             await relayedChunkReceived(chunk, from: peerID)
             return

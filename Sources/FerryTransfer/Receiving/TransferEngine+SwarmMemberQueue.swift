@@ -20,7 +20,7 @@ extension TransferEngine {
     /// member cut off. A member that keeps the rules (at most K requests outstanding to this one, PROTOCOL.md 11.11
     /// rule 4) cannot make its link hold more, whatever it reads; one that does is cut off (`memberQueueFull`).
     func memberQueueLimit(for peerID: PeerID) -> Int {
-        let chunk = memberSwarms.values.filter { $0.linkedMembers[peerID] != nil }.map(\.chunkSize).max()
+        let chunk = memberSwarms.all.values.filter { $0.linkedMembers[peerID] != nil }.map(\.chunkSize).max()
         return Session.transferQueueHighWater + Limits.maxSwarmRequestsInFlight * (chunk ?? Limits.maxChunkSize)
             + Self.memberControlAllowance
     }
@@ -83,7 +83,7 @@ extension TransferEngine {
     /// than it reads (or reads nothing). It is cut off in every swarm it is linked in here: nothing more is asked of it
     /// or served to it, and its swarm link is dropped.
     private func memberQueueFull(_ peerID: PeerID) async {
-        for swarmID in memberSwarms.keys.sorted(by: { $0.description < $1.description }) {
+        for swarmID in memberSwarms.all.keys.sorted(by: { $0.description < $1.description }) {
             guard let member = memberSwarms[swarmID]?.linkedMembers[peerID] else { continue }
             let name = memberSwarms[swarmID]?.names[member] ?? "\(member)"
             log(
