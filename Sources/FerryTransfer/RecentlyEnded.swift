@@ -17,3 +17,37 @@ struct RecentlyEnded<Key: Hashable & Sendable>: Sendable {
         if order.count > Self.capacity { keys.remove(order.removeFirst()) }
     }
 }
+
+/// A role's records by key, and the keys of those that ended here recently: the table `IncomingTransfers` and
+/// `SwarmMemberships` keep theirs in.
+struct RecordTable<Key: Hashable & Sendable, Record> {
+    private var records: [Key: Record] = [:]
+    private var ended = RecentlyEnded<Key>()
+
+    subscript(key: Key) -> Record? {
+        get { records[key] }
+        _modify { yield &records[key] }
+    }
+
+    /// Every record (a copy: the table may change while the caller goes through it).
+    var all: [Key: Record] { records }
+
+    /// Runs `body` on a record in place (taken out of the table meanwhile, so that what it holds is not copied on
+    /// every mutation); nil when there is none.
+    @discardableResult
+    mutating func with<T>(_ key: Key, _ body: (inout Record) throws -> T) rethrows -> T? {
+        guard var record = records.removeValue(forKey: key) else { return nil }
+        defer { records[key] = record }
+        return try body(&record)
+    }
+
+    /// The record's end: it goes, and its key is remembered as ended.
+    mutating func end(_ key: Key) -> Record? {
+        guard let record = records.removeValue(forKey: key) else { return nil }
+        ended.insert(key)
+        return record
+    }
+
+    /// Whether `key` ended here recently.
+    func hasEnded(_ key: Key) -> Bool { ended.contains(key) }
+}

@@ -23,10 +23,9 @@ final class IncomingTransfers {
     /// waiting to be written (all its transfers together), it is not keeping to any window.
     static let maxQueuedBytes = 64 << 20
 
-    private var transfers: [IncomingKey: IncomingTransfer] = [:]
+    private var transfers = RecordTable<IncomingKey, IncomingTransfer>()
     /// Offers waiting under `OfferPolicy.ask`, with the timer of each.
     var asks: [IncomingKey: PendingAsk] = [:]
-    private var ended = RecentlyEnded<IncomingKey>()
     private var queuedBytes: [PeerID: Int] = [:]
     private var heldAcks: [PeerID: [[UInt8]]] = [:]
     /// A batch of write completions is being carried out: its acknowledgements are held (`hold`).
@@ -39,29 +38,25 @@ final class IncomingTransfers {
     }
 
     /// No transfer is here (answered, ended or withdrawn).
-    var isEmpty: Bool { transfers.isEmpty }
+    var isEmpty: Bool { transfers.all.isEmpty }
 
     /// Every transfer's key (a copy: the table may change while the caller goes through them).
-    var keys: [IncomingKey] { Array(transfers.keys) }
+    var keys: [IncomingKey] { Array(transfers.all.keys) }
 
     /// Runs `body` on a transfer's record in place (taken out of the table meanwhile, so its per-file arrays are not
     /// copied on every mutation); nil when there is no such transfer.
     @discardableResult
     func with<T>(_ key: IncomingKey, _ body: (inout IncomingTransfer) throws -> T) rethrows -> T? {
-        guard var transfer = transfers.removeValue(forKey: key) else { return nil }
-        defer { transfers[key] = transfer }
-        return try body(&transfer)
+        try transfers.with(key, body)
     }
 
     /// The transfer is over here: its record goes, and its key is remembered as ended.
     func end(_ key: IncomingKey) -> IncomingTransfer? {
-        guard let transfer = transfers.removeValue(forKey: key) else { return nil }
-        ended.insert(key)
-        return transfer
+        transfers.end(key)
     }
 
     /// Whether `key` ended here recently (its frames in flight are dropped).
-    func hasEnded(_ key: IncomingKey) -> Bool { ended.contains(key) }
+    func hasEnded(_ key: IncomingKey) -> Bool { transfers.hasEnded(key) }
 
     // MARK: What each sender has queued to be written
 

@@ -13,8 +13,7 @@ import FerryWire
 /// A class held by the engine and touched only on its actor, for the reason `OutgoingOperation` is one. The engine
 /// carries out the fetcher's actions (frames, links, staged reads and writes).
 final class SwarmMemberships {
-    private var swarms: [SwarmID: MemberSwarm] = [:]
-    private var ended = RecentlyEnded<SwarmID>()
+    private var swarms = RecordTable<SwarmID, MemberSwarm>()
 
     subscript(swarmID: SwarmID) -> MemberSwarm? {
         get { swarms[swarmID] }
@@ -22,25 +21,21 @@ final class SwarmMemberships {
     }
 
     /// Every swarm this side is in (a copy: the table may change while the caller goes through it).
-    var all: [SwarmID: MemberSwarm] { swarms }
+    var all: [SwarmID: MemberSwarm] { swarms.all }
 
     /// Runs `body` on a swarm's record in place; nil when this side is not in that swarm.
     @discardableResult
     func with<T>(_ swarmID: SwarmID, _ body: (inout MemberSwarm) throws -> T) rethrows -> T? {
-        guard var swarm = swarms.removeValue(forKey: swarmID) else { return nil }
-        defer { swarms[swarmID] = swarm }
-        return try body(&swarm)
+        try swarms.with(swarmID, body)
     }
 
     /// The swarm ends here: its record goes, and its ID is remembered as ended.
     func leave(_ swarmID: SwarmID) -> MemberSwarm? {
-        guard let swarm = swarms.removeValue(forKey: swarmID) else { return nil }
-        ended.insert(swarmID)
-        return swarm
+        swarms.end(swarmID)
     }
 
     /// Whether swarm `swarmID` ended here recently.
-    func hasEnded(_ swarmID: SwarmID) -> Bool { ended.contains(swarmID) }
+    func hasEnded(_ swarmID: SwarmID) -> Bool { swarms.hasEnded(swarmID) }
 
     // MARK: The fetcher and the transfer machine, in step
 
@@ -51,16 +46,16 @@ final class SwarmMemberships {
     func prefixChecked(
         _ chunk: SwarmChunk, sha256: [UInt8], _ swarmID: SwarmID, _ incoming: IncomingTransfers
     ) -> (actions: [SwarmFetcher.Action], unstored: Bool) {
-        guard var swarm = swarms.removeValue(forKey: swarmID) else { return ([], false) }
-        defer { swarms[swarmID] = swarm }
-        var actions = swarm.fetcher.prefixChecked(chunk, sha256: sha256)
-        var unstored = false
-        actions.removeAll { action in
-            guard case .unstore(let dropped) = action else { return false }
-            unstored = incoming.with(swarm.key) { Self.unstore(dropped, of: swarm, from: &$0) } ?? false || unstored
-            return true
-        }
-        return (actions, unstored)
+        swarms.with(swarmID) { swarm -> (actions: [SwarmFetcher.Action], unstored: Bool) in
+            var actions = swarm.fetcher.prefixChecked(chunk, sha256: sha256)
+            var unstored = false
+            actions.removeAll { action in
+                guard case .unstore(let dropped) = action else { return false }
+                unstored = incoming.with(swarm.key) { Self.unstore(dropped, of: swarm, from: &$0) } ?? false || unstored
+                return true
+            }
+            return (actions, unstored)
+        } ?? ([], false)
     }
 
     private static func unstore(_ chunk: SwarmChunk, of swarm: MemberSwarm, from transfer: inout IncomingTransfer)
