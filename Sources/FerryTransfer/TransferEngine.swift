@@ -9,7 +9,10 @@ import FerryWire
 /// Create one with `TransferEngine.run(session:configuration:) { engine in ... }` on a session whose configuration
 /// has `transfersEnabled`. Sending is `send(_:to:)` (one peer, or several for a broadcast); receiving happens by
 /// itself into `configuration.receiveDirectory`, offers answered by `configuration.offerPolicy`.
-/// All state lives in this actor; each peer of a send has a pump task that asks it what to send next.
+/// All state is touched only on this actor and kept by its roles: the sends (`OutgoingOperations`), the receive path
+/// (`IncomingTransfers`), the swarm member (`SwarmMemberships`) and, in each broadcast's operation, the seeder's side
+/// (`SwarmSending`); the engine routes frames to them (`handle(_:)`) and does their I/O. Each peer of a send has a
+/// pump task that asks it what to send next.
 public actor TransferEngine {
     /// Every event of every transfer, in order (offers, progress, file and transfer ends). Ends when the engine stops.
     public nonisolated let events: AsyncStream<TransferEvent>
