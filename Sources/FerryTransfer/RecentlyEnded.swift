@@ -20,7 +20,11 @@ struct RecentlyEnded<Key: Hashable & Sendable>: Sendable {
 
 /// A role's records by key, and the keys of those that ended here recently: the table `IncomingTransfers` and
 /// `SwarmMemberships` keep theirs in.
-struct RecordTable<Key: Hashable & Sendable, Record> {
+///
+/// A class, touched only on the engine's actor: `with` takes a record out for the length of its body, and the body
+/// may reach this table again (another record, the same one's absence); a struct's mutating `with` would hold an
+/// exclusive access to the whole table that long, and such a reach would trap.
+final class RecordTable<Key: Hashable & Sendable, Record> {
     private var records: [Key: Record] = [:]
     private var ended = RecentlyEnded<Key>()
 
@@ -35,14 +39,14 @@ struct RecordTable<Key: Hashable & Sendable, Record> {
     /// Runs `body` on a record in place (taken out of the table meanwhile, so that what it holds is not copied on
     /// every mutation); nil when there is none.
     @discardableResult
-    mutating func with<T>(_ key: Key, _ body: (inout Record) throws -> T) rethrows -> T? {
+    func with<T>(_ key: Key, _ body: (inout Record) throws -> T) rethrows -> T? {
         guard var record = records.removeValue(forKey: key) else { return nil }
         defer { records[key] = record }
         return try body(&record)
     }
 
     /// The record's end: it goes, and its key is remembered as ended.
-    mutating func end(_ key: Key) -> Record? {
+    func end(_ key: Key) -> Record? {
         guard let record = records.removeValue(forKey: key) else { return nil }
         ended.insert(key)
         return record

@@ -23,7 +23,7 @@ final class IncomingTransfers {
     /// waiting to be written (all its transfers together), it is not keeping to any window.
     static let maxQueuedBytes = 64 << 20
 
-    private var transfers = RecordTable<IncomingKey, IncomingTransfer>()
+    private let transfers = RecordTable<IncomingKey, IncomingTransfer>()
     /// Offers waiting under `OfferPolicy.ask`, with the timer of each.
     var asks: [IncomingKey: PendingAsk] = [:]
     private var queuedBytes: [PeerID: Int] = [:]

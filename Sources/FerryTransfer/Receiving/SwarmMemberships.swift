@@ -13,7 +13,7 @@ import FerryWire
 /// A class held by the engine and touched only on its actor, for the reason `OutgoingOperation` is one. The engine
 /// carries out the fetcher's actions (frames, links, staged reads and writes).
 final class SwarmMemberships {
-    private var swarms = RecordTable<SwarmID, MemberSwarm>()
+    private let swarms = RecordTable<SwarmID, MemberSwarm>()
 
     subscript(swarmID: SwarmID) -> MemberSwarm? {
         get { swarms[swarmID] }
