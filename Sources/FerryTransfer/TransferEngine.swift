@@ -9,7 +9,10 @@ import FerryWire
 /// Create one with `TransferEngine.run(session:configuration:) { engine in ... }` on a session whose configuration
 /// has `transfersEnabled`. Sending is `send(_:to:)` (one peer, or several for a broadcast); receiving happens by
 /// itself into `configuration.receiveDirectory`, offers answered by `configuration.offerPolicy`.
-/// All state lives in this actor; each peer of a send has a pump task that asks it what to send next.
+/// All state is touched only on this actor and kept by its roles: the sends (`OutgoingOperations`), the receive path
+/// (`IncomingTransfers`), the swarm member (`SwarmMemberships`) and, in each broadcast's operation, the seeder's side
+/// (`SwarmSending`); the engine routes frames to them (`handle(_:)`) and does their I/O. Each peer of a send has a
+/// pump task that asks it what to send next.
 public actor TransferEngine {
     /// Every event of every transfer, in order (offers, progress, file and transfer ends). Ends when the engine stops.
     public nonisolated let events: AsyncStream<TransferEvent>
@@ -23,9 +26,6 @@ public actor TransferEngine {
     let io = BlockingIO(label: "ferry.receive-directory")
     /// Where write-behind waits for the disk and drops written pages, beside the writes on `io` (`Writeback`).
     var writeback = Writeback()
-    /// Whether large staged files are written past the page cache where the file system allows (tests of
-    /// write-behind turn it off).
-    var directWrites = true
     /// Where verified files are synced and renamed into place, beside the writes of the files after them.
     let publishing = BlockingIO(label: "ferry.publish")
     /// Where accepting an offer reads back and hashes staged prefixes: apart from `io`, so that an answer never waits
@@ -34,58 +34,16 @@ public actor TransferEngine {
     /// Writes finished on `io`, in the order they were queued; one task carries out what waited for each.
     nonisolated let completions = AsyncChannel<WriteCompletion>()
     var completionLoop: Task<Void, Never>?
-    var operations: [TransferID: OutgoingOperation] = [:]
-    var incoming: [IncomingKey: IncomingTransfer] = [:]
-    var asks: [IncomingKey: PendingAsk] = [:]
-    var endedIncoming: Set<IncomingKey> = []
-    var endedOrder: [IncomingKey] = []
-    /// Sends that ended here recently, by peer and transfer (`finishPeer`): a reply to the offer that crossed this
-    /// side's cancel is dropped instead of closing the link (PROTOCOL.md 11.10 rule 7).
-    var endedOutgoing: Set<IncomingKey> = []
-    var endedOutgoingOrder: [IncomingKey] = []
-    /// Raw bytes of each sender handed to the I/O queue and not yet written, over all its transfers: bounded by
-    /// `maxQueuedBytes`, whatever the sender does with its window.
-    var queuedBytes: [PeerID: Int] = [:]
-    /// The most raw bytes one sender ever had queued: kept so that tests can prove the bound holds.
-    var largestQueuedBytes = 0
-    /// Chunk acknowledgements of write completions taken together, held until the batch is done or another frame
-    /// goes to their peer, whichever comes first (`completed(_:)`).
-    var heldAcks: [PeerID: [[UInt8]]] = [:]
-    /// A batch of write completions is being carried out: its acknowledgements are held.
-    var holdingAcks = false
-    /// Queue entries that carried chunk acknowledgements (a test looks: a batch's go together).
-    var ackEntries = 0
-    /// Tests: while set, the completion loop waits before taking write completions, which gather in the channel.
-    var completionsHeld = false
-    var completionsReleased: CheckedContinuation<Void, Never>?
-    /// Queue entries of chunk frames the pumps handed to the session (a test looks: one-chunk files go together).
-    var linkEntries = 0
-    /// Tests: a pump about to prepare a chunk of this file waits for `openChunkGate` (a chunk slow to prepare).
-    var chunkGateFile: Int?
-    var chunkGateWaiters: [(id: TransferID, opened: CheckedContinuation<Void, Never>)] = []
-    /// The most chunk data this side, sending, ever had unacknowledged to one peer over all its transfers (a test
-    /// proves `maxInFlightPerPeer` holds).
-    var largestInFlightPerPeer = 0
+    /// The sending side: every send under way and the sends that ended recently.
+    let operations = OutgoingOperations()
+    /// The receive path: every incoming transfer, the asks, what each sender has queued, the held acknowledgements.
+    let incoming = IncomingTransfers()
     var loop: Task<Void, Never>?
     var isStopped = false
-    /// Compressed chunks handed to the inflater: kept so that tests can prove that data for an offer not accepted is
-    /// never decompressed. (What one inflation allocates is measured on the inflater alone, in a process of its own:
-    /// `InflateBoundTests`.)
-    var inflatedChunks = 0
-    /// Swarms this side is a member of, by swarm ID (TransferEngine+SwarmMember), and those that ended here recently
-    /// (their frames still in flight are dropped).
-    var memberSwarms: [SwarmID: MemberSwarm] = [:]
-    var endedSwarms: Set<SwarmID> = []
-    var endedSwarmOrder: [SwarmID] = []
-    /// The most bytes of member frames a link to another member ever held unsent right after this side queued one for
-    /// it (the only moment they grow): a test proves `memberQueueLimit` holds.
-    var largestMemberQueue = 0
-    /// The most read handles a swarm's member side ever held open at once (`SwarmReaders`): a test proves
-    /// `TransferConfiguration.swarmReadHandles` holds.
-    var largestSwarmReaders = 0
-    /// Waits for room on a link to another member that announcements began (`awaitRoom`): a test proves a queue just
-    /// under the high-water mark does not make them go round and round.
-    var announcementWaits = 0
+    /// What tests count, switch and hold (`TransferEngineProbe`): apart from the roles' state.
+    var probe = TransferEngineProbe()
+    /// The swarm member: every swarm this side is a member of, and those that ended here recently.
+    let memberSwarms = SwarmMemberships()
 
     /// `directory`, when given, is the receive directory opened already (tests: one that records its steps); else
     /// `configuration.receiveDirectory` is opened.
@@ -165,15 +123,15 @@ public actor TransferEngine {
     public func stop(reason: CancelReason) async {
         guard !isStopped else { return }
         isStopped = true
-        for id in Array(operations.keys) {
+        for id in operations.ids {
             await cancelOperation(id, reason: reason, detail: "")
         }
-        for key in Array(incoming.keys) {
+        for key in incoming.keys {
             await cancelIncoming(key, reason: reason, detail: "", tellPeer: true)
         }
-        for ask in asks.values { ask.timer.cancel() }
-        asks.removeAll()
-        for swarmID in Array(memberSwarms.keys) { leaveSwarm(swarmID) }
+        for ask in incoming.asks.values { ask.timer.cancel() }
+        incoming.asks.removeAll()
+        for swarmID in memberSwarms.all.keys { leaveSwarm(swarmID) }
         loop?.cancel()
         completions.finish()
         eventSink.finish()
@@ -216,10 +174,10 @@ public actor TransferEngine {
     /// A peer broke the protocol: its transfers end and its link is closed.
     func violation(by peerID: PeerID, _ detail: String) async {
         log(1, "peer \(peerID) broke the transfer protocol: \(detail)")
-        for id in Array(operations.keys) where operations[id]?.peers[peerID] != nil {
+        for id in operations.ids where operations[id]?.peers[peerID] != nil {
             await failPeer(id, peerID, "it broke the transfer protocol (\(detail))", cancel: .protocolError)
         }
-        for key in Array(incoming.keys) where key.peer == peerID {
+        for key in incoming.keys where key.peer == peerID {
             await cancelIncoming(key, reason: .protocolError, detail: detail, tellPeer: true)
         }
         await session.disconnect(peerID, violation: detail)
@@ -227,16 +185,16 @@ public actor TransferEngine {
 
     func peerLost(_ peerID: PeerID, reason: String) async {
         await swarmPeerLost(peerID)
-        for id in Array(operations.keys) where operations[id]?.peers[peerID] != nil {
+        for id in operations.ids where operations[id]?.peers[peerID] != nil {
             await failPeer(id, peerID, "the link was lost (\(reason))", cancel: nil)
         }
         // A member that published everything stays in its swarm's list while its link is up (PROTOCOL.md 11.11
         // rule 6); its transfer is over (finished, so `failPeer` leaves it alone, or gone from `peers`), so only this
         // takes it out. Leaving twice is nothing.
-        for id in Array(operations.keys) where operations[id]?.swarm?.member(peerID) != nil {
+        for id in operations.ids where operations[id]?.swarm?.member(peerID) != nil {
             await swarmMemberEnded(id, peerID)
         }
-        for key in Array(incoming.keys) where key.peer == peerID {
+        for key in incoming.keys where key.peer == peerID {
             await cancelIncoming(key, reason: nil, detail: "the link was lost (\(reason))", tellPeer: false)
         }
     }
@@ -258,10 +216,10 @@ public actor TransferEngine {
     func send(
         _ message: TransferMessage, to peerID: PeerID, discardable: TransferID? = nil, waitForRoom: Bool = true
     ) async -> Bool {
-        // Acknowledgements held for this peer go first, in the same queue entry (`heldAcks`).
-        var frames = discardable == nil ? heldAcks.removeValue(forKey: peerID) ?? [] : []
+        // Acknowledgements held for this peer go first, in the same queue entry (`IncomingTransfers.hold`).
+        var frames = discardable == nil ? incoming.takeHeldAcks(for: peerID) : []
         if discardable != nil { await sendHeldAcks(to: peerID) }
-        if case .chunkAck = message { ackEntries += 1 } else if !frames.isEmpty { ackEntries += 1 }
+        if case .chunkAck = message { probe.ackEntries += 1 } else if !frames.isEmpty { probe.ackEntries += 1 }
         frames.append(message.frame.encoded())
         do {
             try await session.sendTransferFrame(

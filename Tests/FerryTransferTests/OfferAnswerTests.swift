@@ -71,7 +71,7 @@ extension TransferEngine {
                     "no reply to the offer within \(Self.replyBound): the answer was lost")
                 #expect(reply.accepted == accept)
                 if !accept { #expect(reply.reason == .deniedByUser, "\(reply.reason)") }
-                #expect(await engine.asks.isEmpty)
+                #expect(await engine.asksNothing)
             }
         }
     }
@@ -138,8 +138,8 @@ extension TransferEngine {
                         let reply = try #require(await Self.reply(to: sender), "no reply within \(Self.replyBound)")
                         #expect(!reply.accepted && reply.reason == .noAnswer, "\(reply)")
                         await engine.respond(to: offer.transferID, from: mallory.localPeerID, accept: true)
-                        #expect(await engine.incoming.isEmpty)
-                        #expect(await engine.asks.isEmpty)
+                        #expect(await engine.receivesNothing)
+                        #expect(await engine.asksNothing)
                     }
                 }
             }

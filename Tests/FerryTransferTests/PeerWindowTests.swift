@@ -50,22 +50,22 @@ import Testing
                                 // closed, without the bound). A bound on the wait, not a sleep that synchronises.
                                 let deadline = ContinuousClock.now + .seconds(120)
                                 while ContinuousClock.now < deadline {
-                                    let queued = await receiver.largestQueuedBytes
+                                    let queued = await receiver.probe.largestQueuedBytes
                                     let closed = await alice.peer(info.peerID)?.state != .connected
-                                    if queued >= TransferEngine.maxInFlightPerPeer || closed { break }
+                                    if queued >= OutgoingOperations.maxInFlightPerPeer || closed { break }
                                     try await Task.sleep(for: .milliseconds(20))
                                 }
-                                #expect(await receiver.largestQueuedBytes >= TransferEngine.maxInFlightPerPeer)
+                                #expect(await receiver.probe.largestQueuedBytes >= OutgoingOperations.maxInFlightPerPeer)
                                 gate.signal()
                                 opened = true
                                 for (index, send) in sends.enumerated() {
                                     let outcome = try await send.value
                                     #expect(outcome?.isSuccess == true, "send \(index): \(String(describing: outcome))")
                                 }
-                                let largest = await sender.largestInFlightPerPeer
-                                #expect(largest <= TransferEngine.maxInFlightPerPeer, "\(largest) bytes in flight")
-                                let queued = await receiver.largestQueuedBytes
-                                #expect(queued <= TransferEngine.maxInFlightPerPeer, "\(queued) bytes queued")
+                                let largest = await sender.probe.largestInFlightPerPeer
+                                #expect(largest <= OutgoingOperations.maxInFlightPerPeer, "\(largest) bytes in flight")
+                                let queued = await receiver.probe.largestQueuedBytes
+                                #expect(queued <= OutgoingOperations.maxInFlightPerPeer, "\(queued) bytes queued")
                             }
                         }
                     }

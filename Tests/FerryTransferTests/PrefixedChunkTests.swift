@@ -63,7 +63,7 @@ import Testing
                 case "first chunk":
                     try await sender.sendChunk(file: 0, offset: 0, raw: first, codec: .zstdPrefixed, data: prefixed)
                     #expect(await sender.linkClosed())
-                    #expect(await engine.inflatedChunks == 0)
+                    #expect(await engine.probe.inflatedChunks == 0)
                 case "after a corrupt chunk":
                     try await sender.sendChunk(file: 0, offset: 0, raw: first)
                     #expect(try #require(await sender.ack()).status == .stored)
@@ -73,14 +73,14 @@ import Testing
                     try await sender.sendChunk(
                         file: 0, offset: UInt64(Self.chunk), raw: second, codec: .zstdPrefixed, data: prefixed)
                     #expect(await sender.linkClosed())
-                    #expect(await engine.inflatedChunks == 0)
+                    #expect(await engine.probe.inflatedChunks == 0)
                 default:
                     try await sender.sendChunk(file: 0, offset: 0, raw: first)
                     #expect(try #require(await sender.ack()).status == .stored)
                     try await sender.sendChunk(
                         file: 0, offset: UInt64(Self.chunk), raw: second, codec: .zstdPrefixed, data: prefixed)
                     #expect(try #require(await sender.ack()).status == .stored)
-                    #expect(await engine.inflatedChunks == 1)
+                    #expect(await engine.probe.inflatedChunks == 1)
                     try await sender.sendEnd(file: 0, of: bytes)
                     #expect(try #require(await sender.result()).status == .published)
                 }

@@ -42,13 +42,13 @@ import Testing
                     else { break }
                     sent += Self.chunk
                 }
-                #expect(sent > TransferEngine.maxQueuedBytes)
+                #expect(sent > IncomingTransfers.maxQueuedBytes)
                 #expect(await first.linkClosed(), "the link is cut")
-                let largest = await engine.largestQueuedBytes
-                #expect(largest <= TransferEngine.maxQueuedBytes, "queued \(largest) bytes")
+                let largest = await engine.probe.largestQueuedBytes
+                #expect(largest <= IncomingTransfers.maxQueuedBytes, "queued \(largest) bytes")
                 // Control: the queue really filled up to the bound, so the stalled disk held every write.
-                #expect(largest > TransferEngine.maxQueuedBytes - Self.chunk, "queued \(largest) bytes")
-                #expect(await engine.incoming.isEmpty, "both transfers ended with the link")
+                #expect(largest > IncomingTransfers.maxQueuedBytes - Self.chunk, "queued \(largest) bytes")
+                #expect(await engine.receivesNothing, "both transfers ended with the link")
             }
             let visible = try FileManager.default.contentsOfDirectory(atPath: inbox.path).filter {
                 $0 != ".ferry-staging"

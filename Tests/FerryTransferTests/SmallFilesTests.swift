@@ -68,7 +68,7 @@ import Testing
                 ) { _, sender, bob in
                     let outcomes = try await sender.send(files, to: [bob])
                     #expect(outcomes.first?.filesSucceeded == sizes.count, "\(outcomes)")
-                    let entries = await sender.linkEntries
+                    let entries = await sender.probe.linkEntries
                     #expect(entries <= 10, "\(entries) queue entries for \(sizes.count) files")
                 }
                 for (index, file) in files.enumerated() {
@@ -111,7 +111,7 @@ import Testing
                     await receiver.releaseCompletions()
                     let outcomes = try await sending.value
                     #expect(outcomes.first?.filesSucceeded == count, "\(outcomes)")
-                    let entries = await receiver.ackEntries
+                    let entries = await receiver.probe.ackEntries
                     #expect(entries <= 2, "\(entries) queue entries carried the \(count) acknowledgements")
                 }
             }
@@ -183,14 +183,14 @@ import Testing
                             try await Task.sleep(for: .milliseconds(5))
                         }
                         #expect(await sender.withPeer(id, bob, { $0.machine.phase }) != .sending)
-                        #expect(await sender.linkEntries == 0, "nothing went to the link before the cancel")
+                        #expect(await sender.probe.linkEntries == 0, "nothing went to the link before the cancel")
                     } catch {
                         await sender.openChunkGate()  // the pump waits there, else the engine never ends
                         throw error
                     }
                     await sender.openChunkGate()
                     _ = try? await sending.value
-                    let entries = await sender.linkEntries
+                    let entries = await sender.probe.linkEntries
                     #expect(entries == 0, "\(entries) queue entries of chunks went to the link after the cancel")
                 }
                 let arrived = (try? FileManager.default.contentsOfDirectory(atPath: inbox.path)) ?? []

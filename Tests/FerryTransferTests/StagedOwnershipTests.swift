@@ -224,7 +224,7 @@ extension TransferEngine {
     /// Returns once the engine waits for an answer to each of the offers (an answer given earlier would be lost: the
     /// race of issue 9's hang, fixed apart from this test).
     func waitUntilAsking(_ ids: [TransferID], from peerID: PeerID) async {
-        while !ids.allSatisfy({ asks[IncomingKey(peer: peerID, transferID: $0)] != nil }) {
+        while !ids.allSatisfy({ incoming.asks[IncomingKey(peer: peerID, transferID: $0)] != nil }) {
             await Task.yield()
         }
     }

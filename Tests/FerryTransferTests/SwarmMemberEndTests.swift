@@ -123,7 +123,7 @@ import Testing
             for await event in engine.events {
                 if case .finished = event { break }
             }
-            let swarms = await engine.memberSwarms.count
+            let swarms = await engine.memberSwarmCount
             #expect(swarms == 0, "alice's part in the swarm ended with her transfer")
         }
     }

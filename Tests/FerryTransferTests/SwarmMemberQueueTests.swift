@@ -132,7 +132,7 @@ import Testing
                 Self.plainFrame(count: Self.highWater - 1 - held), to: bobOnAlice, waitForRoom: false)
             let filled = await alice.queuedTransferBytes(to: bobOnAlice)?.all
             #expect(filled == Self.highWater - 1)
-            let waitsBefore = await engine.announcementWaits
+            let waitsBefore = await engine.probe.announcementWaits
             try await sender.sendChunk(data, index: 4, to: 0)
             let seen = SwarmMemberTests.Seen()
             let stored = await sender.collect { member, message in
@@ -144,9 +144,9 @@ import Testing
             // Either the announcement is queued (the link then holds the mark or more) or the waits pile up.
             try await Self.poll {
                 let queued = await alice.queuedTransferBytes(to: bobOnAlice)?.all ?? 0
-                return await engine.announcementWaits - waitsBefore > 100 || queued >= Self.highWater
+                return await engine.probe.announcementWaits - waitsBefore > 100 || queued >= Self.highWater
             }
-            let waits = await engine.announcementWaits - waitsBefore
+            let waits = await engine.probe.announcementWaits - waitsBefore
             #expect(
                 waits <= 1, "announcements to bob waited for room \(waits) times while the link held less than the mark"
             )
@@ -282,11 +282,11 @@ import Testing
                         ChunkDigests(transferID: sender.transferID, fileIndex: 0, firstChunk: 0, entries: entries)),
                     to: 0)
                 let resumed = [SwarmChunk(file: 0, index: 0), SwarmChunk(file: 0, index: 1)]
-                try await Self.poll { await engine.memberSwarms[sender.swarmID]?.fetcher.digest(of: resumed[1]) != nil }
-                let before = await resumed.asyncMap { await engine.memberSwarms[sender.swarmID]?.fetcher.holds($0) }
+                try await Self.poll { await engine.memberSwarm(sender.swarmID)?.fetcher.digest(of: resumed[1]) != nil }
+                let before = await resumed.asyncMap { await engine.memberSwarm(sender.swarmID)?.fetcher.holds($0) }
                 #expect(before == [false, false], "no handle to check them with yet")
                 await engine.releaseSwarmReader(1, sender.swarmID)
-                let after = await resumed.asyncMap { await engine.memberSwarms[sender.swarmID]?.fetcher.holds($0) }
+                let after = await resumed.asyncMap { await engine.memberSwarm(sender.swarmID)?.fetcher.holds($0) }
                 #expect(after == [true, true], "alice checked her resumed chunks once the handle was free")
             }
         }

@@ -202,8 +202,8 @@ extension SwarmMemberTests {
                                                 address: "127.0.0.1:\(await bob.listenPort)"),
                                         ])
                                     // Bob served alice chunks 1 to 3, each once; alice stored those three.
-                                    let served = await bobEngine.memberSwarms[sender.swarmID]?.servedBytes
-                                    let relayed = await aliceEngine.memberSwarms[sender.swarmID]?.relayedBytes
+                                    let served = await bobEngine.memberSwarm(sender.swarmID)?.servedBytes
+                                    let relayed = await aliceEngine.memberSwarm(sender.swarmID)?.relayedBytes
                                     #expect(served == UInt64(3 * Self.chunk), "bob served each chunk once")
                                     #expect(relayed == UInt64(3 * Self.chunk), "alice stored each chunk once")
                                 }

@@ -292,7 +292,7 @@ import Testing
                 #expect(again == 0 && refusedAgain == [0: .notHeld], "\(again) served, refused: \(refusedAgain)")
                 let open = Self.openFiles(under: inbox.path)
                 #expect(open <= 16, "\(open) files of alice's directory are open")
-                let largest = await engine.largestSwarmReaders
+                let largest = await engine.probe.largestSwarmReaders
                 #expect(largest <= 16, "alice held \(largest) read handles at once")
             }
         }

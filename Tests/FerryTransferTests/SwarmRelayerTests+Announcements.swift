@@ -64,7 +64,7 @@ extension SwarmRelayerTests {
                 #expect(
                     await HostileSender(session: mallory, receiver: link.peerID).linkClosed(),
                     "a range past the file's end closed mallory's link")
-                let words = await engine.memberSwarms[sender.swarmID]?.fetcher.announcementWords
+                let words = await engine.memberSwarm(sender.swarmID)?.fetcher.announcementWords
                 #expect(words == 0, "alice did no work for either frame")
             }
         }

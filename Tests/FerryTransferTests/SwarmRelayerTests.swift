@@ -159,7 +159,7 @@ import Testing
                             let sender = SwarmMemberTests.ScriptedSender(session: sam, members: [toAlice.peerID])
                             let cutOff = try await Self.flood(
                                 sender, alice: alice, bob: bob, data: data, signals: signals, signal: signal)
-                            let largest = await engine.largestMemberQueue
+                            let largest = await engine.probe.largestMemberQueue
                             let limit =
                                 Session.transferQueueHighWater + Limits.maxSwarmRequestsInFlight * Self.chunk
                                 + TransferEngine.memberControlAllowance

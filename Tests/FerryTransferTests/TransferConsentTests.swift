@@ -29,8 +29,8 @@ import Testing
                     file: 0, offset: 0, raw: [UInt8](repeating: 0, count: Limits.minChunkSize), codec: .zlib,
                     data: Self.bomb)
                 #expect(await sender.linkClosed())
-                #expect(await engine.inflatedChunks == 0)
-                #expect(await engine.incoming.isEmpty, "the offer is withdrawn with the link")
+                #expect(await engine.probe.inflatedChunks == 0)
+                #expect(await engine.receivesNothing, "the offer is withdrawn with the link")
             }
             let (visible, staged) = try Self.contents(of: inbox.path)
             #expect(visible.isEmpty, "\(visible)")
@@ -49,7 +49,7 @@ import Testing
                 try await sender.sendChunk(file: 0, offset: 0, raw: zeros, codec: .zlib, data: Self.bomb)
                 let refused = try #require(await sender.ack())
                 #expect(refused.status == .corrupt && refused.offset == 0)
-                #expect(await engine.inflatedChunks == 1)
+                #expect(await engine.probe.inflatedChunks == 1)
                 // The link lives on: the honest copy of the chunk is stored and the file published.
                 try await sender.sendChunk(file: 0, offset: 0, raw: zeros)
                 #expect(try #require(await sender.ack()).status == .stored)
@@ -71,7 +71,7 @@ import Testing
                     file: 0, offset: 0, raw: [UInt8](repeating: 0, count: Limits.maxChunkSize), codec: .zlib,
                     data: Self.bomb)
                 #expect(await sender.linkClosed())
-                #expect(await engine.inflatedChunks == 0)
+                #expect(await engine.probe.inflatedChunks == 0)
             }
             #expect(try Self.contents(of: inbox.path).visible.isEmpty)
         }

@@ -12,40 +12,21 @@ extension TransferEngine {
     /// results of a publishing turn) takes the held acknowledgements along first, and a verification that waits
     /// for the disk sends them before it waits.
     func completed(_ completions: [WriteCompletion]) async {
-        holdingAcks = true
+        incoming.isHoldingAcks = true
         for completion in completions { await completed(completion) }
-        holdingAcks = false
-        for peer in Array(heldAcks.keys) { await sendHeldAcks(to: peer) }
+        incoming.isHoldingAcks = false
+        for peer in incoming.peersWithHeldAcks { await sendHeldAcks(to: peer) }
     }
 
     /// Sends the acknowledgements held for `peerID`, if any, in one queue entry.
     func sendHeldAcks(to peerID: PeerID) async {
-        guard let frames = heldAcks.removeValue(forKey: peerID), !frames.isEmpty else { return }
-        ackEntries += 1
+        let frames = incoming.takeHeldAcks(for: peerID)
+        guard !frames.isEmpty else { return }
+        probe.ackEntries += 1
         do {
             try await session.sendTransferFrame(frames, to: peerID)
         } catch {
             log(2, "could not send \(frames.count) chunk acknowledgements to \(peerID): \(error)")
         }
-    }
-
-    /// Tests: holds write completions in their channel (`completionsHeld`) until `releaseCompletions`.
-    func holdCompletions() {
-        completionsHeld = true
-    }
-
-    /// Tests: lets the completion loop go on, with everything that gathered meanwhile.
-    func releaseCompletions() {
-        completionsHeld = false
-        completionsReleased?.resume()
-        completionsReleased = nil
-    }
-
-    /// Tests: whether the completion loop waits for `releaseCompletions` with one completion taken.
-    var completionLoopIsHeld: Bool { completionsReleased != nil }
-
-    func waitWhileCompletionsHeld() async {
-        guard completionsHeld else { return }
-        await withCheckedContinuation { completionsReleased = $0 }
     }
 }

@@ -17,7 +17,7 @@ extension TransferEngine {
         detail: String = ""
     ) {
         let key = IncomingKey(peer: peerID, transferID: transferID)
-        guard let ask = asks.removeValue(forKey: key) else { return }
+        guard let ask = incoming.asks.removeValue(forKey: key) else { return }
         ask.timer.cancel()
         Task { await self.answered(key, accept: accept, denial: (reason, detail)) }
     }
@@ -96,7 +96,7 @@ extension TransferEngine {
                 guard !Task.isCancelled else { return }
                 await self.answerTimedOut(key)
             }
-            asks[key] = PendingAsk(deadline: deadline, timer: timer)
+            incoming.asks[key] = PendingAsk(deadline: deadline, timer: timer)
             emit(
                 .offerReceived(
                     IncomingOffer(
@@ -119,7 +119,7 @@ extension TransferEngine {
     }
 
     private func answerTimedOut(_ key: IncomingKey) async {
-        guard asks.removeValue(forKey: key) != nil else { return }
+        guard incoming.asks.removeValue(forKey: key) != nil else { return }
         await answered(key, accept: false, denial: (.noAnswer, "nobody answered in time"))
     }
 

@@ -159,8 +159,8 @@ extension TransferEngine {
         defer { frames = [] }
         do {
             // Acknowledgements held for the peer go first (`completed(_:)`).
-            let acks = heldAcks.removeValue(forKey: key.peer) ?? []
-            if !acks.isEmpty { ackEntries += 1 }
+            let acks = incoming.takeHeldAcks(for: key.peer)
+            if !acks.isEmpty { probe.ackEntries += 1 }
             try await session.sendTransferFrame(acks + frames, to: key.peer)
         } catch {
             log(2, "could not send \(frames.count) file results to \(key.peer): \(error)")

@@ -4,17 +4,11 @@ import FerrySystem
 import FerryWire
 
 extension TransferEngine {
-    /// A sender keeps at most its window unacknowledged (8 MiB in ferry); past this many raw bytes of one sender
-    /// waiting to be written (all its transfers together), it is not keeping to any window.
-    static let maxQueuedBytes = 64 << 20
-
     /// Runs `body` on an incoming transfer's record in place (taken out of the table meanwhile, so its per-file
     /// arrays are not copied on every mutation).
     @discardableResult
     func withIncoming<T>(_ key: IncomingKey, _ body: (inout IncomingTransfer) throws -> T) rethrows -> T? {
-        guard var transfer = incoming.removeValue(forKey: key) else { return nil }
-        defer { incoming[key] = transfer }
-        return try body(&transfer)
+        try incoming.with(key, body)
     }
 
     func chunkReceived(_ chunk: Chunk, from peerID: PeerID) async {
@@ -22,7 +16,7 @@ extension TransferEngine {
         // A chunk relayed by another member of a swarm carries the swarm ID (PROTOCOL.md 11.11).
         // (Looked up only for a chunk of no transfer here: the swarm ID is not built for every chunk of one.)
         if incoming[key] == nil, case let swarmID = SwarmID(chunk.transferID),
-            memberSwarms[swarmID] != nil || endedSwarms.contains(swarmID)
+            memberSwarms[swarmID] != nil || memberSwarms.hasEnded(swarmID)
         {
             await relayedChunkReceived(chunk, from: peerID)
             return
@@ -55,7 +49,7 @@ extension TransferEngine {
         case nil:
             // Chunks still in flight when the transfer ended here (cancelled, failed) are dropped. Anything else is
             // data for an offer not (yet) accepted: never written or decompressed, and the link is closed.
-            if endedIncoming.contains(key) { return }
+            if incoming.hasEnded(key) { return }
             await violation(by: peerID, "a chunk for a transfer that was not accepted")
             return
         case .failure(let error):
@@ -82,7 +76,7 @@ extension TransferEngine {
         case .zlib where codecs.contains(.zlib), .zstd where codecs.contains(.zstd):
             // Only a chunk the machine expects gets here: its raw length is the offer's chunk size or the file's
             // remainder, and the inflater allocates exactly that, never more.
-            inflatedChunks += 1
+            probe.inflatedChunks += 1
             do {
                 raw = try ChunkInflater.inflate(
                     chunk.data, algorithm: chunk.codec == .zstd ? .zstd : .zlib, rawLength: Int(chunk.rawLength)
@@ -99,7 +93,7 @@ extension TransferEngine {
                         + "previous chunk")
                 return
             }
-            inflatedChunks += 1
+            probe.inflatedChunks += 1
             do {
                 raw = try ChunkInflater.inflate(chunk.data, rawLength: Int(chunk.rawLength), prefix: prefix)[...]
             } catch {
@@ -134,10 +128,10 @@ extension TransferEngine {
             return
         }
         // Counted per sender, over all its transfers: two transfers at once must not double what one may queue.
-        let queued = queuedBytes[peerID, default: 0]
+        let admitted = incoming.admits(raw.count, from: peerID)
         let direct = handle.writesDirectly
         let stored = withIncoming(key) { transfer -> ([IncomingTransferMachine.Action], WriteBehind)?? in
-            guard queued + raw.count <= Self.maxQueuedBytes else { return .some(nil) }
+            guard admitted else { return .some(nil) }
             guard let actions = transfer.machine?.chunkStored(file: file, offset: chunk.offset, rawLength: raw.count)
             else { return nil }
             transfer.bytesDone += UInt64(raw.count)
@@ -162,8 +156,8 @@ extension TransferEngine {
             await violation(by: peerID, "the sender ignores flow control (more than 64 MiB unacknowledged)")
             return
         }
-        queuedBytes[peerID] = queued + raw.count
-        largestQueuedBytes = max(largestQueuedBytes, queued + raw.count)
+        let queued = incoming.admit(raw.count, from: peerID)
+        probe.largestQueuedBytes = max(probe.largestQueuedBytes, queued)
         reportIncomingProgress(key)
         if let swarmID = incoming[key]?.swarmID {
             let chunkSize = UInt64(incoming[key]?.offer.chunkSize ?? 1)
@@ -202,10 +196,7 @@ extension TransferEngine {
 
     /// A queued write (or just a turn) is done: carry out the actions that waited for it.
     func completed(_ completion: WriteCompletion) async {
-        if completion.bytes > 0 {
-            let left = queuedBytes[completion.key.peer, default: 0] - completion.bytes
-            queuedBytes[completion.key.peer] = left > 0 ? left : nil
-        }
+        incoming.written(completion.bytes, by: completion.key.peer)
         let ending = withIncoming(completion.key) { transfer -> Bool in transfer.isEnding }
         guard ending == false else { return }  // gone, or ending: nothing more goes out for it
         if let failure = completion.failure {
@@ -236,7 +227,7 @@ extension TransferEngine {
                 throw error
             }
         }
-        if directWrites, entry.size >= WriteBehind.minimumFileSize, !entry.inMemory, incoming[key]?.swarmID == nil {
+        if probe.directWrites, entry.size >= WriteBehind.minimumFileSize, !entry.inMemory, incoming[key]?.swarmID == nil {
             // A large file written once and left to others: past the page cache where the file system allows
             // (RegularFile.enableDirectWrites). Not a swarm member's, whose chunks are read back to serve others,
             // nor one delivered in memory, which is read back whole.
@@ -267,7 +258,7 @@ extension TransferEngine {
         case .failure(let error):
             await violation(by: peerID, error.description)
         case nil:
-            if endedIncoming.contains(key) { return }
+            if incoming.hasEnded(key) { return }
             await violation(by: peerID, "the end of a file of a transfer that was not accepted")
         }
     }
@@ -277,8 +268,8 @@ extension TransferEngine {
             switch action {
             case .acknowledge(let file, let offset, let status):
                 let ack = ChunkAck(transferID: key.transferID, fileIndex: UInt32(file), offset: offset, status: status)
-                if holdingAcks {
-                    heldAcks[key.peer, default: []].append(TransferMessage.chunkAck(ack).frame.encoded())
+                if incoming.isHoldingAcks {
+                    incoming.hold(TransferMessage.chunkAck(ack).frame.encoded(), for: key.peer)
                 } else {
                     await send(.chunkAck(ack), to: key.peer)
                 }
@@ -403,12 +394,11 @@ extension TransferEngine {
     }
 
     func finishIncoming(_ key: IncomingKey, failure: String?) {
-        guard let transfer = incoming.removeValue(forKey: key) else { return }
+        guard let transfer = incoming.end(key) else { return }
         // A member that published every file stays in its swarm to serve the others; any other end leaves it.
         let complete = failure == nil && transfer.filesFailed == 0 && transfer.files.allSatisfy { !$0.accepted || $0.ended }
         let swarm =
             transfer.swarmID.map { complete ? lingerInSwarm($0) : leaveSwarm($0) } ?? (relayed: 0, served: 0)
-        rememberEnded(key)
         releaseStaged(of: transfer)
         for waiter in transfer.publishWaiters { waiter.resume() }
         let failedNow = transfer.files.filter { $0.accepted && !$0.ended }.count
@@ -428,7 +418,7 @@ extension TransferEngine {
         // From here on no acknowledgement goes out and arriving chunks are dropped, through the awaits below.
         incoming[key]?.isEnding = true
         if transfer.phase == .asking {
-            asks.removeValue(forKey: key)?.timer.cancel()
+            incoming.asks.removeValue(forKey: key)?.timer.cancel()
             incoming[key] = nil
             // The application may be showing the offer: tell it that it is gone.
             let why = detail.isEmpty ? reason.map { "\($0)" } ?? "withdrawn" : detail
@@ -467,13 +457,4 @@ extension TransferEngine {
         } ?? nil
         if let progress { emit(.progress(progress)) }
     }
-
-    /// Transfers that ended here recently, whose frames still in flight are dropped instead of closing the link.
-    private func rememberEnded(_ key: IncomingKey) {
-        endedIncoming.insert(key)
-        endedOrder.append(key)
-        if endedOrder.count > Self.endedMemory { endedIncoming.remove(endedOrder.removeFirst()) }
-    }
-
-    static let endedMemory = 256
 }

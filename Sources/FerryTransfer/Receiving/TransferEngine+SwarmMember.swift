@@ -92,7 +92,7 @@ extension TransferEngine {
     /// outcome: its totals go out as `TransferEvent.swarmEnded` (also when the engine stops: `receive --once`).
     @discardableResult
     func leaveSwarm(_ swarmID: SwarmID) -> (relayed: UInt64, served: UInt64) {
-        guard let swarm = memberSwarms.removeValue(forKey: swarmID) else { return (0, 0) }
+        guard let swarm = memberSwarms.leave(swarmID) else { return (0, 0) }
         if swarm.done {
             emit(
                 .swarmEnded(
@@ -100,15 +100,12 @@ extension TransferEngine {
                         transferID: swarm.key.transferID, sender: swarm.sender, relayedBytes: swarm.relayedBytes,
                         servedBytes: swarm.servedBytes)))
         }
-        endedSwarms.insert(swarmID)
-        endedSwarmOrder.append(swarmID)
-        if endedSwarmOrder.count > Self.endedMemory { endedSwarms.remove(endedSwarmOrder.removeFirst()) }
         for timer in swarm.timers.values { timer.cancel() }
         swarm.progressTimer?.cancel()
         for waiter in swarm.roomWaiters.values { waiter.cancel() }
         var readers = swarm.readers
         readers.closeAll()
-        let stillUsed = Set(memberSwarms.values.flatMap(\.links.values))
+        let stillUsed = Set(memberSwarms.all.values.flatMap(\.links.values))
         let links = swarm.links.values.filter { !stillUsed.contains($0) }
         let session = self.session
         // At once: no link is admitted on it once this returns.
@@ -135,8 +132,8 @@ extension TransferEngine {
     /// A link was lost: a member of a swarm this side is in has its requests go elsewhere.
     func swarmPeerLost(_ peerID: PeerID) async {
         // The sender of a swarm this member only serves is gone: so is the swarm.
-        for (swarmID, swarm) in memberSwarms where swarm.done && swarm.key.peer == peerID { leaveSwarm(swarmID) }
-        for swarmID in Array(memberSwarms.keys) {
+        for (swarmID, swarm) in memberSwarms.all where swarm.done && swarm.key.peer == peerID { leaveSwarm(swarmID) }
+        for swarmID in memberSwarms.all.keys {
             guard let index = memberSwarms[swarmID]?.linkedMembers.removeValue(forKey: peerID) else { continue }
             memberSwarms[swarmID]?.links[index] = nil
             stopAnnouncing(to: index, swarmID)
@@ -152,9 +149,9 @@ extension TransferEngine {
     private func swarmOfTransfer(_ transferID: TransferID, from peerID: PeerID, _ what: String) async -> SwarmID? {
         let key = IncomingKey(peer: peerID, transferID: transferID)
         if let swarmID = incoming[key]?.swarmID, memberSwarms[swarmID] != nil { return swarmID }
-        if let serving = memberSwarms.first(where: { $0.value.key == key && $0.value.done }) { return serving.key }
+        if let serving = memberSwarms.all.first(where: { $0.value.key == key && $0.value.done }) { return serving.key }
         // Frames still in flight when the transfer ended here are dropped; otherwise the sender broke rule 1.
-        if endedIncoming.contains(key) || incoming[key]?.swarmID != nil { return nil }
+        if incoming.hasEnded(key) || incoming[key]?.swarmID != nil { return nil }
         await violation(by: peerID, "\(what) for a transfer that is not in a swarm with this side")
         return nil
     }
@@ -199,7 +196,7 @@ extension TransferEngine {
     private func memberIndex(_ swarmID: SwarmID, _ peerID: PeerID, _ what: String) async -> Int? {
         guard let swarm = memberSwarms[swarmID] else {
             // A swarm that ended here: frames in flight are dropped. One never heard of breaks rule 1.
-            if !endedSwarms.contains(swarmID) {
+            if !memberSwarms.hasEnded(swarmID) {
                 await violation(by: peerID, "\(what) for a swarm this side is not in")
             }
             return nil
@@ -274,7 +271,7 @@ extension TransferEngine {
             switch chunk.codec {
             case .none: raw = chunk.data
             case .zlib, .zstd:
-                inflatedChunks += 1
+                probe.inflatedChunks += 1
                 raw = try? ChunkInflater.inflate(
                     chunk.data, algorithm: chunk.codec == .zstd ? .zstd : .zlib, rawLength: Int(chunk.rawLength))[...]
             default: raw = nil
@@ -286,11 +283,9 @@ extension TransferEngine {
         await carryOut(actions, swarmID, relayed: raw.map { (position, $0) })
     }
 
-    /// Runs `body` on a member swarm's record in place.
+    /// Runs `body` on a member swarm's record in place (`SwarmMemberships.with`).
     @discardableResult
     func withMemberSwarm<T>(_ swarmID: SwarmID, _ body: (inout MemberSwarm) throws -> T) rethrows -> T? {
-        guard var swarm = memberSwarms.removeValue(forKey: swarmID) else { return nil }
-        defer { memberSwarms[swarmID] = swarm }
-        return try body(&swarm)
+        try memberSwarms.with(swarmID, body)
     }
 }

@@ -32,13 +32,10 @@ extension TransferEngine {
                 await send(.swarmRequest(request), to: swarm.key.peer)
             case .store(let chunk):
                 // The store's outcome decides the announce: a chunk not stored here is not held, so never served.
-                var stored = false
-                if let (arrived, raw) = relayed, arrived == chunk { stored = await storeRelayed(chunk, raw, swarmID) }
-                let next =
-                    withMemberSwarm(swarmID) {
-                        stored ? $0.fetcher.relayedChunkStored(chunk) : $0.fetcher.storeFailed(chunk)
-                    } ?? []
-                await carryOut(next, swarmID)
+                var next: [SwarmFetcher.Action]?
+                if let (arrived, raw) = relayed, arrived == chunk { next = await storeRelayed(chunk, raw, swarmID) }
+                if next == nil { next = withMemberSwarm(swarmID) { $0.fetcher.storeFailed(chunk) } }
+                await carryOut(next ?? [], swarmID)
             case .announce(let chunk):
                 for member in swarm.links.keys.sorted() { await announce(chunk, to: member, swarmID) }
             case .announceAll(let member):
@@ -47,8 +44,9 @@ extension TransferEngine {
                 await flushAnnouncements(swarmID, member)
             case .verifyHeld(let chunk):
                 await verifyHeld(chunk, swarmID)
-            case .unstore(let chunk):
-                unstoreResumed(chunk, swarmID)
+            case .unstore:
+                // Never here: taken in step with the fetcher's verdict (`SwarmMemberships.prefixChecked`).
+                assertionFailure("an unstore action reached carryOut")
             case .cutOff(let member):
                 stopAnnouncing(to: member, swarmID)
                 if let peerID = memberSwarms[swarmID]?.links.removeValue(forKey: member) {
@@ -183,7 +181,7 @@ extension TransferEngine {
             return .notHeld
         }
         memberSwarms[swarmID]?.readers.add(file, handle)
-        largestSwarmReaders = max(largestSwarmReaders, memberSwarms[swarmID]?.readers.openCount ?? 0)
+        probe.largestSwarmReaders = max(probe.largestSwarmReaders, memberSwarms[swarmID]?.readers.openCount ?? 0)
         return .open(handle)
     }
 
@@ -347,71 +345,41 @@ extension TransferEngine {
             return FileDigest.chunkDigest(bytes)
         }
         memberSwarms[swarmID]?.readers.release(chunk.file)
-        let actions = withMemberSwarm(swarmID) { $0.fetcher.prefixChecked(chunk, sha256: digest) } ?? []
+        let (actions, unstored) = memberSwarms.prefixChecked(chunk, sha256: digest, swarmID, incoming)
+        if unstored {
+            log(1, "swarm \(swarmID): resumed \(chunk) does not match the sender's digest; fetching it again")
+        }
         await carryOut(actions, swarmID)
         return true
     }
 
-    /// A chunk of the resumed prefix that failed the sender's digest: the transfer counts it stored no more (its
-    /// digest leaves the file's, its bytes the resumed ones), so the copy fetched next is stored, acknowledged and
-    /// hashed into the file digest in its place.
-    private func unstoreResumed(_ chunk: SwarmChunk, _ swarmID: SwarmID) {
-        guard let swarm = memberSwarms[swarmID] else { return }
-        let offset = UInt64(chunk.index) * UInt64(swarm.chunkSize)
-        let dropped =
-            withIncoming(swarm.key) { transfer -> Bool in
-                guard chunk.file < transfer.files.count,
-                    transfer.machine?.storedChunkFailed(file: chunk.file, offset: offset) == true
-                else { return false }
-                transfer.files[chunk.file].chunkDigests[chunk.index] = nil
-                let length = UInt64(swarm.length(of: chunk, size: transfer.files[chunk.file].size))
-                transfer.resumedBytes -= min(length, transfer.resumedBytes)
-                return true
-            } ?? false
-        if dropped {
-            log(1, "swarm \(swarmID): resumed \(chunk) does not match the sender's digest; fetching it again")
-        }
-    }
-
     /// A relayed chunk that matched the sender's digest: written like a chunk from the sender, acknowledged
-    /// `storedFromPeer` once written. Returns whether it was stored (queued to be written, ahead of any read of it):
-    /// false when the transfer is ending or its file ended here, or when its staged file cannot be opened, which
+    /// `storedFromPeer` once written. Returns the fetcher's actions once it is stored (queued to be written, ahead of
+    /// any read of it; the transfer machine and the fetcher take it in one step, `SwarmMemberships.storeRelayed`), or
+    /// nil when it was not: the transfer is ending or its file ended here, or its staged file cannot be opened, which
     /// fails the file as for a chunk from the sender (`writeFailed`).
-    private func storeRelayed(_ chunk: SwarmChunk, _ raw: ArraySlice<UInt8>, _ swarmID: SwarmID) async -> Bool {
-        guard let swarm = memberSwarms[swarmID], let digest = swarm.fetcher.digest(of: chunk) else { return false }
+    private func storeRelayed(_ chunk: SwarmChunk, _ raw: ArraySlice<UInt8>, _ swarmID: SwarmID) async
+        -> [SwarmFetcher.Action]?
+    {
+        guard let swarm = memberSwarms[swarmID], let digest = swarm.fetcher.digest(of: chunk) else { return nil }
         let key = swarm.key
         let offset = UInt64(chunk.index) * UInt64(swarm.chunkSize)
         // A file that ended here (its staged data perhaps removed) must not get a staged file again.
         guard let transfer = incoming[key], transfer.phase == .receiving, !transfer.isEnding,
             chunk.file < transfer.files.count, !transfer.files[chunk.file].ended
-        else { return false }
+        else { return nil }
         let handle: RegularFile
         do {
             handle = try stagedHandle(chunk.file, key)
         } catch {
             log(1, "swarm \(swarmID): cannot store \(chunk): \(error)")
             await writeFailed(error, file: chunk.file, key)
-            return false
+            return nil
         }
-        let stored =
-            withIncoming(key) { transfer -> ([IncomingTransferMachine.Action], WriteBehind)? in
-                guard transfer.phase == .receiving, !transfer.isEnding,
-                    (try? transfer.machine?.chunkArrived(file: chunk.file, offset: offset, rawLength: raw.count))
-                        == .process,
-                    let actions = transfer.machine?.chunkStored(
-                        file: chunk.file, offset: offset, rawLength: raw.count, fromPeer: true),
-                    !actions.isEmpty
-                else { return nil }
-                transfer.bytesDone += UInt64(raw.count)
-                transfer.wireBytes += UInt64(raw.count)
-                transfer.files[chunk.file].stored += UInt64(raw.count)
-                transfer.files[chunk.file].chunkDigests[chunk.index] = digest
-                transfer.currentFile = chunk.file
-                let size = transfer.files[chunk.file].size
-                return (actions, WriteBehind.after(writing: raw.count, at: offset, fileSize: size))
-            } ?? nil
-        guard let (actions, writeBehind) = stored else { return false }
-        memberSwarms[swarmID]?.relayedBytes += UInt64(raw.count)
+        guard
+            let (actions, writeBehind, next) = memberSwarms.storeRelayed(
+                chunk, raw: raw.count, digest: digest, swarmID, incoming)
+        else { return nil }
         reportIncomingProgress(key)
         let (writeback, failure) = (
             self.writeback, incoming[key]?.files[chunk.file].writebackFailure ?? WritebackFailure()
@@ -420,6 +388,6 @@ extension TransferEngine {
             try handle.write(raw, at: offset)
             try writeBehind.perform(on: handle, writeback, failure: failure)
         }
-        return true
+        return next
     }
 }

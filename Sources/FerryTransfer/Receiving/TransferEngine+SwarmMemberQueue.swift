@@ -20,7 +20,7 @@ extension TransferEngine {
     /// member cut off. A member that keeps the rules (at most K requests outstanding to this one, PROTOCOL.md 11.11
     /// rule 4) cannot make its link hold more, whatever it reads; one that does is cut off (`memberQueueFull`).
     func memberQueueLimit(for peerID: PeerID) -> Int {
-        let chunk = memberSwarms.values.filter { $0.linkedMembers[peerID] != nil }.map(\.chunkSize).max()
+        let chunk = memberSwarms.all.values.filter { $0.linkedMembers[peerID] != nil }.map(\.chunkSize).max()
         return Session.transferQueueHighWater + Limits.maxSwarmRequestsInFlight * (chunk ?? Limits.maxChunkSize)
             + Self.memberControlAllowance
     }
@@ -60,18 +60,18 @@ extension TransferEngine {
     func queueForMember(_ message: TransferMessage, to peerID: PeerID, belowHighWater: Bool = false) async
         -> MemberQueueing
     {
-        let held = heldAcks.removeValue(forKey: peerID) ?? []
+        let held = incoming.takeHeldAcks(for: peerID)
         let limit = memberQueueLimit(for: peerID)
         do {
             guard
                 let queued = try await session.sendMemberFrame(
                     held + [message.frame.encoded()], to: peerID, limit: limit, belowHighWater: belowHighWater)
             else {
-                if !held.isEmpty { heldAcks[peerID, default: []].insert(contentsOf: held, at: 0) }
+                incoming.putBack(held, for: peerID)
                 return .full
             }
-            if !held.isEmpty { ackEntries += 1 }
-            largestMemberQueue = max(largestMemberQueue, queued)
+            if !held.isEmpty { probe.ackEntries += 1 }
+            probe.largestMemberQueue = max(probe.largestMemberQueue, queued)
             return .queued
         } catch {
             log(2, "could not send \(message.frame.kind) to \(peerID): \(error)")
@@ -83,7 +83,7 @@ extension TransferEngine {
     /// than it reads (or reads nothing). It is cut off in every swarm it is linked in here: nothing more is asked of it
     /// or served to it, and its swarm link is dropped.
     private func memberQueueFull(_ peerID: PeerID) async {
-        for swarmID in memberSwarms.keys.sorted(by: { $0.description < $1.description }) {
+        for swarmID in memberSwarms.all.keys.sorted(by: { $0.description < $1.description }) {
             guard let member = memberSwarms[swarmID]?.linkedMembers[peerID] else { continue }
             let name = memberSwarms[swarmID]?.names[member] ?? "\(member)"
             log(
@@ -173,7 +173,7 @@ extension TransferEngine {
             await self.roomCameBack(room, for: member, swarmID)
         }
         memberSwarms[swarmID]?.roomWaiters[member] = waiter
-        announcementWaits += 1
+        probe.announcementWaits += 1
     }
 
     /// The wait for room on `member`'s link ended: announcements go on, or, the link ending (`room` false), stop until

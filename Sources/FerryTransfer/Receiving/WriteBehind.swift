@@ -106,11 +106,3 @@ final class Writeback: Sendable {
         }
     }
 }
-
-extension TransferEngine {
-    /// Replaces the writeback queue (tests: one whose evictions fail), before any chunk arrives.
-    func useWriteback(_ writeback: Writeback) { self.writeback = writeback }
-
-    /// Turns direct writes of large staged files off or on (tests of write-behind), before any chunk arrives.
-    func useDirectWrites(_ enabled: Bool) { directWrites = enabled }
-}

@@ -9,7 +9,7 @@ extension TransferEngine {
     func replyReceived(_ reply: OfferReply, from peerID: PeerID) async {
         let id = reply.transferID
         // A reply that crossed this side's cancel, after the send with that peer ended here, is not an error.
-        let crossed = endedOutgoing.contains(IncomingKey(peer: peerID, transferID: id))
+        let crossed = operations.hasEnded(id, peerID)
         guard let files = operations[id]?.offer.files else {
             if crossed { return }
             await violation(by: peerID, "a reply to an offer that was not made")

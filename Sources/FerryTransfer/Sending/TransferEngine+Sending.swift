@@ -158,14 +158,10 @@ extension TransferEngine {
         return infos.compactMap { info in outcomes.first { $0.peer.peerID == info.peerID } }
     }
 
-    /// Runs `body` on the peer's record in place. The record is taken out of the table while `body` runs, so its
-    /// arrays (one entry per file) are never copied on a mutation: with thousands of files a copy per chunk or
-    /// acknowledgement would make a transfer quadratic.
+    /// Runs `body` on the peer's record in place (`OutgoingOperations.withPeer`).
     @discardableResult
     func withPeer<T>(_ id: TransferID, _ peerID: PeerID, _ body: (inout OutgoingPeer) throws -> T) rethrows -> T? {
-        guard let operation = operations[id], var peer = operation.peers.removeValue(forKey: peerID) else { return nil }
-        defer { operations[id]?.peers[peerID] = peer }
-        return try body(&peer)
+        try operations.withPeer(id, peerID, body)
     }
 
     /// The loop of one peer: asks the machine what to do, does it, until the transfer with that peer is over.
@@ -296,7 +292,7 @@ extension TransferEngine {
                 }
                 let queued = clock.now
                 do {
-                    linkEntries += 1
+                    probe.linkEntries += 1
                     _ = try await session.sendTransferFrame(blocks, to: peerID, discardable: id)
                     waited += clock.now - queued
                     previousChunk = (file, offset)
@@ -329,7 +325,7 @@ extension TransferEngine {
         guard withPeer(id, peerID, { $0.machine.phase == .sending }) == true else { return .zero }
         let queued = clock.now
         do {
-            linkEntries += 1
+            probe.linkEntries += 1
             _ = try await session.sendTransferFrame(blocks, to: peerID, discardable: id)
             return clock.now - queued
         } catch is CancellationError {
@@ -444,11 +440,7 @@ extension TransferEngine {
 
     /// The peer's transfer is over: its outcome, reported once.
     func finishPeer(_ id: TransferID, _ peerID: PeerID) -> TransferOutcome? {
-        guard let peer = operations[id]?.peers.removeValue(forKey: peerID) else { return nil }
-        let ended = IncomingKey(peer: peerID, transferID: id)
-        endedOutgoing.insert(ended)
-        endedOutgoingOrder.append(ended)
-        if endedOutgoingOrder.count > Self.endedMemory { endedOutgoing.remove(endedOutgoingOrder.removeFirst()) }
+        guard let peer = operations.finish(id, peerID) else { return nil }
         let count = peer.machine.fileCount
         let skipped = peer.deniedReason != nil ? count : count - peer.acceptedFiles
         let unfinished = (0..<count).filter { peer.machine.isAccepted($0) && peer.machine.result(of: $0) == nil }.count

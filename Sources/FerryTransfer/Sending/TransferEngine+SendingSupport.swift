@@ -27,7 +27,7 @@ extension TransferEngine {
     /// hashed and compressed the rest of the run (5 ms a chunk, CPU-bound) while the link idled. Twice the window
     /// lets it run ahead through that part while the link still drains the text. The link writer's high-water
     /// mark (4 MiB of wire bytes) still bounds what waits for the link, and the receiver queues at most
-    /// `maxQueuedBytes` (64 MiB) of raw writes whatever the window. Loopback peers (sent raw) and broadcasts (whose
+    /// `IncomingTransfers.maxQueuedBytes` (64 MiB) of raw writes whatever the window. Loopback peers (sent raw) and broadcasts (whose
     /// cache holds 24 MiB of chunks for the peers behind) keep the configured window.
     static func window(_ configuration: TransferConfiguration, compressing: Bool, peers: Int) -> Int {
         compressing && peers == 1 ? configuration.window * compressedWindowFactor : configuration.window
@@ -77,24 +77,12 @@ extension TransferEngine {
         waiter?.resume()
     }
 
-    /// Unacknowledged chunk data over all the transfers to one peer, at most (beyond one chunk when nothing is
-    /// unacknowledged): each transfer keeps its own window, and several at once to one receiver must not pass what it
-    /// queues from one sender, 64 MiB (`maxQueuedBytes`, PROTOCOL.md 11.10 rule 6), or it closes the link. Three
-    /// transfers compressed by `auto` (24 MiB windows) to a receiver whose disk is slow would.
-    static let maxInFlightPerPeer = 48 << 20
-
     /// Whether `length` more bytes of chunk data to `peerID` keep all its transfers' unacknowledged data within
-    /// `maxInFlightPerPeer` (always when none is). If not, the pump of `id` is marked to be woken by news of any
-    /// transfer to that peer (it may have nothing unacknowledged itself).
+    /// `OutgoingOperations.maxInFlightPerPeer` (`OutgoingOperations.hasPeerRoom`).
     func hasPeerRoom(for length: Int, _ id: TransferID, _ peerID: PeerID) -> Bool {
-        let total = operations.values.reduce(0) { total, operation in
-            guard let peer = operation.peers[peerID], peer.machine.phase == .sending else { return total }
-            return total + peer.machine.inFlightBytes
-        }
-        largestInFlightPerPeer = max(largestInFlightPerPeer, total)
-        if total == 0 || total + length <= Self.maxInFlightPerPeer { return true }
-        operations[id]?.peers[peerID]?.waitsForPeerRoom = true
-        return false
+        let total = operations.inFlight(to: peerID)
+        probe.largestInFlightPerPeer = max(probe.largestInFlightPerPeer, total)
+        return operations.hasPeerRoom(for: length, total: total, id, peerID)
     }
 
     /// Waits for news of any transfer to `peerID` (`hasPeerRoom` said no); returns how long.
@@ -106,17 +94,12 @@ extension TransferEngine {
 
     /// The send `id` is over: its record goes, and the pumps its unacknowledged data held back are woken.
     func removeOperation(_ id: TransferID) {
-        let peerIDs = operations[id]?.peers.keys.map { $0 } ?? []
-        operations[id] = nil
-        for peerID in peerIDs { wakePeerRoomWaiters(peerID) }
+        for peerID in operations.remove(id) { wakePeerRoomWaiters(peerID) }
     }
 
     /// Wakes the pumps that wait for room to `peerID` (news of one of its transfers, or one of them ended).
     func wakePeerRoomWaiters(_ peerID: PeerID) {
-        for id in operations.keys where operations[id]?.peers[peerID]?.waitsForPeerRoom == true {
-            operations[id]?.peers[peerID]?.waitsForPeerRoom = false
-            resumePump(id, peerID)
-        }
+        for id in operations.takePeerRoomWaiters(peerID) { resumePump(id, peerID) }
     }
 
     /// Sends `file`'s `fileEnd` to this peer, its digest from the source. A file that changed meanwhile is given up
@@ -140,25 +123,5 @@ extension TransferEngine {
         if !(await send(.fileEnd(end), to: peerID, discardable: id)) {
             await failPeer(id, peerID, "the link failed", cancel: nil)
         }
-    }
-
-    /// Tests: a pump about to prepare a chunk of `file` waits there until `openChunkGate`.
-    func gateChunks(ofFile file: Int) {
-        chunkGateFile = file
-    }
-
-    /// Tests: the transfer of the first pump waiting at the gate, if one waits.
-    var chunkGateHolds: TransferID? { chunkGateWaiters.first?.id }
-
-    /// Tests: lets every pump waiting at the gate go on; no chunk waits after.
-    func openChunkGate() {
-        chunkGateFile = nil
-        for waiter in chunkGateWaiters { waiter.opened.resume() }
-        chunkGateWaiters = []
-    }
-
-    func waitAtChunkGate(file: Int, _ id: TransferID) async {
-        guard file == chunkGateFile else { return }
-        await withCheckedContinuation { chunkGateWaiters.append((id, $0)) }
     }
 }

@@ -25,10 +25,7 @@ extension TransferEngine {
                 let chunk = SwarmChunk(file: file, index: index)
                 // (No copy of the swarm is kept across a suspension: the seeder's next change would copy its bitmaps.)
                 guard operations[id]?.cancelled == false,
-                    let wanted = operations[id]?.swarm.map({ swarm in
-                        !swarm.abandoned.contains(file)
-                            && swarm.seeder.activeMembers.contains { swarm.seeder.takes($0, file: file) }
-                    })
+                    let wanted = operations[id]?.swarm.map({ $0.seeds(file: file) })
                 else { return }
                 guard wanted, let length = operations[id]?.swarm?.seeder.length(of: chunk) else { continue files }
                 let prepared: ChunkSource.Prepared
@@ -76,24 +73,7 @@ extension TransferEngine {
     /// requests (those that fit when they came, then those that waited for room), and with `cutOffToo` the chunks
     /// members served directly lack.
     func serveQueued(_ id: TransferID, cutOffToo: Bool) async {
-        let sends = withSwarm(id) { swarm -> [SwarmSeeder.Action] in
-            var actions = swarm.seeder.seedWaitingOrphans()
-            actions += swarm.answers.map { SwarmSeeder.Action.send($0.chunk, to: $0.member) }
-            swarm.answers.removeAll()
-            actions += swarm.seeder.answerWaitingRequests()
-            guard cutOffToo else { return actions }
-            for member in swarm.direct.keys.sorted() {
-                var queue = swarm.direct[member] ?? []
-                var taken = 0
-                while taken < queue.count, let served = swarm.seeder.serve(queue[taken], to: member) {
-                    actions += served
-                    taken += 1
-                }
-                queue.removeFirst(taken)
-                swarm.direct[member] = queue.isEmpty ? nil : queue
-            }
-            return actions
-        }
+        let sends = withSwarm(id) { $0.queuedWork(cutOffToo: cutOffToo) }
         if let sends, !sends.isEmpty { await perform(sends, id) }
     }
 
@@ -114,10 +94,7 @@ extension TransferEngine {
             case .announceMembers(let list):
                 let message = SwarmMembers(transferID: id, members: list.map { UInt16($0) })
                 let frame = SwarmFrame(blocks: [TransferMessage.swarmMembers(message).frame.encoded()])
-                let targets =
-                    operations[id]?.swarm.map { swarm in
-                        members.indices.filter { [.active, .cutOff].contains(swarm.seeder.role(of: $0)) }
-                    } ?? []
+                let targets = operations[id]?.swarm?.listTargets ?? []
                 for member in targets { queue(frame, to: members[member], id) }
             case .announceSeed(let chunk, let seed):
                 guard let prepared = await read(chunk, id, &chunks) else { continue }
@@ -126,10 +103,7 @@ extension TransferEngine {
                     transferID: id, fileIndex: UInt32(chunk.file), firstChunk: UInt32(chunk.index),
                     entries: [ChunkDigests.Entry(seed: UInt16(seed), sha256: prepared.sha256)])
                 let frame = SwarmFrame(blocks: [TransferMessage.chunkDigests(digests).frame.encoded()])
-                let targets =
-                    operations[id]?.swarm.map { swarm in
-                        swarm.seeder.activeMembers.filter { swarm.seeder.takes($0, file: chunk.file) }
-                    } ?? []
+                let targets = operations[id]?.swarm?.digestTargets(file: chunk.file) ?? []
                 for member in targets { queue(frame, to: members[member], id) }
                 // Kept only for the send of it that follows (a seed that holds the chunk already gets none).
                 if position + 1 >= actions.count || actions[position + 1] != .send(chunk, to: seed) {
@@ -152,27 +126,7 @@ extension TransferEngine {
                 // long list (a leaving member's seeds, all seeded anew) held them all at once: 170 MiB.
                 chunks[chunk] = nil
             case .sendDigests(let list, let member):
-                // Runs of consecutive chunks of one file, at most `maxSwarmEntriesPerFrame` a frame.
-                guard let swarm = operations[id]?.swarm else { continue }
-                var runs: [[SwarmChunk]] = []
-                for chunk in list where swarm.digests[chunk] != nil {
-                    if let last = runs.last?.last, last.file == chunk.file, last.index + 1 == chunk.index,
-                        runs[runs.count - 1].count < Limits.maxSwarmEntriesPerFrame
-                    {
-                        runs[runs.count - 1].append(chunk)
-                    } else {
-                        runs.append([chunk])
-                    }
-                }
-                for run in runs {
-                    let entries = run.map { chunk in
-                        ChunkDigests.Entry(
-                            seed: swarm.seeder.seed(of: chunk).map { UInt16($0) } ?? ChunkDigests.noSeed,
-                            sha256: swarm.digests[chunk] ?? [])
-                    }
-                    let digests = ChunkDigests(
-                        transferID: id, fileIndex: UInt32(run[0].file), firstChunk: UInt32(run[0].index),
-                        entries: entries)
+                for digests in operations[id]?.swarm?.digestFrames(of: list, transferID: id) ?? [] {
                     queue(
                         SwarmFrame(blocks: [TransferMessage.chunkDigests(digests).frame.encoded()]),
                         to: members[member], id)
@@ -237,20 +191,13 @@ extension TransferEngine {
 
     func waitForSwarm(_ id: TransferID) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            guard operations[id]?.swarm != nil, operations[id]?.swarm?.news == false else {
-                operations[id]?.swarm?.news = false
-                continuation.resume()
-                return
-            }
-            operations[id]?.swarm?.waiter = continuation
+            // No swarm (any more), or news came while the loop was not waiting: it goes on at once.
+            if withSwarm(id, { $0.park(continuation) }) != true { continuation.resume() }
         }
     }
 
     func wakeSwarm(_ id: TransferID) {
-        guard operations[id]?.swarm != nil else { return }
-        let waiter = operations[id]?.swarm?.waiter
-        operations[id]?.swarm?.waiter = nil
-        if let waiter { waiter.resume() } else { operations[id]?.swarm?.news = true }
+        if let waiter = withSwarm(id, { $0.takeWaiter() }) ?? nil { waiter.resume() }
     }
 
     /// The pump of a member whose chunks the seeding loop schedules: sends its outbox in order, then each file's

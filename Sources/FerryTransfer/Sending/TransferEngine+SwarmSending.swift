@@ -44,7 +44,7 @@ extension TransferEngine {
     /// Whether this engine sends the swarm `swarmID` and `peerID` is one of its members (a `swarmRequest` from it is
     /// for the sender).
     func isSwarmSender(_ swarmID: SwarmID, to peerID: PeerID) -> Bool {
-        operations.values.contains { $0.swarm?.swarm.swarmID == swarmID && $0.swarm?.member(peerID) != nil }
+        operations.all.contains { $0.swarm?.swarm.swarmID == swarmID && $0.swarm?.member(peerID) != nil }
     }
 
     /// A member's reply (after the peer's machine took it): with `relay`, before the first member list, it joins the
@@ -227,8 +227,8 @@ extension TransferEngine {
     func senderRequestReceived(_ request: SwarmRequest, from peerID: PeerID) async {
         guard
             let id = operations.first(where: {
-                $0.value.swarm?.swarm.swarmID == request.swarmID && $0.value.swarm?.member(peerID) != nil
-            })?.key, let member = operations[id]?.swarm?.member(peerID)
+                $0.swarm?.swarm.swarmID == request.swarmID && $0.swarm?.member(peerID) != nil
+            })?.id, let member = operations[id]?.swarm?.member(peerID)
         else {
             await violation(by: peerID, "a swarmRequest for a swarm this side does not send")
             return

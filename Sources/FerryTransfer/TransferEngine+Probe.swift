@@ -1,0 +1,63 @@
+import FerryWire
+
+/// The engine's test seam (`TransferEngineProbe`): what tests switch, and the gates they close and open. Nothing
+/// here is called by production code but the gates' waits, which return at once while a gate is open.
+extension TransferEngine {
+    /// Tests: no incoming transfer is here (answered, ended or withdrawn).
+    var receivesNothing: Bool { incoming.isEmpty }
+
+    /// Tests: no offer waits for the application's answer.
+    var asksNothing: Bool { incoming.asks.isEmpty }
+
+    /// Tests: this side's record of swarm `swarmID`, as a member (a copy).
+    func memberSwarm(_ swarmID: SwarmID) -> MemberSwarm? { memberSwarms[swarmID] }
+
+    /// Tests: how many swarms this side is a member of.
+    var memberSwarmCount: Int { memberSwarms.all.count }
+
+    /// Replaces the writeback queue (tests: one whose evictions fail), before any chunk arrives.
+    func useWriteback(_ writeback: Writeback) { self.writeback = writeback }
+
+    /// Turns direct writes of large staged files off or on (tests of write-behind), before any chunk arrives.
+    func useDirectWrites(_ enabled: Bool) { probe.directWrites = enabled }
+
+    /// Tests: holds write completions in their channel (`completionsHeld`) until `releaseCompletions`.
+    func holdCompletions() {
+        probe.completionsHeld = true
+    }
+
+    /// Tests: lets the completion loop go on, with everything that gathered meanwhile.
+    func releaseCompletions() {
+        probe.completionsHeld = false
+        probe.completionsReleased?.resume()
+        probe.completionsReleased = nil
+    }
+
+    /// Tests: whether the completion loop waits for `releaseCompletions` with one completion taken.
+    var completionLoopIsHeld: Bool { probe.completionsReleased != nil }
+
+    func waitWhileCompletionsHeld() async {
+        guard probe.completionsHeld else { return }
+        await withCheckedContinuation { probe.completionsReleased = $0 }
+    }
+
+    /// Tests: a pump about to prepare a chunk of `file` waits there until `openChunkGate`.
+    func gateChunks(ofFile file: Int) {
+        probe.chunkGateFile = file
+    }
+
+    /// Tests: the transfer of the first pump waiting at the gate, if one waits.
+    var chunkGateHolds: TransferID? { probe.chunkGateWaiters.first?.id }
+
+    /// Tests: lets every pump waiting at the gate go on; no chunk waits after.
+    func openChunkGate() {
+        probe.chunkGateFile = nil
+        for waiter in probe.chunkGateWaiters { waiter.opened.resume() }
+        probe.chunkGateWaiters = []
+    }
+
+    func waitAtChunkGate(file: Int, _ id: TransferID) async {
+        guard file == probe.chunkGateFile else { return }
+        await withCheckedContinuation { probe.chunkGateWaiters.append((id, $0)) }
+    }
+}

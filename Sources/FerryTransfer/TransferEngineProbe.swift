@@ -1,0 +1,41 @@
+import FerryWire
+
+/// What tests look at and hold inside a running engine, kept apart from the roles' state (`TransferEngine.probe`):
+/// counters that let a test prove a bound holds, the switches tests turn, and the gates that hold a step back.
+///
+/// Production code only counts into it and passes its gates, which are open unless a test closes them
+/// (`TransferEngine+Probe`). A struct on the engine's actor: counting is an add, as it was on the engine itself.
+struct TransferEngineProbe: Sendable {
+    /// The most raw bytes one sender ever had queued to be written (`IncomingTransfers.maxQueuedBytes` holds).
+    var largestQueuedBytes = 0
+    /// Queue entries that carried chunk acknowledgements (a batch's go together).
+    var ackEntries = 0
+    /// Queue entries of chunk frames the pumps handed to the session (one-chunk files go together).
+    var linkEntries = 0
+    /// The most chunk data this side, sending, ever had unacknowledged to one peer over all its transfers
+    /// (`OutgoingOperations.maxInFlightPerPeer` holds).
+    var largestInFlightPerPeer = 0
+    /// Compressed chunks handed to the inflater: data for an offer not accepted is never decompressed. (What one
+    /// inflation allocates is measured on the inflater alone, in a process of its own: `InflateBoundTests`.)
+    var inflatedChunks = 0
+    /// The most bytes of member frames a link to another member ever held unsent right after this side queued one
+    /// for it (the only moment they grow): `memberQueueLimit` holds.
+    var largestMemberQueue = 0
+    /// The most read handles a swarm's member side ever held open at once (`SwarmReaders`):
+    /// `TransferConfiguration.swarmReadHandles` holds.
+    var largestSwarmReaders = 0
+    /// Waits for room on a link to another member that announcements began (`awaitRoom`): a queue just under the
+    /// high-water mark does not make them go round and round.
+    var announcementWaits = 0
+    /// Whether large staged files are written past the page cache where the file system allows (tests of
+    /// write-behind turn it off).
+    var directWrites = true
+    /// While set, the completion loop waits before taking write completions, which gather in the channel; and the
+    /// loop's wait.
+    var completionsHeld = false
+    var completionsReleased: CheckedContinuation<Void, Never>?
+    /// A pump about to prepare a chunk of this file waits for `openChunkGate` (a chunk slow to prepare); and the
+    /// pumps waiting there.
+    var chunkGateFile: Int?
+    var chunkGateWaiters: [(id: TransferID, opened: CheckedContinuation<Void, Never>)] = []
+}
