@@ -19,7 +19,7 @@ extension TransferEngine {
     func useWriteback(_ writeback: Writeback) { self.writeback = writeback }
 
     /// Turns direct writes of large staged files off or on (tests of write-behind), before any chunk arrives.
-    func useDirectWrites(_ enabled: Bool) { probe.directWrites = enabled }
+    func useDirectWrites(_ enabled: Bool) { directWrites = enabled }
 
     /// Tests: holds write completions in their channel (`completionsHeld`) until `releaseCompletions`.
     func holdCompletions() {

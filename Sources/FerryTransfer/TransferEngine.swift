@@ -40,8 +40,11 @@ public actor TransferEngine {
     let incoming = IncomingTransfers()
     var loop: Task<Void, Never>?
     var isStopped = false
-    /// What tests count, switch and hold (`TransferEngineProbe`): apart from the roles' state.
+    /// What tests count and hold (`TransferEngineProbe`): apart from the roles' state.
     var probe = TransferEngineProbe()
+    /// Whether large staged files are written past the page cache where the file system allows: a behaviour of the
+    /// receive path, which tests of write-behind turn off (`useDirectWrites`).
+    var directWrites = true
     /// The swarm member: every swarm this side is a member of, and those that ended here recently.
     let memberSwarms = SwarmMemberships()
 

@@ -1,10 +1,10 @@
 import FerryWire
 
 /// What tests look at and hold inside a running engine, kept apart from the roles' state (`TransferEngine.probe`):
-/// counters that let a test prove a bound holds, the switches tests turn, and the gates that hold a step back.
+/// counters that let a test prove a bound holds, and the gates that hold a step back.
 ///
 /// Production code only counts into it and passes its gates, which are open unless a test closes them
-/// (`TransferEngine+Probe`). A struct on the engine's actor: counting is an add, as it was on the engine itself.
+/// (`TransferEngine+Probe`); no production decision reads a counter. A struct on the engine's actor: counting is an add, as it was on the engine itself.
 struct TransferEngineProbe: Sendable {
     /// The most raw bytes one sender ever had queued to be written (`IncomingTransfers.maxQueuedBytes` holds).
     var largestQueuedBytes = 0
@@ -27,9 +27,6 @@ struct TransferEngineProbe: Sendable {
     /// Waits for room on a link to another member that announcements began (`awaitRoom`): a queue just under the
     /// high-water mark does not make them go round and round.
     var announcementWaits = 0
-    /// Whether large staged files are written past the page cache where the file system allows (tests of
-    /// write-behind turn it off).
-    var directWrites = true
     /// While set, the completion loop waits before taking write completions, which gather in the channel; and the
     /// loop's wait.
     var completionsHeld = false

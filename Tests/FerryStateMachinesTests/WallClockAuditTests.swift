@@ -43,6 +43,10 @@ import Testing
             file: "FerrySecurity/DeviceIdentity.swift", api: "X509_time_adj",
             why: "the certificate's notAfter (creation + 100 years), for the same reason never checked by a peer"),
         Allowed(
+            file: "ferry-bench/CompareBenchmark.swift", api: "Date()",
+            why: "how long ago a bench run removed row 2's copies (a marker file's modification time, itself wall "
+                + "clock), for a note in the report's header; never a timing figure or a wait"),
+        Allowed(
             file: "FerryCLI/Runners/TrustStore.swift", api: "Date()",
             why: "the date a peer was pinned, stored for `ferry trust list` to show; never compared or waited on"),
         Allowed(

@@ -55,7 +55,8 @@ import Testing
                                     if queued >= OutgoingOperations.maxInFlightPerPeer || closed { break }
                                     try await Task.sleep(for: .milliseconds(20))
                                 }
-                                #expect(await receiver.probe.largestQueuedBytes >= OutgoingOperations.maxInFlightPerPeer)
+                                #expect(
+                                    await receiver.probe.largestQueuedBytes >= OutgoingOperations.maxInFlightPerPeer)
                                 gate.signal()
                                 opened = true
                                 for (index, send) in sends.enumerated() {

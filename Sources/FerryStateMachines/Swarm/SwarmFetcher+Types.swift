@@ -21,7 +21,9 @@ extension SwarmFetcher {
         case verifyHeld(SwarmChunk)
         /// The chunk of the resumed prefix failed the sender's digest: it is not held, and the transfer must count it
         /// stored no more (`IncomingTransferMachine.storedChunkFailed`), or the copy fetched next would be dropped as
-        /// one stored already and asked for again and again. Before any request for it.
+        /// one stored already and asked for again and again. Before any request for it. Only `prefixChecked` emits
+        /// it, and the engine's `SwarmMemberships.prefixChecked` carries it out in the same step as the fetcher's
+        /// verdict (it never reaches the engine's other actions).
         case unstore(SwarmChunk)
         /// Nothing more to or from `member` in this swarm: drop the swarm link.
         case cutOff(Int)

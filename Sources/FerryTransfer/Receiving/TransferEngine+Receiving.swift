@@ -227,7 +227,7 @@ extension TransferEngine {
                 throw error
             }
         }
-        if probe.directWrites, entry.size >= WriteBehind.minimumFileSize, !entry.inMemory, incoming[key]?.swarmID == nil {
+        if directWrites, entry.size >= WriteBehind.minimumFileSize, !entry.inMemory, incoming[key]?.swarmID == nil {
             // A large file written once and left to others: past the page cache where the file system allows
             // (RegularFile.enableDirectWrites). Not a swarm member's, whose chunks are read back to serve others,
             // nor one delivered in memory, which is read back whole.

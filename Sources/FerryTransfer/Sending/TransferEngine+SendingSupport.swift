@@ -27,8 +27,8 @@ extension TransferEngine {
     /// hashed and compressed the rest of the run (5 ms a chunk, CPU-bound) while the link idled. Twice the window
     /// lets it run ahead through that part while the link still drains the text. The link writer's high-water
     /// mark (4 MiB of wire bytes) still bounds what waits for the link, and the receiver queues at most
-    /// `IncomingTransfers.maxQueuedBytes` (64 MiB) of raw writes whatever the window. Loopback peers (sent raw) and broadcasts (whose
-    /// cache holds 24 MiB of chunks for the peers behind) keep the configured window.
+    /// `IncomingTransfers.maxQueuedBytes` (64 MiB) of raw writes whatever the window. Loopback peers (sent raw) and
+    /// broadcasts (whose cache holds 24 MiB of chunks for the peers behind) keep the configured window.
     static func window(_ configuration: TransferConfiguration, compressing: Bool, peers: Int) -> Int {
         compressing && peers == 1 ? configuration.window * compressedWindowFactor : configuration.window
     }
