@@ -370,7 +370,8 @@ extension IntegrationTests.HostileCampaignTests {
         let toOscar = try await oscar.connect(toPort: port)
         let file = OfferedFile(path: "resume.bin", size: Self.resumedSize, modificationTime: FileTime(seconds: 0))
         let transferID = TransferID.random()
-        let staged = "\(inbox)/.ferry-staging/\(Self.resumeKey(sender: sam.deviceID, file: file))"
+        let key = ResumeKey.make(sender: sam.deviceID, file: file, chunkSize: UInt32(Self.chunkSize))
+        let staged = "\(inbox)/.ferry-staging/\(key)"
         try #require(FileManager.default.createFile(atPath: staged, contents: nil))
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: staged))
         try handle.truncate(atOffset: Self.resumedSize)
@@ -428,20 +429,5 @@ extension IntegrationTests.HostileCampaignTests {
         #expect(after.peak < Self.peakBound, "Alice's peak memory: \(after.peak >> 20) MiB")
         let cancel = TransferCancel(transferID: transferID, reason: .cancelledByUser)
         try? await sam.session.sendTransferFrame([TransferMessage.cancel(cancel).encoded()], to: toAlice)
-    }
-
-    /// The name of a file's staged data (`ResumeKey` in FerryTransfer): SHA-256 of the sender's device ID, the path,
-    /// size, modification time and chunk size, in hex.
-    static func resumeKey(sender: DeviceID, file: OfferedFile) -> String {
-        var bytes: [UInt8] = Array("ferry-resume-1".utf8)
-        bytes += sender.bytes
-        let path = Array(file.path.utf8)
-        bytes += withUnsafeBytes(of: UInt32(path.count).bigEndian, Array.init)
-        bytes += path
-        bytes += withUnsafeBytes(of: file.size.bigEndian, Array.init)
-        bytes += withUnsafeBytes(of: file.modificationTime.seconds.bigEndian, Array.init)
-        bytes += withUnsafeBytes(of: file.modificationTime.nanoseconds.bigEndian, Array.init)
-        bytes += withUnsafeBytes(of: UInt32(chunkSize).bigEndian, Array.init)
-        return Hex.string(SHA256Hasher.digest(bytes))
     }
 }
