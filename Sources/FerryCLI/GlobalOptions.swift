@@ -28,6 +28,10 @@ public struct GlobalOptions: Sendable, Equatable {
     public var interfaces: [String]
     /// How many times `-v` was given: 0 quiet, 1 protocol events, 2 and more everything.
     public var verbose: Int
+    /// The environment variable each option took its value from, by option name (`"interface": "FERRY_INTERFACE"`):
+    /// only for the options a variable set. An error that such a value causes later (an interface that is not
+    /// there) names the variable, which the person may have forgotten they set, instead of a flag they never typed.
+    public var variables: [String: String] = [:]
 
     /// Options as given; the defaults are those of a command line without them. Checked by `validate()`, not here.
     public init(
@@ -120,10 +124,12 @@ public struct GlobalOptions: Sendable, Equatable {
         if !given.isSet("session"), let value = environment[Self.sessionVariable] {
             try Self.validateName(value, variable: Self.sessionVariable, what: "a session ID")
             session = value
+            variables["session"] = Self.sessionVariable
         }
         if !given.isSet("name"), let value = environment[Self.nameVariable] {
             try Self.validateName(value, variable: Self.nameVariable, what: "a display name")
             name = value
+            variables["name"] = Self.nameVariable
         }
         if !given.isSet("interface"), let value = environment[Self.interfaceVariable] {
             let variable = Self.interfaceVariable
@@ -140,6 +146,7 @@ public struct GlobalOptions: Sendable, Equatable {
                 )
             }
             interfaces = names
+            variables["interface"] = Self.interfaceVariable
         }
     }
 

@@ -132,7 +132,7 @@ public struct SourceFile: Sendable, Equatable {
     ///
     /// Why not `FileManager.enumerator`: `URL.resourceValues(forKeys:)` for each entry took 17 % of a sender's CPU
     /// for a folder of 1000 small files; one `fstatat` per entry, relative to the open directory, is a system call.
-    private static func regularFiles(under directory: String) throws(TransferError) -> (
+    static func regularFiles(under directory: String) throws(TransferError) -> (
         files: [String], skipped: [Skipped]
     ) {
         func unreadable(_ path: String, _ error: SystemError) -> TransferError {

@@ -58,6 +58,22 @@ import Testing
         #expect(try Self.complete(["ferry", "hash", "--chu"]) == ["--chunk-size"])
     }
 
+    /// `ferry completions <Tab>` offers the shells it has a script for, in each shell's script.
+    @Test func theCompletionsCommandCompletesItsShell() throws {
+        #expect(try Self.complete(["ferry", "completions", ""]) == ["bash", "zsh", "fish"])
+        #expect(try Self.complete(["ferry", "completions", "z"]) == ["zsh"])
+        #expect(try Self.complete(["ferry", "-v", "completions", "f"]) == ["fish"])
+        let completions = CompletionScript(root: FerryCommand.root)
+        let zsh = completions.script(for: .zsh)
+        let arm = try #require(zsh.range(of: "\"ferry completions\")"), "zsh: no arm for ferry completions")
+        let nextArm = try #require(zsh[arm.upperBound...].range(of: "\n            fi\n")).lowerBound
+        #expect(
+            zsh[arm.upperBound..<nextArm].contains("compadd -- 'bash' 'zsh' 'fish'"),
+            "zsh: \(zsh[arm.upperBound..<nextArm])")
+        let fish = completions.script(for: .fish)
+        #expect(fish.contains("complete -c ferry -n '__ferry_at \"ferry completions\"' -x -a 'bash zsh fish'"))
+    }
+
     /// What the bash script offers for `words`, the last being the word under the cursor.
     static func complete(_ words: [String]) throws -> [String] {
         let script = CompletionScript(root: FerryCommand.root).script(for: .bash)

@@ -89,4 +89,38 @@ import Testing
         let flagged = await FerryRun.run(["id", "--json", "--name", "from-flag"], environment: environment)
         #expect(flagged.stdout.contains(#""name":"from-flag""#))
     }
+
+    /// An interface that `FERRY_INTERFACE` names but the machine does not have (up, with IPv4): the error names the
+    /// variable it came from, so that a person who forgot the variable knows what to unset; from `--interface`, the
+    /// error names the flag instead.
+    @Test func aMissingInterfaceNamesTheVariableItCameFrom() async throws {
+        let home = try ConfigHome()
+        let fromVariable = await FerryRun.run(
+            ["peers", "--timeout", "1"], environment: home.environment.merging(["FERRY_INTERFACE": "nosuchif9"]) { $1 })
+        #expect(fromVariable.code == .failure)
+        #expect(fromVariable.stdout == "")
+        #expect(
+            fromVariable.stderr.hasPrefix("Error: FERRY_INTERFACE=nosuchif9: no usable interface named nosuchif9 "),
+            "\(fromVariable.stderr)")
+        #expect(fromVariable.stderr.contains("unset FERRY_INTERFACE"), "\(fromVariable.stderr)")
+        let fromFlag = await FerryRun.run(
+            ["peers", "--timeout", "1", "--interface", "lo", "--interface", "nosuchif9"],
+            environment: home.environment.merging(["FERRY_INTERFACE": "lo"]) { $1 })
+        #expect(fromFlag.code == .failure)
+        #expect(
+            fromFlag.stderr.hasPrefix("Error: --interface nosuchif9: no usable interface named nosuchif9 "),
+            "\(fromFlag.stderr)")
+        #expect(!fromFlag.stderr.contains("FERRY_INTERFACE"), "\(fromFlag.stderr)")
+    }
+
+    /// `ferry peers` that finds nobody names the session, and `FERRY_SESSION` when the session came from it.
+    @Test func noPeersFoundNamesFerrySessionWhenItChoseTheSession() async throws {
+        let home = try ConfigHome()
+        let session = "t-env-\(UInt32.random(in: 0...UInt32.max))"
+        let run = await FerryRun.run(
+            ["peers", "--timeout", "0.5", "--interface", "lo", "--port", "0"],
+            environment: home.environment.merging(["FERRY_SESSION": session]) { $1 })
+        #expect(run.code == .success, "\(run.stderr)")
+        #expect(run.stderr == "No peers found in session '\(session)' (from FERRY_SESSION) within 0.5 s.\n")
+    }
 }

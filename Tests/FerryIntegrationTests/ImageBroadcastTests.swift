@@ -61,4 +61,40 @@ import Testing
         }
         #expect(left.isEmpty, "\(left)")
     }
+
+    /// Ctrl-C (SIGINT) ends a running instance with 130, and SIGTERM (what `timeout`, `kill` and systemd send) with
+    /// 143, also while `--count` waits for images that do not come: both used to be ignored there, and the process
+    /// ran on. Each one's staging directory is removed on the way out.
+    @Test func sigintEndsARunningInstanceWith130AndSigtermWith143() async throws {
+        let binary = try await Self.build()
+        let files = try TemporaryDirectory(prefix: "imagebroadcast")
+        defer { files.remove() }
+        let imageA = try TestFiles(in: files).jpeg("alpha.jpg", width: 32, height: 24)
+        let imageB = try TestFiles(in: files).jpeg("beta.jpg", width: 24, height: 16)
+        let session = "t-imagesignals-\(String(UInt32.random(in: 0...UInt32.max), radix: 16))"
+        let registry = ProcessRegistry()
+        defer { registry.stopAll() }
+        func start(_ name: String, _ image: URL) throws -> FerryProcess {
+            // --count 2 with one other peer: after the one exchange, each waits for an image that never comes.
+            try registry.start(
+                executable: binary.path,
+                arguments: [
+                    "--session", session, "--interface", "lo", "--image", image.path, "--name", name, "--count", "2",
+                ],
+                environment: ["TMPDIR": files.path])
+        }
+        let alpha = try start("alpha", imageA)
+        let beta = try start("beta", imageB)
+        // Running and past the exchange: each printed the other's image.
+        _ = try alpha.waitForLine(timeout: .seconds(120)) { $0.hasPrefix("received beta.jpg ") }
+        _ = try beta.waitForLine(timeout: .seconds(120)) { $0.hasPrefix("received alpha.jpg ") }
+        alpha.signal(SIGINT)
+        #expect(try await alpha.exitStatus(timeout: .seconds(60)) == 130, "\(alpha.capturedOutput())")
+        beta.signal(SIGTERM)
+        #expect(try await beta.exitStatus(timeout: .seconds(60)) == 143, "\(beta.capturedOutput())")
+        let left = try FileManager.default.contentsOfDirectory(atPath: files.path).filter {
+            $0.hasPrefix("imagebroadcast-")
+        }
+        #expect(left.isEmpty, "\(left)")
+    }
 }

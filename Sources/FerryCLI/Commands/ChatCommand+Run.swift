@@ -121,9 +121,9 @@ enum ChatLoop {
         for await line in lines {
             if line == "/quit" { return }
             if line == "/peers" {
-                for peer in await session.peers() where peer.takesMessages && !peer.isConnectedBySwarmLink {
-                    printer.peerRow(peer)
-                }
+                let members = await session.peers().filter { $0.takesMessages && !$0.isConnectedBySwarmLink }
+                if !members.isEmpty { printer.peerHeader() }
+                for peer in members { printer.peerRow(peer) }
                 continue
             }
             if line == "/help" {

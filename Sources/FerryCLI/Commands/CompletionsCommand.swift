@@ -17,7 +17,8 @@ public struct CompletionsCommand: ParsableCommand, Equatable {
             ArgumentDefinition(
                 "shell",
                 help: "The shell to complete for: "
-                    + CompletionScript.Shell.allCases.map(\.rawValue).joined(separator: ", ") + ".")
+                    + CompletionScript.Shell.allCases.map(\.rawValue).joined(separator: ", ") + ".",
+                allowedValues: CompletionScript.Shell.allCases.map(\.rawValue))
         ]
     )
 

@@ -1,26 +1,116 @@
 import FerryTransfer
 import FerryWire
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The files of a folder and the entries skipped in it (`SourceFile.folder(_:)`).
+typealias FolderListing = (files: [SourceFile], skipped: [SourceFile.Skipped])
+
 extension HashCommand {
-    /// Hashes each file in turn and prints its line; a file that cannot be read is reported on stderr and makes the
-    /// exit status 1, and the others are still hashed (as `sha256sum` does).
+    /// Hashes each file in turn and prints its line (or its `hash` object with `--json`); a folder is hashed file by
+    /// file, each regular file under it in the order `ferry send` offers them. A file or folder that cannot be read
+    /// is reported on stderr and makes the exit status 1, and the others are still hashed (as `sha256sum` does).
     public func run(context: CommandContext) async throws -> ExitCode {
         var status = ExitCode.success
-        for file in files {
-            let chunkSize = self.chunkSize
-            let digest = await Task.detached { () -> Result<[UInt8], any Error> in
-                Result { try FileDigest.ofFile(path: file, chunkSize: chunkSize) }
+        var skipped: [SourceFile.Skipped] = []
+        for argument in files {
+            var information = stat()
+            let isFolder = stat(argument, &information) == 0 && information.st_mode & S_IFMT == S_IFDIR
+            guard isFolder else {
+                let name = argument.split(separator: "/").last.map(String.init) ?? argument
+                if !(await hash(path: argument, shown: argument, name: name, context)) {
+                    status = .failure
+                }
+                continue
+            }
+            let found = await Task.detached { () -> Result<FolderListing, TransferError> in
+                Result { () throws(TransferError) in try SourceFile.folder(argument) }
             }.value
-            switch digest {
-            case .success(let bytes):
-                context.stdout.writeLine(Self.line(digest: bytes, file: file))
-            case .failure(let error):
-                context.stderr.writeLine(
-                    "Error: cannot hash \(TerminalText.escape(file)): \(TerminalText.escape("\(error)"))")
+            guard case .success(let listing) = found else {
+                if case .failure(let error) = found {
+                    context.stderr.writeLine(
+                        "Error: cannot hash \(TerminalText.escape(argument)): \(TerminalText.escape("\(error)"))")
+                }
+                status = .failure
+                continue
+            }
+            if json {
+                for entry in listing.skipped {
+                    let line = JSONLine(
+                        event: JSONEvents.Hash.skipped,
+                        ["name": .string(entry.name), "kind": .string(entry.kind.rawValue)])
+                    context.stdout.writeLine(line.text)
+                }
+            }
+            skipped += listing.skipped
+            for file in listing.files where !(await hash(path: file.path, shown: file.name, name: file.name, context)) {
                 status = .failure
             }
         }
+        if !json { reportSkipped(skipped, context: context) }
         return status
+    }
+
+    /// Hashes one file and prints it as `shown` (text) or as `name` and `path` (JSON); false when it failed.
+    private func hash(path: String, shown: String, name: String, _ context: CommandContext) async -> Bool {
+        let chunkSize = self.chunkSize
+        let digest = await Task.detached { () -> Result<(digest: [UInt8], size: Int), any Error> in
+            Result {
+                let digest = try FileDigest.ofFile(path: path, chunkSize: chunkSize)
+                var information = stat()
+                // The size after hashing: what was read, unless the file changed meanwhile.
+                return (digest, stat(path, &information) == 0 ? Int(information.st_size) : 0)
+            }
+        }.value
+        switch digest {
+        case .success(let result):
+            if json {
+                let line = JSONLine(
+                    event: JSONEvents.Hash.hash,
+                    [
+                        "name": .string(name), "path": .string(path), "size": .int(result.size),
+                        "digest": .string(Self.hex(result.digest)), "chunkSize": .int(chunkSize),
+                    ])
+                context.stdout.writeLine(line.text)
+            } else {
+                context.stdout.writeLine(Self.line(digest: result.digest, file: shown))
+            }
+            return true
+        case .failure(let error):
+            context.stderr.writeLine(
+                "Error: cannot hash \(TerminalText.escape(path)): \(TerminalText.escape("\(error)"))")
+            return false
+        }
+    }
+
+    /// Says on stderr which entries of the folders hashed were left out, as `ferry send` does for the folders it
+    /// sends: a count, and each one with `-v`.
+    private func reportSkipped(_ skipped: [SourceFile.Skipped], context: CommandContext) {
+        guard !skipped.isEmpty else { return }
+        func count(_ kind: SourceFile.Skipped.Kind, _ one: String, _ many: String) -> String? {
+            let count = skipped.filter { $0.kind == kind }.count
+            return count == 0 ? nil : count == 1 ? "1 \(one)" : "\(count) \(many)"
+        }
+        let kinds = [
+            count(.symbolicLink, "symbolic link", "symbolic links"), count(.special, "special file", "special files"),
+            count(.undecodableName, "name that is not UTF-8", "names that are not UTF-8"),
+        ].compactMap { $0 }
+        context.stderr.writeLine(
+            "skipped \(kinds.dropLast().joined(separator: ", "))\(kinds.count > 1 ? " and " : "")\(kinds.last ?? "") "
+                + "in the folders hashed (only regular files are hashed, as ferry send sends only those)"
+                + (global.verbose > 0 ? ":" : "; -v lists them"))
+        guard global.verbose > 0 else { return }
+        for entry in skipped {
+            let what: String
+            switch entry.kind {
+            case .symbolicLink: what = "a symbolic link (not followed)"
+            case .special: what = "not a regular file"
+            case .undecodableName: what = "its name is not UTF-8"
+            }
+            context.stderr.writeLine("  skipped \(TerminalText.escape(entry.name)): \(what)")
+        }
     }
 
     /// `<64 hex digits>  <file>`, and as `sha256sum` writes it for a name with a backslash or a newline: the

@@ -15,6 +15,8 @@ extension PeersCommand {
             return await withTaskGroup(of: Int?.self) { group in
                 group.addTask {
                     var seen = Set<PeerID>()
+                    // Printed above the first row, so that finding nobody prints no table at all.
+                    var headerPrinted = false
                     for await event in session.events {
                         if case .sessionError(let error) = event {
                             if json {
@@ -38,6 +40,10 @@ extension PeersCommand {
                             }
                             context.stdout.writeLine(line.text)
                         } else {
+                            if seen.count == 1 && !headerPrinted {
+                                context.stdout.writeLine(PeerFormat.header)
+                                headerPrinted = true
+                            }
                             context.stdout.writeLine(PeerFormat.row(peer, state: state))
                         }
                     }
@@ -61,6 +67,7 @@ extension PeersCommand {
         if seen == 0 && !json {
             context.stderr.writeLine(
                 "No peers found in session '\(TerminalText.escape(session))'"
+                    + (global.variables["session"].map { " (from \($0))" } ?? "")
                     + (timeout > 0 ? " within \(timeout.shortDescription) s." : "."))
         }
         return .success

@@ -7,6 +7,13 @@ public struct PeersCommand: ParsableCommand, Equatable {
     public static let configuration = CommandConfiguration(
         commandName: "peers",
         abstract: "List the peers of the session as they are discovered.",
+        discussion: """
+            Prints a header line, then a line for each peer when it is found and each time its state changes: \
+            its name, the start of its device ID, its address, its state, and what it does with connections: \
+            'accepts connections' (a ferry receive, or a chat in --mode server), 'accepts and makes connections' \
+            (a chat), 'only makes connections' or 'accepts none now'. With --json, the same as one JSON object \
+            per line, whose mode (server, peer, client) and accepting keys say it.
+            """,
         options: [
             .option(
                 "timeout",

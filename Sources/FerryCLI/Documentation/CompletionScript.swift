@@ -4,9 +4,9 @@ import Foundation
 ///
 /// Each script finds the subcommand path typed so far (`ferry trust add`) by walking the words against the
 /// command tree, then offers that command's subcommands, its options (its own, the global ones and `--help`),
-/// the fixed values of the option just typed (`--compress auto|zlib|zstd|none`), directories for `<dir>` and files
-/// for `<file>`. Peer names are not completed: that would need a discovery round on every Tab.
-/// `ferry completions SHELL` prints them.
+/// the fixed values of the option just typed (`--compress auto|zlib|zstd|none`) or of the argument
+/// (`completions bash|zsh|fish`), directories for `<dir>` and files for `<file>`. Peer names are not completed:
+/// that would need a discovery round on every Tab. `ferry completions SHELL` prints them.
 struct CompletionScript {
     /// The shells there is a script for.
     enum Shell: String, CaseIterable, Sendable {
@@ -70,11 +70,16 @@ struct CompletionScript {
         for option in GlobalOptions.definitions + [.help] where !options.contains(where: { $0.name == option.name }) {
             options.append(option)
         }
+        let last = configuration.arguments.last
         let arguments: Values =
-            switch configuration.arguments.last?.name {
-            case "file": .files
-            case "dir": .directories
-            default: .none
+            if let last, !last.allowedValues.isEmpty {
+                .words(last.allowedValues)
+            } else {
+                switch last?.name {
+                case "file": .files
+                case "dir": .directories
+                default: .none
+                }
             }
         var nodes = [
             Node(
@@ -268,7 +273,9 @@ struct CompletionScript {
             switch node.arguments {
             case .files: text += "complete -c \(name) \(condition) -F\n"
             case .directories: text += "complete -c \(name) \(condition) -x -a '(__fish_complete_directories)'\n"
-            case .none, .words: break
+            case .words(let words):
+                text += "complete -c \(name) \(condition) -x -a \(Self.fishQuoted(words.joined(separator: " ")))\n"
+            case .none: break
             }
         }
         return text

@@ -13,6 +13,7 @@ public enum JSONEvents {
     /// Each command with the events it prints, in the order docs/EVENTS.md documents them.
     public static let all: [(command: String, events: [String])] = [
         names(Chat.self), names(Peers.self), names(Transfers.self), names(Id.self), names(TrustList.self),
+        names(Hash.self),
     ]
 
     static func names<E: JSONEvent>(_ type: E.Type) -> (command: String, events: [String]) {
@@ -53,5 +54,12 @@ public enum JSONEvents {
         /// The heading of the section in docs/EVENTS.md.
         public static let command = "ferry trust list --json"
         case trustedPeer
+    }
+
+    /// `ferry hash --json`.
+    public enum Hash: String, JSONEvent {
+        /// The heading of the section in docs/EVENTS.md.
+        public static let command = "ferry hash --json"
+        case hash, skipped
     }
 }

@@ -11,13 +11,18 @@ public struct ArgumentDefinition: Sendable, Hashable {
     public var isOptional: Bool
     /// Whether it takes every remaining positional value (at least one unless `isOptional`).
     public var isRepeating: Bool
+    /// The values it can take, when they are a fixed set (`bash`, `zsh`, `fish`): completion offers them.
+    public var allowedValues: [String]
 
     /// An argument named `name` (the placeholder); required and single unless told otherwise.
-    public init(_ name: String, help: String, isOptional: Bool = false, isRepeating: Bool = false) {
+    public init(
+        _ name: String, help: String, isOptional: Bool = false, isRepeating: Bool = false, allowedValues: [String] = []
+    ) {
         self.name = name
         self.help = help
         self.isOptional = isOptional
         self.isRepeating = isRepeating
+        self.allowedValues = allowedValues
     }
 
     /// How usage shows it: `<file> ...`, `[<dir>]`.

@@ -92,6 +92,11 @@ struct ChatPrinter: Sendable {
             ).text, to: context.stdout)
     }
 
+    /// The header above `/peers`' rows, as `ferry peers` prints it; nothing in JSON (each row is an object).
+    func peerHeader() {
+        if !json { write(PeerFormat.header, to: context.stdout) }
+    }
+
     func peerRow(_ peer: PeerInfo) {
         emit(
             JSONLine(event: JSONEvents.Chat.peerInfo, ["peer": PeerFormat.json(peer)]),

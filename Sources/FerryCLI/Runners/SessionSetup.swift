@@ -12,6 +12,7 @@ struct SessionSetup {
         global: GlobalOptions, context: CommandContext, mode: PeerMode, acceptPolicy: AcceptPolicy,
         maxPeers: Int = 16, disconnectTimeout: Duration = .seconds(10), transfersEnabled: Bool = false
     ) throws {
+        try Self.checkInterfaces(global)
         let identity = try DeviceIdentityStore(environment: context.environment).loadIdentity()
         let trusted = try TrustStore(environment: context.environment).load()
         configuration = SessionConfiguration(
@@ -40,6 +41,28 @@ struct SessionSetup {
                     "--peer \(TerminalText.excerpt(text)): \(error); check the host name or use an IP address")
             }
         }
+    }
+
+    /// Fails when an interface of `--interface` or `$FERRY_INTERFACE` is not there, up with an IPv4 address (the
+    /// session's own check, made here where it is known which of the two named it): the error names the flag or the
+    /// variable, and lists the interfaces that are usable.
+    static func checkInterfaces(_ global: GlobalOptions) throws {
+        guard !global.interfaces.isEmpty, let all = try? NetworkInterface.all() else { return }
+        let usable = all.filter { $0.isUp && $0.ipv4 != nil }.map(\.name)
+        let missing = global.interfaces.filter { !usable.contains($0) }
+        guard !missing.isEmpty else { return }
+        let names = missing.map { TerminalText.excerpt($0) }
+        let problem =
+            "no usable interface named \(names.joined(separator: ", ")) (it must be up and have an IPv4 address; "
+            + (usable.isEmpty
+                ? "none is" : "usable: " + usable.map { TerminalText.excerpt($0) }.joined(separator: ", "))
+            + ")"
+        if let variable = global.variables["interface"] {
+            let value = global.interfaces.map { TerminalText.excerpt($0) }.joined(separator: ",")
+            throw CLIError.failure(
+                "\(variable)=\(value): \(problem); unset \(variable) or set it to interfaces that are up")
+        }
+        throw CLIError.failure(names.map { "--interface \($0)" }.joined(separator: ", ") + ": " + problem)
     }
 
     /// Runs `body` in a session (on `reactor`, else on one of its own); session errors become one-line CLI errors.
@@ -72,12 +95,35 @@ enum PeerFormat {
         ])
     }
 
-    /// One table row: name, short device ID, address, mode, state.
+    /// The line above the rows of `row(_:state:)`: `ferry peers` prints it before its first row, `/peers` of chat
+    /// before its list.
+    static let header = columns("NAME", "DEVICE", "ADDRESS", "STATE", "CONNECTIONS")
+
+    /// One table row: name, short device ID, address, state, and what the peer does with connections in plain words
+    /// (`connections(_:)`); the JSON keeps `mode` and `accepting`.
     static func row(_ peer: PeerInfo, state: PeerState) -> String {
-        let name = name(peer)
-        let padded = name.count < 20 ? name + String(repeating: " ", count: 20 - name.count) : name
-        let address = peer.address?.description ?? "-"
-        let paddedAddress = address.count < 22 ? address + String(repeating: " ", count: 22 - address.count) : address
-        return "\(padded)  \(peer.deviceID.shortDescription)  \(paddedAddress)  \(peer.mode)  \(state.rawValue)"
+        columns(
+            name(peer), peer.deviceID.shortDescription, peer.address?.description ?? "-", state.rawValue,
+            connections(peer))
+    }
+
+    /// What a person asks of a peer's mode: will it take my connection? `accepts connections` (a server: a
+    /// `ferry receive`), `accepts and makes connections` (a peer: a chat), `only makes connections` (a client),
+    /// `accepts none now` (it announces that it takes no new connection).
+    static func connections(_ peer: PeerInfo) -> String {
+        if peer.mode == .client { return "only makes connections" }
+        guard peer.isAcceptingConnections else { return "accepts none now" }
+        return peer.mode == .server ? "accepts connections" : "accepts and makes connections"
+    }
+
+    /// The columns padded to their widths (a name of 20, a short device ID of 9, an address of 22, a state of 12).
+    private static func columns(
+        _ name: String, _ device: String, _ address: String, _ state: String, _ connections: String
+    ) -> String {
+        func padded(_ text: String, _ width: Int) -> String {
+            text.count < width ? text + String(repeating: " ", count: width - text.count) : text
+        }
+        return [padded(name, 20), padded(device, 9), padded(address, 22), padded(state, 12), connections]
+            .joined(separator: "  ")
     }
 }

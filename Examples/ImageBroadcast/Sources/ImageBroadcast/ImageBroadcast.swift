@@ -4,14 +4,16 @@ import FerryStateMachines
 import FerryTransfer
 import FerryWire
 import Foundation
+import Synchronization
 
 /// `ImageBroadcast --session S --interface lo --image FILE [--name NAME] [--count N]`
 ///
 /// Joins session S (discovery on the interface), reads FILE into `Data`, sends it to every peer of the session as it
 /// connects, and prints `received NAME SHA256 from PEER` for each payload it receives in memory (SHA256: the hex
 /// SHA-256 of the bytes). Runs until interrupted or, with `--count N`, until it has received N images and sent its
-/// own to N peers (exit status 0); Ctrl-C ends it with 130. Errors go to stderr with exit status 1 (64 for a usage
-/// error).
+/// own to N peers (exit status 0). Ctrl-C (SIGINT) ends it with 130 and SIGTERM with 143 (128 + the signal's
+/// number, as a shell reports a process the signal killed), once the session said goodbye and the staging directory
+/// is removed. Errors go to stderr with exit status 1 (64 for a usage error).
 @main
 struct ImageBroadcast {
     struct Options {
@@ -31,25 +33,26 @@ struct ImageBroadcast {
                 "\(error)\nusage: ImageBroadcast --session S --interface IF --image FILE [--name NAME] [--count N]",
                 status: 64)
         }
-        // Ctrl-C or SIGTERM cancels the run: the session says goodbye and the staging directory is removed.
+        // Ctrl-C or SIGTERM cancels the run: the session says goodbye and the staging directory is removed. Every
+        // wait of the run ends on cancellation (`Progress.waitUntilDone` included), so the process then exits.
         let work = Task { try await run(options) }
+        let stoppedBy = FirstSignal()
         var sources: [any DispatchSourceSignal] = []
         for number in [SIGINT, SIGTERM] {
             signal(number, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: number)
-            source.setEventHandler { work.cancel() }
+            // @Sendable: not main-actor isolated like `main`, since dispatch runs it on a queue of its own.
+            source.setEventHandler { @Sendable in
+                stoppedBy.note(number)
+                work.cancel()
+            }
             source.resume()
             sources.append(source)
         }
-        do {
-            try await work.value
-            if work.isCancelled { exit(130) }
-        } catch is CancellationError {
-            exit(130)
-        } catch {
-            fail("\(error)", status: 1)
-        }
+        let outcome = await work.result
         sources.forEach { $0.cancel() }
+        if let number = stoppedBy.number { exit(128 + number) }
+        if case .failure(let error) = outcome { fail("\(error)", status: 1) }
     }
 
     static func run(_ options: Options) async throws {
@@ -146,31 +149,58 @@ struct UsageError: Error, CustomStringConvertible {
     var description: String { text }
 }
 
+/// The first of SIGINT and SIGTERM that arrived, for the exit status (128 + its number).
+final class FirstSignal: Sendable {
+    private let first = Mutex<Int32?>(nil)
+
+    func note(_ number: Int32) { first.withLock { $0 = $0 ?? number } }
+
+    var number: Int32? { first.withLock { $0 } }
+}
+
 /// Counts images sent and received, for `--count`.
 actor Progress {
     let count: Int?
     private var sentCount = 0
     private var receivedCount = 0
     private var waiter: CheckedContinuation<Void, Never>?
+    private var cancelled = false
 
     init(count: Int?) { self.count = count }
 
     func sent() { sentCount += 1; check() }
     func received() { receivedCount += 1; check() }
 
+    /// Returns once `count` images were sent and received, or when the task is cancelled (Ctrl-C, SIGTERM): a
+    /// continuation does not end by itself on cancellation, and the run waits for this task before it exits.
     func waitUntilDone() async {
         guard count != nil else {
             // No --count: never done; the session's end (Ctrl-C) ends the run.
             while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
             return
         }
-        await withCheckedContinuation {
-            waiter = $0; check()
+        await withTaskCancellationHandler {
+            await withCheckedContinuation {
+                waiter = $0
+                // Cancelled before the waiter was stored: the handler below found none to resume.
+                if Task.isCancelled { cancelled = true }
+                check()
+            }
+        } onCancel: {
+            Task { await self.cancel() }
         }
     }
 
+    private func cancel() {
+        cancelled = true
+        check()
+    }
+
     private func check() {
-        guard let count, sentCount >= count, receivedCount >= count, let waiter else { return }
+        guard let waiter else { return }
+        if !cancelled {
+            guard let count, sentCount >= count, receivedCount >= count else { return }
+        }
         self.waiter = nil
         waiter.resume()
     }
