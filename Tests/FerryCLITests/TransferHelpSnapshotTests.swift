@@ -38,6 +38,10 @@ import Testing
         itself and how much the receivers relayed. --no-relay sends every chunk to every
         receiver directly.
 
+        --as NAME sends the one FILE given under NAME instead of its own (a folder: its
+        files go under NAME/); the receiver sees only NAME. With several FILEs it is
+        refused: it names one.
+
         A FILE of - sends standard input, under the name given with --as (stdin by
         default): ferry reads it to its end first (an offer names each file's size),
         into a temporary file in $TMPDIR (else /tmp) that is unlinked as soon as it is
@@ -69,8 +73,9 @@ import Testing
           --all                   Send to every receiving peer found.
           --wait <seconds>        How long to look for the peers before giving up.
                                   (default: 10)
-          --as <name>             The name standard input (-) is sent under. (default:
-                                  stdin)
+          --as <name>             The name standard input (-) is sent under; without -,
+                                  the name the one FILE (or folder) is sent under.
+                                  (default: stdin)
           --compress <mode>       Compress where it pays (auto), always try zlib or
                                   zstd, or never (none). (values: auto, zlib, zstd,
                                   none; default: auto)
