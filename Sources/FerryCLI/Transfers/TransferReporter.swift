@@ -30,10 +30,19 @@ final class TransferReporter: Sendable {
     /// what to do with it.
     let confirmsCodes: Bool
 
-    init(context: CommandContext, json: Bool, bars: Bool? = nil, confirmsCodes: Bool = false) {
+    /// Whether each offer accepted without asking anyone (`receive --accept all`, `trusted`, or `ask` with no
+    /// terminal: a service) gets a line, `alice offers 3 files (12.0 MiB): accepted`, so that a log says what was
+    /// let in before what arrived. Offers a person answered were shown with their answer already.
+    let logsAcceptedOffers: Bool
+
+    init(
+        context: CommandContext, json: Bool, bars: Bool? = nil, confirmsCodes: Bool = false,
+        logsAcceptedOffers: Bool = false
+    ) {
         self.context = context
         self.json = json
         self.confirmsCodes = confirmsCodes
+        self.logsAcceptedOffers = logsAcceptedOffers
         let wantsBars = bars ?? (context.isStderrTerminal && !(json && context.isStdoutTerminal))
         let board = wantsBars ? ProgressBoard(sink: context.stderr) : nil
         self.board = board
@@ -209,7 +218,12 @@ final class TransferReporter: Sendable {
         switch event {
         case .offerReceived:
             break
-        case .started(let transferID, let peer, _, let files, let accepted, let resumeOffsets):
+        case .started(let transferID, let peer, let direction, let files, let accepted, let resumeOffsets):
+            if direction == .receiving, logsAcceptedOffers, !json {
+                let offered = files.reduce(UInt64(0)) { $0 &+ $1.size }
+                let header = OfferPrompt.text(sender: peer.displayName, files: files, totalBytes: offered)[0]
+                say("\(header.dropLast()): accepted")
+            }
             let total = zip(files, accepted).reduce(UInt64(0)) { $0 + ($1.1 ? $1.0.size : 0) }
             let done = zip(resumeOffsets, accepted).reduce(UInt64(0)) { $0 + ($1.1 ? $1.0 : 0) }
             board?.update(
