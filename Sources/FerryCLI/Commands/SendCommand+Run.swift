@@ -44,6 +44,7 @@ extension SendCommand {
             var results = failures
             var elapsed: Duration?
             if !peers.isEmpty {
+                run.reporter.waitingForAnswer(peers)
                 do {
                     let outcomes = try await run.engine.send(prepared, to: peers.map(\.peerID))
                     results = outcomes.map(TransferSummary.PeerResult.init) + failures

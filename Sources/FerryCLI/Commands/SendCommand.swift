@@ -24,7 +24,9 @@ public struct SendCommand: ParsableCommand, Equatable {
             trusts the receiver from now on, anything else (or no answer within a minute) sends nothing to it. \
             Trusted receivers are not asked. Without a terminal nobody is asked, so a script cannot tell the \
             receiver from someone in between who answers under its name; --trusted-only refuses every receiver \
-            that is not pinned (pin one with 'ferry trust add NAME' while it runs 'ferry receive').
+            that is not pinned (pin one with 'ferry trust add NAME' while it runs 'ferry receive'). On a terminal, \
+            until a receiver answers the offer, a line says that ferry waits for it to accept (a person asked there \
+            has 60 s to answer, unless its --ask-timeout says otherwise).
 
             With --text, a short text (at most 64 KiB of UTF-8) goes too, as a message that ferry receive \
             prints with the sender's name (it keeps it as a file only when it was started with --into); it may \

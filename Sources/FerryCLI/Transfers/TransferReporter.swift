@@ -168,6 +168,26 @@ final class TransferReporter: Sendable {
         say("trusted peers changed: " + parts.joined(separator: "; "))
     }
 
+    /// The offer is on its way to `peers` (sending, after any pairing code was confirmed): until each one answers, a
+    /// line below the bars says that ferry waits for it and how long that may take, so that the screen is not blank
+    /// while a person there decides. A receiver that asks its person denies the offer by itself when nobody answered
+    /// within its `--ask-timeout` (`ReceiveCommand.defaultAskTimeout`, 60 s, unless it was started with another);
+    /// one that accepts by itself answers at once and the line gives way to its bar. Only on a terminal (with
+    /// bars): a log or a script learns the answer from the `started` or `denied` line that follows.
+    func waitingForAnswer(_ peers: [PeerInfo]) {
+        guard let board else { return }
+        for peer in peers {
+            board.note(peer.peerID, Self.waitingLine(peer))
+        }
+    }
+
+    /// `waiting for alice to accept... (a person asked there has 60 s to answer, by default)`
+    static func waitingLine(_ peer: PeerInfo) -> String {
+        let timeout = ReceiveCommand.defaultAskTimeout.shortDescription
+        return "waiting for \(TerminalText.escape(peer.displayName)) to accept... (a person asked there has \(timeout)"
+            + " s to answer, by default)"
+    }
+
     /// Records why the command denied an offer, for the line that reports the denial.
     func noteDenial(_ transferID: TransferID, from peer: PeerInfo, reason: String) {
         denialReasons.withLock { $0[ProgressBoard.Key(transferID: transferID, peerID: peer.peerID)] = reason }
@@ -233,6 +253,7 @@ final class TransferReporter: Sendable {
             denied.withLock { _ = $0.insert(ProgressBoard.Key(transferID: transferID, peerID: peer.peerID)) }
             let key = ProgressBoard.Key(transferID: transferID, peerID: peer.peerID)
             let noted = denialReasons.withLock { $0.removeValue(forKey: key) }
+            if direction == .sending { board?.removeNote(peer.peerID) }
             guard !json else { return }
             let name = TerminalText.escape(peer.displayName)
             if direction == .sending {
@@ -264,6 +285,7 @@ final class TransferReporter: Sendable {
                 servedWhenFinished.withLock { $0[key] = outcome.servedBytes }
             }
             if let board {
+                board.removeNote(outcome.peer.peerID)
                 board.remove(key, printing: lines)
             } else if !lines.isEmpty {
                 context.stderr.write(lines.map { $0 + "\n" }.joined())
