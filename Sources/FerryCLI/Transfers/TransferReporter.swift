@@ -347,8 +347,8 @@ final class TransferReporter: Sendable {
             let held = outcome.publishedName ?? outcome.fileName
             let as_ = held == outcome.fileName ? "" : " as \(TerminalText.escape(held))"
             return outcome.direction == .sending
-                ? "\(name): already there (identical)\(as_) at \(peer) (\(size))"
-                : "\(name) from \(peer): already there (identical)\(as_) (\(size))"
+                ? "\(name): already there\(as_) at \(peer) (identical, \(size))"
+                : "\(name) from \(peer): already there\(as_) (identical, \(size))"
         }
         switch (outcome.direction, outcome.failure) {
         case (.sending, nil):

@@ -81,7 +81,7 @@ public struct TransferSummary: Sendable, Equatable {
             guard let failure else {
                 guard filesAlreadyThere > 0 else { return "ok" }
                 let count = filesAlreadyThere == 1 ? "1 file" : "\(filesAlreadyThere) files"
-                return "ok (\(count) already there (identical))"
+                return "ok (\(count) already there, identical)"
             }
             let files = filesSucceeded + filesFailed + filesSkipped
             let after = filesSucceeded > 0 ? " after \(filesSucceeded) of \(files) files" : ""
@@ -182,20 +182,24 @@ public struct TransferSummary: Sendable, Equatable {
         }
         let to = ok == peers.count ? peerCount : "\(ok) of \(peerCount)"
         var text = "sent \(files) (\(TransferFormat.bytes(bytes))) to \(to) in \(TransferFormat.duration(seconds))"
-        text += " (\(TransferFormat.rate(throughput))"
+        // No rate from a time shown as "under 0.1 s": 20 KiB in 0.1 ms is no 200 MiB/s anyone could expect again.
+        var details = TransferFormat.isMeasurable(seconds) ? [TransferFormat.rate(throughput)] : []
         if compressionRatio >= Self.worthMentioningRatio {
-            text += ", compression \(TransferFormat.ratio(compressionRatio))"
+            details.append("compression \(TransferFormat.ratio(compressionRatio))")
         }
-        return text + ")\n" + (broadcastLine.map { $0 + "\n" } ?? "") + lines
+        if !details.isEmpty { text += " (" + details.joined(separator: ", ") + ")" }
+        return text + "\n" + (broadcastLine.map { $0 + "\n" } ?? "") + lines
     }
 
-    /// `broadcast: 70 MiB (1.1 copies) sent from here, 954 MiB relayed by the receivers`: what this side's link
-    /// carried (raw chunk bytes, also as copies of the files) and what the receivers passed on to each other; nil
-    /// when they relayed nothing (a single receiver, `--no-relay`, receivers that did not take part).
+    /// `broadcast: 70 MiB sent from here (1.1x the files' size), 954 MiB relayed by the receivers`: what this side's
+    /// link carried (raw chunk bytes, and that as a multiple of the size of what was sent: 1.0x is one copy, what a
+    /// single receiver costs) and what the receivers passed on to each other; nil when they relayed nothing (a single
+    /// receiver, `--no-relay`, receivers that did not take part).
     var broadcastLine: String? {
         guard relayedBytes > 0 else { return nil }
-        let copies = bytes > 0 ? " (\(TransferFormat.copies(Double(chunkBytes) / Double(bytes))))" : ""
-        return "broadcast: \(TransferFormat.bytes(chunkBytes))\(copies) sent from here, "
+        let whose = files == 1 ? "the file's" : "the files'"
+        let times = bytes > 0 ? " (\(TransferFormat.copies(Double(chunkBytes) / Double(bytes))) \(whose) size)" : ""
+        return "broadcast: \(TransferFormat.bytes(chunkBytes)) sent from here\(times), "
             + "\(TransferFormat.bytes(relayedBytes)) relayed by the receivers"
     }
 
