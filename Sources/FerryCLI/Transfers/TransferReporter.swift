@@ -337,9 +337,14 @@ final class TransferReporter: Sendable {
     }
 
     /// `sent photo.jpg to alice (1.2 MiB)`, `received photo (1).jpg from bob (3 B)`,
-    /// `photo.jpg: already there (identical) at alice (1.2 MiB)`, or the failure.
+    /// `photo.jpg: already there at alice (identical, 1.2 MiB)`, or the failure. A text sent with `--text` is no
+    /// file to the person who typed it: `sent a message to alice` (its entry's name, `message.txt`, is ferry's).
     static func text(for outcome: FileOutcome) -> String {
         let peer = TerminalText.escape(outcome.peer.displayName)
+        if outcome.direction == .sending, Payload.isMessage(outcome.mediaType, size: outcome.size) {
+            guard let failure = outcome.failure else { return "sent a message to \(peer)" }
+            return "failed to send the message to \(peer): \(TerminalText.escape(failure))"
+        }
         let name = TerminalText.escape(outcome.fileName)
         let size = TransferFormat.bytes(outcome.size)
         if outcome.failure == nil, outcome.alreadyThere {

@@ -89,8 +89,10 @@ public struct TransferSummary: Sendable, Equatable {
         }
     }
 
-    /// Files offered and their total size.
+    /// Entries offered: the files, and the text of `--text` when there was one (see `messages`).
     public var files: Int
+    /// Of `files`, texts sent with `--text` (0 or 1): the text form counts them apart, as a message.
+    public var messages: Int
     /// The total size of the offered files, in bytes.
     public var bytes: UInt64
     /// The longest time a peer's transfer ran, from its acceptance to its end, failed ones included (see
@@ -102,9 +104,11 @@ public struct TransferSummary: Sendable, Equatable {
     /// Below this ratio compression did not pay (or nothing was compressed): the text form does not mention it.
     static let worthMentioningRatio = 1.05
 
-    /// A summary from its parts; `seconds` is usually `transferTime(_:)` of the outcomes.
-    public init(files: Int, bytes: UInt64, seconds: Double, peers: [PeerResult]) {
+    /// A summary from its parts; `seconds` is usually `transferTime(_:)` of the outcomes; `messages` of the `files`
+    /// are texts.
+    public init(files: Int, messages: Int = 0, bytes: UInt64, seconds: Double, peers: [PeerResult]) {
         self.files = files
+        self.messages = messages
         self.bytes = bytes
         self.seconds = seconds
         self.peers = peers
@@ -166,7 +170,7 @@ public struct TransferSummary: Sendable, Equatable {
     /// `nothing sent: bob denied the offer (denied by the user)`.
     public var text: String {
         let ok = peers.filter(\.isSuccess).count
-        let files = self.files == 1 ? "1 file" : "\(self.files) files"
+        let files = Self.entries(files: self.files - messages, messages: messages)
         let peerCount = peers.count == 1 ? "1 peer" : "\(peers.count) peers"
         let lines = peers.map { "  \(TerminalText.escape($0.name)): \($0.state)\n" }.joined()
         if ok == 0, peers.allSatisfy({ $0.filesSucceeded == 0 }) {
@@ -234,6 +238,16 @@ public struct TransferSummary: Sendable, Equatable {
                 }))
         line.append("chunkBytes", TransferReporter.int(chunkBytes))
         line.append("relayedBytes", TransferReporter.int(relayedBytes))
+        line.append("messages", .int(messages))
         return line
+    }
+
+    /// What was sent, as a person counts it: `1 file`, `3 files`, `a message`, `2 files and a message` (a text of
+    /// `--text` is no file to the one who typed it).
+    static func entries(files: Int, messages: Int) -> String {
+        let fileText = files == 1 ? "1 file" : "\(files) files"
+        let messageText = messages == 1 ? "a message" : "\(messages) messages"
+        if messages == 0 { return fileText }
+        return files == 0 ? messageText : "\(fileText) and \(messageText)"
     }
 }
