@@ -27,6 +27,9 @@ import Testing
         #expect(TransferReporter.text(for: Self.text) == "sent a message to alice")
         let failed = Self.outcome("message.txt", size: 21, mediaType: Payload.messageMediaType, failure: "link lost")
         #expect(TransferReporter.text(for: failed) == "failed to send the message to alice: link lost")
+        var lost = failed
+        lost.direction = .receiving
+        #expect(TransferReporter.text(for: lost) == "failed to receive the message from alice: link lost")
         // A file that happens to be called message.txt is still a file.
         let file = Self.outcome("message.txt", size: 21, mediaType: "text/plain")
         #expect(TransferReporter.text(for: file) == "sent message.txt to alice (21 B)")

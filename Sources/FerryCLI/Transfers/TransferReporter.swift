@@ -341,9 +341,16 @@ final class TransferReporter: Sendable {
     /// file to the person who typed it: `sent a message to alice` (its entry's name, `message.txt`, is ferry's).
     static func text(for outcome: FileOutcome) -> String {
         let peer = TerminalText.escape(outcome.peer.displayName)
-        if outcome.direction == .sending, Payload.isMessage(outcome.mediaType, size: outcome.size) {
-            guard let failure = outcome.failure else { return "sent a message to \(peer)" }
-            return "failed to send the message to \(peer): \(TerminalText.escape(failure))"
+        if Payload.isMessage(outcome.mediaType, size: outcome.size) {
+            // A message that arrived is shown by `reportMessage`; here: sent, or failed either way.
+            switch (outcome.direction, outcome.failure) {
+            case (.sending, nil): return "sent a message to \(peer)"
+            case (.sending, let failure?):
+                return "failed to send the message to \(peer): \(TerminalText.escape(failure))"
+            case (.receiving, let failure?):
+                return "failed to receive the message from \(peer): \(TerminalText.escape(failure))"
+            case (.receiving, nil): break
+            }
         }
         let name = TerminalText.escape(outcome.fileName)
         let size = TransferFormat.bytes(outcome.size)
