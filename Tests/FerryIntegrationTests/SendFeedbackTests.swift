@@ -30,7 +30,16 @@ extension IntegrationTests {
         @Test func aTextIsReportedAsAMessageBesideTheFiles() async throws {
             let harness = try TransferHarness()
             let file = try harness.files.random("photo.bin", size: 3000)
-            let (receiver, port) = try harness.receiver(accept: "all", once: true)
+            // The receiver in text too, without a terminal (a log): its line for the offer counts the text apart.
+            let receiver = try harness.chat.registry.startFerry(
+                [
+                    "receive", "--into", harness.inbox.path, "--accept", "all", "--once", "--session",
+                    harness.session, "--name", "inbox", "--port", "0", "--interface", "lo",
+                ], environment: harness.chat.environment("inbox"))
+            receiver.closeStdin()
+            let listening = try receiver.waitForErrorLine { $0.hasPrefix("receiving into") }
+            let digits = listening.components(separatedBy: "(port ").last?.prefix { $0.isNumber } ?? ""
+            let port = try #require(Int(digits), "\(listening)")
             let (status, stderr) = try await Self.textSend(
                 harness, [file.path, "--to", "127.0.0.1:\(port)", "--text", "the door code is 4711"])
             #expect(status == 0, "\(stderr)")
@@ -38,6 +47,9 @@ extension IntegrationTests {
             #expect(!stderr.contains("message.txt"), "\(stderr)")
             #expect(stderr.contains("sent 1 file and a message ("), "\(stderr)")
             #expect(try receiver.waitForExit(timeout: .seconds(60)) == 0)
+            let log = try receiver.readAllStderr()
+            #expect(log.contains("outbox offers 1 file and a message (3.0 KiB): accepted\n"), "\(log)")
+            #expect(log.contains("message from outbox (kept as message.txt): the door code is 4711"), "\(log)")
         }
     }
 }
