@@ -23,10 +23,10 @@ import Testing
     @Test func fileLines() {
         #expect(
             TransferReporter.text(for: Self.outcome(.sending))
-                == "photo.jpg: already there (identical) at bob (2.0 KiB)")
+                == "photo.jpg: already there at bob (identical, 2.0 KiB)")
         #expect(
             TransferReporter.text(for: Self.outcome(.receiving, held: "photo (1).jpg"))
-                == "photo.jpg from bob: already there (identical) as photo (1).jpg (2.0 KiB)")
+                == "photo.jpg from bob: already there as photo (1).jpg (identical, 2.0 KiB)")
         var published = Self.outcome(.sending)
         published.alreadyThere = false
         #expect(TransferReporter.text(for: published) == "sent photo.jpg to bob (2.0 KiB)")
@@ -39,7 +39,7 @@ import Testing
                 .init(name: "bob", peerID: "01", filesSucceeded: 2, bytes: 4096, wireBytes: 4096, filesAlreadyThere: 1)
             ])
         #expect(summary.isSuccess)
-        #expect(summary.text.contains("  bob: ok (1 file already there (identical))\n"), "\(summary.text)")
+        #expect(summary.text.contains("  bob: ok (1 file already there, identical)\n"), "\(summary.text)")
         #expect(summary.jsonLine.text.contains(#""failure":null,"filesAlreadyThere":1}"#), "\(summary.jsonLine.text)")
     }
 }

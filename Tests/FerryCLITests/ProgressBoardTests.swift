@@ -36,6 +36,26 @@ import Testing
         #expect(sink.text == before)
     }
 
+    /// Issue 28, 2: a line that says what the sender waits for stays below the bars until the peer's bar replaces
+    /// it, or the answer removes it; the cursor moves by the lines really drawn.
+    @Test func aNoteStaysUntilItsPeersBarReplacesIt() {
+        let sink = CapturingTextSink()
+        let frozen = ContinuousClock.now
+        let board = ProgressBoard(sink: sink, width: { 31 }, now: { frozen })
+        board.note(Self.a.peerID, "waiting for alice to accept... (a person asked there has 60 s)")
+        #expect(sink.text == "waiting for alice to accept...\n", "cut to the width less one column")
+        board.note(Self.b.peerID, "waiting for bob")
+        let two =
+            "waiting for alice to accept...\n" + "\u{1B}[1F\u{1B}[J"
+            + "waiting for alice to accept...\nwaiting for bob\n"
+        #expect(sink.text == two)
+        board.update(Self.a, Self.line("alice", 0))
+        let replaced = two + "\u{1B}[2F\u{1B}[J" + "alice               0%\nwaiting for bob\n"
+        #expect(sink.text == replaced)
+        board.removeNote(Self.b.peerID, printing: ["bob denied the transfer: no"])
+        #expect(sink.text == replaced + "\u{1B}[2F\u{1B}[J" + "bob denied the transfer: no\nalice               0%\n")
+    }
+
     @Test func progressAloneRedrawsAtMostTenTimesASecond() {
         let sink = CapturingTextSink()
         let start = ContinuousClock.now

@@ -41,7 +41,8 @@ import Testing
     }
 
     @Test func durations() {
-        #expect(TransferFormat.duration(0) == "0.0 s")
+        #expect(TransferFormat.duration(0) == "under 0.1 s")
+        #expect(TransferFormat.duration(0.049) == "under 0.1 s")
         #expect(TransferFormat.duration(0.44) == "0.4 s")
         #expect(TransferFormat.duration(12.34) == "12.3 s")
         #expect(TransferFormat.duration(59.96) == "1:00")

@@ -24,7 +24,9 @@ import Testing
         receivers are not asked. Without a terminal nobody is asked, so a script cannot
         tell the receiver from someone in between who answers under its name;
         --trusted-only refuses every receiver that is not pinned (pin one with 'ferry
-        trust add NAME' while it runs 'ferry receive').
+        trust add NAME' while it runs 'ferry receive'). On a terminal, until a receiver
+        answers the offer, a line says that ferry waits for it to accept (a person asked
+        there has 60 s to answer, unless its --ask-timeout says otherwise).
 
         With --text, a short text (at most 64 KiB of UTF-8) goes too, as a message that
         ferry receive prints with the sender's name (it keeps it as a file only when it
@@ -37,6 +39,10 @@ import Testing
         passes on a bad chunk is cut off and named. The summary says how much ferry sent
         itself and how much the receivers relayed. --no-relay sends every chunk to every
         receiver directly.
+
+        --as NAME sends the one FILE given under NAME instead of its own (a folder: its
+        files go under NAME/); the receiver sees only NAME. With several FILEs it is
+        refused: it names one.
 
         A FILE of - sends standard input, under the name given with --as (stdin by
         default): ferry reads it to its end first (an offer names each file's size),
@@ -69,8 +75,9 @@ import Testing
           --all                   Send to every receiving peer found.
           --wait <seconds>        How long to look for the peers before giving up.
                                   (default: 10)
-          --as <name>             The name standard input (-) is sent under. (default:
-                                  stdin)
+          --as <name>             The name standard input (-) is sent under; without -,
+                                  the name the one FILE (or folder) is sent under.
+                                  (default: stdin)
           --compress <mode>       Compress where it pays (auto), always try zlib or
                                   zstd, or never (none). (values: auto, zlib, zstd,
                                   none; default: auto)

@@ -296,9 +296,15 @@ import Testing
         #expect(
             await FerryRun.run(["send", "-", "-", "--all"])
                 == Self.send("'-' (standard input) is given 2 times; it can be sent once"))
+        // Issue 28, 5: --as renames the one FILE sent; it cannot name several.
         #expect(
-            await FerryRun.run(["send", "a.jpg", "--as", "x", "--all"])
-                == Self.send("--as names standard input: give - among the files (e.g. 'ferry send - --as notes.txt')"))
+            await FerryRun.run(["send", "a.jpg", "b.jpg", "--as", "x", "--all"])
+                == Self.send(
+                    "--as renames the one FILE sent (or standard input, -); 2 files are given: send them one by one to"
+                        + " rename each, or without --as"))
+        #expect(
+            await FerryRun.run(["send", "a.jpg", "--as", "../x", "--all"])
+                == Self.send("--as: '../x' cannot be sent as a name: the name refers to a parent directory (\"..\")"))
         #expect(
             await FerryRun.run(["send", "-", "--as", "../x", "--all"])
                 == Self.send("--as: '../x' cannot be sent as a name: the name refers to a parent directory (\"..\")"))

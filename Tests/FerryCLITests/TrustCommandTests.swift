@@ -100,7 +100,45 @@ import Testing
             await home.run(["trust", "remove", shared])
                 == FerryRun(
                     code: .failure, stdout: "",
-                    stderr: "Error: no trusted peer's device ID begins with '\(shared)'; see 'ferry trust list'\n"))
+                    stderr: "Error: no trusted peer is named '\(shared)' nor has a device ID that begins with it; see"
+                        + " 'ferry trust list'\n"))
+    }
+
+    /// Issue 28, 8: `trust remove NAME` failed where `trust add NAME` worked; remove takes the same forms: a whole ID,
+    /// the name it is pinned under, the short ID ferry prints.
+    @Test func removeTakesWhatAddTakes() async throws {
+        let home = try ConfigHome()
+        try home.store.pin(alice, name: "alice", now: noon)
+        try home.store.pin(bob, name: "bob", now: noon)
+        #expect(
+            await home.run(["trust", "remove", "alice"])
+                == FerryRun(code: .success, stdout: "No longer trusted: 'alice' (\(alice)).\n", stderr: ""))
+        #expect(
+            await home.run(["trust", "remove", bob.shortDescription])
+                == FerryRun(code: .success, stdout: "No longer trusted: 'bob' (\(bob)).\n", stderr: ""))
+        #expect(try home.store.load().isEmpty)
+        #expect(
+            await home.run(["trust", "remove", "carol"])
+                == FerryRun(
+                    code: .failure, stdout: "",
+                    stderr: "Error: no trusted peer is named 'carol'; see 'ferry trust list' (a device ID is given"
+                        + " whole, or by its first 8 characters or more)\n"))
+        #expect(
+            await home.run(["trust", "remove", "\u{1B}[31mABCDEFGH"])
+                == FerryRun(
+                    code: .failure, stdout: "",
+                    stderr: "Error: no trusted peer is named '\\u{1B}[31mABCDEFGH'; see 'ferry trust list' (a device ID"
+                        + " is given whole, or by its first 8 characters or more)\n"))
+    }
+
+    /// Issue 28, 8: `--trusted-only` suggests `ferry trust add FVQN-OCPD`, which was refused as no valid device ID;
+    /// it now looks for that peer on the network (which needs a terminal, to compare the codes).
+    @Test func addTakesTheShortIDThatFerrySuggests() async throws {
+        let home = try ConfigHome()
+        let run = await home.run(["trust", "add", alice.shortDescription, "--wait", "0"])
+        #expect(run.code == .failure, "\(run)")
+        #expect(run.stderr.hasPrefix("Error: pinning a peer by name compares its pairing code"), "\(run)")
+        #expect(try home.store.load().isEmpty)
     }
 
     @Test func aNameAlreadyPinnedToAnotherIDIsRefused() async throws {

@@ -263,6 +263,33 @@ extension IntegrationTests {
             _ = try receiver.terminate()
         }
 
+        /// Issue 28, 8: `--trusted-only` suggests `ferry trust add ABCD-EFGH` (the short ID), which was refused as
+        /// "not a valid device ID". It finds the receiver by that start of its ID and pins it once the codes match.
+        @Test func theShortIDThatTrustedOnlySuggestsPinsTheReceiver() async throws {
+            let harness = try TransferHarness()
+            let file = try harness.files.random("short.bin", size: 100)
+            let inboxID = try await Self.groupedID(of: "inbox", in: harness)
+            let (receiver, port) = try harness.receiver(accept: "all", once: false)
+            let refused = try harness.sender([file.path], to: [port], ["--trusted-only"])
+            let (_, lines, _) = try await refused.finish(timeout: .seconds(120))
+            let short = String(inboxID.prefix(9))
+            #expect(lines.joined().contains("ferry trust add \(short)"), "\(lines)")
+            _ = try receiver.nextJSON(timeout: .seconds(60)) { $0["event"] as? String == "connected" }
+            let pane = try TerminalPane(
+                ["trust", "add", short, "--session", harness.session, "--interface", "lo"],
+                environment: harness.chat.environment("outbox"), name: "short")
+            defer { pane.close() }
+            try pane.waitFor("Does inbox show \(try Self.receiverCode(receiver))?")
+            try pane.type("y")
+            let (status, screen) = try pane.waitForExit()
+            #expect(status == 0 && screen.contains(inboxID), "\(screen)")
+            let list = try harness.chat.registry.startFerry(
+                ["trust", "list", "--json"], environment: harness.chat.environment("outbox"))
+            let (_, listed, _) = try await list.finish(timeout: .seconds(60))
+            #expect(listed.contains { $0.contains(inboxID) && $0.contains("\"inbox\"") }, "\(listed)")
+            _ = try receiver.terminate()
+        }
+
         @Test func trustAddByAddressPinsTheReceiverAndANoPinsNothing() async throws {
             let harness = try TransferHarness()
             let inboxID = try await Self.groupedID(of: "inbox", in: harness)

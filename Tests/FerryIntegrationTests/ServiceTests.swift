@@ -174,6 +174,46 @@ extension IntegrationTests {
             }
         }
 
+        /// Issue 28, 15: a journal showed `Ctrl-C to stop`, nothing per accepted offer, nothing on SIGTERM.
+        @Test func aServicesLogSaysEachAcceptedOfferAndTheSIGTERMThatStopsIt() throws {
+            let harness = try TransferHarness()
+            let files = try (0..<3).map { try harness.files.random("log-\($0).bin", size: 4096, seed: UInt64($0)) }
+            let receiver = try harness.chat.registry.startFerry(
+                [
+                    "receive", "--into", harness.inbox.path, "--accept", "all", "--session", harness.session,
+                    "--name", "inbox", "--port", "0", "--interface", "lo",
+                ], environment: harness.chat.environment("inbox"))
+            receiver.closeStdin()
+            let listening = try receiver.waitForErrorLine { $0.hasPrefix("receiving into") }
+            #expect(!listening.contains("Ctrl-C"), "\(listening)")
+            let digits = listening.components(separatedBy: "(port ").last?.prefix { $0.isNumber } ?? ""
+            let port = try #require(Int(digits), "\(listening)")
+            #expect(try harness.send(files.map(\.path), to: [port]).status == 0)
+            _ = try receiver.waitForErrorLine { $0.contains("received log-2.bin") }
+            #expect(try receiver.terminate() == 143)
+            let log = try receiver.readAllStderr()
+            let lines = log.split(separator: "\n").map(String.init)
+            #expect(lines.filter { $0 == "outbox offers 3 files (12.0 KiB): accepted" }.count == 1, "\(log)")
+            #expect(lines.last == "stopping: SIGTERM", "\(log)")
+        }
+
+        /// Issue 28, 16 and 15: `watching DIR (0 files already there are not sent); ...; Ctrl-C to stop` in a log.
+        @Test func watchWithoutATerminalSaysNoZeroClauseAndNoCtrlC() throws {
+            let harness = try TransferHarness()
+            let watched = harness.source.path + "/empty"
+            try FileManager.default.createDirectory(atPath: watched, withIntermediateDirectories: false)
+            let watcher = try harness.chat.registry.startFerry(
+                [
+                    "watch", watched, "--to", "127.0.0.1:1", "--session", harness.session, "--name", "outbox",
+                    "--interface", "lo",
+                ], environment: harness.chat.environment("outbox"))
+            watcher.closeStdin()
+            let line = try watcher.waitForErrorLine { $0.hasPrefix("watching") }
+            #expect(line.hasSuffix("; new files go to 127.0.0.1:1"), "\(line)")
+            #expect(!line.contains("0 files") && !line.contains("Ctrl-C"), "\(line)")
+            _ = try watcher.terminate()
+        }
+
         @Test(arguments: ["removed", "moved"])
         func watchSaysSoAndExitsOneWhenItsDirectoryGoes(_ how: String) throws {
             let harness = try TransferHarness()

@@ -45,8 +45,8 @@ extension IntegrationTests {
             #expect(try sender.waitForExit(timeout: .seconds(120)) == 0, "\(sender.capturedOutput())")
             #expect(try receiver.waitForExit(timeout: .seconds(60)) == 0)
             let text = (sender.allStderrLines + sender.allStdoutLines).joined(separator: "\n")
-            #expect(text.contains("notes.txt: already there (identical) at inbox"), "\(text)")
-            #expect(text.contains("1 file already there (identical)"), "\(text)")
+            #expect(text.contains("notes.txt: already there at inbox (identical, "), "\(text)")
+            #expect(text.contains("1 file already there, identical"), "\(text)")
             #expect(try TransferHarness.visibleFiles(in: harness.inbox.path) == ["notes.txt": 5000])
         }
 

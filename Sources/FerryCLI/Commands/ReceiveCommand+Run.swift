@@ -24,7 +24,7 @@ extension ReceiveCommand {
             global: global, context: context, mode: .server, acceptPolicy: accept == .trusted ? .trusted : .all,
             transfersEnabled: true)
         let trustStore = TrustStore(environment: context.environment)
-        let reporter = TransferReporter(context: context, json: json)
+        let reporter = TransferReporter(context: context, json: json, logsAcceptedOffers: !asking)
         let configuration = engineConfiguration(directory: directory, policy: policy, log: setup.configuration.log)
         let once = self.once
         let code = try await TransferSession.run(
@@ -157,9 +157,11 @@ extension ReceiveCommand {
                         "session": .string(run.session.configuration.sessionID),
                     ]))
         } else {
+            // A journal (a service, stdin from /dev/null) has no Ctrl-C: the hint is for a person at a terminal.
+            let stop = context.isStdinTerminal || context.isStderrTerminal ? "; Ctrl-C to stop" : ""
             context.stderr.writeLine(
-                "receiving into \(TerminalText.escape(directory)) as \(TerminalText.escape(name)) (port \(port)); "
-                    + "Ctrl-C to stop")
+                "receiving into \(TerminalText.escape(directory)) as \(TerminalText.escape(name)) (port \(port))"
+                    + stop)
         }
     }
 

@@ -44,6 +44,7 @@ extension SendCommand {
             var results = failures
             var elapsed: Duration?
             if !peers.isEmpty {
+                run.reporter.waitingForAnswer(peers)
                 do {
                     let outcomes = try await run.engine.send(prepared, to: peers.map(\.peerID))
                     results = outcomes.map(TransferSummary.PeerResult.init) + failures
@@ -53,7 +54,7 @@ extension SendCommand {
                 }
             }
             return TransferSummary(
-                files: items.count, bytes: totalBytes,
+                files: items.count, messages: text == nil ? 0 : 1, bytes: totalBytes,
                 seconds: TransferFormat.seconds(elapsed ?? ContinuousClock.now - started), peers: results)
         }
         reporter.board?.clear()
@@ -123,6 +124,7 @@ extension SendCommand {
         var kept: [PeerInfo] = []
         var failures = failures
         var declined: [String] = []
+        var refused: [(peer: PeerInfo, line: String)] = []
         for peer in peers {
             try Task.checkCancellation()
             if peer.isTrusted {
@@ -158,9 +160,14 @@ extension SendCommand {
                 }
             }
             await run.session.disconnect(peer.peerID)
-            run.reporter.failure("\(peer.displayName): \(failure)", peer: peer)
+            refused.append((peer, "\(peer.displayName): \(failure)"))
             failures.append(
                 TransferSummary.PeerResult(name: peer.displayName, peerID: peer.peerID.description, failure: failure))
+        }
+        // As for connections that failed: said before the transfer only when one goes ahead, else the summary (or
+        // the error below) is the one line that says it.
+        if run.reporter.json || !kept.isEmpty {
+            for (peer, line) in refused { run.reporter.failure(line, peer: peer) }
         }
         if kept.isEmpty, !declined.isEmpty, failures.count == declined.count {
             throw CLIError.failure(

@@ -1,3 +1,4 @@
+import FerryStateMachines
 import FerryTransfer
 import Foundation
 
@@ -38,7 +39,10 @@ extension SendCommand {
             throw CLIError.failure(error.description)
         }
         var bytes = sources.reduce(UInt64(0)) { $0 &+ Self.size(of: $1.path) }
-        guard readsStandardInput else { return Sources(files: sources, bytes: bytes, spool: nil) }
+        guard readsStandardInput else {
+            if let name = standardInputName { sources = try Self.renamed(sources, as: name) }
+            return Sources(files: sources, bytes: bytes, spool: nil)
+        }
         let name = standardInputName ?? Self.defaultStandardInputName
         if let clash = sources.first(where: { $0.name == name }) {
             throw CLIError.usage(
@@ -68,6 +72,28 @@ extension SendCommand {
         sources.append(SourceFile(path: spool.path, name: name))
         bytes &+= spool.size
         return Sources(files: sources, bytes: bytes, spool: spool)
+    }
+
+    /// The one FILE sent, under `name` (`--as` without `-`): a file is offered as `name`; a folder's files as
+    /// `name/...` in place of the folder's own name. Each name is checked as a receiver checks it (`NameValidator`),
+    /// so a name too long once the folder's paths are under it is refused here, before anything is sent.
+    static func renamed(_ sources: [SourceFile], as name: String) throws(CLIError) -> [SourceFile] {
+        // One FILE was given (validate()): a file collects to one entry whose name has no "/", a folder to entries
+        // named "folder/...".
+        let isFolder = sources.count > 1 || sources.contains { $0.name.contains("/") }
+        return try sources.map { source throws(CLIError) in
+            var renamed = source
+            if isFolder {
+                let inside = source.name.split(separator: "/", maxSplits: 1).dropFirst().first.map(String.init) ?? ""
+                renamed.name = name + "/" + inside
+            } else {
+                renamed.name = name
+            }
+            if case .failure(let error) = NameValidator.components(of: renamed.name) {
+                throw .usage("--as: '\(TerminalText.excerpt(renamed.name))' cannot be sent as a name: \(error)")
+            }
+            return renamed
+        }
     }
 
     /// Says which entries of the folders sent were left out (symbolic links, special files, names that are not

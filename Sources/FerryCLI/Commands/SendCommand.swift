@@ -24,7 +24,9 @@ public struct SendCommand: ParsableCommand, Equatable {
             trusts the receiver from now on, anything else (or no answer within a minute) sends nothing to it. \
             Trusted receivers are not asked. Without a terminal nobody is asked, so a script cannot tell the \
             receiver from someone in between who answers under its name; --trusted-only refuses every receiver \
-            that is not pinned (pin one with 'ferry trust add NAME' while it runs 'ferry receive').
+            that is not pinned (pin one with 'ferry trust add NAME' while it runs 'ferry receive'). On a terminal, \
+            until a receiver answers the offer, a line says that ferry waits for it to accept (a person asked there \
+            has 60 s to answer, unless its --ask-timeout says otherwise).
 
             With --text, a short text (at most 64 KiB of UTF-8) goes too, as a message that ferry receive \
             prints with the sender's name (it keeps it as a file only when it was started with --into); it may \
@@ -35,6 +37,9 @@ public struct SendCommand: ParsableCommand, Equatable {
             number. A receiver checks every chunk against the digest ferry sent it and cannot change a byte \
             unnoticed; one that passes on a bad chunk is cut off and named. The summary says how much ferry sent \
             itself and how much the receivers relayed. --no-relay sends every chunk to every receiver directly.
+
+            --as NAME sends the one FILE given under NAME instead of its own (a folder: its files go under NAME/); \
+            the receiver sees only NAME. With several FILEs it is refused: it names one.
 
             A FILE of - sends standard input, under the name given with --as (stdin by default): ferry reads it \
             to its end first (an offer names each file's size), into a temporary file in $TMPDIR (else /tmp) that \
@@ -64,7 +69,9 @@ public struct SendCommand: ParsableCommand, Equatable {
                 default: defaultWait.shortDescription
             ),
             .option(
-                "as", valueName: "name", help: "The name standard input (-) is sent under.",
+                "as", valueName: "name",
+                help: "The name standard input (-) is sent under; without -, the name the one FILE (or folder) is"
+                    + " sent under.",
                 default: defaultStandardInputName),
             .compress,
             .flag(
@@ -173,15 +180,18 @@ public struct SendCommand: ParsableCommand, Equatable {
         }
     }
 
-    /// `-` at most once; `--as` only with `-`, and a name a receiver takes.
+    /// `-` at most once; `--as` names standard input when `-` is given, else the one FILE sent (a file, or a folder
+    /// whose files then go under that name), and must be a name a receiver takes.
     static func validateStandardInput(_ files: [String], name: String?) throws(CLIError) {
         let count = files.filter { $0 == standardInput }.count
         if count > 1 {
             throw .usage("'-' (standard input) is given \(count) times; it can be sent once")
         }
         guard let name else { return }
-        if count == 0 {
-            throw .usage("--as names standard input: give - among the files (e.g. 'ferry send - --as notes.txt')")
+        if count == 0, files.count != 1 {
+            throw .usage(
+                "--as renames the one FILE sent (or standard input, -); \(files.count) files are given: send them"
+                    + " one by one to rename each, or without --as")
         }
         if case .failure(let error) = NameValidator.components(of: name) {
             throw .usage("--as: '\(TerminalText.excerpt(name))' cannot be sent as a name: \(error)")

@@ -9,7 +9,8 @@ extension TrustCommand {
             commandName: "add",
             abstract: "Pin a peer's device ID as trusted.",
             discussion: """
-                Given a device ID, pins it. Given a peer's name instead (or no argument and --peer HOST:PORT), \
+                Given a device ID, pins it. Given a peer's name or the short ID ferry prints (ABCD-EFGH) instead (or \
+                no argument and --peer HOST:PORT), \
                 finds that peer while it runs 'ferry receive', connects, shows its device ID and the 6-digit \
                 pairing code, which the receiver shows too, and pins it when you answer y: nobody has to copy an \
                 ID by hand. That needs a terminal.
@@ -20,8 +21,8 @@ extension TrustCommand {
             arguments: [
                 ArgumentDefinition(
                     "peer",
-                    help: "The peer's device ID, as 'ferry id' prints it or in 64 hex digits; or the name of a peer"
-                        + " running 'ferry receive'.",
+                    help: "The peer's device ID, as 'ferry id' prints it or in 64 hex digits; or the name or short ID"
+                        + " (ABCD-EFGH) of a peer running 'ferry receive'.",
                     isOptional: true)
             ],
             options: [
@@ -84,6 +85,10 @@ extension TrustCommand {
             }
             if let deviceID = DeviceID(string: text) {
                 self.init(deviceID: deviceID, name: values.last("name"), global: global)
+            } else if Self.isShortID(text) {
+                // The short ID ferry prints everywhere (`FVQN-OCPD`): the start of the device ID of a peer to find on
+                // the network, as `--to` takes it; the codes are compared before it is pinned.
+                self.init(peerName: text, name: values.last("name"), wait: wait, global: global)
             } else if values.last("name") != nil || Self.looksLikeID(text) {
                 // `trust add ID --name N` with a mistyped ID: the ID is wrong, not a peer to look for.
                 throw TrustCommand.invalidID(text)
@@ -99,6 +104,16 @@ extension TrustCommand {
                 let most = Int(SendCommand.maximumWait)
                 throw CLIError.usage("--wait: the wait must be 0 to \(most) seconds (got \(wait.shortDescription))")
             }
+        }
+
+        /// The short form of a device ID that ferry prints (`FVQN-OCPD`, `DeviceID.shortDescription`): 2 to 4 groups
+        /// of 4 capital letters and digits. More groups are a device ID typed wrong, not the start of one.
+        static func isShortID(_ text: String) -> Bool {
+            let groups = text.split(separator: "-", omittingEmptySubsequences: false)
+            return (2...4).contains(groups.count)
+                && groups.allSatisfy {
+                    $0.count == 4 && $0.allSatisfy { $0.isASCII && ($0.isUppercase || $0.isNumber) }
+                }
         }
 
         /// Text made like a device ID (groups of 4 letters and digits, or 64 characters of hex-like text), which a

@@ -1,7 +1,8 @@
 import FerryWire
 
 extension TrustCommand {
-    /// `ferry trust remove ID`: unpins a peer, named by its whole device ID or a unique prefix of it.
+    /// `ferry trust remove ID|NAME`: unpins a peer, named as `trust add` names it: its whole device ID, the name it is
+    /// pinned under, or a unique prefix of its ID (the short ID ferry prints, `FVQN-OCPD`).
     public struct Remove: ParsableCommand, Equatable {
         /// The name, help text and argument of `ferry trust remove`.
         public static let configuration = CommandConfiguration(
@@ -9,9 +10,10 @@ extension TrustCommand {
             abstract: "Unpin a trusted peer.",
             arguments: [
                 ArgumentDefinition(
-                    "id",
-                    help: "The peer's device ID, or its first \(minimumPrefix) characters or more when no other"
-                        + " trusted peer's ID begins with them.")
+                    "peer",
+                    help: "The peer's device ID, the name it is pinned under ('ferry trust list'), or the first"
+                        + " \(minimumPrefix) characters or more of its ID when no other trusted peer's ID begins with"
+                        + " them.")
             ]
         )
 
@@ -34,32 +36,40 @@ extension TrustCommand {
             self.init(target: values.arguments.first ?? "", global: try GlobalOptions(parsing: values))
         }
 
-        /// Throws `CLIError.usage` unless `target` is a device ID or at least `minimumPrefix` letters and digits.
+        /// Throws `CLIError.usage` when `target` is empty (any other text may be the name a peer is pinned under).
         public func validate() throws {
-            guard DeviceID(string: target) == nil else {
-                return
-            }
-            let characters = target.unicodeScalars.filter { $0 != "-" && $0 != " " && $0 != "\t" }
-            guard characters.count >= Self.minimumPrefix,
-                characters.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0)) })
-            else {
-                throw CLIError.usage(
-                    "'\(TerminalText.excerpt(target))' is not a device ID nor the first \(Self.minimumPrefix) or more"
-                        + " characters of one")
+            guard !target.isEmpty else {
+                throw CLIError.usage("give the trusted peer's device ID, or the name it is pinned under")
             }
         }
 
-        /// Removes the one pinned peer `target` names; an unknown or ambiguous prefix fails and changes nothing.
+        /// Whether `target` can be the start of a device ID: `minimumPrefix` letters and digits or more ('-' and
+        /// spaces aside).
+        var isUsablePrefix: Bool {
+            let characters = target.unicodeScalars.filter { $0 != "-" && $0 != " " && $0 != "\t" }
+            return characters.count >= Self.minimumPrefix
+                && characters.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0)) })
+        }
+
+        /// Removes the one pinned peer `target` names: a whole device ID, else the name it is pinned under, else a
+        /// unique prefix of its ID. An unknown name or an unknown or ambiguous prefix fails and changes nothing.
         public func run(context: CommandContext) async throws -> ExitCode {
             let store = TrustStore(environment: context.environment)
             let shown = TerminalText.excerpt(target)
             let deviceID: DeviceID
             if let whole = DeviceID(string: target) {
                 deviceID = whole
+            } else if let named = try store.entry(named: target) {
+                deviceID = named.deviceID
             } else {
-                let matches = try store.entries(matching: target)
+                let matches = isUsablePrefix ? try store.entries(matching: target) : []
                 guard let match = matches.first else {
-                    throw CLIError.failure("no trusted peer's device ID begins with '\(shown)'; see 'ferry trust list'")
+                    throw CLIError.failure(
+                        isUsablePrefix
+                            ? "no trusted peer is named '\(shown)' nor has a device ID that begins with it; see 'ferry"
+                                + " trust list'"
+                            : "no trusted peer is named '\(shown)'; see 'ferry trust list' (a device ID is given whole,"
+                                + " or by its first \(Self.minimumPrefix) characters or more)")
                 }
                 guard matches.count == 1 else {
                     throw CLIError.failure(

@@ -50,10 +50,16 @@ extension WatchCommand {
                             "peers": all ? .null : .array(targets.map { .string($0.text) }),
                         ]))
             } else {
-                let there = known.count == 1 ? "1 file already there is" : "\(known.count) files already there are"
+                // No clause about files already there when there are none ("(0 files ... are not sent)").
+                let there =
+                    known.count == 0
+                    ? ""
+                    : known.count == 1
+                        ? " (1 file already there is not sent)"
+                        : " (\(known.count) files already there are not sent)"
+                let stop = context.isStdinTerminal || context.isStderrTerminal ? "; Ctrl-C to stop" : ""
                 context.stderr.writeLine(
-                    "watching \(TerminalText.excerpt(path)) (\(there) not sent); new files go to \(peers); "
-                        + "Ctrl-C to stop")
+                    "watching \(TerminalText.excerpt(path))\(there); new files go to \(peers)\(stop)")
             }
             let loop = WatchLoop(
                 run: run, directory: handle, watcher: watcher, targets: targets, all: all, trustedOnly: trustedOnly,

@@ -187,11 +187,17 @@ struct OfferPrompt: Sendable {
     ///   notes.txt  120 KiB
     /// Accept? [y/N]
     /// ```
+    ///
+    /// A text sent with `--text` is counted and listed as a message (`alice offers 1 file and a message (2.0 MiB):`,
+    /// `  a message  21 B`): its entry's name is ferry's, not the sender's.
     static func text(sender: String, files: [OfferedFile], totalBytes: UInt64) -> [String] {
-        let count = files.count == 1 ? "1 file" : "\(files.count) files"
+        let messages = files.filter { Payload.isMessage($0.mediaType, size: $0.size) }.count
+        let count = TransferSummary.entries(files: files.count - messages, messages: messages)
         var lines = ["\(TerminalText.escape(sender)) offers \(count) (\(TransferFormat.bytes(totalBytes))):"]
         for file in files.prefix(listedFiles) {
-            var line = "  \(TerminalText.escape(file.path))  \(TransferFormat.bytes(file.size))"
+            let isMessage = Payload.isMessage(file.mediaType, size: file.size)
+            let shown = isMessage ? "a message" : TerminalText.escape(file.path)
+            var line = "  \(shown)  \(TransferFormat.bytes(file.size))"
             if file.pixelWidth > 0, file.pixelHeight > 0 {
                 line += "  \(file.pixelWidth)x\(file.pixelHeight)"
             }

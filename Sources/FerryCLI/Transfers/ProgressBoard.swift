@@ -25,6 +25,9 @@ final class ProgressBoard: Sendable {
 
     private struct State {
         var rows: [(key: Key, line: ProgressLine)] = []
+        /// Lines about a peer that has no bar yet (`waiting for alice to accept...`), drawn below the bars until the
+        /// peer's bar appears or the note is removed.
+        var notes: [(peerID: PeerID, text: String)] = []
         /// Bar lines on the screen below the cursor's line start.
         var drawn = 0
         var lastDraw: ContinuousClock.Instant?
@@ -70,8 +73,27 @@ final class ProgressBoard: Sendable {
             } else {
                 state.rows.append((key, line))
                 state.progressed[key] = now
+                state.notes.removeAll { $0.peerID == key.peerID }
                 draw(&state, messages: [], now: now)
             }
+        }
+    }
+
+    /// Shows `text` (already escaped) below the bars for `peerID` until its bar appears or `removeNote` takes it
+    /// away: a line that says what is awaited, which leaves no trace on the screen once it is over.
+    func note(_ peerID: PeerID, _ text: String) {
+        state.withLock { state in
+            state.notes.removeAll { $0.peerID == peerID }
+            state.notes.append((peerID, text))
+            draw(&state, messages: [], now: now())
+        }
+    }
+
+    /// Removes the note of `peerID`, if any, and prints `messages` above the bars.
+    func removeNote(_ peerID: PeerID, printing messages: [String] = []) {
+        state.withLock { state in
+            state.notes.removeAll { $0.peerID == peerID }
+            draw(&state, messages: messages, now: now())
         }
     }
 
@@ -108,6 +130,7 @@ final class ProgressBoard: Sendable {
         state.withLock { state in
             state.rows.removeAll()
             state.progressed.removeAll()
+            state.notes.removeAll()
             draw(&state, messages: [], now: now())
         }
     }
@@ -115,7 +138,7 @@ final class ProgressBoard: Sendable {
     private func draw(
         _ state: inout State, messages: [String], now: ContinuousClock.Instant, droppable: Bool = false
     ) {
-        guard state.drawn > 0 || !messages.isEmpty || !state.rows.isEmpty else {
+        guard state.drawn > 0 || !messages.isEmpty || !state.rows.isEmpty || !state.notes.isEmpty else {
             return
         }
         var text = state.drawn > 0 ? "\u{1B}[\(state.drawn)F\u{1B}[J" : ""
@@ -128,12 +151,15 @@ final class ProgressBoard: Sendable {
             let line = state.progressed[row.key].map { row.line.stalled(since: $0, now: now) } ?? row.line
             text += line.render(width: columns) + "\n"
         }
+        for note in state.notes {
+            text += String(note.text.prefix(columns)) + "\n"
+        }
         if droppable {
             // Only progress changed: the rows on the screen are the same whether or not this one is written.
             if sink.writeDroppable(text) { state.lastDraw = now }
             return
         }
-        state.drawn = state.rows.count
+        state.drawn = state.rows.count + state.notes.count
         state.lastDraw = now
         sink.write(text)
     }

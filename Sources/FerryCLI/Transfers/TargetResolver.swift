@@ -92,7 +92,7 @@ struct TargetResolver: Sendable {
             return results.sorted { $0.0 < $1.0 }
         }
         var peers: [PeerInfo] = []
-        var failures: [TransferSummary.PeerResult] = []
+        var failures: [(result: TransferSummary.PeerResult, line: String?, peer: PeerInfo?)] = []
         for (index, result) in results {
             switch result {
             case .success(let peer):
@@ -104,13 +104,29 @@ struct TargetResolver: Sendable {
                 guard !(error is CancellationError) else { continue }
                 let target = targets[index]
                 let name = resolved[target]?.displayName ?? "\(target)"
-                let message = Self.connectFailure(error, name: name, reporter: run.reporter, peer: resolved[target])
+                let (message, line) = Self.connectFailure(error, name: name)
                 failures.append(
-                    TransferSummary.PeerResult(
-                        name: name, peerID: resolved[target]?.peerID.description, failure: message))
+                    (
+                        TransferSummary.PeerResult(
+                            name: name, peerID: resolved[target]?.peerID.description, failure: message), line,
+                        resolved[target]
+                    ))
             }
         }
-        return (peers, failures)
+        reportFailures(failures, anyConnected: !peers.isEmpty)
+        return (peers, failures.map(\.result))
+    }
+
+    /// Reports the connections that failed, unless nothing else is about to happen: when no peer was connected, the
+    /// summary that follows at once says the same (`nothing sent to dave: ...`), and saying it twice reads as two
+    /// failures. With `--json` every failure is an `error` event, as scripts expect.
+    func reportFailures(
+        _ failures: [(result: TransferSummary.PeerResult, line: String?, peer: PeerInfo?)], anyConnected: Bool
+    ) {
+        guard run.reporter.json || anyConnected else { return }
+        for failure in failures {
+            if let line = failure.line { run.reporter.failure(line, peer: failure.peer) }
+        }
     }
 }
 
@@ -188,7 +204,7 @@ extension TargetResolver {
             return results.sorted { $0.0.displayName < $1.0.displayName }
         }
         var peers: [PeerInfo] = []
-        var failures: [TransferSummary.PeerResult] = []
+        var failures: [(result: TransferSummary.PeerResult, line: String?, peer: PeerInfo?)] = []
         for (peer, result) in results {
             switch result {
             case .success(let connected):
@@ -198,33 +214,33 @@ extension TargetResolver {
                 if error is CancellationError || error as? TransferError == .peerCannotReceive(peer.displayName) {
                     continue
                 }
-                let message = Self.connectFailure(error, name: peer.displayName, reporter: run.reporter, peer: peer)
+                let (message, line) = Self.connectFailure(error, name: peer.displayName)
                 failures.append(
-                    TransferSummary.PeerResult(
-                        name: peer.displayName, peerID: peer.peerID.description, failure: message))
+                    (
+                        TransferSummary.PeerResult(
+                            name: peer.displayName, peerID: peer.peerID.description, failure: message), line, peer
+                    ))
             }
         }
-        return (peers, failures)
+        reportFailures(failures, anyConnected: !peers.isEmpty)
+        return (peers, failures.map(\.result))
     }
 }
 
 extension TargetResolver {
-    /// Reports a failed connection as it happens; returns what the summary says of it. A pinned key that changed
-    /// was reported already (the session's error event, with what to do): it is not repeated.
-    static func connectFailure(_ error: any Error, name: String, reporter: TransferReporter, peer: PeerInfo?)
-        -> String
-    {
+    /// What the summary says of a failed connection, and the line that reports it before the transfer (nil when
+    /// there is none to print). A pinned key that changed was reported already (the session's error event, with
+    /// what to do): it is not repeated.
+    static func connectFailure(_ error: any Error, name: String) -> (summary: String, line: String?) {
         if case .pinnedKeyChanged? = error as? SessionError {
-            return "refused: it presents another key than the one you trusted (see the error above)"
+            return ("refused: it presents another key than the one you trusted (see the error above)", nil)
         }
         let message = CommandRunner.describe(error)
         // `connectFailed` names the peer already ("could not reach bob: ...").
         if case .connectFailed? = error as? SessionError {
-            reporter.failure(message, peer: peer)
-            return message
+            return (message, message)
         }
-        reporter.failure("could not connect to \(name): \(message)", peer: peer)
-        return message
+        return (message, "could not connect to \(name): \(message)")
     }
 }
 

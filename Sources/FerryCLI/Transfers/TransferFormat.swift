@@ -48,16 +48,24 @@ public enum TransferFormat {
         return "\(minutes):\(paddedSeconds)"
     }
 
-    /// An elapsed time for summaries: `"0.4 s"`, `"12.3 s"`, then as `eta` does from a minute on (`"1:05"`).
+    /// An elapsed time for summaries: `"under 0.1 s"` (what rounds to 0.0), `"0.4 s"`, `"12.3 s"`, then as `eta`
+    /// does from a minute on (`"1:05"`).
     public static func duration(_ seconds: Double) -> String {
         guard seconds.isFinite, seconds >= 0 else {
             return "0.0 s"
         }
         if seconds < 60 {
             let tenths = Int((seconds * 10).rounded())
+            if tenths == 0 { return "under 0.1 s" }
             return tenths >= 600 ? "1:00" : "\(tenths / 10).\(tenths % 10) s"
         }
         return eta(seconds.rounded())
+    }
+
+    /// Whether `duration(seconds)` shows a time a rate can be told from: not one that rounds to 0.0 s (a rate from
+    /// it, `202 MiB/s` after 4 ms, says more than anyone measured).
+    static func isMeasurable(_ seconds: Double) -> Bool {
+        seconds.isFinite && (seconds * 10).rounded() >= 1
     }
 
     /// A compression ratio: `"1.00x"`, `"3.42x"`.
@@ -70,10 +78,10 @@ public enum TransferFormat {
         return "\(hundredths / 100).\(fraction < 10 ? "0" : "")\(fraction)x"
     }
 
-    /// How many copies of the files a link carried: `"1.1 copies"`, `"16.0 copies"`; `"0.0 copies"` when unknown.
+    /// How many times the files' size a link carried: `"1.1x"`, `"16.0x"`; `"0.0x"` when unknown.
     public static func copies(_ value: Double) -> String {
         let tenths = value.isFinite && value > 0 ? Int((min(value, 1e9) * 10).rounded()) : 0
-        return "\(tenths / 10).\(tenths % 10) copies"
+        return "\(tenths / 10).\(tenths % 10)x"
     }
 
     /// A size's number: one decimal below 100, none from 100 on.

@@ -30,10 +30,19 @@ final class TransferReporter: Sendable {
     /// what to do with it.
     let confirmsCodes: Bool
 
-    init(context: CommandContext, json: Bool, bars: Bool? = nil, confirmsCodes: Bool = false) {
+    /// Whether each offer accepted without asking anyone (`receive --accept all`, `trusted`, or `ask` with no
+    /// terminal: a service) gets a line, `alice offers 3 files (12.0 MiB): accepted`, so that a log says what was
+    /// let in before what arrived. Offers a person answered were shown with their answer already.
+    let logsAcceptedOffers: Bool
+
+    init(
+        context: CommandContext, json: Bool, bars: Bool? = nil, confirmsCodes: Bool = false,
+        logsAcceptedOffers: Bool = false
+    ) {
         self.context = context
         self.json = json
         self.confirmsCodes = confirmsCodes
+        self.logsAcceptedOffers = logsAcceptedOffers
         let wantsBars = bars ?? (context.isStderrTerminal && !(json && context.isStdoutTerminal))
         let board = wantsBars ? ProgressBoard(sink: context.stderr) : nil
         self.board = board
@@ -159,6 +168,26 @@ final class TransferReporter: Sendable {
         say("trusted peers changed: " + parts.joined(separator: "; "))
     }
 
+    /// The offer is on its way to `peers` (sending, after any pairing code was confirmed): until each one answers, a
+    /// line below the bars says that ferry waits for it and how long that may take, so that the screen is not blank
+    /// while a person there decides. A receiver that asks its person denies the offer by itself when nobody answered
+    /// within its `--ask-timeout` (`ReceiveCommand.defaultAskTimeout`, 60 s, unless it was started with another);
+    /// one that accepts by itself answers at once and the line gives way to its bar. Only on a terminal (with
+    /// bars): a log or a script learns the answer from the `started` or `denied` line that follows.
+    func waitingForAnswer(_ peers: [PeerInfo]) {
+        guard let board else { return }
+        for peer in peers {
+            board.note(peer.peerID, Self.waitingLine(peer))
+        }
+    }
+
+    /// `waiting for alice to accept... (a person asked there has 60 s to answer, by default)`
+    static func waitingLine(_ peer: PeerInfo) -> String {
+        let timeout = ReceiveCommand.defaultAskTimeout.shortDescription
+        return "waiting for \(TerminalText.escape(peer.displayName)) to accept... (a person asked there has \(timeout)"
+            + " s to answer, by default)"
+    }
+
     /// Records why the command denied an offer, for the line that reports the denial.
     func noteDenial(_ transferID: TransferID, from peer: PeerInfo, reason: String) {
         denialReasons.withLock { $0[ProgressBoard.Key(transferID: transferID, peerID: peer.peerID)] = reason }
@@ -209,7 +238,12 @@ final class TransferReporter: Sendable {
         switch event {
         case .offerReceived:
             break
-        case .started(let transferID, let peer, _, let files, let accepted, let resumeOffsets):
+        case .started(let transferID, let peer, let direction, let files, let accepted, let resumeOffsets):
+            if direction == .receiving, logsAcceptedOffers, !json {
+                let offered = files.reduce(UInt64(0)) { $0 &+ $1.size }
+                let header = OfferPrompt.text(sender: peer.displayName, files: files, totalBytes: offered)[0]
+                say("\(header.dropLast()): accepted")
+            }
             let total = zip(files, accepted).reduce(UInt64(0)) { $0 + ($1.1 ? $1.0.size : 0) }
             let done = zip(resumeOffsets, accepted).reduce(UInt64(0)) { $0 + ($1.1 ? $1.0 : 0) }
             board?.update(
@@ -219,6 +253,7 @@ final class TransferReporter: Sendable {
             denied.withLock { _ = $0.insert(ProgressBoard.Key(transferID: transferID, peerID: peer.peerID)) }
             let key = ProgressBoard.Key(transferID: transferID, peerID: peer.peerID)
             let noted = denialReasons.withLock { $0.removeValue(forKey: key) }
+            if direction == .sending { board?.removeNote(peer.peerID) }
             guard !json else { return }
             let name = TerminalText.escape(peer.displayName)
             if direction == .sending {
@@ -250,6 +285,7 @@ final class TransferReporter: Sendable {
                 servedWhenFinished.withLock { $0[key] = outcome.servedBytes }
             }
             if let board {
+                board.removeNote(outcome.peer.peerID)
                 board.remove(key, printing: lines)
             } else if !lines.isEmpty {
                 context.stderr.write(lines.map { $0 + "\n" }.joined())
@@ -301,9 +337,21 @@ final class TransferReporter: Sendable {
     }
 
     /// `sent photo.jpg to alice (1.2 MiB)`, `received photo (1).jpg from bob (3 B)`,
-    /// `photo.jpg: already there (identical) at alice (1.2 MiB)`, or the failure.
+    /// `photo.jpg: already there at alice (identical, 1.2 MiB)`, or the failure. A text sent with `--text` is no
+    /// file to the person who typed it: `sent a message to alice` (its entry's name, `message.txt`, is ferry's).
     static func text(for outcome: FileOutcome) -> String {
         let peer = TerminalText.escape(outcome.peer.displayName)
+        if Payload.isMessage(outcome.mediaType, size: outcome.size) {
+            // A message that arrived is shown by `reportMessage`; here: sent, or failed either way.
+            switch (outcome.direction, outcome.failure) {
+            case (.sending, nil): return "sent a message to \(peer)"
+            case (.sending, let failure?):
+                return "failed to send the message to \(peer): \(TerminalText.escape(failure))"
+            case (.receiving, let failure?):
+                return "failed to receive the message from \(peer): \(TerminalText.escape(failure))"
+            case (.receiving, nil): break
+            }
+        }
         let name = TerminalText.escape(outcome.fileName)
         let size = TransferFormat.bytes(outcome.size)
         if outcome.failure == nil, outcome.alreadyThere {
@@ -311,8 +359,8 @@ final class TransferReporter: Sendable {
             let held = outcome.publishedName ?? outcome.fileName
             let as_ = held == outcome.fileName ? "" : " as \(TerminalText.escape(held))"
             return outcome.direction == .sending
-                ? "\(name): already there (identical)\(as_) at \(peer) (\(size))"
-                : "\(name) from \(peer): already there (identical)\(as_) (\(size))"
+                ? "\(name): already there\(as_) at \(peer) (identical, \(size))"
+                : "\(name) from \(peer): already there\(as_) (identical, \(size))"
         }
         switch (outcome.direction, outcome.failure) {
         case (.sending, nil):

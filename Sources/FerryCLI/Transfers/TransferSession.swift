@@ -56,8 +56,12 @@ struct TransferSession: Sendable {
                     await printer.value
                     return result
                 } catch {
-                    // Ctrl-C is a person cancelling; SIGTERM is the machine stopping this process (a service).
+                    // Ctrl-C is a person cancelling; SIGTERM is the machine stopping this process (a service), which
+                    // its log says before the transfers it ends do.
                     let person = error is CancellationError && !SignalTrap.wasTerminated
+                    if error is CancellationError, SignalTrap.wasTerminated {
+                        reporter.say("stopping: SIGTERM")
+                    }
                     await engine.stop(reason: person ? .cancelledByUser : .shuttingDown)
                     await printer.value
                     throw error

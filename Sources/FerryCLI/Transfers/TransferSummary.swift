@@ -81,7 +81,7 @@ public struct TransferSummary: Sendable, Equatable {
             guard let failure else {
                 guard filesAlreadyThere > 0 else { return "ok" }
                 let count = filesAlreadyThere == 1 ? "1 file" : "\(filesAlreadyThere) files"
-                return "ok (\(count) already there (identical))"
+                return "ok (\(count) already there, identical)"
             }
             let files = filesSucceeded + filesFailed + filesSkipped
             let after = filesSucceeded > 0 ? " after \(filesSucceeded) of \(files) files" : ""
@@ -89,8 +89,10 @@ public struct TransferSummary: Sendable, Equatable {
         }
     }
 
-    /// Files offered and their total size.
+    /// Entries offered: the files, and the text of `--text` when there was one (see `messages`).
     public var files: Int
+    /// Of `files`, texts sent with `--text` (0 or 1): the text form counts them apart, as a message.
+    public var messages: Int
     /// The total size of the offered files, in bytes.
     public var bytes: UInt64
     /// The longest time a peer's transfer ran, from its acceptance to its end, failed ones included (see
@@ -102,9 +104,11 @@ public struct TransferSummary: Sendable, Equatable {
     /// Below this ratio compression did not pay (or nothing was compressed): the text form does not mention it.
     static let worthMentioningRatio = 1.05
 
-    /// A summary from its parts; `seconds` is usually `transferTime(_:)` of the outcomes.
-    public init(files: Int, bytes: UInt64, seconds: Double, peers: [PeerResult]) {
+    /// A summary from its parts; `seconds` is usually `transferTime(_:)` of the outcomes; `messages` of the `files`
+    /// are texts.
+    public init(files: Int, messages: Int = 0, bytes: UInt64, seconds: Double, peers: [PeerResult]) {
         self.files = files
+        self.messages = messages
         self.bytes = bytes
         self.seconds = seconds
         self.peers = peers
@@ -166,7 +170,7 @@ public struct TransferSummary: Sendable, Equatable {
     /// `nothing sent: bob denied the offer (denied by the user)`.
     public var text: String {
         let ok = peers.filter(\.isSuccess).count
-        let files = self.files == 1 ? "1 file" : "\(self.files) files"
+        let files = Self.entries(files: self.files - messages, messages: messages)
         let peerCount = peers.count == 1 ? "1 peer" : "\(peers.count) peers"
         let lines = peers.map { "  \(TerminalText.escape($0.name)): \($0.state)\n" }.joined()
         if ok == 0, peers.allSatisfy({ $0.filesSucceeded == 0 }) {
@@ -182,20 +186,24 @@ public struct TransferSummary: Sendable, Equatable {
         }
         let to = ok == peers.count ? peerCount : "\(ok) of \(peerCount)"
         var text = "sent \(files) (\(TransferFormat.bytes(bytes))) to \(to) in \(TransferFormat.duration(seconds))"
-        text += " (\(TransferFormat.rate(throughput))"
+        // No rate from a time shown as "under 0.1 s": 20 KiB in 0.1 ms is no 200 MiB/s anyone could expect again.
+        var details = TransferFormat.isMeasurable(seconds) ? [TransferFormat.rate(throughput)] : []
         if compressionRatio >= Self.worthMentioningRatio {
-            text += ", compression \(TransferFormat.ratio(compressionRatio))"
+            details.append("compression \(TransferFormat.ratio(compressionRatio))")
         }
-        return text + ")\n" + (broadcastLine.map { $0 + "\n" } ?? "") + lines
+        if !details.isEmpty { text += " (" + details.joined(separator: ", ") + ")" }
+        return text + "\n" + (broadcastLine.map { $0 + "\n" } ?? "") + lines
     }
 
-    /// `broadcast: 70 MiB (1.1 copies) sent from here, 954 MiB relayed by the receivers`: what this side's link
-    /// carried (raw chunk bytes, also as copies of the files) and what the receivers passed on to each other; nil
-    /// when they relayed nothing (a single receiver, `--no-relay`, receivers that did not take part).
+    /// `broadcast: 70 MiB sent from here (1.1x the files' size), 954 MiB relayed by the receivers`: what this side's
+    /// link carried (raw chunk bytes, and that as a multiple of the size of what was sent: 1.0x is one copy, what a
+    /// single receiver costs) and what the receivers passed on to each other; nil when they relayed nothing (a single
+    /// receiver, `--no-relay`, receivers that did not take part).
     var broadcastLine: String? {
         guard relayedBytes > 0 else { return nil }
-        let copies = bytes > 0 ? " (\(TransferFormat.copies(Double(chunkBytes) / Double(bytes))))" : ""
-        return "broadcast: \(TransferFormat.bytes(chunkBytes))\(copies) sent from here, "
+        let whose = files == 1 ? "the file's" : "the files'"
+        let times = bytes > 0 ? " (\(TransferFormat.copies(Double(chunkBytes) / Double(bytes))) \(whose) size)" : ""
+        return "broadcast: \(TransferFormat.bytes(chunkBytes)) sent from here\(times), "
             + "\(TransferFormat.bytes(relayedBytes)) relayed by the receivers"
     }
 
@@ -230,6 +238,16 @@ public struct TransferSummary: Sendable, Equatable {
                 }))
         line.append("chunkBytes", TransferReporter.int(chunkBytes))
         line.append("relayedBytes", TransferReporter.int(relayedBytes))
+        line.append("messages", .int(messages))
         return line
+    }
+
+    /// What was sent, as a person counts it: `1 file`, `3 files`, `a message`, `2 files and a message` (a text of
+    /// `--text` is no file to the one who typed it).
+    static func entries(files: Int, messages: Int) -> String {
+        let fileText = files == 1 ? "1 file" : "\(files) files"
+        let messageText = messages == 1 ? "a message" : "\(messages) messages"
+        if messages == 0 { return fileText }
+        return files == 0 ? messageText : "\(fileText) and \(messageText)"
     }
 }
