@@ -5,6 +5,7 @@
 /// of the receiver's staged file (`.ferry-staging/KEY`), here beside the wire values it is made of so that the
 /// receive path and the tests that prepare a staged file name it the same way.
 public enum ResumeKey {
+    /// The key of `file` offered by `sender` in chunks of `chunkSize` bytes: 64 hex digits.
     public static func make(sender: DeviceID, file: OfferedFile, chunkSize: UInt32) -> String {
         var bytes: [UInt8] = Array("ferry-resume-1".utf8)
         bytes += sender.bytes
