@@ -250,7 +250,9 @@ struct OfferPromptAnswerTests {
     }
 
     /// Feeds one offer and one typed line; returns what the prompt answered.
-    static func answers(typing line: String, minimumAnswerDelay: Duration) async -> [OfferPrompt.Answer] {
+    static func answers(
+        typing line: String, minimumAnswerDelay: Duration, offer: IncomingOffer = offer()
+    ) async -> [OfferPrompt.Answer] {
         let (updates, feed) = AsyncStream.makeStream(of: OfferPrompt.Update.self)
         let (lines, typing) = AsyncStream.makeStream(of: String.self)
         let answered = Mutex<[OfferPrompt.Answer]>([])
@@ -261,7 +263,7 @@ struct OfferPromptAnswerTests {
                 feed.finish()
             }
         }
-        feed.yield(.offer(offer()))
+        feed.yield(.offer(offer))
         typing.yield(line)
         typing.finish()  // end of input: an unanswered offer is denied
         await running.value
@@ -270,6 +272,32 @@ struct OfferPromptAnswerTests {
 
     @Test func anAnswerIsTakenOnceThePromptHasBeenOnScreen() async {
         #expect(await Self.answers(typing: "a", minimumAnswerDelay: .zero) == [.always])
+    }
+
+    /// Trusting from now on means the person compared a code: a sender whose link has none is accepted this once.
+    @Test func alwaysForASenderWithNoPairingCodeAcceptsWithoutTrusting() async {
+        let uncoded = IncomingOffer(
+            transferID: TransferID(bytes: Array(repeating: 1, count: 16))!,
+            peer: PairingTextTests.peer(trusted: false, code: nil), files: [], totalBytes: 0,
+            deadline: .now + .seconds(600))
+        #expect(await Self.answers(typing: "a", minimumAnswerDelay: .zero, offer: uncoded) == [.accept])
+    }
+
+    /// A sender's question for a receiver with no code offers no [a]lways; with a code it does.
+    @Test func theQuestionForAPeerWithNoCodeOffersNoTrust() {
+        let uncoded = PairingConfirmation.question(PairingTextTests.peer(trusted: false, code: nil))
+        #expect(!uncoded.contains("[a]lways") && uncoded.contains("without trusting it"))
+        #expect(PairingConfirmation.question(PairingTextTests.peer(trusted: false, code: "123456")).contains("[a]lways"))
+    }
+
+    /// `trust add FVQN-OCPD` pins the peer found only when its key begins with that short ID: a display name may be
+    /// anything, another peer's short ID included.
+    @Test func aShortIDStandsForTheKeyNotForTheName() throws {
+        let id = try #require(DeviceID(bytes: Array(repeating: 0, count: 32)))
+        let short = id.shortDescription
+        #expect(TrustCommand.Add.answersTo(short, deviceID: id))
+        #expect(!TrustCommand.Add.answersTo("ZZZZ-ZZZZ", deviceID: id))
+        #expect(TrustCommand.Add.answersTo("alice", deviceID: id))
     }
 
     @Test func anAnswerTypedBeforeThePromptCouldBeReadIsIgnored() async {

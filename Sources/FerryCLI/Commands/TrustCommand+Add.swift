@@ -116,6 +116,13 @@ extension TrustCommand {
                 }
         }
 
+        /// Whether the peer found for `target` (what the person typed) may be pinned as it: always for a name, and for
+        /// a short ID only when the peer's device ID begins with it. Display names are matched first and any peer may
+        /// call itself `FVQN-OCPD`: the name alone must not stand for the key.
+        static func answersTo(_ target: String, deviceID: DeviceID) -> Bool {
+            !isShortID(target) || deviceID.description.uppercased().hasPrefix(target.uppercased())
+        }
+
         /// Text made like a device ID (groups of 4 letters and digits, or 64 characters of hex-like text), which a
         /// display name hardly ever is.
         static func looksLikeID(_ text: String) -> Bool {

@@ -11,6 +11,7 @@ extension TrustCommand.Add {
     /// peer is trusted both ways that matter here (`send` does not ask again, and its name cannot be taken by
     /// another key).
     func pairOverNetwork(context: CommandContext) async throws -> ExitCode {
+        // (Refusals below: a peer that answered to a short ID with another key; a link with no code to compare.)
         guard context.isStdinTerminal, context.isStderrTerminal else {
             throw CLIError.failure(
                 "pinning a peer by name compares its pairing code on both screens, which needs a terminal; without"
@@ -39,9 +40,24 @@ extension TrustCommand.Add {
             }
             let name = pinName ?? peer.displayName
             let label = TrustCommand.label(TrustedPeer(deviceID: peer.deviceID, name: name, added: .now))
+            if let peerName, !TrustCommand.Add.answersTo(peerName, deviceID: peer.deviceID) {
+                // A peer may call itself by another's short ID: the name matched, the key did not.
+                throw CLIError.failure(
+                    "could not pin \(peerName): the peer that answered to it, \(TerminalText.escape(peer.displayName)),"
+                        + " has the device ID \(peer.deviceID), which does not begin with \(peerName); nothing was"
+                        + " pinned (a peer may call itself by another's ID: use the whole device ID from its 'ferry id')"
+                )
+            }
             if peer.isTrusted {
                 context.stdout.writeLine("Already trusted: \(label).")
                 return ExitCode.success
+            }
+            guard peer.pairingCode != nil else {
+                // Pinning means the person compared a code; a link without one cannot be checked that way.
+                throw CLIError.failure(
+                    "could not pin \(TerminalText.escape(peer.displayName)): its link has no pairing code to compare"
+                        + " (an older ferry, or a peer that leaves it out), so nothing was pinned; pin it by its whole"
+                        + " device ID from its 'ferry id': ferry trust add ID --name NAME")
             }
             reporter.say("\(TerminalText.escape(peer.displayName)) has the device ID \(peer.deviceID)")
             let answer = await PairingConfirmation(show: { reporter.say(lines: $0) }).ask(peer, pinning: true)

@@ -110,10 +110,17 @@ struct OfferPrompt: Sendable {
                     show(["(ignored an answer typed before this offer was shown: answer again)"])
                     continue
                 }
-                let answer = Self.answer(line)
+                var answer = Self.answer(line)
                 switch answer {
                 case .deny: show(["denied"])
                 case .accept: show(["accepted"])
+                case .always where offer.peer.pairingCode == nil:
+                    // Trusting from now on means a code was compared: a link without one is accepted this once.
+                    answer = .accept
+                    show([
+                        "accepted, but \(Self.sender(offer)) is not trusted: its link has no pairing code to compare"
+                            + " (pin it by its device ID: ferry trust add ID --name NAME)"
+                    ])
                 case .always: show(["accepted; \(Self.sender(offer)) is trusted from now on (ferry trust list)"])
                 }
                 await respond(offer, answer)

@@ -40,7 +40,8 @@ struct PairingConfirmation: Sendable {
                 for await line in lines {
                     switch OfferPrompt.answer(line) {
                     case .accept: return .yes
-                    case .always: return .always
+                    // Trusting from now on means a code was compared: a link without one is a yes for now only.
+                    case .always: return peer.pairingCode == nil ? .yes : .always
                     case .deny: return .no
                     }
                 }
@@ -64,8 +65,9 @@ struct PairingConfirmation: Sendable {
             pinning
             ? "[y/N] (y trusts \(name) from now on)" : "[y]es, [n]o, [a]lways (yes, and trust \(name) from now on)"
         guard let code = peer.pairingCode else {
+            // Nothing to compare, so nothing to pin on: y sends this once (`ferry trust add` refuses before asking).
             return "\(name) (device \(peer.deviceID)) has no pairing code to compare (an older ferry?). "
-                + (pinning ? "Trust it anyway? " : "Send to it anyway? ") + choices
+                + "Send to it anyway, without trusting it? [y/N]"
         }
         return "Does \(name) show \(PairingCode.readable(code))? \(choices)"
     }
