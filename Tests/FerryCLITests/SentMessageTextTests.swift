@@ -74,4 +74,17 @@ import Testing
         let alone = OfferPrompt.text(sender: "alice", files: [message], totalBytes: 21)
         #expect(alone.first == "alice offers a message (21 B):")
     }
+
+    /// The sender picks an entry's media type: one marked a message under a name `--text` never gives (it may be kept
+    /// under that name) is shown with its name, so a person does not accept "a message" and find `.bashrc` kept.
+    @Test func aMessageUnderANameFerryDoesNotGiveShowsTheName() {
+        var message = OfferedFile(
+            path: ".bashrc", size: 21, permissions: 0o644, modificationTime: FileTime(seconds: 0, nanoseconds: 0),
+            mediaType: Payload.messageMediaType, pixelWidth: 0, pixelHeight: 0)
+        #expect(
+            OfferPrompt.text(sender: "alice", files: [message], totalBytes: 21)[1]
+                == "  a message, kept as .bashrc  21 B")
+        message.path = "message (2).txt"
+        #expect(OfferPrompt.text(sender: "alice", files: [message], totalBytes: 21)[1] == "  a message  21 B")
+    }
 }

@@ -188,6 +188,9 @@ public struct SendCommand: ParsableCommand, Equatable {
             throw .usage("'-' (standard input) is given \(count) times; it can be sent once")
         }
         guard let name else { return }
+        if files.isEmpty {
+            throw .usage("--as names a FILE sent, or standard input (-); a --text message has no name to give")
+        }
         if count == 0, files.count != 1 {
             throw .usage(
                 "--as renames the one FILE sent (or standard input, -); \(files.count) files are given: send them"

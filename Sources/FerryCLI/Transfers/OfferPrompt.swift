@@ -197,13 +197,26 @@ struct OfferPrompt: Sendable {
     ///
     /// A text sent with `--text` is counted and listed as a message (`alice offers 1 file and a message (2.0 MiB):`,
     /// `  a message  21 B`): its entry's name is ferry's, not the sender's.
+    /// The names `ferry send --text` gives a message: `message.txt`, or `message (N).txt` beside a file of that name.
+    static func isMessageName(_ path: String) -> Bool {
+        if path == "message.txt" { return true }
+        guard path.hasPrefix("message ("), path.hasSuffix(").txt") else { return false }
+        let number = path.dropFirst("message (".count).dropLast(").txt".count)
+        return !number.isEmpty && number.allSatisfy(\.isASCII) && number.allSatisfy(\.isNumber)
+    }
+
     static func text(sender: String, files: [OfferedFile], totalBytes: UInt64) -> [String] {
         let messages = files.filter { Payload.isMessage($0.mediaType, size: $0.size) }.count
         let count = TransferSummary.entries(files: files.count - messages, messages: messages)
         var lines = ["\(TerminalText.escape(sender)) offers \(count) (\(TransferFormat.bytes(totalBytes))):"]
         for file in files.prefix(listedFiles) {
             let isMessage = Payload.isMessage(file.mediaType, size: file.size)
-            let shown = isMessage ? "a message" : TerminalText.escape(file.path)
+            // The sender picks an entry's media type: a "message" under a name ferry does not give one (it may be
+            // kept under that name) shows the name.
+            let shown =
+                !isMessage
+                ? TerminalText.escape(file.path)
+                : Self.isMessageName(file.path) ? "a message" : "a message, kept as \(TerminalText.escape(file.path))"
             var line = "  \(shown)  \(TransferFormat.bytes(file.size))"
             if file.pixelWidth > 0, file.pixelHeight > 0 {
                 line += "  \(file.pixelWidth)x\(file.pixelHeight)"
