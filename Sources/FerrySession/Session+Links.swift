@@ -341,6 +341,11 @@ extension Session {
         closingDeadlinesHeld = true
     }
 
+    /// Tests: whether the closed link `id` still drains (its stream open, in `closingStreams`).
+    func isDraining(_ id: LinkID) -> Bool {
+        closingStreams[id] != nil
+    }
+
     /// Keeps the stream of the closed link `id` open to flush our last frames and drain the peer's
     /// (`closingStreams`). Links that were never admitted (strangers, refused or failed requests) keep at most
     /// `maxPendingLinks` such drains; beyond, the oldest is closed at once. Else handshakes each followed by a
@@ -458,8 +463,12 @@ extension Session {
 
     /// Ticks every link, discovery and the manual addresses.
     func tick() {
+        tick(now: clock.now)
+    }
+
+    /// `tick()` at `now` (tests: a later instant, to pass a deadline without waiting for it).
+    func tick(now: ContinuousClock.Instant) {
         guard !isClosed else { return }
-        let now = clock.now
         for id in links.keys.sorted() {
             update(id) { machine, now in machine.tick(now: now) }
             // A peer that stops reading while we have bytes for it is as gone as a silent one. Until its TLS
