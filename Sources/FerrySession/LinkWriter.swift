@@ -203,7 +203,8 @@ final class LinkWriter: Sendable {
         while true {
             await withCheckedContinuation { (wake: CheckedContinuation<Void, Never>) in
                 let ready = state.withLock { state -> Bool in
-                    if (!state.queue.isEmpty && !state.held) || state.finished || state.failed { return true }
+                    // Held (tests): nothing is taken, and a finished writer does not end either.
+                    if state.failed || (!state.held && (!state.queue.isEmpty || state.finished)) { return true }
                     state.wakeWriter = wake
                     return false
                 }
@@ -211,7 +212,9 @@ final class LinkWriter: Sendable {
             }
             // A bounded batch: what stays queued can still be discarded.
             let taken: (blocks: [[UInt8]], member: Int)? = state.withLock { state in
-                if state.queue.isEmpty || state.held { return state.finished || state.failed ? nil : ([], 0) }
+                if state.queue.isEmpty || state.held {
+                    return (state.finished && !state.held) || state.failed ? nil : ([], 0)
+                }
                 var taken = 0
                 var size = 0
                 while taken < state.queue.count, taken == 0 || size + state.queue[taken].byteCount <= Self.batchLimit {

@@ -454,7 +454,12 @@ extension Session {
     /// is done too is closed now.
     func writerFinished(_ id: LinkID) {
         writerTasks.removeValue(forKey: id)
-        if readerTasks[id] == nil { closingStreams.removeValue(forKey: id)?.stream.close() }
+        if readerTasks[id] == nil {
+            closingStreams.removeValue(forKey: id)?.stream.close()
+        } else if var entry = closingStreams[id] {
+            entry.deadline = min(clock.now + Self.closeGrace, entry.limit)  // the peer's time to read our last frames
+            closingStreams[id] = entry
+        }
     }
 
     func disconnectLink(_ id: LinkID, reason: GoodbyeReason) {
@@ -483,7 +488,10 @@ extension Session {
                 update(id) { machine, _ in machine.streamEnded() }
             }
         }
-        for (id, entry) in closingStreams where now >= entry.deadline && !closingDeadlinesHeld {
+        // The grace runs once our last frames are written (`writerFinished`): a deny still queued behind a lagging
+        // writer is not cut by it, only by the limit.
+        for (id, entry) in closingStreams
+        where !closingDeadlinesHeld && (now >= entry.limit || (writerTasks[id] == nil && now >= entry.deadline)) {
             entry.stream.close()
             closingStreams.removeValue(forKey: id)
         }
