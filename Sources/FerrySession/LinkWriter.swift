@@ -29,6 +29,8 @@ final class LinkWriter: Sendable {
         var memberBytes = 0
         /// Tests only: the writer takes nothing from the queue while held (`hold()`).
         var held = false
+        /// Tests only: `finish()` leaves the writer held (`hold(throughFinish: true)`).
+        var heldThroughFinish = false
         /// A batch was taken and is being written; and who waits for it to be written (`hold()`).
         var writing = false
         var writtenWaiters: [CheckedContinuation<Void, Never>] = []
@@ -120,7 +122,7 @@ final class LinkWriter: Sendable {
     func finish() {
         let (wake, waiters) = state.withLock { state in
             state.finished = true
-            state.held = false
+            if !state.heldThroughFinish { state.held = false }
             defer {
                 state.wakeWriter = nil
                 state.roomWaiters.removeAll()
@@ -138,10 +140,14 @@ final class LinkWriter: Sendable {
         }
     }
 
-    /// Tests only: the writer takes no more frames from the queue until `resume()` (or `finish()`); the batch it is
+    /// Tests only: the writer takes no more frames from the queue until `resume()` (or `finish()`, unless
+    /// `throughFinish`: then a closed link's last frames wait too, as behind a writer that lags); the batch it is
     /// writing, if any, still goes out (`idle()` waits for it).
-    func hold() {
-        state.withLock { $0.held = true }
+    func hold(throughFinish: Bool = false) {
+        state.withLock { state in
+            state.held = true
+            state.heldThroughFinish = throughFinish
+        }
     }
 
     /// Tests only: returns once no batch is being written, so that `queuedBytes` of a held writer then counts exactly
@@ -161,6 +167,7 @@ final class LinkWriter: Sendable {
     func resume() {
         let wake = state.withLock { state in
             state.held = false
+            state.heldThroughFinish = false
             defer { state.wakeWriter = nil }
             return state.wakeWriter
         }
@@ -196,7 +203,8 @@ final class LinkWriter: Sendable {
         while true {
             await withCheckedContinuation { (wake: CheckedContinuation<Void, Never>) in
                 let ready = state.withLock { state -> Bool in
-                    if (!state.queue.isEmpty && !state.held) || state.finished || state.failed { return true }
+                    // Held (tests): nothing is taken, and a finished writer does not end either.
+                    if state.failed || (!state.held && (!state.queue.isEmpty || state.finished)) { return true }
                     state.wakeWriter = wake
                     return false
                 }
@@ -204,7 +212,9 @@ final class LinkWriter: Sendable {
             }
             // A bounded batch: what stays queued can still be discarded.
             let taken: (blocks: [[UInt8]], member: Int)? = state.withLock { state in
-                if state.queue.isEmpty || state.held { return state.finished || state.failed ? nil : ([], 0) }
+                if state.queue.isEmpty || state.held {
+                    return (state.finished && !state.held) || state.failed ? nil : ([], 0)
+                }
                 var taken = 0
                 var size = 0
                 while taken < state.queue.count, taken == 0 || size + state.queue[taken].byteCount <= Self.batchLimit {

@@ -341,6 +341,11 @@ extension Session {
         closingDeadlinesHeld = true
     }
 
+    /// Tests: whether the closed link `id` still drains (its stream open, in `closingStreams`).
+    func isDraining(_ id: LinkID) -> Bool {
+        closingStreams[id] != nil
+    }
+
     /// Keeps the stream of the closed link `id` open to flush our last frames and drain the peer's
     /// (`closingStreams`). Links that were never admitted (strangers, refused or failed requests) keep at most
     /// `maxPendingLinks` such drains; beyond, the oldest is closed at once. Else handshakes each followed by a
@@ -449,7 +454,12 @@ extension Session {
     /// is done too is closed now.
     func writerFinished(_ id: LinkID) {
         writerTasks.removeValue(forKey: id)
-        if readerTasks[id] == nil { closingStreams.removeValue(forKey: id)?.stream.close() }
+        if readerTasks[id] == nil {
+            closingStreams.removeValue(forKey: id)?.stream.close()
+        } else if var entry = closingStreams[id] {
+            entry.deadline = min(clock.now + Self.closeGrace, entry.limit)  // the peer's time to read our last frames
+            closingStreams[id] = entry
+        }
     }
 
     func disconnectLink(_ id: LinkID, reason: GoodbyeReason) {
@@ -458,8 +468,12 @@ extension Session {
 
     /// Ticks every link, discovery and the manual addresses.
     func tick() {
+        tick(now: clock.now)
+    }
+
+    /// `tick()` at `now` (tests: a later instant, to pass a deadline without waiting for it).
+    func tick(now: ContinuousClock.Instant) {
         guard !isClosed else { return }
-        let now = clock.now
         for id in links.keys.sorted() {
             update(id) { machine, now in machine.tick(now: now) }
             // A peer that stops reading while we have bytes for it is as gone as a silent one. Until its TLS
@@ -474,7 +488,10 @@ extension Session {
                 update(id) { machine, _ in machine.streamEnded() }
             }
         }
-        for (id, entry) in closingStreams where now >= entry.deadline && !closingDeadlinesHeld {
+        // The grace runs once our last frames are written (`writerFinished`): a deny still queued behind a lagging
+        // writer is not cut by it, only by the limit.
+        for (id, entry) in closingStreams
+        where !closingDeadlinesHeld && (now >= entry.limit || (writerTasks[id] == nil && now >= entry.deadline)) {
             entry.stream.close()
             closingStreams.removeValue(forKey: id)
         }

@@ -144,6 +144,36 @@ import Testing
         }
     }
 
+    /// A refused request's deny goes out even when the link's writer lags past the close grace (a loaded machine):
+    /// the grace is the peer's time to read our last frames, so it counts from when they were written. The writer is
+    /// held with the deny queued and the session ticked past the grace; without the fix the tick closed the stream
+    /// and the stranger saw the link end without its deny (the flake of `aHelloFloodOfNewDevicesNeverGrowsThePeerTable`).
+    @Test func aDenyStillQueuedWhenTheCloseGraceEndsIsDelivered() async throws {
+        try await withSession(SessionTests.configuration("bob", policy: .none)) { bob, address, _ in
+            let stranger = try await StrangerLink.open(port: Int(address.port))
+            defer { stranger.close() }
+            // The stranger's handshake is done, so bob adopted its link.
+            let link = await bob.links.first.map { ($0.key, $0.value.writer) }
+            guard let (id, writer) = link else {
+                Issue.record("bob adopted no link")
+                return
+            }
+            writer.hold(throughFinish: true)
+            try await stranger.send(stranger.hello(name: "late") + SessionMessage.connectionRequest.encoded())
+            let clock = ContinuousClock()
+            let patience = clock.now + .seconds(60)  // the test's patience, not a timing
+            while await bob.links[id] != nil, clock.now < patience {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            #expect(await bob.isDraining(id), "bob denied the request and drains the link, the deny held")
+            await bob.tick(now: clock.now + Session.closeGrace + .seconds(1))
+            #expect(await bob.isDraining(id), "the grace counts from our last frame written, not from the close")
+            writer.resume()
+            let (messages, closed) = await stranger.messagesUntilClosed()
+            #expect(closed && messages.contains { if case .deny = $0 { true } else { false } }, "\(messages)")
+        }
+    }
+
     /// A TLS client to `address` whose preface and ClientHello pass and whose Certificate and Finished never
     /// arrive: the session waits mid-handshake.
     static func stalledHandshake(to address: SocketAddress, reactor: Reactor) async throws -> TLSStream {
