@@ -95,7 +95,10 @@ import Testing
         OVERVIEW: Chat line by line with every peer of the session.
 
         Lines typed are sent to every connected peer; lines received are printed with
-        the sender's name. Commands:
+        the sender's name. A peer that joins is shown as trusted (pinned with 'ferry
+        trust add') or not, with its short device ID and the 6-digit pairing code of the
+        link, which its screen shows too unless someone is in between: compare them
+        before trusting what it writes. Commands:
           /peers             List the peers and their states.
           /unreliable TEXT   Send TEXT as a datagram, which may be lost.
           /help              Show these commands.

@@ -119,4 +119,45 @@ import Testing
         let candidate = PeerCandidate(peerID: PeerID(rawValue: 1), deviceID: Self.device([]), displayName: "x\u{7}")
         #expect(candidate.listing.hasPrefix("x\\u{7} ("))
     }
+    // MARK: Issue 28, 9: a name that another device also uses
+
+    @Test func theNameOfAPinnedPeerNamesItThoughAnotherDeviceUsesItAndTheOtherIsNamed() {
+        let pinned = [Self.alice.deviceID: "alice"]
+        let match = PeerTarget.name("alice").match(in: [Self.aliceTwo, Self.bob, Self.alice], pinned: pinned)
+        #expect(match == .pinned(Self.alice, others: [Self.aliceTwo]))
+        let warning = match.pinnedNameText("alice") ?? ""
+        #expect(warning.contains("another device also calls itself 'alice'"), "\(warning)")
+        #expect(warning.contains(Self.aliceTwo.deviceID.shortDescription), "\(warning)")
+        #expect(warning.contains("sending to the one you trusted, \(Self.alice.deviceID.shortDescription)"))
+        // Case as the peer spells it does not matter: "Alice" still names the pinned device.
+        #expect(
+            PeerTarget.name("ALICE").match(in: [Self.alice, Self.aliceTwo], pinned: pinned)
+                == .pinned(Self.alice, others: [Self.aliceTwo]))
+        // The pinned one alone: plainly it.
+        #expect(PeerTarget.name("alice").match(in: [Self.alice, Self.bob], pinned: pinned) == .one(Self.alice))
+    }
+
+    @Test func theNameOfAPinnedPeerThatIsNotHereNamesNobodyThoughAnotherDeviceAnswersToIt() {
+        let pinned = [Self.alice.deviceID: "alice"]
+        let match = PeerTarget.name("alice").match(in: [Self.aliceTwo, Self.bob], pinned: pinned)
+        #expect(match == .pinnedAbsent(Self.alice.deviceID, others: [Self.aliceTwo]))
+        let text = match.pinnedNameText("alice") ?? ""
+        #expect(text.contains("'alice' is pinned to device \(Self.alice.deviceID.shortDescription), which is not here"))
+        #expect(text.contains("alice (\(Self.aliceTwo.deviceID.shortDescription))"), "\(text)")
+        // Its device ID still names the other device: that is not a name anyone can take.
+        let prefix = String(Self.aliceTwo.deviceID.description.prefix(9))
+        #expect(PeerTarget.name(prefix).match(in: [Self.aliceTwo], pinned: pinned) == .one(Self.aliceTwo))
+    }
+
+    @Test func withoutAPinTwoPeersOfOneNameStayAmbiguous() {
+        let pinned = [Self.bob.deviceID: "Bob"]
+        #expect(
+            PeerTarget.name("alice").match(in: [Self.alice, Self.aliceTwo, Self.bob], pinned: pinned)
+                == .ambiguous([Self.alice, Self.aliceTwo]))
+        // Both pinned (two installs trusted under one name): still ambiguous, the person must say which.
+        let both = [Self.alice.deviceID: "alice", Self.aliceTwo.deviceID: "alice"]
+        #expect(
+            PeerTarget.name("alice").match(in: [Self.alice, Self.aliceTwo], pinned: both)
+                == .ambiguous([Self.alice, Self.aliceTwo]))
+    }
 }

@@ -212,9 +212,16 @@ struct PairingTextTests {
             ])
     }
 
-    @Test func trustedPeerSaysSoWithoutACode() {
+    /// Issue 28, 7: trust is one-way. A sender this receiver pinned may not have pinned the receiver, and then asks
+    /// its person whether the receiver shows the code: the receiver's screen gives it all the same.
+    @Test func trustedPeerSaysSoAndStillShowsTheCodeItMayBeAskedAbout() {
         let lines = OfferPrompt.pairingLines(Self.peer(trusted: true, code: "012345"))
-        #expect(lines == ["From bob\\u{1B}[2J, trusted (device AAAA-AAAA, key verified).", "Accept? [y/N]"])
+        #expect(
+            lines == [
+                "From bob\\u{1B}[2J, trusted (device AAAA-AAAA, key verified); pairing code 012 345, if"
+                    + " bob\\u{1B}[2J asks to compare it.",
+                "Accept? [y/N]",
+            ])
     }
 
     @Test func senderPrintsTheSameCode() {
@@ -224,7 +231,8 @@ struct PairingTextTests {
         )
         #expect(
             TransferReporter.pairingLine(Self.peer(trusted: true, code: "987654"))
-                == "bob\\u{1B}[2J (AAAA-AAAA): trusted, key verified")
+                == "bob\\u{1B}[2J (AAAA-AAAA): trusted, key verified; pairing code 987 654, if bob\\u{1B}[2J asks to"
+                + " compare it")
     }
 
     /// On a terminal the sender asks "Does bob show 987 654?" right after this line: it gives the code only, and
@@ -236,7 +244,8 @@ struct PairingTextTests {
         #expect(PairingConfirmation.question(peer).hasPrefix("Does bob\\u{1B}[2J show 987 654? "))
         #expect(
             TransferReporter.pairingLine(Self.peer(trusted: true, code: "987654"), confirming: true)
-                == "bob\\u{1B}[2J (AAAA-AAAA): trusted, key verified")
+                == "bob\\u{1B}[2J (AAAA-AAAA): trusted, key verified; pairing code 987 654, if bob\\u{1B}[2J asks"
+                + " to compare it")
     }
 }
 

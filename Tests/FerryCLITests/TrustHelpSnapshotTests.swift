@@ -49,6 +49,19 @@ import Testing
         code, which the receiver shows too, and pins it when you answer y: nobody has to
         copy an ID by hand. That needs a terminal.
 
+        A peer that only sends accepts no connections, so it cannot be found that way;
+        but when it connected to this install's 'ferry receive' (accepted or refused),
+        its name or short ID is enough here: ferry shows its device ID and the pairing
+        code of that link (the one its 'ferry send' asked about, if it asked) from
+        $XDG_CONFIG_HOME/ferry/recent-peers (the last 32 peers), and pins it when you
+        answer y. A running receiver takes the new pin within a second.
+
+        Trust is one-way: each machine pins the other. On a first send, the sender's
+        person compares the code with the receiver's screen (or log) and answers a to
+        pin the receiver; the receiver's person answers a to its own question, or runs
+        'ferry trust add NAME' there. A side that pinned the other still shows the code,
+        so the other side can always compare.
+
         Adding an ID that is pinned already changes its name. A name belongs to one ID
         only: to give it to another one, remove the old one first.
 
@@ -58,7 +71,8 @@ import Testing
         ARGUMENTS:
           <peer>                  The peer's device ID, as 'ferry id' prints it or in 64
                                   hex digits; or the name or short ID (ABCD-EFGH) of a
-                                  peer running 'ferry receive'.
+                                  peer running 'ferry receive', or that connected to
+                                  this install's.
 
         OPTIONS:
           --name <name>           The name to know the peer by. (default: none)

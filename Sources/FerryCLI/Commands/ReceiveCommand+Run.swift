@@ -24,6 +24,7 @@ extension ReceiveCommand {
             global: global, context: context, mode: .server, acceptPolicy: accept == .trusted ? .trusted : .all,
             transfersEnabled: true)
         let trustStore = TrustStore(environment: context.environment)
+        let recentPeers = RecentPeers(environment: context.environment)
         let reporter = TransferReporter(context: context, json: json, logsAcceptedOffers: !asking)
         let configuration = engineConfiguration(directory: directory, policy: policy, log: setup.configuration.log)
         let once = self.once
@@ -34,9 +35,13 @@ extension ReceiveCommand {
                 // while the sender is asked to confirm; whom the session refused by itself leaves one line. Swarm
                 // links (other receivers of a broadcast) are no one a person connected: `linkUp` leaves them out.
                 switch event {
-                case .peerStateChanged(let peer, .connected, _): reporter.linkUp(peer)
+                case .peerStateChanged(let peer, .connected, _):
+                    reporter.linkUp(peer)
+                    // For `ferry trust add NAME` here, when the peer only sends and cannot be reached (`RecentPeers`).
+                    if !peer.isSwarmLink { recentPeers.note(peer) }
                 case .connectionDenied(let peer, let reason, let detail):
                     reporter.connectionRefused(peer, reason: reason, detail: detail)
+                    recentPeers.note(peer)
                 default: break
                 }
             }

@@ -5,7 +5,8 @@ import FerryWire
 extension TrustCommand.Add {
     /// `ferry trust add NAME` / `--peer HOST:PORT`: connects to a running `ferry receive`, shows its device ID and
     /// the pairing code (which the receiver shows as soon as the link is up), and pins it when the person says the
-    /// codes match.
+    /// codes match. A NAME that connected to this install's own receiver lately (a sender, `RecentPeers`) is
+    /// compared with what its link showed instead (`pinRecentPeer`).
     ///
     /// The same comparison as `ferry send` makes before a first transfer, without sending anything: afterwards the
     /// peer is trusted both ways that matter here (`send` does not ask again, and its name cannot be taken by
@@ -16,6 +17,11 @@ extension TrustCommand.Add {
             throw CLIError.failure(
                 "pinning a peer by name compares its pairing code on both screens, which needs a terminal; without"
                     + " one, pin it by its device ID: ferry trust add ID --name NAME (its 'ferry id' prints the ID)")
+        }
+        if let peerName, let entry = RecentPeers(environment: context.environment).entries(matching: peerName).first,
+            let device = entry.device
+        {
+            return try await pinRecentPeer(entry, device: device, context: context)
         }
         let target: PeerTarget
         if let peerName {

@@ -23,7 +23,8 @@ public struct WatchCommand: ParsableCommand, Equatable {
             Nobody is asked to compare pairing codes, so watch cannot tell a receiver from someone in between \
             who answers under its name; --trusted-only sends only to receivers this install has pinned (pin one \
             with 'ferry trust add NAME' while it runs 'ferry receive') and refuses every other one before \
-            anything is offered to it.
+            anything is offered to it. A name pinned here names the pinned device only, as for 'ferry send': \
+            another device answering to it is named in a warning and gets nothing.
             """,
         arguments: [ArgumentDefinition("dir", help: "The directory to watch.")],
         options: OptionDefinition.peers(help: "Send to this peer (as for 'ferry send'). Repeatable.") + [

@@ -1,3 +1,4 @@
+import FerrySecurity
 import FerrySession
 import FerryWire
 
@@ -49,16 +50,32 @@ struct ChatPrinter: Sendable {
         var line = JSONLine(event: Self.event(state), ["peer": PeerFormat.json(peer)])
         if let reason { line.append("reason", .string(reason.description)) }
         if case .denied(_, let deny, _)? = reason { line.append("denyReason", .string(deny.description)) }
+        if state == .connected {
+            line.append("code", peer.pairingCode.map { .string($0) } ?? .null)
+            line.append("trusted", .bool(peer.isTrusted))
+        }
         let name = PeerFormat.name(peer)
         let text: String
         switch state {
-        case .connected: text = "* \(name) joined"
+        case .connected: text = "* \(name) joined" + Self.joinAside(peer)
         case .disconnected: text = "* \(name) left" + (reason.map { " (\($0))" } ?? "")
         case .available: text = "* \(name) is here" + (reason.map { " (\($0))" } ?? "")
         case .unavailable: text = "* \(name) is gone"
         case .connecting: text = "* connecting to \(name)"
         }
         emit(line, text: text)
+    }
+
+    /// Who joined, as far as this side knows (issue 28, 10): pinned, or a stranger with the device ID and the
+    /// link's pairing code to compare with its screen (which shows the same code unless someone is in between).
+    /// A pinned peer's line shows the code too, since trust is one-way and the other side may ask about it.
+    static func joinAside(_ peer: PeerInfo) -> String {
+        let code = peer.pairingCode.map { "pairing code \(PairingCode.readable($0))" }
+        if peer.isTrusted {
+            return ": trusted, key verified" + (code.map { " (\($0))" } ?? "")
+        }
+        return ": not trusted, device \(peer.deviceID.shortDescription)"
+            + (code.map { ", \($0) (\(PeerFormat.name(peer)) shows the same code unless someone is in between)" } ?? "")
     }
 
     /// The event of a peer state: its name, as GameKit's states are named.

@@ -176,7 +176,10 @@ struct OfferPrompt: Sendable {
     static func pairingLines(_ peer: PeerInfo) -> [String] {
         let name = TerminalText.escape(peer.displayName)
         if peer.isTrusted {
-            return ["From \(name), trusted (device \(peer.deviceID.shortDescription), key verified).", "Accept? [y/N]"]
+            return [
+                "From \(name), trusted (device \(peer.deviceID.shortDescription), key verified)"
+                    + TransferReporter.codeAside(peer) + ".", "Accept? [y/N]",
+            ]
         }
         let code = peer.pairingCode.map { "; pairing code \(PairingCode.readable($0))" } ?? ""
         return [

@@ -105,7 +105,7 @@ extension PeerPicker {
             return indices(of: [candidate]).first.map(NameMatch.one) ?? .none
         case .ambiguous(let matches):
             return .ambiguous(indices(of: matches))
-        case .none:
+        case .none, .pinned, .pinnedAbsent:
             break
         }
         guard prefixes else { return .none }

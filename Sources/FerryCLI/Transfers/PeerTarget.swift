@@ -1,4 +1,5 @@
 import Foundation
+import FerrySession
 import FerrySystem
 import FerryWire
 
@@ -75,7 +76,42 @@ public enum PeerTarget: Sendable, Hashable, CustomStringConvertible {
         TerminalText.excerpt(text)
     }
 
-    /// Which of `candidates` this target names.
+    /// Which of `candidates` this target names, the pinned peers (`pinned`: device ID and the name it was pinned
+    /// under) taken into account.
+    ///
+    /// A display name is chosen by whoever runs a peer: anyone on the network can call itself "alice". So a name
+    /// that several peers answer to names the one pinned device among them (`.pinned`, with the others, which
+    /// the command warns about) rather than being ambiguous; and a name pinned to a device that is not among the
+    /// candidates names nobody, though another device answers to it (`.pinnedAbsent`): files are never sent to a
+    /// stranger for the name of a pinned peer. A device ID or peer ID prefix is not a name: it picks that device.
+    public func match(in candidates: [PeerCandidate], pinned: [DeviceID: String]) -> TargetMatch {
+        let plain = match(in: candidates)
+        guard case .name(let text) = self else { return plain }
+        let byName: [PeerCandidate]
+        switch plain {
+        case .none:
+            return plain
+        case .one(let only):
+            guard DisplayNameMatch.same(only.displayName, text) else { return plain }
+            byName = [only]
+        case .ambiguous(let matches):
+            byName = matches.filter { DisplayNameMatch.same($0.displayName, text) }
+            guard byName.count == matches.count else { return plain }
+        case .pinned, .pinnedAbsent:
+            return plain
+        }
+        let trusted = byName.filter { pinned[$0.deviceID] != nil }
+        if trusted.count == 1, let device = trusted.first {
+            let others = byName.filter { $0.peerID != device.peerID }
+            return others.isEmpty ? .one(device) : .pinned(device, others: others)
+        }
+        if trusted.isEmpty, let owner = pinned.first(where: { DisplayNameMatch.same($0.value, text) }) {
+            return .pinnedAbsent(owner.key, others: byName)
+        }
+        return plain
+    }
+
+    /// Which of `candidates` this target names, by name or ID alone.
     ///
     /// In order, the first rule that matches anything decides: the exact display name; the display name ignoring
     /// case; a device ID or peer ID prefix of at least `minimumPrefixLength` characters. More than one match under
@@ -133,6 +169,12 @@ public struct PeerCandidate: Sendable, Hashable {
     public var listing: String {
         "\(TerminalText.escape(displayName)) (\(deviceID.shortDescription), peer \(peerID))"
     }
+
+    /// How a warning about another device using a name lists it: `alice (ABCD-EFGH at 192.168.1.7:41971)`, escaped.
+    public var whereabouts: String {
+        let place = address.map { " at \($0)" } ?? ""
+        return "\(TerminalText.escape(displayName)) (\(deviceID.shortDescription)\(place))"
+    }
 }
 
 /// The result of matching a target against the peers of the session.
@@ -140,4 +182,28 @@ public enum TargetMatch: Sendable, Equatable {
     case none
     case one(PeerCandidate)
     case ambiguous([PeerCandidate])
+    /// The name names the one pinned device among several that answer to it; `others` are not pinned.
+    case pinned(PeerCandidate, others: [PeerCandidate])
+    /// The name is pinned to `DeviceID`, which is not here; `others` (unpinned) answer to it.
+    case pinnedAbsent(DeviceID, others: [PeerCandidate])
+}
+
+extension TargetMatch {
+    /// What a person reads about a pinned name: the warning that another device uses it (`.pinned`), or why no one
+    /// was chosen (`.pinnedAbsent`); nil for the other cases.
+    public func pinnedNameText(_ name: String) -> String? {
+        let quoted = "'\(TerminalText.excerpt(name))'"
+        switch self {
+        case .pinned(let device, let others):
+            let noun = others.count == 1 ? "another device also calls itself" : "other devices also call themselves"
+            return "warning: \(noun) \(quoted): " + others.map(\.whereabouts).joined(separator: ", ")
+                + "; sending to the one you trusted, \(device.deviceID.shortDescription)"
+        case .pinnedAbsent(let owner, let others):
+            return "\(quoted) is pinned to device \(owner.shortDescription), which is not here; "
+                + (others.count == 1 ? "another device calls itself that: " : "other devices call themselves that: ")
+                + others.map(\.whereabouts).joined(separator: ", ") + " (not trusted, so nothing is sent to it)"
+        case .none, .one, .ambiguous:
+            return nil
+        }
+    }
 }

@@ -20,16 +20,30 @@ struct TargetResolver: Sendable {
         -> [PeerTarget: PeerInfo]
     {
         var resolved: [PeerTarget: PeerInfo] = [:]
+        // Why a name pinned here names nobody yet: another device answers to it (said if the wait runs out).
+        var impostors: [PeerTarget: String] = [:]
         while true {
             let generation = await run.tracker.generation
             let reachable = await run.tracker.reachable
+            let pinned = await run.session.trustedPeers
             let candidates = reachable.map(PeerCandidate.init)
             var missing: [PeerTarget] = []
             for target in targets where resolved[target] == nil {
                 guard case .name = target else { continue }
-                switch target.match(in: candidates) {
+                let match = target.match(in: candidates, pinned: pinned)
+                switch match {
                 case .one(let candidate):
                     resolved[target] = reachable.first { $0.peerID == candidate.peerID }
+                case .pinned(let candidate, _):
+                    resolved[target] = reachable.first { $0.peerID == candidate.peerID }
+                    if let warning = match.pinnedNameText(target.text) { run.reporter.say(warning) }
+                case .pinnedAbsent:
+                    let reason = match.pinnedNameText(target.text)
+                    if let reason, impostors[target] != reason {
+                        run.reporter.say("\(reason); waiting for the trusted device (--wait)")
+                    }
+                    impostors[target] = reason
+                    missing.append(target)
                 case .ambiguous(let matches):
                     throw CLIError.failure(
                         "'\(target)' matches \(matches.count) peers: "
@@ -45,6 +59,11 @@ struct TargetResolver: Sendable {
             try Task.checkCancellation()
             guard ContinuousClock.now < deadline, await !run.tracker.isFinished else {
                 let seen = await run.tracker.namesSeen.map(TerminalText.escape)
+                if let reason = missing.lazy.compactMap({ impostors[$0] }).first {
+                    throw CLIError.failure(
+                        "\(reason); the trusted device did not appear in session \(TerminalText.escape(sessionID)) "
+                            + "within \(waited.shortDescription) s")
+                }
                 let names = missing.map { "\($0)" }.joined(separator: " or ")
                 let seenText = seen.isEmpty ? "none" : seen.joined(separator: ", ")
                 throw CLIError.failure(

@@ -121,7 +121,9 @@ final class TransferReporter: Sendable {
         } else {
             let name = TerminalText.escape(peer.displayName)
             if peer.isTrusted {
-                say("\(name) (\(peer.deviceID.shortDescription)) connected: trusted, key verified")
+                say(
+                    "\(name) (\(peer.deviceID.shortDescription)) connected: trusted, key verified"
+                        + Self.codeAside(peer))
             } else if let code = peer.pairingCode {
                 say(
                     "\(name) (device \(peer.deviceID)) connected: pairing code \(PairingCode.readable(code))"
@@ -218,13 +220,24 @@ final class TransferReporter: Sendable {
     /// ```
     static func pairingLine(_ peer: PeerInfo, confirming: Bool = false) -> String {
         let name = TerminalText.escape(peer.displayName)
-        if peer.isTrusted { return "\(name) (\(peer.deviceID.shortDescription)): trusted, key verified" }
+        if peer.isTrusted {
+            return "\(name) (\(peer.deviceID.shortDescription)): trusted, key verified" + codeAside(peer)
+        }
         guard let code = peer.pairingCode else { return "\(name) (\(peer.deviceID.shortDescription)): connected" }
         if confirming {
             return "\(name) (\(peer.deviceID.shortDescription)): connected, pairing code \(PairingCode.readable(code))"
         }
         return "\(name) (\(peer.deviceID.shortDescription)): pairing code \(PairingCode.readable(code))"
             + " - the receiver shows the same code unless someone is in between"
+    }
+
+    /// After "trusted, key verified": the link's pairing code all the same, since trust is one-way. The peer may
+    /// not have pinned this device and then asks its person to compare the code: this screen (or a service's log)
+    /// must show it, or that person can never answer yes.
+    static func codeAside(_ peer: PeerInfo) -> String {
+        guard let code = peer.pairingCode else { return "" }
+        let name = TerminalText.escape(peer.displayName)
+        return "; pairing code \(PairingCode.readable(code)), if \(name) asks to compare it"
     }
 
     /// Reports one engine event.

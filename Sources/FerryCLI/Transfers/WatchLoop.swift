@@ -195,14 +195,20 @@ struct WatchLoop: Sendable {
     /// - Throws: `TransferError.peerCannotReceive`, `CancellationError`.
     private func connectedPeer(_ target: PeerTarget, label: String, away: inout Bool) async throws -> PeerInfo {
         var reported: String?
+        var warned: String?
         while true {
             try Task.checkCancellation()
             let generation = await run.tracker.generation
             let reachable = await run.tracker.reachable
             var failure = "not found in the session"
             do {
-                switch (target, target.match(in: reachable.map(PeerCandidate.init))) {
-                case (_, .one(let candidate)):
+                let match = target.match(in: reachable.map(PeerCandidate.init), pinned: await run.session.trustedPeers)
+                if case .pinned = match, let warning = match.pinnedNameText(target.text), warned != warning {
+                    warned = warning
+                    run.reporter.say(warning)
+                }
+                switch (target, match) {
+                case (_, .one(let candidate)), (_, .pinned(let candidate, _)):
                     if let current = await run.session.peer(candidate.peerID), current.state == .connected {
                         return back(current, label: label, away: &away, connected: false)
                     }
@@ -214,6 +220,8 @@ struct WatchLoop: Sendable {
                         try await run.connect(toAddress: address, timeout: connectTimeout), label: label, away: &away)
                 case (_, .ambiguous(let matches)):
                     failure = "it matches \(matches.count) peers: " + matches.map(\.listing).joined(separator: ", ")
+                case (_, .pinnedAbsent):
+                    failure = match.pinnedNameText(target.text) ?? failure
                 case (.name, .none):
                     break
                 }

@@ -1,0 +1,117 @@
+import FerrySession
+import FerryWire
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The peers that connected to this install's `ferry receive` lately, with the pairing code of their link, in
+/// `$XDG_CONFIG_HOME/ferry/recent-peers`: what lets `ferry trust add NAME` pin a peer that only sends.
+///
+/// Why: a sender accepts no connections and announces nothing, so `trust add NAME` cannot reach it to compare a
+/// code; but the receiver it sent to had a link with it and showed that link's code (the one the sender's person
+/// was asked to compare). The receiver keeps the last `capacity` of them here; `trust add NAME` offers the device
+/// ID and that code for the person to compare, and pins nothing without a yes. The file only proposes: nothing
+/// is trusted because it is here, so a lost update (two receivers writing at once) loses a proposal, not a pin.
+/// One JSON object a line, newest last, rewritten whole (temporary file, rename) in the 0700 config directory; a
+/// file another user owns or can write, or a line that does not parse, is ignored.
+public struct RecentPeers: Sendable {
+    /// One peer that connected: its device ID (hex in the file), name, the link's pairing code, when.
+    public struct Entry: Codable, Equatable, Sendable {
+        public var deviceID: String
+        public var name: String
+        public var code: String?
+        public var address: String?
+        public var at: Date
+
+        /// The device ID, when the stored text is one.
+        public var device: DeviceID? {
+            deviceID.utf8.count == DeviceID.length * 2 ? DeviceID(string: deviceID) : nil
+        }
+    }
+
+    /// How many peers the file keeps (the newest).
+    public static let capacity = 32
+
+    /// The config directory holding the file.
+    public let directory: URL
+
+    /// The file of the config directory `environment` selects (`ConfigDirectory`).
+    public init(environment: [String: String]) {
+        self.init(directory: ConfigDirectory.url(environment: environment))
+    }
+
+    init(directory: URL) {
+        self.directory = directory
+    }
+
+    /// `recent-peers`.
+    public var file: URL { directory.appendingPathComponent("recent-peers") }
+
+    /// The entries, oldest first; empty when there is no usable file.
+    public func load() -> [Entry] {
+        let descriptor = open(file.path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard descriptor >= 0 else { return [] }
+        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_uid == geteuid(),
+            status.st_mode & 0o022 == 0, status.st_size <= 256 * 1024,
+            let data = try? handle.readToEnd()
+        else { return [] }
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return data.split(separator: UInt8(ascii: "\n")).compactMap { try? decoder.decode(Entry.self, from: Data($0)) }
+            .filter { $0.device != nil }
+    }
+
+    /// Adds `entry` as the newest (dropping an older entry of the same device), keeping the newest `capacity`.
+    public func record(_ entry: Entry) throws {
+        var entries = load().filter { $0.deviceID != entry.deviceID }
+        entries.append(entry)
+        entries = Array(entries.suffix(Self.capacity))
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        var data = Data()
+        for entry in entries {
+            data.append(try encoder.encode(entry))
+            data.append(UInt8(ascii: "\n"))
+        }
+        try ConfigDirectory.create(directory)
+        let temporary = directory.appendingPathComponent(
+            ".recent-peers.\(getpid()).\(String(UInt64.random(in: 0...UInt64.max), radix: 16))")
+        let fd = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw CLIError.failure("could not create \(temporary.path)") }
+        let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: true)
+        do {
+            try handle.write(contentsOf: data)
+        } catch {
+            unlink(temporary.path)
+            throw CLIError.failure("could not write \(temporary.path): \(error.localizedDescription)")
+        }
+        guard rename(temporary.path, file.path) == 0 else {
+            unlink(temporary.path)
+            throw CLIError.failure("could not replace \(file.path)")
+        }
+    }
+
+    /// Records a peer whose link reached its hello (connected or refused), now; a failure to write is ignored
+    /// (the file only proposes, and a receiver must not stop over it).
+    public func note(_ peer: PeerInfo, at now: Date = Date()) {
+        try? record(
+            Entry(
+                deviceID: peer.deviceID.hex, name: peer.displayName, code: peer.pairingCode,
+                address: peer.address?.description, at: now))
+    }
+
+    /// The newest entries whose name reads as `name` (`DisplayNameMatch`) or whose device ID starts with it.
+    public func entries(matching name: String) -> [Entry] {
+        let found = load().reversed().filter { entry in
+            DisplayNameMatch.same(entry.name, name)
+                || (name.unicodeScalars.filter { $0 != "-" }.count >= PeerTarget.minimumPrefixLength
+                    && entry.device?.hasPrefix(name) == true)
+        }
+        return Array(found)
+    }
+}
