@@ -19,10 +19,15 @@ import Foundation
 public struct RecentPeers: Sendable {
     /// One peer that connected: its device ID (hex in the file), name, the link's pairing code, when.
     public struct Entry: Codable, Equatable, Sendable {
+        /// The device ID as stored: 64 hex digits of its certificate's SHA-256 (`device` reads it).
         public var deviceID: String
+        /// The display name its hello gave.
         public var name: String
+        /// The link's 6-digit pairing code, when both pairing nonces were known.
         public var code: String?
+        /// Where the link came from (host:port), when known.
         public var address: String?
+        /// When its link reached its hello.
         public var at: Date
 
         /// The device ID, when the stored text is one.
