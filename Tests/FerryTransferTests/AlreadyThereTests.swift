@@ -155,3 +155,61 @@ import Testing
         }
     }
 }
+
+extension AlreadyThereTests {
+    /// A sender driven by hand offers a digest of the receiver's file, is answered at the file's size, then sends a
+    /// `fileEnd` with another digest: the file fails `hashMismatch`, and the held file is left as it was, nothing
+    /// beside it (PROTOCOL.md 11.10 rule 10).
+    @Test func aFileEndThatDisagreesWithTheOfferedDigestFailsAndLeavesTheHeldFile() async throws {
+        try await TemporaryDirectory.with(prefix: "there-in") { inbox in
+            let size = 4 * Self.chunk + 7
+            let held = try TestFiles(in: inbox).random("held.bin", size: size, seed: 51)
+            let bytes = try Self.bytes(held.path)
+            let digest = FileDigest.of(bytes, chunkSize: Self.chunk)
+            let reactor = try Reactor()
+            defer { reactor.shutdown() }
+            let configuration = TransferEngineTests.configuration
+            try await Session.run(configuration: configuration("bob"), reactor: reactor) { bob in
+                try await Session.run(configuration: configuration("alice"), reactor: reactor) { alice in
+                    let receiving = TransferConfiguration(
+                        receiveDirectory: inbox.path, offerPolicy: .all, chunkSize: Self.chunk)
+                    try await TransferEngine.run(session: bob, configuration: receiving) { _ in
+                        let info = try await alice.connect(
+                            toAddress: .ipv4(.loopback, port: await bob.listenPort), timeout: .seconds(30))
+                        let id = TransferID.random()
+                        let offer = Offer(
+                            transferID: id, chunkSize: UInt32(Self.chunk), codecs: [],
+                            files: [
+                                OfferedFile(
+                                    path: "held.bin", size: UInt64(size), permissions: 0o644,
+                                    modificationTime: FileTime(seconds: 1_767_225_600, nanoseconds: 0))
+                            ], fileDigests: [0: digest])
+                        _ = try await alice.sendTransferFrame(
+                            [TransferMessage.offer(offer).frame.encoded()], to: info.peerID)
+                        var result: FileResult?
+                        for await event in alice.transferEvents {
+                            guard case .frame(let frame, _) = event else { continue }
+                            switch try TransferMessage(frame: frame) {
+                            case .offerReply(let reply):
+                                #expect(reply.accepted && reply.files.map(\.resumeOffset) == [UInt64(size)])
+                                let end = FileEnd(transferID: id, fileIndex: 0, digest: Array(repeating: 9, count: 32))
+                                _ = try await alice.sendTransferFrame(
+                                    [TransferMessage.fileEnd(end).frame.encoded()], to: info.peerID)
+                            case .fileResult(let got):
+                                result = got
+                            default:
+                                continue
+                            }
+                            if result != nil { break }
+                        }
+                        #expect(
+                            result?.status == .hashMismatch && result?.identical == false,
+                            "\(String(describing: result))")
+                    }
+                }
+            }
+            #expect(try Self.names(inbox.path) == ["held.bin"])
+            #expect(try Self.bytes(held.path) == bytes, "left as it was")
+        }
+    }
+}
