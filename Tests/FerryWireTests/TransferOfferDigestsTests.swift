@@ -42,6 +42,17 @@ struct TransferOfferDigestsTests {
         #expect(decoded.swarm == TransferSamples.swarm)
     }
 
+    /// The vector of PROTOCOL.md 9, written by the independent encoder: a decoder of before the section reads the
+    /// offer of `transfer-offer.bin` from its first bytes and skips the rest.
+    @Test func theDigestsVectorDecodesAndItsOlderLayoutIsThePlainOffer() throws {
+        let payload = try TransferFrameCase(
+            name: "transfer-offer-digests", message: .offer(TransferSamples.offerWithDigests)
+        ).payload()
+        #expect(try Self.decoded(payload) == TransferSamples.offerWithDigests)
+        let plain = try TransferSamples.frameCases[0].payload()
+        #expect(Array(payload.prefix(plain.count)) == plain)
+    }
+
     @Test func anOfferWithoutDigestsIsEncodedAsBefore() throws {
         // The golden vector: the same bytes, no empty sections written.
         #expect(Self.encoded(TransferSamples.offer) == (try TransferSamples.frameCases[0].payload()))
