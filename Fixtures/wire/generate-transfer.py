@@ -100,6 +100,12 @@ def offer_swarm():
     return frame(KIND_OFFER, offer_payload() + swarm_section(SWARM_MEMBERS))
 
 
+def offer_digests():
+    """The digests section (11.3) after an empty swarm section: file 0's digest, here that of `hello\n`."""
+    section = struct.pack(">I", 1) + struct.pack(">I", 0) + file_digest(b"hello\n")
+    return frame(KIND_OFFER, offer_payload() + struct.pack(">H", 0) + section)
+
+
 def offer_reply_payload():
     decisions = [(1, 0), (0, 0)]  # take the photo from its start, skip the notes
     payload = TRANSFER_ID + struct.pack(">BB", 1, 0) + str8("") + struct.pack(">BI", CODECS_ZLIB, len(decisions))
@@ -319,6 +325,11 @@ FIXTURES = [
      "offer frame: the offer of `transfer-offer.bin` followed by a swarm section (11.11): 3 members, swarm ID "
      "`20 21 ... 2f`; member 0 device ID `00 01 ... 1f` at `10.0.0.1:41971`, member 1 `20 21 ... 3f` at "
      "`[fe80::2%eth0]:41971`, member 2 `40 41 ... 5f` with no address."),
+    ("transfer-offer-digests", offer_digests,
+     "offer frame: the offer of `transfer-offer.bin`, an empty swarm section (`00 00`) and a digests section "
+     "(11.3): 1 digest, file 0, `%s...%s` (the file digest of `hello\\n`, a sample value). A decoder of before the "
+     "section decodes it to the offer of `transfer-offer.bin`."
+     % (file_digest(b"hello\n").hex()[:8], file_digest(b"hello\n").hex()[-8:])),
     ("transfer-offer-reply-relay", offer_reply_relay,
      "offerReply frame: the reply of `transfer-offer-reply.bin` followed by the flags byte `0x01` (relay)."),
     ("transfer-chunk-ack-peer", chunk_ack_from_peer,

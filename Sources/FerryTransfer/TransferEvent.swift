@@ -107,7 +107,8 @@ public struct TransferOutcome: Sendable, Equatable {
     public var wireBytes: UInt64
     /// The raw bytes those chunks carried (before compression), re-sent chunks included.
     public var chunkBytes: UInt64
-    /// Bytes that were already there from an interrupted transfer.
+    /// Bytes that were already there from an interrupted transfer (and the whole size of each file the receiver held
+    /// already, found before its data moved: PROTOCOL.md 11.10 rule 10).
     public var resumedBytes: UInt64
     /// From the accepting reply (not the offer) to the end.
     public var duration: Duration

@@ -15,7 +15,8 @@ struct AppendedFieldsTests {
     /// The bytes a newer peer writes before its appended fields: the optional part that must then be present, empty.
     static func emptyOptionalPart(of message: TransferMessage) -> [UInt8] {
         switch message {
-        case .offer(let offer) where offer.swarm == nil: [0, 0]  // member count 0: no swarm
+        // Member count 0 (no swarm), then digest count 0 (no digests: PROTOCOL.md 11.3).
+        case .offer(let offer) where offer.fileDigests.isEmpty: (offer.swarm == nil ? [0, 0] : []) + [0, 0, 0, 0]
         case .offerReply(let reply) where reply.flags == 0: [0]  // flags byte 0
         case .fileResult(let result) where result.flags == 0: [0]  // flags byte 0
         default: []

@@ -66,7 +66,8 @@ struct TransferFuzzTests {
                 Offer(
                     transferID: id, chunkSize: UInt32.random(in: 65_536...4_194_304, using: &g),
                     codecs: CodecSet(rawValue: .random(in: 0...255, using: &g)), files: files,
-                    swarm: Bool.random(using: &g) ? randomSwarm(&g) : nil))
+                    swarm: Bool.random(using: &g) ? randomSwarm(&g) : nil,
+                    fileDigests: randomDigests(files.count, &g)))
         case 1:
             if Bool.random(using: &g) {
                 return .offerReply(
@@ -171,6 +172,16 @@ struct TransferFuzzTests {
                 address: addresses.randomElement(using: &g) ?? "")
         }
         return Swarm(swarmID: SwarmID.random(using: &g), members: members)
+    }
+
+    /// Digests of some of `count` files (none, half the time): the offer's digests section.
+    static func randomDigests(_ count: Int, _ g: inout SplitMix64) -> [Int: [UInt8]] {
+        guard Bool.random(using: &g) else { return [:] }
+        var digests: [Int: [UInt8]] = [:]
+        for index in 0..<count where Bool.random(using: &g) {
+            digests[index] = (0..<FileDigest.length).map { _ in UInt8.random(in: 0...255, using: &g) }
+        }
+        return digests
     }
 
     static func randomFile(_ g: inout SplitMix64) -> OfferedFile {

@@ -85,6 +85,13 @@ enum TransferSamples {
             SwarmMember(deviceID: DeviceID(bytes: Array(0x40...0x5f))!, address: ""),
         ])
 
+    /// The offer with a digests section (PROTOCOL.md 11.3): file 0's digest, that of `hello\n` as a sample value.
+    static let offerWithDigests: Offer = {
+        var withDigests = TransferSamples.offer
+        withDigests.fileDigests = [0: FileDigest.of(Array("hello\n".utf8), chunkSize: 1_048_576)]
+        return withDigests
+    }()
+
     static let offerWithSwarm: Offer = {
         var withSwarm = TransferSamples.offer
         withSwarm.swarm = swarm
@@ -143,7 +150,8 @@ enum TransferSamples {
     /// Every fixture: one per kind, the swarm variants of older kinds, and the storedFromPeer acknowledgement.
     static let allFrameCases: [TransferFrameCase] =
         frameCases + optionalPartCases.map(\.golden) + [
-            TransferFrameCase(name: "transfer-chunk-ack-peer", message: .chunkAck(chunkAckFromPeer))
+            TransferFrameCase(name: "transfer-chunk-ack-peer", message: .chunkAck(chunkAckFromPeer)),
+            TransferFrameCase(name: "transfer-offer-digests", message: .offer(offerWithDigests)),
         ]
 }
 

@@ -7,7 +7,7 @@ import FuzzSupport
 ///
 /// Invariants: a decoded offer validates, its chunk size and file count are in range, it re-encodes to a prefix
 /// of the payload and decodes to itself; every offered path then goes through `NameValidator`, as on receipt, and
-/// nothing the validator accepts breaks a containment rule.
+/// nothing the validator accepts breaks a containment rule; a digests section decoded names only offered files.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let frame = Frame(kind: .offer, payload: FuzzInput.bytes(data, size))
@@ -15,6 +15,10 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     Invariant.check(
         (Limits.minChunkSize...Limits.maxChunkSize).contains(Int(offer.chunkSize)), "chunk size \(offer.chunkSize)")
     Invariant.check((1...Limits.maxOfferFiles).contains(offer.files.count), "\(offer.files.count) files")
+    for (index, digest) in offer.fileDigests {
+        Invariant.check(offer.files.indices.contains(index), "a digest for file \(index) of \(offer.files.count)")
+        Invariant.check(digest.count == 32, "a digest of \(digest.count) bytes")
+    }
     for file in offer.files {
         Invariant.check(!file.path.isEmpty && file.path.utf8.count <= Limits.maxTransferPathLength, "path length")
         NameRules.check(file.path)

@@ -70,4 +70,8 @@ struct IncomingFile: Sendable {
     var inMemory = false
     /// With `inMemory`: published as a file as well.
     var alsoPublish = false
+    /// The name under which the receive directory already holds this file, byte for byte as the offer's digest says
+    /// (PROTOCOL.md 11.10 rule 10): answered at its size, nothing staged, ended as identical once its `fileEnd`
+    /// carries the same digest.
+    var alreadyThere: (name: String, digest: [UInt8])?
 }

@@ -153,6 +153,15 @@ extension TransferEngine {
         return true
     }
 
+    /// Ends a file the receive directory already held as `name` (PROTOCOL.md 11.10 rule 10), its `fileEnd` digest
+    /// checked: reported published and identical, the held file untouched, nothing staged.
+    func alreadyThereEnded(_ file: Int, as name: String, _ key: IncomingKey) async {
+        guard let frame = fileSucceeded(file, Delivered(published: .identical(name), payload: nil), key) else { return }
+        var frames = [frame]
+        await sendResults(&frames, key)
+        await finishIfDone(key)
+    }
+
     /// Sends the encoded `fileResult` frames in `frames` to the transfer's sender in one queue entry, and empties it.
     private func sendResults(_ frames: inout [[UInt8]], _ key: IncomingKey) async {
         guard !frames.isEmpty else { return }

@@ -283,6 +283,17 @@ extension TransferEngine {
 
     private func verify(_ file: Int, expected: [UInt8], _ key: IncomingKey) async {
         guard let entry = incoming[key]?.files[file], !entry.ended, let directory = receiveDirectory else { return }
+        if let held = entry.alreadyThere {
+            // Held already (PROTOCOL.md 11.10 rule 10): nothing was staged; the `fileEnd` must name the bytes held.
+            guard held.digest == expected else {
+                await fileFailed(
+                    file, status: .hashMismatch, detail: "the digest of the file's end does not match the offer's", key,
+                    removeStaged: false)
+                return
+            }
+            await alreadyThereEnded(file, as: held.name, key)
+            return
+        }
         // Write-behind's evictions of this file run beside the writes: all done, and none failed, before it counts
         // as written (a failed one consumed the error the sync before publishing would report).
         if entry.size >= WriteBehind.minimumFileSize || entry.staged == nil {

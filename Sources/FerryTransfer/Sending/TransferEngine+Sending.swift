@@ -75,9 +75,17 @@ extension TransferEngine {
         }
         let codecs = Self.localCodecs
         let swarm = Self.swarmSection(for: infos, relay: configuration.relay)
+        // The file digests known without reading (kept chunk digests): a receiver that holds such a file already
+        // answers it without its bytes (PROTOCOL.md 11.10 rule 10). Not in a swarm, whose members fetch chunks.
+        var fileDigests: [Int: [UInt8]] = [:]
+        if swarm == nil {
+            for (index, file) in prepared.enumerated() {
+                if let kept = file.cachedDigests { fileDigests[index] = FileDigest.of(chunkDigests: kept) }
+            }
+        }
         let offer = Offer(
             transferID: TransferID.random(), chunkSize: UInt32(configuration.chunkSize), codecs: codecs,
-            files: prepared.map(\.offered), swarm: swarm)
+            files: prepared.map(\.offered), swarm: swarm, fileDigests: fileDigests)
         // Peers on this machine's loopback share its CPU and their link is a memory copy: compressing can only cost
         // there. `auto` sends raw to them without measuring: the level controller's rule 3 (waiting for a receiver
         // that has every byte sent) steps aside by measurement over a veth pair, but on loopback its tries still

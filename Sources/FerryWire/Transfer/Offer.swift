@@ -12,7 +12,18 @@
 /// ```
 ///
 /// `chunkSize` is 65 536...4 194 304; `fileCount` is 1...10 000 and is checked before anything is reserved. The
-/// swarm section is present when bytes follow the entries (an offer without one is the layout of before).
+/// swarm section is present when bytes follow the entries (an offer without one is the layout of before). The
+/// digests section (PROTOCOL.md 11.3) follows the swarm section, written as `00 00` when there is no swarm:
+///
+/// ```
+/// +-------------+------------------------------------------------------+
+/// | digestCount | digestCount x { fileIndex u32 | digest bytes[32] }   |
+/// | u32         | strictly increasing fileIndex, each below fileCount  |
+/// +-------------+------------------------------------------------------+
+/// ```
+///
+/// A digests section that does not parse is read as absent, never as an error: bytes there from before it existed
+/// (`transfer-offer-extended.bin`) must keep decoding, and a lost hint only means the file is sent.
 public struct Offer: Equatable, Sendable {
     /// Bytes before the first entry.
     static let fixedLength = TransferID.length + 4 + 1 + 4
@@ -27,16 +38,24 @@ public struct Offer: Equatable, Sendable {
     public var files: [OfferedFile]
     /// The broadcast's swarm (every recipient, PROTOCOL.md 11.11), or nil for a plain transfer.
     public var swarm: Swarm?
+    /// The file digests (PROTOCOL.md 11.7, at `chunkSize`) the sender knows, by file index: hints that let a
+    /// receiver holding a file answer it without its bytes (11.10 rule 10). Empty: none known (the layout of before).
+    public var fileDigests: [Int: [UInt8]]
+
+    /// Bytes of one digests-section entry: a file index and a digest.
+    static let digestEntryLength = 4 + FileDigest.length
 
     /// An offer with the given fields; `validate()` checks the limits.
     public init(
-        transferID: TransferID, chunkSize: UInt32, codecs: CodecSet, files: [OfferedFile], swarm: Swarm? = nil
+        transferID: TransferID, chunkSize: UInt32, codecs: CodecSet, files: [OfferedFile], swarm: Swarm? = nil,
+        fileDigests: [Int: [UInt8]] = [:]
     ) {
         self.transferID = transferID
         self.chunkSize = chunkSize
         self.codecs = codecs
         self.files = files
         self.swarm = swarm
+        self.fileDigests = fileDigests
     }
 
     /// Throws `invalidField` for a chunk size or file count out of range, an invalid entry or swarm section, and
@@ -50,6 +69,14 @@ public struct Offer: Equatable, Sendable {
             try file.validate()
         }
         try swarm?.validate()
+        for (index, digest) in fileDigests {
+            guard files.indices.contains(index) else {
+                throw .invalidField("fileDigests: index \(index), not below fileCount \(files.count)")
+            }
+            guard digest.count == FileDigest.length else {
+                throw .invalidField("fileDigests: \(digest.count) bytes for file \(index), not \(FileDigest.length)")
+            }
+        }
         let length = encodedLength
         guard length <= Limits.maxFramePayload else {
             throw .payloadTooLarge(length: length, limit: Limits.maxFramePayload)
@@ -58,7 +85,8 @@ public struct Offer: Equatable, Sendable {
 
     /// Bytes of the payload.
     var encodedLength: Int {
-        files.reduce(Self.fixedLength) { $0 + $1.encodedLength } + (swarm?.encodedLength ?? 0)
+        let digests = fileDigests.isEmpty ? 0 : (swarm == nil ? 2 : 0) + 4 + fileDigests.count * Self.digestEntryLength
+        return files.reduce(Self.fixedLength) { $0 + $1.encodedLength } + (swarm?.encodedLength ?? 0) + digests
     }
 
     static func checkChunkSize(_ chunkSize: UInt32) throws(WireError) {
@@ -84,7 +112,27 @@ extension Offer {
         }
         self.files = files
         swarm = try Swarm.read(from: &reader)
+        fileDigests = Self.readDigests(from: &reader, fileCount: count)
         reader.skipRemaining()
+    }
+
+    /// The digests section, or none when it is absent or does not parse (PROTOCOL.md 11.3: read as absent).
+    static func readDigests(from reader: inout ByteReader, fileCount: Int) -> [Int: [UInt8]] {
+        var copy = reader
+        guard copy.remainingCount >= 4, let count = try? copy.readUInt32("digestCount"), count <= fileCount,
+            copy.remainingCount / digestEntryLength >= Int(count)
+        else { return [:] }
+        var digests: [Int: [UInt8]] = [:]
+        var previous = -1
+        for _ in 0..<Int(count) {
+            guard let index = try? copy.readUInt32("fileIndex"), Int(index) > previous, Int(index) < fileCount,
+                let digest = try? copy.readBytes(count: FileDigest.length, "digest")
+            else { return [:] }
+            previous = Int(index)
+            digests[previous] = Array(digest)
+        }
+        reader = copy
+        return digests
     }
 
     func write(to writer: inout ByteWriter) {
@@ -96,6 +144,16 @@ extension Offer {
         for file in files {
             file.write(to: &writer)
         }
-        swarm?.write(to: &writer)
+        if let swarm {
+            swarm.write(to: &writer)
+        } else if !fileDigests.isEmpty {
+            writer.write(UInt16(0))  // an empty swarm section comes first (PROTOCOL.md 8)
+        }
+        guard !fileDigests.isEmpty else { return }
+        writer.write(UInt32(fileDigests.count))
+        for index in fileDigests.keys.sorted() {
+            writer.write(UInt32(index))
+            writer.write(bytes: fileDigests[index] ?? [])
+        }
     }
 }
