@@ -47,6 +47,10 @@ import Testing
             why: "how long ago a bench run removed row 2's copies (a marker file's modification time, itself wall "
                 + "clock), for a note in the report's header; never a timing figure or a wait"),
         Allowed(
+            file: "FerryCLI/Runners/RecentPeers.swift", api: "Date()",
+            why: "when a peer's link reached its hello, stored for `trust add NAME` to show the person; never compared "
+                + "or waited on"),
+        Allowed(
             file: "FerryCLI/Runners/TrustStore.swift", api: "Date()",
             why: "the date a peer was pinned, stored for `ferry trust list` to show; never compared or waited on"),
         Allowed(
