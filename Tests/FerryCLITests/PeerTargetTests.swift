@@ -149,6 +149,24 @@ import Testing
         #expect(PeerTarget.name(prefix).match(in: [Self.aliceTwo], pinned: pinned) == .one(Self.aliceTwo))
     }
 
+    /// A peer chooses its peer ID (and can grind a device ID) to spell a pinned name: it does not take the name.
+    @Test func anIDPrefixThatSpellsAPinnedNameDoesNotTakeIt() {
+        let cafe = PeerCandidate(
+            peerID: PeerID(rawValue: 0xcafe_0000_0000_0001), deviceID: Self.device([0x55]), displayName: "printer")
+        let owner = PeerCandidate(
+            peerID: PeerID(rawValue: 0x0bad_0000_0000_0002), deviceID: Self.device([0x66]), displayName: "kitchen")
+        let pinned = [owner.deviceID: "cafe"]
+        // The pinned device away: nobody is named, and the one that spelled the name is told of.
+        #expect(
+            PeerTarget.name("cafe").match(in: [cafe, Self.bob], pinned: pinned)
+                == .pinnedAbsent(owner.deviceID, others: [cafe]))
+        // The pinned device here under another display name: it is the one named.
+        #expect(PeerTarget.name("cafe").match(in: [cafe, owner], pinned: pinned) == .pinned(owner, others: [cafe]))
+        #expect(PeerTarget.name("cafe").match(in: [owner], pinned: pinned) == .one(owner))
+        // Not pinned, the prefix still picks the peer it spells.
+        #expect(PeerTarget.name("cafe").match(in: [cafe, owner], pinned: [:]) == .one(cafe))
+    }
+
     @Test func withoutAPinTwoPeersOfOneNameStayAmbiguous() {
         let pinned = [Self.bob.deviceID: "Bob"]
         #expect(

@@ -18,10 +18,26 @@ extension TrustCommand.Add {
                 "pinning a peer by name compares its pairing code on both screens, which needs a terminal; without"
                     + " one, pin it by its device ID: ferry trust add ID --name NAME (its 'ferry id' prints the ID)")
         }
-        if let peerName, let entry = RecentPeers(environment: context.environment).entries(matching: peerName).first,
-            let device = entry.device
-        {
-            return try await pinRecentPeer(entry, device: device, context: context)
+        if let peerName {
+            let entries = RecentPeers(environment: context.environment).entries(matching: peerName)
+            var devices: [DeviceID] = []
+            for device in entries.compactMap(\.device) where !devices.contains(device) { devices.append(device) }
+            if devices.count > 1 {
+                // Anyone can connect under any name: the person must say which device, by its ID.
+                throw CLIError.failure(
+                    "\(devices.count) devices that call themselves \(TerminalText.escape(peerName)) connected here"
+                        + " lately (\(devices.map(\.shortDescription).joined(separator: ", "))); nothing was pinned:"
+                        + " give the whole device ID its 'ferry id' prints: ferry trust add ID --name NAME")
+            }
+            if let entry = entries.first, let device = entry.device {
+                guard entry.code != nil else {
+                    throw CLIError.failure(
+                        "\(TerminalText.escape(entry.name)) connected here lately with no pairing code to compare;"
+                            + " nothing was pinned: give the whole device ID its 'ferry id' prints: ferry trust add ID"
+                            + " --name NAME")
+                }
+                return try await pinRecentPeer(entry, device: device, context: context)
+            }
         }
         let target: PeerTarget
         if let peerName {

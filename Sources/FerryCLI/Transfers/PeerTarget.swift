@@ -83,10 +83,28 @@ public enum PeerTarget: Sendable, Hashable, CustomStringConvertible {
     /// that several peers answer to names the one pinned device among them (`.pinned`, with the others, which
     /// the command warns about) rather than being ambiguous; and a name pinned to a device that is not among the
     /// candidates names nobody, though another device answers to it (`.pinnedAbsent`): files are never sent to a
-    /// stranger for the name of a pinned peer. A device ID or peer ID prefix is not a name: it picks that device.
+    /// stranger for the name of a pinned peer. A name pinned here names that device whatever it calls itself now,
+    /// and no other peer takes it through a device ID or peer ID prefix that happens to spell it (a peer chooses its
+    /// peer ID, and can grind a key whose ID starts with a short name). Any other device ID or peer ID prefix picks
+    /// that device.
     public func match(in candidates: [PeerCandidate], pinned: [DeviceID: String]) -> TargetMatch {
         let plain = match(in: candidates)
         guard case .name(let text) = self else { return plain }
+        // A name pinned here means that device and nothing else, whatever it calls itself now: no other peer takes
+        // it by its display name nor by an ID prefix it chose or ground to look like the name.
+        let owners = pinned.filter { DisplayNameMatch.same($0.value, text) }
+        if owners.count == 1, let owner = owners.first?.key {
+            let rules = rules(for: text)
+            let answering = candidates.filter { candidate in
+                candidate.deviceID != owner && rules.contains { rule in rule(candidate) }
+            }
+            let devices = candidates.filter { $0.deviceID == owner }
+            if devices.count > 1 { return .ambiguous(devices) }  // a beacon copying the pinned ID: as before
+            if let device = devices.first {
+                return answering.isEmpty ? .one(device) : .pinned(device, others: answering)
+            }
+            return answering.isEmpty ? .none : .pinnedAbsent(owner, others: answering)
+        }
         let byName: [PeerCandidate]
         switch plain {
         case .none:
@@ -100,15 +118,27 @@ public enum PeerTarget: Sendable, Hashable, CustomStringConvertible {
         case .pinned, .pinnedAbsent:
             return plain
         }
+        // A name pinned to no device that several peers answer to: the one of them pinned under another name.
         let trusted = byName.filter { pinned[$0.deviceID] != nil }
         if trusted.count == 1, let device = trusted.first {
             let others = byName.filter { $0.peerID != device.peerID }
             return others.isEmpty ? .one(device) : .pinned(device, others: others)
         }
-        if trusted.isEmpty, let owner = pinned.first(where: { DisplayNameMatch.same($0.value, text) }) {
-            return .pinnedAbsent(owner.key, others: byName)
-        }
         return plain
+    }
+
+    /// The rules a name target matches a candidate by, in order (`match(in:)`).
+    private func rules(for text: String) -> [(PeerCandidate) -> Bool] {
+        let lowered = text.lowercased()
+        let prefixUsable = text.unicodeScalars.filter { $0 != "-" && $0 != " " }.count >= Self.minimumPrefixLength
+        return [
+            { $0.displayName == text },
+            { $0.displayName.lowercased() == lowered },
+            { candidate in
+                prefixUsable
+                    && (candidate.deviceID.hasPrefix(text) || candidate.peerID.description.hasPrefix(lowered))
+            },
+        ]
     }
 
     /// Which of `candidates` this target names, by name or ID alone.
@@ -122,16 +152,7 @@ public enum PeerTarget: Sendable, Hashable, CustomStringConvertible {
         case .address(_, let address):
             rules = [{ $0.address == address }]
         case .name(let text):
-            let lowered = text.lowercased()
-            let prefixUsable = text.unicodeScalars.filter { $0 != "-" && $0 != " " }.count >= Self.minimumPrefixLength
-            rules = [
-                { $0.displayName == text },
-                { $0.displayName.lowercased() == lowered },
-                { candidate in
-                    prefixUsable
-                        && (candidate.deviceID.hasPrefix(text) || candidate.peerID.description.hasPrefix(lowered))
-                },
-            ]
+            rules = self.rules(for: text)
         }
         for rule in rules {
             let matches = candidates.filter(rule)
