@@ -89,16 +89,8 @@ extension HashCommand {
     /// sends: a count, and each one with `-v`.
     private func reportSkipped(_ skipped: [SourceFile.Skipped], context: CommandContext) {
         guard !skipped.isEmpty else { return }
-        func count(_ kind: SourceFile.Skipped.Kind, _ one: String, _ many: String) -> String? {
-            let count = skipped.filter { $0.kind == kind }.count
-            return count == 0 ? nil : count == 1 ? "1 \(one)" : "\(count) \(many)"
-        }
-        let kinds = [
-            count(.symbolicLink, "symbolic link", "symbolic links"), count(.special, "special file", "special files"),
-            count(.undecodableName, "name that is not UTF-8", "names that are not UTF-8"),
-        ].compactMap { $0 }
         context.stderr.writeLine(
-            "skipped \(kinds.dropLast().joined(separator: ", "))\(kinds.count > 1 ? " and " : "")\(kinds.last ?? "") "
+            "skipped \(SkippedEntries.counted(skipped)) "
                 + "in the folders hashed (only regular files are hashed, as ferry send sends only those)"
                 + (global.verbose > 0 ? ":" : "; -v lists them"))
         guard global.verbose > 0 else { return }

@@ -110,20 +110,12 @@ extension SendCommand {
             }
             return
         }
-        func count(_ kind: SourceFile.Skipped.Kind, _ one: String, _ many: String) -> String? {
-            let count = skipped.filter { $0.kind == kind }.count
-            return count == 0 ? nil : count == 1 ? "1 \(one)" : "\(count) \(many)"
-        }
-        let kinds = [
-            count(.symbolicLink, "symbolic link", "symbolic links"), count(.special, "special file", "special files"),
-            count(.undecodableName, "name that is not UTF-8", "names that are not UTF-8"),
-        ].compactMap { $0 }
         let why =
             skipped.contains { $0.kind == .undecodableName }
             ? "only regular files with UTF-8 names are sent; rename the others to send them"
             : "only regular files are sent"
         context.stderr.writeLine(
-            "skipped \(kinds.dropLast().joined(separator: ", "))\(kinds.count > 1 ? " and " : "")\(kinds.last ?? "") "
+            "skipped \(SkippedEntries.counted(skipped)) "
                 + "in the folders sent (\(why))"
                 + (global.verbose > 0 ? ":" : "; -v lists them"))
         if global.verbose > 0 {
