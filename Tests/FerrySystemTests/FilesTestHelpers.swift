@@ -4,9 +4,21 @@ import Testing
 
 @testable import FerrySystem
 
-/// Writes `bytes` to `path` with plain Foundation (an outside writer, not the code under test).
+/// Writes `bytes` to `path` as an outside writer would (not the code under test): open, write, close. The
+/// descriptor is opened with O_CLOEXEC: other suites in this process start child processes, and a child that
+/// inherited it would close it again later, which inotify reports as a second IN_CLOSE_WRITE (a watcher test saw
+/// `moved.txt` twice in a full run).
 func writeFile(_ path: String, _ bytes: [UInt8] = Array("hello".utf8)) throws {
-    try Data(bytes).write(to: URL(fileURLWithPath: path))
+    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+    defer { close(fd) }
+    var written = 0
+    while written < bytes.count {
+        let count = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + written, $0.count - written) }
+        if count < 0, errno == EINTR { continue }
+        guard count > 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        written += count
+    }
 }
 
 /// The bytes at `path`, read with Foundation.
