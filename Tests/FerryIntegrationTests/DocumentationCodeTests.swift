@@ -60,6 +60,38 @@ import Testing
         return URL(fileURLWithPath: executable).deletingLastPathComponent()
     }
 
+    /// The `swiftc` that built this test, as the build's manifest names it (`.build/debug.yaml` for the build
+    /// directory `.build/<triple>/debug`): the compiler of the build, not whichever is first on PATH.
+    static func compiler(of build: URL) throws -> String {
+        let manifest = build.deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent(build.lastPathComponent + ".yaml")
+        let text = try String(contentsOf: manifest, encoding: .utf8)
+        let pattern = try #require(try? Regex(#""(/[^"]*/swiftc)""#))
+        let match = try #require(text.firstMatch(of: pattern), "no swiftc named in \(manifest.path)")
+        return String(try #require(match.output[1].substring))
+    }
+
+    /// The clang arguments that make the package's C modules importable, found in Sources/ rather than listed: a
+    /// system-library target's own `module.modulemap`, and for a C target (one with `include/`) the map the build
+    /// generated for it and its headers.
+    static func cModuleArguments(build: URL) throws -> [String] {
+        let sources = root.appendingPathComponent("Sources")
+        var arguments: [String] = []
+        for name in try FileManager.default.contentsOfDirectory(atPath: sources.path).sorted() {
+            let target = sources.appendingPathComponent(name)
+            let systemMap = target.appendingPathComponent("module.modulemap")
+            let include = target.appendingPathComponent("include")
+            if FileManager.default.fileExists(atPath: systemMap.path) {
+                arguments += ["-Xcc", "-fmodule-map-file=\(systemMap.path)"]
+            } else if FileManager.default.fileExists(atPath: include.path) {
+                let map = build.appendingPathComponent("\(name).build/module.modulemap")
+                try #require(FileManager.default.fileExists(atPath: map.path), "no \(map.path) for C target \(name)")
+                arguments += ["-Xcc", "-fmodule-map-file=\(map.path)", "-Xcc", "-I\(include.path)"]
+            }
+        }
+        return arguments
+    }
+
     /// Runs `arguments` in `directory`; its exit status and everything it printed.
     static func run(_ arguments: [String], in directory: URL) async throws -> (status: Int32, output: String) {
         let registry = ProcessRegistry()
@@ -76,6 +108,8 @@ import Testing
         let build = try Self.buildDirectory()
         let modules = build.appendingPathComponent("Modules")
         try #require(FileManager.default.fileExists(atPath: modules.path), "no \(modules.path)")
+        let compiler = try Self.compiler(of: build)
+        let cModules = try Self.cModuleArguments(build: build)
         try await TemporaryDirectory.with(prefix: "doc-blocks") { directory in
             for (index, block) in blocks.enumerated() {
                 let place = directory.url.appendingPathComponent("block\(index)")
@@ -102,17 +136,9 @@ import Testing
                 } else {
                     let file = place.appendingPathComponent("main.swift")
                     try block.code.write(to: file, atomically: true, encoding: .utf8)
-                    var arguments = ["swiftc", "-typecheck", "-swift-version", "6", "-I", modules.path]
-                    for system in ["COpenSSL", "CZlib", "CZstd"] {
-                        let map = Self.root.appendingPathComponent("Sources/\(system)/module.modulemap")
-                        arguments += ["-Xcc", "-fmodule-map-file=\(map.path)"]
-                    }
-                    let linux = build.appendingPathComponent("CFerryLinux.build/module.modulemap")
-                    arguments += [
-                        "-Xcc", "-fmodule-map-file=\(linux.path)",
-                        "-Xcc", "-I\(Self.root.appendingPathComponent("Sources/CFerryLinux/include").path)",
-                        file.path,
-                    ]
+                    let arguments =
+                        [compiler, "-typecheck", "-swift-version", "6", "-I", modules.path]
+                        + cModules + [file.path]
                     result = try await Self.run(arguments, in: place)
                 }
                 #expect(result.status == 0, "\(block) does not compile:\n\(result.output)")
