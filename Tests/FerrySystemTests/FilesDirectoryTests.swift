@@ -1,4 +1,5 @@
 import FerryTestSupport
+import Foundation
 import Glibc
 import Testing
 
@@ -113,6 +114,48 @@ struct FilesDirectoryTests {
                 systemError { _ = try directory.openFile("link", writable: true) }?.errno
                     == .tooManySymbolicLinkLevels)
             #expect(try contents(root + "/target") == [1, 2, 3])
+        }
+    }
+
+    /// `createLockedLinkedFile`: the name holds the new file, already locked through a read-only descriptor of its
+    /// own (another open of the name cannot lock it, and can once that descriptor is closed), written through the
+    /// other descriptor; a taken name is never replaced, symlinks included.
+    @Test func aLockedLinkedFileIsLockedWhenItsNameAppearsAndNeverReplacesOne() async throws {
+        try await TemporaryDirectory.with(prefix: "ferry-files") { directory in
+            let root = directory.path
+            let directory = try DirectoryHandle.open(path: root, createIfMissing: false)
+            defer { directory.close() }
+            guard
+                case .created(let writable, let lock) = try directory.createLockedLinkedFile(
+                    "a.bin", permissions: 0o600)
+            else {
+                Issue.record("O_TMPFILE and /proc are available here: the file is created without a name")
+                return
+            }
+            let named = try #require(try directory.status(of: "a.bin"))
+            #expect(named.kind == .regular && named.permissions == 0o600 && named.size == 0)
+            #expect(lock.statusAtOpen.inode == named.inode && writable.statusAtOpen.inode == named.inode)
+            let other = try directory.openFile("a.bin", writable: false)
+            #expect(try other.tryLock() == false)
+            try writable.write([1, 2, 3], at: 0)
+            writable.close()
+            #expect(try contents(root + "/a.bin") == [1, 2, 3])
+            #expect(try other.tryLock() == false)  // the lock is the read-only descriptor's, not the writer's
+            lock.close()
+            #expect(try other.tryLock())
+            other.close()
+
+            guard case .exists = try directory.createLockedLinkedFile("a.bin", permissions: 0o600) else {
+                Issue.record("a taken name is never replaced")
+                return
+            }
+            #expect(symlink(root + "/target", root + "/dangling") == 0)
+            guard case .exists = try directory.createLockedLinkedFile("dangling", permissions: 0o600) else {
+                Issue.record("a symlink's name is taken too")
+                return
+            }
+            #expect(!exists(root + "/target"))
+            #expect(try contents(root + "/a.bin") == [1, 2, 3])
         }
     }
 

@@ -38,6 +38,12 @@ public final class RegularFile: Sendable {
         return try adopt(opened, flags: flags, path: path, describeOpen: describeOpen)
     }
 
+    /// Takes ownership of a second descriptor of a file whose status is known (`status`, from another descriptor of
+    /// the same open regular file): no system call.
+    static func adopt(_ opened: FileDescriptor, sameFileAs status: FileStatus, path: String) -> RegularFile {
+        RegularFile(path: path, descriptor: opened, status: status)
+    }
+
     /// Takes ownership of a descriptor opened with `flags`: checks that it is a regular file (`fstat(2)`, kept as
     /// `statusAtOpen`) and clears O_NONBLOCK when `flags` has it; closes it on failure.
     static func adopt(_ opened: FileDescriptor, flags: Int32, path: String, describeOpen: (Errno) -> String)

@@ -51,7 +51,7 @@ public final class StagedReservation: Sendable {
     /// when another transfer (in another process) holds it. Once taken, later calls return true at once.
     ///
     /// With `creating` (the file is expected not to exist: staged ahead, `TransferEngine.stageAhead`), the file is
-    /// created without a name and linked (`DirectoryHandle.createLinkedFile`), so that several threads can create
+    /// created without a name and linked (`DirectoryHandle.createLockedLinkedFile`), so that several threads can create
     /// staged files at once, and the descriptor it was created with is kept for `stagedFile(key:holding:)`, which
     /// then opens nothing. An existing file is locked as without it.
     /// - Throws: `SystemError` (open, flock, fstat), ESTALE after a release.
@@ -156,33 +156,27 @@ extension ReceiveDirectory {
     /// The name is checked to still hold the locked file after locking (a transfer elsewhere may have published or
     /// removed it between the open and the lock), and opened again if not.
     ///
-    /// With `creating`, a missing file is created by `DirectoryHandle.createLinkedFile` (no directory lock held
-    /// while its inode is allocated) and returned open for writing too, when that is the file locked. The lock
-    /// itself is always taken through a read-only descriptor of its own, as without: it is held until after the
+    /// With `creating`, a missing file is created by `DirectoryHandle.createLockedLinkedFile` (no directory lock held
+    /// while its inode is allocated; locked before it is named) and returned open for writing too. The lock itself
+    /// is always taken through a read-only descriptor of its own, as without: it is held until after the
     /// publishing rename, and only a read-only descriptor can be closed then without a watcher of the staging
     /// folder seeing a written file closed.
     func lockStaged(key: String, creating: Bool = false) throws(SystemError) -> (
         lock: RegularFile, status: FileStatus, writable: RegularFile?
     )? {
+        if creating, !linkedCreationUnsupported.load(ordering: .relaxed) {
+            // Created, locked through a descriptor of its own, then named: the name never holds it unlocked, so
+            // neither the open by name nor the check of the name below is needed (`createLockedLinkedFile`).
+            switch try staging.createLockedLinkedFile(key, permissions: 0o600) {
+            case .created(let writable, let lock): return (lock, writable.statusAtOpen, writable)
+            case .exists: break
+            case .unsupported: linkedCreationUnsupported.store(true, ordering: .relaxed)
+            }
+        }
         for _ in 0..<8 {
-            var writable: RegularFile?
-            if creating, !linkedCreationUnsupported.load(ordering: .relaxed) {
-                switch try staging.createLinkedFile(key, permissions: 0o600) {
-                case .created(let file): writable = file
-                case .exists: break
-                case .unsupported: linkedCreationUnsupported.store(true, ordering: .relaxed)
-                }
-            }
-            let file: RegularFile
-            do throws(SystemError) {
-                file = try staging.createFile(key, permissions: 0o600, exclusive: false, writable: false)
-            } catch {
-                writable?.close()
-                throw error
-            }
+            let file = try staging.createFile(key, permissions: 0o600, exclusive: false, writable: false)
             do throws(SystemError) {
                 guard try file.tryLock() else {
-                    writable?.close()
                     file.close()
                     return nil
                 }
@@ -190,18 +184,10 @@ extension ReceiveDirectory {
                 if let named = try staging.status(of: key), named.kind == .regular, named.device == locked.device,
                     named.inode == locked.inode
                 {
-                    if let created = writable?.statusAtOpen,
-                        created.device != locked.device || created.inode != locked.inode
-                    {
-                        writable?.close()  // the name moved on to another file between the link and the open
-                        writable = nil
-                    }
-                    return (file, locked, writable)
+                    return (file, locked, nil)
                 }
-                writable?.close()
                 file.close()
             } catch {
-                writable?.close()
                 file.close()
                 throw error
             }
