@@ -18,24 +18,27 @@ extension Session {
         peer.connection = .connecting(nil)
         peers[peerID] = peer
         reportState(of: peerID)
-        return try await openLink(to: address, purpose: .connect(timeout: timeout), expectedPeer: peerID,
-                                  name: peer.displayName, timeout: timeout)
+        return try await openLink(
+            to: address, purpose: .connect(timeout: timeout), expectedPeer: peerID,
+            name: peer.displayName, timeout: timeout)
     }
 
     /// Connects to a manual address (`--peer HOST:PORT`), whoever answers there.
     @discardableResult
     public func connect(toAddress address: SocketAddress, timeout: Duration = .seconds(30)) async throws -> PeerInfo {
         guard !isClosed else { throw SessionError.sessionClosed }
-        return try await openLink(to: address, purpose: .connect(timeout: timeout), expectedPeer: nil,
-                                  name: address.description, timeout: timeout)
+        return try await openLink(
+            to: address, purpose: .connect(timeout: timeout), expectedPeer: nil,
+            name: address.description, timeout: timeout)
     }
 
     /// Learns who answers at a manual address without asking to connect; the peer then counts as Available.
     @discardableResult
     public func probe(_ address: SocketAddress, timeout: Duration = .seconds(5)) async throws -> PeerInfo {
         guard !isClosed else { throw SessionError.sessionClosed }
-        return try await openLink(to: address, purpose: .probe, expectedPeer: nil, name: address.description,
-                                  timeout: timeout)
+        return try await openLink(
+            to: address, purpose: .probe, expectedPeer: nil, name: address.description,
+            timeout: timeout)
     }
 
     /// Opens a link and waits for its outcome. `member`: a swarm link pinned to that device (`Session+Swarm`).
@@ -111,8 +114,12 @@ extension Session {
 
     func cancelLink(_ id: LinkID) {
         guard links[id] != nil else { return }
-        settleWaiters(of: id, .failure(.connectFailed(peer: links[id]?.remoteAddress.description ?? "\(id)",
-                                                      underlying: "cancelled")))
+        settleWaiters(
+            of: id,
+            .failure(
+                .connectFailed(
+                    peer: links[id]?.remoteAddress.description ?? "\(id)",
+                    underlying: "cancelled")))
         update(id) { machine, now in machine.disconnect(.disconnected, detail: "cancelled", now: now) }
     }
 
@@ -149,6 +156,16 @@ extension Session {
     public func disconnect(_ peerID: PeerID, violation detail: String) {
         guard let id = peers[peerID]?.connectedLink ?? connectingLink(of: peerID) else { return }
         update(id) { machine, now in machine.disconnect(.protocolError, detail: detail, now: now) }
+    }
+
+    /// Ends the link to a peer this side connected to but does not accept now that it knows who it is (a chat's
+    /// person said no to a stranger it dialled): the goodbye says `notAccepted` (PROTOCOL.md 4.7), which the peer's
+    /// session reports as a deny by the user.
+    public func disconnect(_ peerID: PeerID, notAccepted detail: String) {
+        guard let id = peers[peerID]?.connectedLink ?? connectingLink(of: peerID) else { return }
+        update(id) { machine, now in
+            machine.disconnect(.notAccepted, detail: Limits.clippedDetail(detail), now: now)
+        }
     }
 
     /// GameKit's `disconnectFromAllPeers`.
