@@ -100,6 +100,23 @@ import Testing
         #expect(actions.last == .ask(Self.dave), "\(actions)")
     }
 
+    /// A peer whose link ends is available again and the lower ID dials it: without a memory of refusals, two chats
+    /// that refused each other met again at once, thousands of times a second.
+    @Test func aRefusedPeerIsNeitherDialledNorAskedAboutAgain() {
+        var gate = Self.gate()
+        _ = gate.connected(Self.carol, now: Self.start)
+        _ = gate.line("n", now: Self.later)
+        #expect(!gate.mayDial(Self.carol.peerID))
+        #expect(gate.requested(Self.carol, now: Self.later) == [.refuse(Self.carol, .request, detail: "")])
+        #expect(gate.asking == nil)
+        var trustedOnly = Self.gate(.trusted)
+        _ = trustedOnly.connected(Self.dave, now: Self.start)
+        #expect(!trustedOnly.mayDial(Self.dave.peerID))
+        var refusedBy = Self.gate()
+        refusedBy.notAccepted(by: Self.dave.peerID)
+        #expect(!refusedBy.mayDial(Self.dave.peerID) && refusedBy.mayDial(Self.carol.peerID))
+    }
+
     @Test func anAnswerTypedAsTheQuestionAppearsIsNotTaken() {
         var gate = Self.gate()
         _ = gate.connected(Self.carol, now: Self.start)

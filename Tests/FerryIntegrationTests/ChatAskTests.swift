@@ -137,7 +137,11 @@ extension IntegrationTests {
             let carol = try Self.carol(harness)
             let told = try carol.waitForError(containing: "did not accept you")
             #expect(told == "bob did not accept you into the chat (only trusted peers are accepted)", "\(told)")
-            let screen = try bob.waitFor("* refused carol: not trusted (device ")
+            try bob.waitFor("* refused carol: not trusted (device ")
+            // Refused once: bob does not dial carol again (carol is available again once the link ended).
+            try bob.type("/peers")
+            let screen = try bob.waitFor("NAME")
+            #expect(InteractiveReceiveTests.count("* refused carol", in: screen) == 1, "\(screen)")
             #expect(screen.contains("ferry trust add "), "\(screen)")
             #expect(!screen.contains("wants to chat"), "\(screen)")
             #expect(!screen.contains("* carol joined"), "\(screen)")

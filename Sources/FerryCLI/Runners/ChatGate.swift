@@ -73,6 +73,10 @@ struct ChatGate: Sendable {
     let askTimeout: Duration
     /// The peers that are members: lines go to them, their lines are shown.
     private(set) var members: Set<PeerID> = []
+    /// Peers this chat refused, or that did not accept it, in this run (a peer ID is new for each run): never dialled
+    /// again, and their requests are refused without a question. Without it, the two sides would meet again at once
+    /// (a peer whose link ends is available again, and the lower ID dials it), asking or refusing in a tight loop.
+    private(set) var refused: Set<PeerID> = []
     /// Requests the person (or trust) accepted, until their link connects.
     private var admitted: Set<PeerID> = []
     /// Questions in arrival order; the first one is on the screen.
@@ -89,6 +93,9 @@ struct ChatGate: Sendable {
 
     /// A connection request (the session's policy is `ask`).
     mutating func requested(_ peer: PeerInfo, now: ContinuousClock.Instant) -> [Action] {
+        if refused.contains(peer.peerID), !peer.isTrusted {
+            return [.refuse(peer, .request, detail: "")]
+        }
         if peer.isTrusted || policy != .ask {
             admitted.insert(peer.peerID)
             return [.accept(peer.peerID)]
@@ -108,6 +115,7 @@ struct ChatGate: Sendable {
             return [.join(peer)]
         }
         if policy == .trusted {
+            refused.insert(peer.peerID)
             return [.refuse(peer, .dialled, detail: Self.trustedOnlyDetail)]
         }
         if let index = index(of: peer.peerID) {
@@ -213,11 +221,22 @@ struct ChatGate: Sendable {
                 }
             }
         case .deny, .expired, .gone:
+            refused.insert(question.peer.peerID)
             let detail = answer == .expired ? "nobody answered in time" : ""
             actions.append(.refuse(question.peer, question.side, detail: detail))
         }
         if next { actions += showNext(now: now) }
         return actions
+    }
+
+    /// `peerID` did not accept this chat (its deny, or its goodbye `notAccepted`): it is not dialled again.
+    mutating func notAccepted(by peerID: PeerID) {
+        refused.insert(peerID)
+    }
+
+    /// Whether the chat may dial `peerID` when it sees it: not when one side refused the other in this run.
+    func mayDial(_ peerID: PeerID) -> Bool {
+        !refused.contains(peerID)
     }
 
     private mutating func enqueue(_ question: Question, now: ContinuousClock.Instant) -> [Action] {

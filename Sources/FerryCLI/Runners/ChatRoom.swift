@@ -56,6 +56,7 @@ final class ChatRoom: Sendable {
             let (wasMember, actions) = gate.withLock { $0.left(peer.peerID, now: .now) }
             await perform(actions, session: session)
             if case .denied(let name, .deniedByUser, let detail)? = reason {
+                gate.withLock { $0.notAccepted(by: peer.peerID) }
                 // Its person (or policy) said no after its link was up: goodbye `notAccepted`. In text that line says
                 // it all; scripts also get the member's `disconnected`, as for every member that leaves.
                 printer.notAccepted(by: name, detail: detail)
@@ -66,20 +67,26 @@ final class ChatRoom: Sendable {
             break
         }
         printer.state(peer, state, reason: reason)
-        if state == .available, ChatLoop.shouldAsk(peer, session: session) {
+        if state == .available, ChatLoop.shouldAsk(peer, session: session),
+            gate.withLock({ $0.mayDial(peer.peerID) })
+        {
             Task {
                 do {
                     try await session.connect(to: peer.peerID, timeout: ChatCommand.connectTimeout)
                 } catch {
-                    self.connectFailed(error, address: nil)
+                    self.connectFailed(error, address: nil, peerID: peer.peerID)
                 }
             }
         }
     }
 
-    /// Reports a failed connect (`address`: one the user gave with --peer).
-    func connectFailed(_ error: any Error, address: String?) {
+    /// Reports a failed connect (`address`: one the user gave with --peer; `peerID`: the peer dialled). A peer that
+    /// did not let this chat in is not dialled again.
+    func connectFailed(_ error: any Error, address: String?, peerID: PeerID? = nil) {
         guard let error = error as? SessionError else { return }
+        if let peerID, case .denied(_, let reason, _) = error, reason == .deniedByUser || reason == .untrusted {
+            gate.withLock { $0.notAccepted(by: peerID) }
+        }
         switch error {
         case .denied(_, .alreadyConnected, _), .alreadyConnecting: return
         case .denied(let name, .deniedByUser, let detail): printer.notAccepted(by: name, detail: detail)
