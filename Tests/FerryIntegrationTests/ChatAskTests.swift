@@ -128,6 +128,11 @@ extension IntegrationTests {
             }
             let told = try carol.waitForError(containing: "did not accept you")
             #expect(told == "bob did not accept you into the chat", "\(told)")
+            // The question and its answer have the keys docs/EVENTS.md lists, and nothing else.
+            let document = try EventsDocument.load(besides: #filePath)
+            let lines = ChatTerminalTests.lines(try bob.text())
+            #expect(lines.contains { $0.contains(#""event":"answer""#) }, "\(lines)")
+            #expect(document.undocumented(in: lines, command: "ferry chat --json") == [], "\(lines)")
         }
 
         @Test func trustedOnlyRefusesAStrangerWithoutAsking() async throws {
