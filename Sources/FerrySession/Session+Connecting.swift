@@ -18,27 +18,24 @@ extension Session {
         peer.connection = .connecting(nil)
         peers[peerID] = peer
         reportState(of: peerID)
-        return try await openLink(
-            to: address, purpose: .connect(timeout: timeout), expectedPeer: peerID,
-            name: peer.displayName, timeout: timeout)
+        return try await openLink(to: address, purpose: .connect(timeout: timeout), expectedPeer: peerID,
+                                  name: peer.displayName, timeout: timeout)
     }
 
     /// Connects to a manual address (`--peer HOST:PORT`), whoever answers there.
     @discardableResult
     public func connect(toAddress address: SocketAddress, timeout: Duration = .seconds(30)) async throws -> PeerInfo {
         guard !isClosed else { throw SessionError.sessionClosed }
-        return try await openLink(
-            to: address, purpose: .connect(timeout: timeout), expectedPeer: nil,
-            name: address.description, timeout: timeout)
+        return try await openLink(to: address, purpose: .connect(timeout: timeout), expectedPeer: nil,
+                                  name: address.description, timeout: timeout)
     }
 
     /// Learns who answers at a manual address without asking to connect; the peer then counts as Available.
     @discardableResult
     public func probe(_ address: SocketAddress, timeout: Duration = .seconds(5)) async throws -> PeerInfo {
         guard !isClosed else { throw SessionError.sessionClosed }
-        return try await openLink(
-            to: address, purpose: .probe, expectedPeer: nil, name: address.description,
-            timeout: timeout)
+        return try await openLink(to: address, purpose: .probe, expectedPeer: nil, name: address.description,
+                                  timeout: timeout)
     }
 
     /// Opens a link and waits for its outcome. `member`: a swarm link pinned to that device (`Session+Swarm`).
@@ -114,12 +111,8 @@ extension Session {
 
     func cancelLink(_ id: LinkID) {
         guard links[id] != nil else { return }
-        settleWaiters(
-            of: id,
-            .failure(
-                .connectFailed(
-                    peer: links[id]?.remoteAddress.description ?? "\(id)",
-                    underlying: "cancelled")))
+        settleWaiters(of: id, .failure(.connectFailed(peer: links[id]?.remoteAddress.description ?? "\(id)",
+                                                      underlying: "cancelled")))
         update(id) { machine, now in machine.disconnect(.disconnected, detail: "cancelled", now: now) }
     }
 
