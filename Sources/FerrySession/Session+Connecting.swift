@@ -151,6 +151,16 @@ extension Session {
         update(id) { machine, now in machine.disconnect(.protocolError, detail: detail, now: now) }
     }
 
+    /// Ends the link to a peer this side connected to but does not accept now that it knows who it is (a chat's
+    /// person said no to a stranger it dialled): the goodbye says `notAccepted` (PROTOCOL.md 4.7), which the peer's
+    /// session reports as a deny by the user.
+    public func disconnect(_ peerID: PeerID, notAccepted detail: String) {
+        guard let id = peers[peerID]?.connectedLink ?? connectingLink(of: peerID) else { return }
+        update(id) { machine, now in
+            machine.disconnect(.notAccepted, detail: Limits.clippedDetail(detail), now: now)
+        }
+    }
+
     /// GameKit's `disconnectFromAllPeers`.
     public func disconnectAll() {
         for peer in peers.values {

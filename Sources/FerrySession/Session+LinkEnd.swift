@@ -94,6 +94,9 @@ extension Session {
         case .protocolError(let detail): return .protocolViolation(peer: peer, detail: detail)
         case .securityFailure(let detail): return .authenticationFailed(peer: peer, detail: detail)
         case .timedOut(.connectionRequest): return .connectTimedOut(peer: peer, after: .zero)
+        case .goodbye(let goodbye) where goodbye.reason == .notAccepted:
+            // The initiator's person said no after the link was made (a chat): to the application, as a deny.
+            return .denied(peer: peer, reason: .deniedByUser, detail: goodbye.detail)
         default: return .disconnected(peer: peer, reason: reason.text)
         }
     }

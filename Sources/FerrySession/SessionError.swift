@@ -145,6 +145,7 @@ extension LinkStateMachine.CloseReason {
             case .shuttingDown: what = "it said goodbye: its session closed"
             case .timedOut: what = "it said goodbye: it heard nothing from us within its disconnect timeout"
             case .protocolError: what = "it said goodbye: it saw a protocol error"
+            case .notAccepted: what = "it did not accept us"
             default: what = "it said goodbye (\(goodbye.reason))"
             }
             return what + (goodbye.detail.isEmpty ? "" : " (\(goodbye.detail))")

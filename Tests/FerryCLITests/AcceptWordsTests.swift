@@ -16,9 +16,20 @@ import Testing
         #expect(receive.accept == .trusted)
     }
 
+    /// Issue 28, 10: chat asks by default as receive does, and where nobody can answer (stdin no terminal) lets
+    /// trusted peers in only, as receive accepts their offers only.
+    @Test func chatAsksOnATerminalAndTakesTrustedPeersOnlyWithoutOne() throws {
+        let chat = try #require(try parseCommand(["chat"]) as? ChatCommand)
+        #expect(chat.accept == .ask)
+        #expect(ChatCommand.gatePolicy(.ask, canAsk: true) == .ask)
+        #expect(ChatCommand.gatePolicy(.ask, canAsk: false) == .trusted)
+        #expect(ChatCommand.gatePolicy(.all, canAsk: false) == .all)
+        #expect(ChatCommand.sessionPolicy(.ask) == .ask)
+    }
+
     @Test func wordsSharedByReceiveAndChatMeanTheSame() {
         let receive = Set(ReceiveCommand.AcceptPolicy.allCases.map(\.rawValue))
         let chat = Set(ChatCommand.AcceptPolicy.allCases.map(\.rawValue))
-        #expect(receive.intersection(chat) == ["all", "trusted"])
+        #expect(receive.intersection(chat) == ["ask", "all", "trusted"])
     }
 }

@@ -98,7 +98,20 @@ import Testing
         the sender's name. A peer that joins is shown as trusted (pinned with 'ferry
         trust add') or not, with its short device ID and the 6-digit pairing code of the
         link, which its screen shows too unless someone is in between: compare them
-        before trusting what it writes. Commands:
+        before trusting what it writes.
+
+        First contact is as for ferry receive. With --accept ask (the default), each
+        stranger that wants to chat, or that this chat reached, is a question showing
+        its device ID and that code; the next line typed answers it: y lets it in, n
+        refuses it (its screen says it was not accepted), a lets it in and trusts it
+        from now on. Any other line is sent as usual. Until the answer nothing typed
+        goes to the stranger and nothing it writes is shown (a few lines are kept, and
+        shown if it is let in); a question nobody answers within 60 seconds refuses the
+        stranger. Trusted peers join without a question. When stdin is not a terminal
+        nobody can be asked, so only trusted peers join (use --accept all for everyone).
+        --accept trusted refuses every stranger without asking.
+
+        Commands:
           /peers             List the peers and their states.
           /unreliable TEXT   Send TEXT as a datagram, which may be lost.
           /help              Show these commands.
@@ -113,9 +126,9 @@ import Testing
                                   peer; default: peer)
           --max-peers <n>         Connect to at most this many peers; further requests
                                   are denied. (default: 16)
-          --accept <policy>       Accept every connection request, those of trusted
-                                  (pinned) peers only, or none. (values: all, trusted,
-                                  none; default: all)
+          --accept <policy>       Ask about each stranger, let everyone in, trusted
+                                  (pinned) peers only, or deny every request. (values:
+                                  ask, all, trusted, none; default: ask)
           --disconnect-timeout <seconds>
                                   Consider a silent peer gone after this many seconds.
                                   (default: 10)

@@ -28,6 +28,20 @@ import Testing
         #expect(editor.printAbove("<bob> again\n") == Self.erase + "<bob> again\n")
     }
 
+    /// Issue 28, 10: a chat's pending question shows a prompt before the typed text; it is no part of the line, it
+    /// stays through messages printed above, comes back on the next line after Enter, and goes when set empty.
+    @Test func aPromptIsDrawnBeforeTheTypedTextAndIsNoPartOfTheLine() {
+        var editor = LineEditor(columns: 80)
+        _ = editor.feed(Array("hal".utf8))
+        #expect(editor.setPrompt("carol? [y/n/a] ") == Self.erase + "carol? [y/n/a] hal")
+        #expect(editor.printAbove("<bob> hi\n") == Self.erase + "<bob> hi\n" + "carol? [y/n/a] hal")
+        let done = editor.feed(Array("f\n".utf8))
+        #expect(done.outcomes == [.line("half")])
+        #expect(done.display == Self.erase + "carol? [y/n/a] half\n" + "carol? [y/n/a] ")
+        #expect(editor.setPrompt("") == Self.erase)
+        #expect(editor.printAbove("x\n") == Self.erase + "x\n")
+    }
+
     @Test func aWrappedLineIsErasedFromItsFirstRow() {
         var editor = LineEditor(columns: 10)
         _ = editor.feed(Array("abcdefghijklmnopqrstuvw".utf8))  // 23 characters: rows 1-3, the cursor on the third

@@ -19,7 +19,7 @@ import Testing
         #expect(
             command
                 == ChatCommand(
-                    mode: .peer, maxPeers: 16, accept: .all, disconnectTimeout: 10, json: false, global: .init())
+                    mode: .peer, maxPeers: 16, accept: .ask, disconnectTimeout: 10, json: false, global: .init())
         )
     }
 

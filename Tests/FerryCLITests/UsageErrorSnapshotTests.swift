@@ -92,7 +92,7 @@ import Testing
         )
         #expect(
             await FerryRun.run(["chat", "--accept", "some"])
-                == .usageError("Error: --accept: 'some' is not a valid policy (all, trusted, none)\n" + Self.chatUsage)
+                == .usageError("Error: --accept: 'some' is not a valid policy (ask, all, trusted, none)\n" + Self.chatUsage)
         )
     }
 

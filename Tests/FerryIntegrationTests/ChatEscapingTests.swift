@@ -31,7 +31,10 @@ extension IntegrationTests {
         @Test func aHostileNameAndMessageAreShownEscapedOnATerminal() async throws {
             let harness = try ChatHarness()
             let pane = try TerminalPane(
-                ["chat", "--session", harness.session, "--name", "watcher", "--port", "0", "--interface", "lo"],
+                [
+                    "chat", "--session", harness.session, "--name", "watcher", "--port", "0", "--interface", "lo",
+                    "--accept", "all",
+                ],
                 environment: harness.environment("watcher"), name: "chat")
             defer { pane.close() }
             let ready = try pane.waitFor("Type /help for commands.")

@@ -42,11 +42,16 @@ final class ChatHarness: Sendable {
         }
     }
 
-    /// `ferry chat --json` on loopback; returns once it printed its `ready` line (with its port).
-    func chat(_ name: String, _ extra: [String] = [], interface: String? = "lo", session: String? = nil,
-              bed: TestBed? = nil, host: TestHost? = nil) throws -> (process: FerryProcess, port: Int) {
+    /// `ferry chat --json` on loopback (`--accept all` unless `extra` names a policy); returns once it printed its `ready` line (with its port).
+    func chat(
+        _ name: String, _ extra: [String] = [], interface: String? = "lo", session: String? = nil,
+        bed: TestBed? = nil, host: TestHost? = nil
+    ) throws -> (process: FerryProcess, port: Int) {
         var arguments = ["chat", "--json", "--session", session ?? self.session, "--name", name, "--port", "0"]
         if let interface { arguments += ["--interface", interface] }
+        // Scripts (stdin not a terminal) let only trusted peers in by default (issue 28, 10); these chats meet
+        // strangers on purpose unless the test says otherwise.
+        if !extra.contains("--accept") { arguments += ["--accept", "all"] }
         arguments += extra
         let process: FerryProcess
         if let bed, let host {

@@ -7,11 +7,16 @@ import Testing
 extension IntegrationTests {
     @Suite(.serialized) struct ChatTerminalTests {
         /// `ferry chat` (text) named `name` in a pane of its own, once it printed its first line.
-        static func pane(_ harness: ChatHarness, _ name: String) throws -> TerminalPane {
+        /// `ferry chat` on a terminal; `accept` all by default (these tests are about the screen, not first contact:
+        /// ChatAskTests), nil for the default (ask).
+        static func pane(_ harness: ChatHarness, _ name: String, accept: String? = "all", _ extra: [String] = [])
+            throws -> TerminalPane
+        {
             let pane = try TerminalPane(
-                ["chat", "--session", harness.session, "--name", name, "--port", "0", "--interface", "lo"],
+                ["chat", "--session", harness.session, "--name", name, "--port", "0", "--interface", "lo"]
+                    + (accept.map { ["--accept", $0] } ?? []) + extra,
                 environment: harness.environment(name), name: name)
-            try pane.waitFor("Type /help for commands.")
+            try pane.waitFor(extra.contains("--json") ? #""event":"ready""# : "Type /help for commands.")
             return pane
         }
 

@@ -121,6 +121,8 @@ extension IntegrationTests {
             try alice.waitFor("Type /help for commands.")
             let bob = try TerminalPane(arguments + extra, environment: harness.environment("bob"), name: "bob")
             defer { bob.close() }
+            // Strangers to each other: each is asked about the other and says yes (issue 28, 10).
+            _ = try ChatAskTests.letEachOtherIn([(alice, "bob"), (bob, "alice")])
             try alice.waitFor("* bob joined")
             try bob.waitFor("* alice joined")
             try alice.type("hello bob")

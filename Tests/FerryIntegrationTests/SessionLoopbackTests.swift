@@ -71,8 +71,9 @@ extension IntegrationTests {
             let harness = try ChatHarness()
             let (_, _) = try harness.chat("grumpy", ["--mode", "server", "--accept", "none"])
             let (client, _) = try harness.chat("hopeful", ["--mode", "client"])
-            let message = try client.waitForError(containing: "denied")
-            #expect(message.contains("denied by the user"))
+            // A deny by the user (or --accept none) reads as chat's refusal does (issue 28, 10).
+            let message = try client.waitForError(containing: "did not accept you")
+            #expect(message == "grumpy did not accept you into the chat", "\(message)")
         }
 
         @Test func unreliableMessagesAndTheirSizeLimit() throws {

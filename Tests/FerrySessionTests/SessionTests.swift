@@ -126,7 +126,8 @@ final class EventReader: @unchecked Sendable {
             let address = await Self.address(of: server)
             try await Session.run(configuration: Self.configuration("one", mode: .client), reactor: reactor) { one in
                 try await one.connect(toAddress: address)
-                try await Session.run(configuration: Self.configuration("two", mode: .client), reactor: reactor) { two in
+                try await Session.run(configuration: Self.configuration("two", mode: .client), reactor: reactor) {
+                    two in
                     do {
                         try await two.connect(toAddress: address)
                         Issue.record("the second client was accepted")
@@ -171,6 +172,24 @@ final class EventReader: @unchecked Sendable {
             await #expect(throws: SessionError.notConnected("bob")) {
                 try await alice.send([1], to: [info.peerID])
             }
+        }
+    }
+
+    /// Issue 28, 10: a chat that dialled a stranger and whose person said no ends the link with goodbye 5
+    /// `notAccepted`; the other session reports it as a deny by the user, as if it had been refused at its request.
+    @Test func aLinkEndedAsNotAcceptedIsReportedAsADenyByTheUser() async throws {
+        try await Self.withPair(bob: Self.configuration("bob")) { bob, alice in
+            let bobEvents = EventReader(bob)
+            let info = try await alice.connect(toAddress: await Self.address(of: bob))
+            _ = try await bobEvents.next {
+                if case .peerStateChanged(_, .connected, _) = $0 { true } else { false }
+            }
+            await alice.disconnect(info.peerID, notAccepted: "only trusted peers are accepted")
+            let event = try await bobEvents.next {
+                if case .peerStateChanged(_, .disconnected, _) = $0 { true } else { false }
+            }
+            guard case .peerStateChanged(_, _, let reason) = event else { return }
+            #expect(reason == .denied(peer: "alice", reason: .deniedByUser, detail: "only trusted peers are accepted"))
         }
     }
 

@@ -14,11 +14,16 @@ public struct ChatCommand: ParsableCommand, Equatable {
         case peer
     }
 
-    /// What to answer a connection request with, for headless use.
+    /// Who may join, as `receive --accept` says whose offers are taken.
     public enum AcceptPolicy: String, Sendable, CaseIterable {
+        /// Ask the person about each stranger (a pinned peer joins without a question); when stdin is not a
+        /// terminal nobody can be asked, and only trusted peers join (as `trusted`).
+        case ask
+        /// Every peer joins.
         case all
-        /// As `receive --accept trusted`: only pinned peers may connect.
+        /// As `receive --accept trusted`: only pinned peers join; every stranger is refused without a question.
         case trusted
+        /// Every connection request is denied (a chat that only dials, or only listens to those it dials).
         case none
     }
 
@@ -30,7 +35,17 @@ public struct ChatCommand: ParsableCommand, Equatable {
             Lines typed are sent to every connected peer; lines received are printed with the sender's name. \
             A peer that joins is shown as trusted (pinned with 'ferry trust add') or not, with its short device \
             ID and the 6-digit pairing code of the link, which its screen shows too unless someone is in \
-            between: compare them before trusting what it writes. \
+            between: compare them before trusting what it writes.
+
+            First contact is as for ferry receive. With --accept ask (the default), each stranger that wants to \
+            chat, or that this chat reached, is a question showing its device ID and that code; the next line \
+            typed answers it: y lets it in, n refuses it (its screen says it was not accepted), a lets it in \
+            and trusts it from now on. Any other line is sent as usual. Until the answer nothing typed goes to \
+            the stranger and nothing it writes is shown (a few lines are kept, and shown if it is let in); a \
+            question nobody answers within 60 seconds refuses the stranger. Trusted peers join without a \
+            question. When stdin is not a terminal nobody can be asked, so only trusted peers join (use \
+            --accept all for everyone). --accept trusted refuses every stranger without asking.
+
             Commands:
               /peers             List the peers and their states.
               /unreliable TEXT   Send TEXT as a datagram, which may be lost.
@@ -54,8 +69,8 @@ public struct ChatCommand: ParsableCommand, Equatable {
             .option(
                 "accept",
                 valueName: "policy",
-                help: "Accept every connection request, those of trusted (pinned) peers only, or none.",
-                default: AcceptPolicy.all.rawValue,
+                help: "Ask about each stranger, let everyone in, trusted (pinned) peers only, or deny every request.",
+                default: AcceptPolicy.ask.rawValue,
                 values: AcceptPolicy.allCases.map(\.rawValue)
             ),
             .option(
@@ -67,6 +82,11 @@ public struct ChatCommand: ParsableCommand, Equatable {
             .flag("json", help: "Print one JSON object per line instead of text."),
         ]
     )
+
+    /// How long a question about a stranger waits for the person's answer (as `receive`'s default `--ask-timeout`).
+    public static let askTimeout: Duration = .seconds(60)
+    /// How long this chat waits for a peer it dials to answer: the handshake, and the other person's question.
+    static let connectTimeout: Duration = askTimeout + .seconds(10)
 
     /// The default of `--max-peers`.
     public static let defaultMaximumPeers = 16
@@ -96,7 +116,7 @@ public struct ChatCommand: ParsableCommand, Equatable {
     public init(
         mode: Mode = .peer,
         maxPeers: Int = ChatCommand.defaultMaximumPeers,
-        accept: AcceptPolicy = .all,
+        accept: AcceptPolicy = .ask,
         disconnectTimeout: Double = ChatCommand.defaultDisconnectTimeout,
         json: Bool = false,
         global: GlobalOptions = .init()
@@ -114,7 +134,7 @@ public struct ChatCommand: ParsableCommand, Equatable {
         self.init(
             mode: try values.choice("mode", as: "mode") ?? .peer,
             maxPeers: try values.integer("max-peers") ?? Self.defaultMaximumPeers,
-            accept: try values.choice("accept", as: "policy") ?? .all,
+            accept: try values.choice("accept", as: "policy") ?? .ask,
             disconnectTimeout: try values.seconds("disconnect-timeout") ?? Self.defaultDisconnectTimeout,
             json: values.isSet("json"),
             global: try GlobalOptions(parsing: values)

@@ -25,6 +25,7 @@ public enum JSONEvents {
         /// The heading of the section in docs/EVENTS.md.
         public static let command = "ferry chat --json"
         case ready, available, unavailable, connecting, connected, disconnected, message, sent, peerInfo, notice, error
+        case question, answer
     }
 
     /// `ferry peers --json`.

@@ -11,7 +11,7 @@ struct ChatPrinter: Sendable {
     /// The terminal the person types on, when stdin and stdout are one.
     var terminal: ChatTerminal? = nil
 
-    private func emit(_ line: JSONLine, text: @autoclosure () -> String, error: Bool = false) {
+    func emit(_ line: JSONLine, text: @autoclosure () -> String, error: Bool = false) {
         if json {
             write(line.text, to: context.stdout)
         } else if error {

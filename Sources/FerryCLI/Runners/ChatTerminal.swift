@@ -78,6 +78,14 @@ final class ChatTerminal: Sendable {
         }
     }
 
+    /// Shows `prompt` before the line being typed (empty: none).
+    func setPrompt(_ prompt: String) {
+        editor.withLock { editor in
+            editor.columns = Self.columns()
+            output.write(editor.setPrompt(prompt))
+        }
+    }
+
     /// Echoes typed bytes; returns the lines they completed.
     private func typed(_ bytes: ArraySlice<UInt8>) -> [LineEditor.Outcome] {
         editor.withLock { editor in

@@ -33,6 +33,9 @@ struct LineEditor: Sendable {
     private var shownCount = 0
     /// The terminal's width in columns, to erase a line that wrapped.
     var columns: Int
+    /// Drawn before the typed text (a chat's pending question: `carol? [y/n/a] `); not part of the line. Set it with
+    /// `setPrompt`, which redraws.
+    private(set) var prompt = ""
 
     init(columns: Int) {
         self.columns = max(columns, 1)
@@ -67,8 +70,7 @@ struct LineEditor: Sendable {
                 changed = false
                 outcomes.append(.line(String(decoding: typed, as: UTF8.self)))
                 typed = []
-                shownCount = 0
-                display += "\n"
+                display += "\n" + draw()  // the prompt again, if there is one, on the new line
             case 0x04:
                 if typed.isEmpty { outcomes.append(.endOfInput) }
             case 0x7F, 0x08:
@@ -105,6 +107,13 @@ struct LineEditor: Sendable {
         erase() + text + draw()
     }
 
+    /// The text that shows the line with `prompt` before it from now on.
+    mutating func setPrompt(_ prompt: String) -> String {
+        let erasing = erase()
+        self.prompt = prompt
+        return erasing + draw()
+    }
+
     /// Erases the line and draws it as it is now.
     private mutating func redraw() -> String {
         erase() + draw()
@@ -117,7 +126,7 @@ struct LineEditor: Sendable {
     }
 
     private mutating func draw() -> String {
-        let text = shown
+        let text = prompt + shown
         shownCount = text.count
         return text
     }

@@ -18,6 +18,9 @@ public struct GoodbyeReason: RawRepresentable, Hashable, Sendable, CustomStringC
     public static let protocolError = GoodbyeReason(rawValue: 3)
     /// The sender's process is stopping (SIGTERM, a service manager).
     public static let shuttingDown = GoodbyeReason(rawValue: 4)
+    /// The sender's person (or policy) did not accept the peer on a link the sender opened itself: the initiator's
+    /// counterpart of deny 1 `deniedByUser`, for a chat where either side may dial (PROTOCOL.md 4.7).
+    public static let notAccepted = GoodbyeReason(rawValue: 5)
 
     /// The reason in words, for logs and messages.
     public var description: String {
@@ -26,6 +29,7 @@ public struct GoodbyeReason: RawRepresentable, Hashable, Sendable, CustomStringC
         case .timedOut: "timed out"
         case .protocolError: "protocol error"
         case .shuttingDown: "shutting down"
+        case .notAccepted: "not accepted"
         default: "unknown reason (\(rawValue))"
         }
     }

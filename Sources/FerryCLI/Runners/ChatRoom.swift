@@ -1,0 +1,160 @@
+import FerrySession
+import FerryStateMachines
+import FerryWire
+import Synchronization
+
+/// The loops of a chat: session events in, typed lines out, and the `ChatGate` between them that decides who is a
+/// member (the events loop and the input loop both consult it, so it is behind a lock; the gate's actions are
+/// carried out after the lock is released).
+final class ChatRoom: Sendable {
+    private let gate: Mutex<ChatGate>
+    let printer: ChatPrinter
+    let trustStore: TrustStore
+    private let askTimeout: Duration
+
+    init(gate: ChatGate, printer: ChatPrinter, trustStore: TrustStore) {
+        askTimeout = gate.askTimeout
+        self.gate = Mutex(gate)
+        self.printer = printer
+        self.trustStore = trustStore
+    }
+
+    /// The members now: the peers lines go to.
+    var members: Set<PeerID> { gate.withLock { $0.members } }
+
+    func events(of session: Session) async {
+        for await event in session.events {
+            switch event {
+            case .peerStateChanged(let peer, let state, let reason):
+                guard ChatLoop.shows(peer, state) else { continue }
+                await changed(peer, state, reason: reason, session: session)
+            case .connectionRequested(let peer):
+                let actions = gate.withLock { $0.requested(peer, now: .now) }
+                await perform(actions, session: session)
+            case .dataReceived(let bytes, let peer, let mode):
+                let text = String(decoding: bytes, as: UTF8.self)
+                let actions = gate.withLock { $0.message(text, from: peer, mode: mode) }
+                await perform(actions, session: session)
+            case .sessionError(let error):
+                printer.failure(error.description)
+            case .connectionDenied(let peer, .untrusted, _) where peer.takesMessages:
+                printer.refusedUntrusted(peer)  // --accept trusted: its device ID, to pin it
+            case .connectionDenied:
+                continue  // whom the limits refused: a full or idle session needs no line per peer
+            }
+        }
+    }
+
+    private func changed(_ peer: PeerInfo, _ state: PeerState, reason: SessionError?, session: Session) async {
+        switch state {
+        case .connected:
+            // The join line comes from the gate: a stranger is a question first.
+            let actions = gate.withLock { $0.connected(peer, now: .now) }
+            await perform(actions, session: session)
+            return
+        case .disconnected:
+            let (wasMember, actions) = gate.withLock { $0.left(peer.peerID, now: .now) }
+            await perform(actions, session: session)
+            if case .denied(let name, .deniedByUser, let detail)? = reason {
+                gate.withLock { $0.notAccepted(by: peer.peerID) }
+                // Its person (or policy) said no after its link was up: goodbye `notAccepted`. In text that line says
+                // it all; scripts also get the member's `disconnected`, as for every member that leaves.
+                printer.notAccepted(by: name, detail: detail)
+                guard wasMember, printer.json else { return }
+            }
+            guard wasMember else { return }  // a stranger nobody let in never joined, so it does not leave
+        default:
+            break
+        }
+        printer.state(peer, state, reason: reason)
+        if state == .available, ChatLoop.shouldAsk(peer, session: session),
+            gate.withLock({ $0.mayDial(peer.peerID) })
+        {
+            Task {
+                do {
+                    try await session.connect(to: peer.peerID, timeout: ChatCommand.connectTimeout)
+                } catch {
+                    self.connectFailed(error, address: nil, peerID: peer.peerID)
+                }
+            }
+        }
+    }
+
+    /// Reports a failed connect (`address`: one the user gave with --peer; `peerID`: the peer dialled). A peer that
+    /// did not let this chat in is not dialled again.
+    func connectFailed(_ error: any Error, address: String?, peerID: PeerID? = nil) {
+        guard let error = error as? SessionError else { return }
+        if let peerID, case .denied(_, let reason, _) = error, reason == .deniedByUser || reason == .untrusted {
+            gate.withLock { $0.notAccepted(by: peerID) }
+        }
+        switch error {
+        case .denied(_, .alreadyConnected, _), .alreadyConnecting: return
+        case .denied(let name, .deniedByUser, let detail): printer.notAccepted(by: name, detail: detail)
+        // `connectFailed` names the address already ("could not reach 10.0.0.2:4000: ...").
+        case .connectFailed: printer.failure(error.description)
+        default: printer.failure(address.map { "could not connect to \($0): \(error)" } ?? error.description)
+        }
+    }
+
+    /// Refuses the stranger whose question nobody answered in time (checked every second).
+    func expireQuestions(of session: Session) async {
+        while (try? await Task.sleep(for: .seconds(1))) != nil {
+            let actions = gate.withLock { $0.tick(now: .now) }
+            await perform(actions, session: session)
+        }
+    }
+
+    private func perform(_ actions: [ChatGate.Action], session: Session) async {
+        for action in actions {
+            switch action {
+            case .accept(let peerID):
+                do {
+                    try await session.accept(peerID)
+                } catch {
+                    // Its request ended before the answer (it gave up waiting): nobody to let in.
+                    let more = gate.withLock { $0.left(peerID, now: .now) }.actions
+                    printer.notice("* the request ended before your answer: ask the peer to try again")
+                    await perform(more, session: session)
+                }
+            case .refuse(let peer, .request, let detail):
+                await session.deny(peer.peerID, reason: .deniedByUser, detail: detail)
+                if detail == ChatGate.trustedOnlyDetail { printer.refusedUntrusted(peer) }
+            case .refuse(let peer, .dialled, let detail):
+                await session.disconnect(peer.peerID, notAccepted: detail)
+                if detail == ChatGate.trustedOnlyDetail { printer.refusedUntrusted(peer) }
+            case .ask(let peer):
+                printer.question(peer)
+            case .answered(let peer, let answer):
+                printer.answered(peer, answer, askTimeout: askTimeout)
+            case .pin(let peer):
+                do {
+                    _ = try trustStore.pin(peer.deviceID, name: peer.displayName)
+                    await session.trust(peer.deviceID, name: peer.displayName)
+                } catch {
+                    printer.failure("could not trust \(TerminalText.escape(peer.displayName)): \(error)")
+                }
+            case .join(let peer):
+                printer.state(peer, .connected, reason: nil)
+            case .show(let text, let peer, let mode):
+                printer.message(text, from: peer, mode: mode)
+            case .note(let text):
+                printer.notice(text)
+            }
+        }
+    }
+
+    /// Typed lines: an answer to the question on the screen, a command, or a line for every member.
+    func input(_ lines: AsyncStream<String>, session: Session) async {
+        for await line in lines {
+            let answer = gate.withLock { $0.line(line, now: .now) }
+            if let answer {
+                await perform(answer, session: session)
+                continue
+            }
+            if line == "/quit" { return }
+            await ChatLoop.handle(line, session: session, printer: printer, members: members)
+            await perform(gate.withLock { $0.reminder }, session: session)
+        }
+        await perform(gate.withLock { $0.inputEnded(now: .now) }, session: session)
+    }
+}
