@@ -205,11 +205,15 @@ public actor TransferEngine {
     func cancelReceived(_ cancel: TransferCancel, from peerID: PeerID) async {
         let text = cancel.detail.isEmpty ? "\(cancel.reason)" : "\(cancel.reason): \(cancel.detail)"
         if operations[cancel.transferID]?.peers[peerID] != nil {
-            await failPeer(cancel.transferID, peerID, "the receiver cancelled (\(text))", cancel: nil)
+            await failPeer(
+                cancel.transferID, peerID, "the receiver cancelled (\(text))", cancel: nil,
+                stop: .cancelledByPeer(cancel.reason))
         }
         let key = IncomingKey(peer: peerID, transferID: cancel.transferID)
         if incoming[key] != nil {
-            await cancelIncoming(key, reason: nil, detail: "the sender cancelled (\(text))", tellPeer: false)
+            await cancelIncoming(
+                key, reason: nil, detail: "the sender cancelled (\(text))", tellPeer: false,
+                stop: .cancelledByPeer(cancel.reason))
         }
     }
 

@@ -52,6 +52,9 @@ struct IncomingFile: Sendable {
     var key: String
     var accepted = false
     var resumeOffset: UInt64 = 0
+    /// Bytes of the resumed prefix that did not match the sender's digest and are fetched again (a swarm member,
+    /// PROTOCOL.md 11.11 rule 4): sent again after all, so not among the file's resumed bytes.
+    var prefixDropped: UInt64 = 0
     var staged: RegularFile?
     /// The first failed eviction of write-behind on the staged file (`Writeback`): checked before verifying.
     let writebackFailure = WritebackFailure()
@@ -66,6 +69,12 @@ struct IncomingFile: Sendable {
     var digest: [UInt8]?
     var stored: UInt64 = 0
     var ended = false
+    /// Its staged data was removed while the transfer went on (a full disk): nothing of it is kept for a resume.
+    var stagedRemoved = false
+
+    /// The bytes of this file not sent again: its resumed prefix, less what of it was fetched again
+    /// (`FileOutcome.resumedBytes`; the transfer's `resumedBytes` is their sum).
+    var resumedBytes: UInt64 { resumeOffset - min(prefixDropped, resumeOffset) }
     /// Handed to the application in memory once verified (`TransferConfiguration.memoryDelivery`).
     var inMemory = false
     /// With `inMemory`: published as a file as well.
