@@ -2,6 +2,7 @@ import FerrySession
 import FerryStateMachines
 import FerrySystem
 import FerryWire
+import Synchronization
 
 /// The receiving side of one transfer from one peer.
 struct IncomingTransfer: Sendable {
@@ -68,6 +69,9 @@ struct IncomingFile: Sendable {
     /// The verified file digest, once it matched the sender's.
     var digest: [UInt8]?
     var stored: UInt64 = 0
+    /// The bytes written to the staged file in this transfer, counted on the I/O queue as each write completes (a
+    /// chunk is `stored` when its write is queued): what stays staged for a resume if the transfer stops.
+    let written = StagedBytes()
     var ended = false
     /// Its staged data was removed while the transfer went on (a full disk): nothing of it is kept for a resume.
     var stagedRemoved = false
@@ -83,4 +87,17 @@ struct IncomingFile: Sendable {
     /// (PROTOCOL.md 11.10 rule 10): answered at its size, nothing staged, ended as identical once its `fileEnd`
     /// carries the same digest.
     var alreadyThere: (name: String, digest: [UInt8])?
+}
+
+/// A count of bytes written to one staged file, shared by the engine and the writes it queues.
+final class StagedBytes: Sendable {
+    private let count = Atomic<UInt64>(0)
+
+    /// Counts `bytes` more (on the I/O queue, once a write completed).
+    func add(_ bytes: Int) {
+        count.wrappingAdd(UInt64(bytes), ordering: .relaxed)
+    }
+
+    /// The bytes counted so far.
+    var value: UInt64 { count.load(ordering: .relaxed) }
 }

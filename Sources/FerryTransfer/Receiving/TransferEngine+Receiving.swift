@@ -170,8 +170,10 @@ extension TransferEngine {
         // still bounds the bytes in flight.
         let offset = chunk.offset
         let (writeback, failure) = (self.writeback, incoming[key]?.files[file].writebackFailure ?? WritebackFailure())
+        let written = incoming[key]?.files[file].written
         enqueue(actions, key, file: file, bytes: raw.count) { () throws(SystemError) in
             try handle.write(raw, at: offset)
+            written?.add(raw.count)
             try writeBehind.perform(on: handle, writeback, failure: failure)
         }
     }
@@ -430,7 +432,7 @@ extension TransferEngine {
             : transfer.files.reduce(0) { kept, file in
                 let staged =
                     file.accepted && !file.ended && !file.inMemory && !file.stagedRemoved && file.alreadyThere == nil
-                return kept + (staged ? file.resumedBytes + file.stored : 0)
+                return kept + (staged ? file.resumedBytes + file.written.value : 0)
             }
         log(1, "transfer \(key.transferID) from \(transfer.peer.displayName) finished: \(failure ?? "ok")")
         emit(.finished(outcome))
@@ -465,6 +467,9 @@ extension TransferEngine {
             await send(.cancel(cancel), to: key.peer)
         }
         let text = detail.isEmpty ? reason.map { "\($0)" } ?? "cancelled" : detail
+        // The writes queued before the end complete first (chunks that come now are dropped): what the outcome says
+        // is kept is in the staged files, and none is written after they are closed.
+        await io.run {}
         finishIncoming(key, failure: text, stop: stop ?? reason.map(TransferStop.cancelledHere) ?? .linkLost)
     }
 
