@@ -142,6 +142,17 @@ import Testing
                 + "resume\n"
             #expect(stderr.text == (summaryFollows ? "" : line))
         }
+        // Ctrl-C here: no summary follows, the line is the last word.
+        let stderr = CapturingTextSink()
+        let reporter = TransferReporter(
+            context: CommandContext(stdout: CapturingTextSink(), stderr: stderr), json: false, bars: false,
+            summaryFollows: true)
+        reporter.report(started)
+        reporter.report(.finished(Self.stopped(.cancelledHere(.cancelledByUser), failure: "cancelled by the user")))
+        #expect(
+            stderr.text
+                == "transfer to r3 stopped: cancelled by the user at 55.0 MiB of 200 MiB; a ferry receiver keeps what "
+                + "it verified, send again to resume\n")
     }
 
     static func file(_ name: String, size: UInt64 = 200 << 20) -> OfferedFile {

@@ -160,6 +160,32 @@ extension IntegrationTests {
             #expect(line.hasSuffix(" of 32.0 MiB; kept staged for a resume when outbox sends again"), "\(line)")
         }
 
+        /// Ctrl-C at the sender: no summary comes after it, so its line for the transfer is the last word, and says
+        /// what a ferry receiver does with what it got (the receiver's own event says what it keeps).
+        @Test func aSenderStoppedByCtrlCSaysWhereItStoppedAndThatTheReceiverKeepsIt() throws {
+            let harness = try TransferHarness()
+            let file = try harness.files.random("big.bin", size: Self.size)
+            let (receiver, port) = try harness.receiver(once: false)
+            var started: FerryProcess?
+            let proxy = try Self.slowSend(harness, file.path, receiver: receiver, port: port) { proxyPort in
+                started = try harness.chat.registry.startFerry(
+                    [
+                        "send", file.path, "--to", "127.0.0.1:\(proxyPort)", "--compress", "none", "--session",
+                        harness.session, "--name", "outbox", "--interface", "lo",
+                    ], environment: harness.chat.environment("outbox"))
+            }
+            defer { proxy.close() }
+            let sender = try #require(started)
+            sender.signal(SIGINT)
+            #expect(try sender.waitForExit(timeout: .seconds(60)) == 130, "\(sender.capturedOutput())")
+            let line = try #require(sender.allStderrLines.last, "\(sender.capturedOutput())")
+            #expect(line.hasPrefix("transfer to inbox stopped: cancelled by the user at "), "\(line)")
+            #expect(line.hasSuffix(" of 32.0 MiB; a ferry receiver keeps what it verified, send again to resume"))
+            let finished = try receiver.nextJSON(timeout: .seconds(60)) { $0["event"] as? String == "finished" }
+            #expect(finished["keptBytes"] as? Int ?? 0 > 0, "\(finished)")
+            _ = try receiver.terminate()
+        }
+
         /// A broadcast (several --to, as --all sends to the peers it found): each peer's line says how it ended, and
         /// the one that shut down says what it keeps.
         @Test func aBroadcastSaysPerReceiverWhatTheOneThatShutDownKeeps() throws {

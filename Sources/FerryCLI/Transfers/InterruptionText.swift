@@ -6,9 +6,10 @@ import FerryWire
 ///
 /// "Kept" is said only where it is known. A receiver that cancels keeps its staged data for a resume (PROTOCOL.md
 /// 11.10 rule 7), and what it verified of it the sender knows from its `stored` acknowledgements, so a sender told
-/// by the receiver that it stopped says how much the receiver keeps. After a lost link no cancel came: the sender
-/// says only what a ferry receiver does (the reference receiver keeps what it verified). When this side stopped the
-/// transfer, or the receiver verified nothing, the plain failure is shown instead.
+/// by the receiver that it stopped says how much the receiver keeps. After a lost link no cancel came, and after
+/// Ctrl-C or SIGTERM here the cancel may not have arrived: the sender says only what a ferry receiver does (the
+/// reference receiver keeps what it verified). When this side ended the transfer otherwise (a protocol error), or
+/// the receiver verified nothing, the plain failure is shown instead.
 enum InterruptionText {
     /// A sender's account of a transfer that stopped: `the receiver shut down at 55.0 MiB of 200 MiB; it keeps them,
     /// send again to resume`; nil when there is nothing kept to speak of (then the failure is shown as it is).
@@ -23,6 +24,11 @@ enum InterruptionText {
             cause = senderCause(reason, failure: failure)
             keeps = "it keeps \(them), send again to resume"
         case .linkLost:
+            cause = TerminalText.escape(failure)
+            keeps = "a ferry receiver keeps what it verified, send again to resume"
+        case .cancelledHere(let reason) where reason == .cancelledByUser || reason == .shuttingDown:
+            // Ctrl-C or SIGTERM here: the cancel went to the receiver, which keeps what it verified (rule 7), unless
+            // the link went first; said as what a ferry receiver does.
             cause = TerminalText.escape(failure)
             keeps = "a ferry receiver keeps what it verified, send again to resume"
         case .cancelledHere:

@@ -322,7 +322,10 @@ final class TransferReporter: Sendable {
                     running.remove(key)
                     return running.isEmpty
                 }
-            if !json, let failure = outcome.failure, !wasDenied, !(lastSend && summaryFollows) {
+            // Unless this side was stopped (Ctrl-C, SIGTERM): then no summary comes.
+            var stoppedHere = false
+            if case .cancelledHere = outcome.stop { stoppedHere = true }
+            if !json, let failure = outcome.failure, !wasDenied, !(lastSend && summaryFollows && !stoppedHere) {
                 lines.append(Self.endText(outcome, failure: failure))
             }
             if !json, let swarm = Self.swarmText(for: outcome) {
