@@ -181,7 +181,7 @@ public actor TransferEngine {
             await failPeer(id, peerID, "it broke the transfer protocol (\(detail))", cancel: .protocolError)
         }
         for key in incoming.keys where key.peer == peerID {
-            await cancelIncoming(key, reason: .protocolError, detail: detail, tellPeer: true)
+            await cancelIncoming(key, reason: .protocolError, detail: detail, tellPeer: true, drain: false)
         }
         await session.disconnect(peerID, violation: detail)
     }

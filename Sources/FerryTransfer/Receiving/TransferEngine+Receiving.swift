@@ -440,9 +440,11 @@ extension TransferEngine {
 
     /// Ends an incoming transfer early. Verified files are still published; staged data stays for a resume.
     /// `stop` says how it stopped, for the outcome: by default cancelled here with `reason`, or the link lost
-    /// without one.
+    /// without one. With `drain`, the writes already queued for it complete first, so that `keptBytes` says what is
+    /// in its staged files; not for a peer that broke the protocol, whose link is cut at once whatever the disk does.
     func cancelIncoming(
-        _ key: IncomingKey, reason: CancelReason?, detail: String, tellPeer: Bool, stop: TransferStop? = nil
+        _ key: IncomingKey, reason: CancelReason?, detail: String, tellPeer: Bool, stop: TransferStop? = nil,
+        drain: Bool = true
     ) async {
         guard let transfer = incoming[key], !transfer.isEnding else { return }
         // From here on no acknowledgement goes out and arriving chunks are dropped, through the awaits below.
@@ -469,7 +471,7 @@ extension TransferEngine {
         let text = detail.isEmpty ? reason.map { "\($0)" } ?? "cancelled" : detail
         // The writes queued before the end complete first (chunks that come now are dropped): what the outcome says
         // is kept is in the staged files, and none is written after they are closed.
-        await io.run {}
+        if drain { await io.run {} }
         finishIncoming(key, failure: text, stop: stop ?? reason.map(TransferStop.cancelledHere) ?? .linkLost)
     }
 
