@@ -181,7 +181,7 @@ public actor TransferEngine {
             await failPeer(id, peerID, "it broke the transfer protocol (\(detail))", cancel: .protocolError)
         }
         for key in incoming.keys where key.peer == peerID {
-            await cancelIncoming(key, reason: .protocolError, detail: detail, tellPeer: true)
+            await cancelIncoming(key, reason: .protocolError, detail: detail, tellPeer: true, drain: false)
         }
         await session.disconnect(peerID, violation: detail)
     }
@@ -205,11 +205,15 @@ public actor TransferEngine {
     func cancelReceived(_ cancel: TransferCancel, from peerID: PeerID) async {
         let text = cancel.detail.isEmpty ? "\(cancel.reason)" : "\(cancel.reason): \(cancel.detail)"
         if operations[cancel.transferID]?.peers[peerID] != nil {
-            await failPeer(cancel.transferID, peerID, "the receiver cancelled (\(text))", cancel: nil)
+            await failPeer(
+                cancel.transferID, peerID, "the receiver cancelled (\(text))", cancel: nil,
+                stop: .cancelledByPeer(cancel.reason))
         }
         let key = IncomingKey(peer: peerID, transferID: cancel.transferID)
         if incoming[key] != nil {
-            await cancelIncoming(key, reason: nil, detail: "the sender cancelled (\(text))", tellPeer: false)
+            await cancelIncoming(
+                key, reason: nil, detail: "the sender cancelled (\(text))", tellPeer: false,
+                stop: .cancelledByPeer(cancel.reason))
         }
     }
 

@@ -128,11 +128,36 @@ public struct TransferOutcome: Sendable, Equatable {
     /// acknowledged at any one time (seeds, answers to its requests, copies). What the sender held for it (its outbox,
     /// its link's write queue) was part of these; its window bounds them. 0 otherwise.
     public var peakInFlightBytes = 0
+    /// The sizes of the files the receiver accepted, added up: what the transfer was to move.
+    public var acceptedBytes: UInt64 = 0
+    /// Of `resumedBytes`, the sizes of the files the receiver held already (`filesAlreadyThere`); the rest was resumed
+    /// from data staged by an earlier, interrupted transfer.
+    public var alreadyThereBytes: UInt64 = 0
+    /// For a transfer that stopped before its end (`stop`): the bytes of the accepted files that did not end which
+    /// the receiver had verified, their resumed prefixes included. Receiving: what this side keeps staged. Sending:
+    /// what the receiver acknowledged (it may hold a little more, acknowledgements in flight). A receiver keeps them
+    /// staged after a cancel (PROTOCOL.md 11.10 rule 7), and the reference receiver after a lost link too, so that a
+    /// later send resumes from them; 0 for a transfer that ran to its end.
+    public var keptBytes: UInt64 = 0
+    /// How the transfer stopped before its end; nil when it ran to its end or was denied.
+    public var stop: TransferStop? = nil
 
     /// Every offered file was published.
     public var isSuccess: Bool { failure == nil && filesFailed == 0 && filesSkipped == 0 }
     /// Raw chunk bytes over wire bytes (1 when nothing was compressed).
     public var compressionRatio: Double { wireBytes == 0 ? 1 : Double(chunkBytes) / Double(wireBytes) }
+}
+
+/// How a transfer with one peer stopped before its end (`TransferOutcome.stop`): who ended it and why, so that an
+/// application can tell a person what happened and what was kept.
+public enum TransferStop: Sendable, Equatable {
+    /// The peer sent `transferCancel` with this reason (`shuttingDown` when it was stopped by SIGTERM,
+    /// `cancelledByUser` by Ctrl-C). A receiver that cancels keeps its staged data (PROTOCOL.md 11.10 rule 7).
+    case cancelledByPeer(CancelReason)
+    /// This side ended it, with this reason (told to the peer when the link allowed).
+    case cancelledHere(CancelReason)
+    /// The link to the peer went without a cancel (lost, reset, or a write to it failed).
+    case linkLost
 }
 
 /// Everything a transfer engine reports, in order, on its `events` stream.

@@ -11,11 +11,13 @@ import FerryTestSupport
 final class TerminalPane: Sendable {
     let socket: String
 
-    /// Starts `ferry ARGUMENTS` with `environment` in a new 200x50 pane; with `stdinFile`, standard input is that
-    /// file instead of the terminal (which stays the controlling terminal, `/dev/tty`).
-    init(_ arguments: [String], environment: [String: String], name: String = "pane", stdinFile: String? = nil)
-        throws
-    {
+    /// Starts `ferry ARGUMENTS` with `environment` in a new pane, `columns` wide (200 by default) and 50 lines
+    /// high; with `stdinFile`, standard input is that file instead of the terminal (which stays the controlling
+    /// terminal, `/dev/tty`).
+    init(
+        _ arguments: [String], environment: [String: String], name: String = "pane", stdinFile: String? = nil,
+        columns: Int = 200
+    ) throws {
         socket = "ferry-test-\(name.filter { $0.isLetter || $0.isNumber })-\(UInt32.random(in: 0...UInt32.max))"
         let binary = try FerryBinary.url.path
         let assignments = environment.map { "\($0.key)=\(Self.quote($0.value))" }.sorted().joined(separator: " ")
@@ -23,7 +25,7 @@ final class TerminalPane: Sendable {
             ([binary] + arguments).map(Self.quote).joined(separator: " ")
             + (stdinFile.map { " < " + Self.quote($0) } ?? "")
         let script = "env \(assignments) \(command); echo \"[exit $?]\"; exec cat >/dev/null"
-        try Self.tmux(["-L", socket, "new-session", "-d", "-x", "200", "-y", "50", "sh", "-c", script])
+        try Self.tmux(["-L", socket, "new-session", "-d", "-x", "\(columns)", "-y", "50", "sh", "-c", script])
     }
 
     deinit {

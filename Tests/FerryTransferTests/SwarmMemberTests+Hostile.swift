@@ -147,7 +147,8 @@ extension SwarmMemberTests {
     /// staged chunk 1 was damaged on disk after her interrupted transfer. She fetches it from bob (who got it from
     /// the sender), once, acknowledges it `storedFromPeer` and publishes the file. (Before, her transfer still
     /// counted the damaged chunk stored: every copy bob served was dropped and asked for again until `fileEnd`,
-    /// and the file failed its digest.)
+    /// and the file failed its digest.) The damaged chunk was sent again: alice's file event counts one chunk
+    /// resumed, as her `finished` does (issue 28, 3: the file event said two).
     @Test func aDamagedResumedChunkIsFetchedOnceFromAMemberAndTheFileIsPublished() async throws {
         let data = TestFiles.randomBytes(count: 4 * Self.chunk, seed: 93)
         let reactor = try Reactor()
@@ -191,6 +192,16 @@ extension SwarmMemberTests {
                                     try staged.write(contentsOf: [data[Self.chunk + 100] ^ 0xFF])
                                     try staged.close()
                                     let sender = ScriptedSender(session: sam, members: [toAlice.peerID, toBob.peerID])
+                                    let resumed = Task {
+                                        var files: [UInt64] = []
+                                        for await event in aliceEngine.events {
+                                            if case .fileFinished(let file) = event { files.append(file.resumedBytes) }
+                                            if case .finished(let outcome) = event, outcome.failure == nil {
+                                                return (files, outcome.resumedBytes)
+                                            }
+                                        }
+                                        return (files, UInt64.max)
+                                    }
                                     try await Self.runDamagedResumedSwarm(
                                         sender, data: data,
                                         members: [
@@ -206,6 +217,9 @@ extension SwarmMemberTests {
                                     let relayed = await aliceEngine.memberSwarm(sender.swarmID)?.relayedBytes
                                     #expect(served == UInt64(3 * Self.chunk), "bob served each chunk once")
                                     #expect(relayed == UInt64(3 * Self.chunk), "alice stored each chunk once")
+                                    let (files, total) = await resumed.value
+                                    #expect(files == [UInt64(Self.chunk)], "only chunk 0 was not sent again")
+                                    #expect(total == UInt64(Self.chunk))
                                 }
                             }
                         }

@@ -105,17 +105,22 @@ extension HashCommand {
         }
     }
 
-    /// `<64 hex digits>  <file>`, and as `sha256sum` writes it for a name with a backslash or a newline: the
-    /// line starts with a backslash and the name has `\\` and `\n` in their place, so every line stays one line.
+    /// `<64 hex digits>  <file>`. A name with a backslash, a control character or a bidi control is marked as
+    /// `sha256sum` marks an escaped name, with a backslash before the line, and escaped so that every line stays one
+    /// line and shows what the name holds: `\` is `\\`, a newline `\n` (both as `sha256sum` writes them), and every
+    /// other character that `TerminalText.escape` makes visible (ESC, CR, TAB, DEL, C1 controls, bidi overrides) is
+    /// `\u{HEX}`, as ferry shows every name it did not choose. Scalar by scalar: "\r\n" is one `Character`.
     static func line(digest: [UInt8], file: String) -> String {
         let hex = Self.hex(digest)
-        guard file.contains("\\") || file.contains("\n") else { return "\(hex)  \(file)" }
+        guard file.unicodeScalars.contains(where: { $0 == "\\" || TerminalText.needsEscape($0) }) else {
+            return "\(hex)  \(file)"
+        }
         var escaped = ""
-        for character in file {
-            switch character {
+        for scalar in file.unicodeScalars {
+            switch scalar {
             case "\\": escaped += "\\\\"
             case "\n": escaped += "\\n"
-            default: escaped.append(character)
+            default: escaped += TerminalText.escape(String(scalar))
             }
         }
         return "\\\(hex)  \(escaped)"

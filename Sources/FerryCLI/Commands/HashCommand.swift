@@ -26,6 +26,11 @@ public struct HashCommand: ParsableCommand, Equatable {
             says how many were skipped, -v names them. A file or a symbolic link named on the command line is \
             hashed, and shown as given.
 
+            A name with a backslash, a control character or a bidi control gets a line that starts with a \
+            backslash, as sha256sum marks it, and is escaped so that each line stays one line and shows what the \
+            name holds: \\ for a backslash, \\n for a newline, and \\u{1B} (the code in hex) for every other \
+            control or bidi character, as ferry shows names from peers.
+
             With --json, one object per file: \
             {"event":"hash","name":"album/a.jpg","path":"...","size":N,"digest":"...","chunkSize":N}, and one \
             {"event":"skipped","name":...,"kind":...} per entry skipped (docs/EVENTS.md).

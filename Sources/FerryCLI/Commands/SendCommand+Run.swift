@@ -20,7 +20,8 @@ extension SendCommand {
         let setup = try SessionSetup(
             global: global, context: context, mode: .client, acceptPolicy: .none, transfersEnabled: true)
         let reporter = TransferReporter(
-            context: context, json: json, confirmsCodes: Self.confirmsCodes(context, trustedOnly: trustedOnly))
+            context: context, json: json, confirmsCodes: Self.confirmsCodes(context, trustedOnly: trustedOnly),
+            summaryFollows: true)
         let configuration = engineConfiguration(log: setup.configuration.log, environment: context.environment)
         let summary = try await TransferSession.run(setup: setup, engine: configuration, reporter: reporter) { run in
             // The items are opened, stat'ed and sniffed while the peers are found and connected (for 1000 small

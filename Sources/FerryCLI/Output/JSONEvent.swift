@@ -40,7 +40,7 @@ public enum JSONEvents {
         /// The heading of the section in docs/EVENTS.md, shared by the three commands.
         public static let command = "ferry send|receive|watch --json"
         case listening, watching, queued, connected, refused, trusted, offer, started, denied, progress, file, finished
-        case message, summary, skipped, stagedRemoved, error, relayerCutOff, swarmEnded
+        case message, summary, skipped, stagedRemoved, error, relayerCutOff, swarmEnded, stopping
     }
 
     /// `ferry id --json`.

@@ -152,7 +152,9 @@ final class ProgressBoard: Sendable {
             text += line.render(width: columns) + "\n"
         }
         for note in state.notes {
-            text += String(note.text.prefix(columns)) + "\n"
+            // Cut by the columns it takes, not its characters: a CJK name is two columns a character, and a note
+            // that wraps leaves its first line behind when the board is redrawn.
+            text += TerminalText.prefix(note.text, columns: columns) + "\n"
         }
         if droppable {
             // Only progress changed: the rows on the screen are the same whether or not this one is written.

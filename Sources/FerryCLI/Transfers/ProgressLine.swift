@@ -87,15 +87,16 @@ public struct ProgressLine: Sendable, Equatable {
         }
         // Drop details from the end until the line fits, keeping at least the percentage.
         var kept = details.count
-        while kept > 1, label.count + 2 + details.prefix(kept).joined(separator: "  ").count > width {
+        let labelWidth = TerminalText.width(of: label)
+        while kept > 1, labelWidth + 2 + details.prefix(kept).joined(separator: "  ").count > width {
             kept -= 1
         }
         let tail = details.prefix(kept).joined(separator: "  ")
-        let room = width - label.count - 2 - tail.count - 2
+        let room = width - labelWidth - 2 - tail.count - 2
         if kept == details.count, room >= Self.minimumBarWidth {
             return "\(label)  \(bar(width: room))  \(tail)"
         }
-        return String("\(label)  \(tail)".prefix(max(width, 0)))
+        return String(TerminalText.prefix("\(label)  \(tail)", columns: max(width, 0)))
     }
 
     /// How long a transfer has been stalled: `"12s"`, then as a clock from a minute on (`"1:05"`).
@@ -116,11 +117,13 @@ public struct ProgressLine: Sendable, Equatable {
         String(repeating: " ", count: max(0, width - text.count)) + text
     }
 
-    /// `text` cut or padded to exactly `width` characters; a cut is marked with "~".
+    /// `text` cut or padded to exactly `width` terminal columns (a wide character counts 2,
+    /// `TerminalText.width(of:)`); a cut is marked with "~".
     static func column(_ text: String, width: Int) -> String {
-        if text.count > width {
-            return text.prefix(width - 1) + "~"
+        var shown = text
+        if TerminalText.width(of: text) > width {
+            shown = TerminalText.prefix(text, columns: width - 1) + "~"
         }
-        return text + String(repeating: " ", count: width - text.count)
+        return shown + String(repeating: " ", count: max(0, width - TerminalText.width(of: shown)))
     }
 }

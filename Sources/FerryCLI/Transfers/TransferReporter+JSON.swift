@@ -69,6 +69,7 @@ extension TransferReporter {
             line.append("failure", outcome.failure.map { .string($0) } ?? .null)
             line.append("relayedBytes", int(outcome.relayedBytes))
             line.append("servedBytes", int(outcome.servedBytes))
+            line.append("keptBytes", int(outcome.keptBytes))
             return line
         case .relayerCutOff(let report):
             var line = JSONLine(

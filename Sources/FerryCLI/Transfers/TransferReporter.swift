@@ -35,14 +35,21 @@ final class TransferReporter: Sendable {
     /// let in before what arrived. Offers a person answered were shown with their answer already.
     let logsAcceptedOffers: Bool
 
+    /// Whether a summary follows the last transfer's end (`ferry send`): the text line for a send that failed is then
+    /// left to the summary when no other send runs, so the last thing said is not said twice.
+    let summaryFollows: Bool
+    /// Sends started and not yet finished.
+    private let runningSends = Mutex<Set<ProgressBoard.Key>>([])
+
     init(
         context: CommandContext, json: Bool, bars: Bool? = nil, confirmsCodes: Bool = false,
-        logsAcceptedOffers: Bool = false
+        logsAcceptedOffers: Bool = false, summaryFollows: Bool = false
     ) {
         self.context = context
         self.json = json
         self.confirmsCodes = confirmsCodes
         self.logsAcceptedOffers = logsAcceptedOffers
+        self.summaryFollows = summaryFollows
         let wantsBars = bars ?? (context.isStderrTerminal && !(json && context.isStdoutTerminal))
         let board = wantsBars ? ProgressBoard(sink: context.stderr) : nil
         self.board = board
@@ -87,6 +94,17 @@ final class TransferReporter: Sendable {
             emit(line)
         } else {
             say("Error: " + TerminalText.escape(message))
+        }
+    }
+
+    /// The process was told to stop by `signal` (SIGTERM: a service manager, `kill`), said before the transfers it
+    /// ends are, so that a log shows why they stopped: with `--json` a `stopping` event on stdout (which holds
+    /// nothing but JSON lines), else `stopping: SIGTERM` on stderr.
+    func stopping(signal: String) {
+        if json {
+            emit(JSONLine(event: JSONEvents.Transfers.stopping, ["signal": .string(signal)]))
+        } else {
+            say("stopping: \(signal)")
         }
     }
 
@@ -255,7 +273,16 @@ final class TransferReporter: Sendable {
             if direction == .receiving, logsAcceptedOffers, !json {
                 let offered = files.reduce(UInt64(0)) { $0 &+ $1.size }
                 let header = OfferPrompt.text(sender: peer.displayName, files: files, totalBytes: offered)[0]
-                say("\(header.dropLast()): accepted")
+                say("\(header.dropLast()): " + Self.acceptedText(accepted))
+            }
+            if direction == .sending {
+                runningSends.withLock { _ = $0.insert(ProgressBoard.Key(transferID: transferID, peerID: peer.peerID)) }
+            }
+            if !json {
+                let resuming = InterruptionText.resuming(
+                    files: files, accepted: accepted, resumeOffsets: resumeOffsets, direction: direction,
+                    peer: peer.displayName)
+                if !resuming.isEmpty { say(lines: resuming) }
             }
             let total = zip(files, accepted).reduce(UInt64(0)) { $0 + ($1.1 ? $1.0.size : 0) }
             let done = zip(resumeOffsets, accepted).reduce(UInt64(0)) { $0 + ($1.1 ? $1.0 : 0) }
@@ -288,10 +315,18 @@ final class TransferReporter: Sendable {
             let key = ProgressBoard.Key(transferID: outcome.transferID, peerID: outcome.peer.peerID)
             let wasDenied = denied.withLock { $0.remove(key) != nil }
             var lines: [String] = []
-            if !json, let failure = outcome.failure, !wasDenied {
-                let name = TerminalText.escape(outcome.peer.displayName)
-                let way = outcome.direction == .sending ? "to" : "from"
-                lines.append("transfer \(way) \(name) failed: \(TerminalText.escape(failure))")
+            // The summary that follows says how the last send ended: not said twice.
+            let lastSend =
+                outcome.direction == .sending
+                && runningSends.withLock { running in
+                    running.remove(key)
+                    return running.isEmpty
+                }
+            // Unless this side was stopped (Ctrl-C, SIGTERM): then no summary comes.
+            var stoppedHere = false
+            if case .cancelledHere = outcome.stop { stoppedHere = true }
+            if !json, let failure = outcome.failure, !wasDenied, !(lastSend && summaryFollows && !stoppedHere) {
+                lines.append(Self.endText(outcome, failure: failure))
             }
             if !json, let swarm = Self.swarmText(for: outcome) {
                 lines.append(swarm)
@@ -312,6 +347,30 @@ final class TransferReporter: Sendable {
             guard !json, totals.relayedBytes > 0 || totals.servedBytes > 0, shown != totals.servedBytes else { return }
             say(Self.text(for: totals))
         }
+    }
+
+    /// How a transfer that did not run to its end ended, for its line: `transfer to bob failed: ...`, or for one
+    /// stopped with data kept for a resume, `transfer to bob stopped: the receiver shut down at 55.0 MiB of 200 MiB;
+    /// it keeps them, send again to resume` (sending) or `transfer from alice stopped (shutting down) at ...; kept
+    /// staged for a resume when alice sends again` (receiving).
+    static func endText(_ outcome: TransferOutcome, failure: String) -> String {
+        let name = TerminalText.escape(outcome.peer.displayName)
+        if outcome.direction == .receiving {
+            return InterruptionText.receiving(outcome)
+                ?? "transfer from \(name) failed: \(TerminalText.escape(failure))"
+        }
+        let stopped = InterruptionText.sending(
+            outcome.stop, failure: failure, done: outcome.bytes &+ outcome.resumedBytes, total: outcome.acceptedBytes,
+            kept: outcome.keptBytes)
+        return stopped.map { "transfer to \(name) stopped: \($0)" }
+            ?? "transfer to \(name) failed: \(TerminalText.escape(failure))"
+    }
+
+    /// How much of an offer was accepted, after `alice offers 3 files (12.0 MiB):`: `accepted`, or `accepted 2 of 3`
+    /// when some files were not taken.
+    static func acceptedText(_ accepted: [Bool]) -> String {
+        let taken = accepted.filter { $0 }.count
+        return taken == accepted.count ? "accepted" : "accepted \(taken) of \(accepted.count)"
     }
 
     /// A receiver cut off from a broadcast's swarm, for a person: who, what it did, and that the files are safe.
@@ -375,12 +434,13 @@ final class TransferReporter: Sendable {
                 ? "\(name): already there\(as_) at \(peer) (identical, \(size))"
                 : "\(name) from \(peer): already there\(as_) (identical, \(size))"
         }
+        let resumed = InterruptionText.resumedAside(outcome)
         switch (outcome.direction, outcome.failure) {
         case (.sending, nil):
-            return "sent \(name) to \(peer) (\(size))"
+            return "sent \(name) to \(peer) (\(size)\(resumed))"
         case (.receiving, nil):
             let published = TerminalText.escape(outcome.publishedName ?? outcome.fileName)
-            return "received \(published) from \(peer) (\(size))"
+            return "received \(published) from \(peer) (\(size)\(resumed))"
         case (.sending, let failure?):
             return "failed to send \(name) to \(peer): \(TerminalText.escape(failure))"
         case (.receiving, let failure?):

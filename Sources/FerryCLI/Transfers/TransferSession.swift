@@ -60,7 +60,7 @@ struct TransferSession: Sendable {
                     // its log says before the transfers it ends do.
                     let person = error is CancellationError && !SignalTrap.wasTerminated
                     if error is CancellationError, SignalTrap.wasTerminated {
-                        reporter.say("stopping: SIGTERM")
+                        reporter.stopping(signal: "SIGTERM")
                     }
                     await engine.stop(reason: person ? .cancelledByUser : .shuttingDown)
                     await printer.value

@@ -32,14 +32,31 @@ public struct TransferSummary: Sendable, Equatable {
         /// Of `bytes`, raw bytes the peer stored from other receivers of the broadcast rather than from here (0 outside
         /// a swarm); `chunkBytes` counts only what this side sent it.
         public var relayedBytes: UInt64
+        /// The sizes of the files the peer accepted, added up.
+        public var acceptedBytes: UInt64
+        /// Bytes not sent again: resumed prefixes and files held already (`TransferOutcome.resumedBytes`).
+        public var resumedBytes: UInt64
+        /// Of `resumedBytes`, the sizes of the files the peer held already.
+        public var alreadyThereBytes: UInt64
+        /// For a transfer that stopped early: what the peer verified of the files that did not end, kept staged there.
+        public var keptBytes: UInt64
+        /// How the transfer stopped early, when it did.
+        public var stop: TransferStop?
 
         /// A result from its parts; every count defaults to zero and every text to nil (success).
         public init(
             name: String, peerID: String?, filesSucceeded: Int = 0, filesFailed: Int = 0, filesSkipped: Int = 0,
             bytes: UInt64 = 0, wireBytes: UInt64 = 0, chunkBytes: UInt64? = nil, failure: String? = nil,
-            deniedReason: String? = nil, filesAlreadyThere: Int = 0, relayedBytes: UInt64 = 0
+            deniedReason: String? = nil, filesAlreadyThere: Int = 0, relayedBytes: UInt64 = 0,
+            acceptedBytes: UInt64 = 0, resumedBytes: UInt64 = 0, alreadyThereBytes: UInt64 = 0, keptBytes: UInt64 = 0,
+            stop: TransferStop? = nil
         ) {
             self.relayedBytes = relayedBytes
+            self.acceptedBytes = acceptedBytes
+            self.resumedBytes = resumedBytes
+            self.alreadyThereBytes = alreadyThereBytes
+            self.keptBytes = keptBytes
+            self.stop = stop
             self.name = name
             self.peerID = peerID
             self.filesSucceeded = filesSucceeded
@@ -62,7 +79,18 @@ public struct TransferSummary: Sendable, Equatable {
                 chunkBytes: outcome.chunkBytes,
                 failure: outcome.isSuccess ? nil : outcome.failure ?? Self.countsText(outcome),
                 deniedReason: outcome.deniedReason, filesAlreadyThere: outcome.filesAlreadyThere,
-                relayedBytes: outcome.relayedBytes)
+                relayedBytes: outcome.relayedBytes, acceptedBytes: outcome.acceptedBytes,
+                resumedBytes: outcome.resumedBytes, alreadyThereBytes: outcome.alreadyThereBytes,
+                keptBytes: outcome.keptBytes, stop: outcome.stop)
+        }
+
+        /// For a transfer the receiver stopped (or whose link was lost) after it verified some of the files that did
+        /// not end: what happened, how far it got and that the receiver keeps it (`InterruptionText.sending`); nil
+        /// otherwise.
+        var stoppedText: String? {
+            guard let failure, deniedReason == nil else { return nil }
+            return InterruptionText.sending(
+                stop, failure: failure, done: bytes &+ resumedBytes, total: acceptedBytes, kept: keptBytes)
         }
 
         static func countsText(_ outcome: TransferOutcome) -> String {
@@ -85,6 +113,7 @@ public struct TransferSummary: Sendable, Equatable {
             }
             let files = filesSucceeded + filesFailed + filesSkipped
             let after = filesSucceeded > 0 ? " after \(filesSucceeded) of \(files) files" : ""
+            if let stoppedText { return "stopped\(after): " + stoppedText }
             return "failed\(after): " + TerminalText.escape(failure)
         }
     }
@@ -141,6 +170,12 @@ public struct TransferSummary: Sendable, Equatable {
         peers.reduce(0) { $0 &+ ($1.chunkBytes ?? $1.bytes) }
     }
 
+    /// Bytes the peers had from an interrupted transfer and were not sent again, all peers together (files they held
+    /// already are said apart, as "already there").
+    public var resumedBytes: UInt64 {
+        peers.reduce(0) { $0 &+ ($1.resumedBytes - min($1.alreadyThereBytes, $1.resumedBytes)) }
+    }
+
     /// Raw bytes the receivers of a broadcast stored from each other rather than from here, all peers together.
     public var relayedBytes: UInt64 {
         peers.reduce(0) { $0 &+ $1.relayedBytes }
@@ -175,10 +210,14 @@ public struct TransferSummary: Sendable, Equatable {
         let lines = peers.map { "  \(TerminalText.escape($0.name)): \($0.state)\n" }.joined()
         if ok == 0, peers.allSatisfy({ $0.filesSucceeded == 0 }) {
             guard let only = peers.first, peers.count == 1 else {
-                return peers.isEmpty ? "nothing sent: no peer was reached\n" : "nothing sent to \(peerCount):\n" + lines
+                if peers.isEmpty { return "nothing sent: no peer was reached\n" }
+                // Bytes that reached a peer and are kept for a resume were not "nothing".
+                let some = peers.contains { $0.stoppedText != nil }
+                return (some ? "no file arrived whole at \(peerCount):\n" : "nothing sent to \(peerCount):\n") + lines
             }
             let name = TerminalText.escape(only.name)
             if only.deniedReason != nil { return "nothing sent: \(name) \(only.state)\n" }
+            if let stopped = only.stoppedText { return "stopped at \(name): \(stopped)\n" }
             let failure = TerminalText.escape(only.failure ?? "no file arrived")
             // A connection that failed names the peer already ("could not reach bob: ..."): not prefixed again.
             if failure.hasPrefix("could not reach \(name): ") { return "nothing sent: \(failure)\n" }
@@ -191,6 +230,7 @@ public struct TransferSummary: Sendable, Equatable {
         if compressionRatio >= Self.worthMentioningRatio {
             details.append("compression \(TransferFormat.ratio(compressionRatio))")
         }
+        if resumedBytes > 0 { details.append("\(TransferFormat.bytes(resumedBytes)) resumed, not sent again") }
         if !details.isEmpty { text += " (" + details.joined(separator: ", ") + ")" }
         return text + "\n" + (broadcastLine.map { $0 + "\n" } ?? "") + lines
     }
@@ -234,6 +274,11 @@ public struct TransferSummary: Sendable, Equatable {
                     if peer.relayedBytes > 0 {
                         fields.append(("relayedBytes", TransferReporter.int(peer.relayedBytes)))
                     }
+                    // Only when some were: as `finished`'s resumedBytes and keptBytes.
+                    if peer.resumedBytes > 0 {
+                        fields.append(("resumedBytes", TransferReporter.int(peer.resumedBytes)))
+                    }
+                    if peer.keptBytes > 0 { fields.append(("keptBytes", TransferReporter.int(peer.keptBytes))) }
                     return .object(fields)
                 }))
         line.append("chunkBytes", TransferReporter.int(chunkBytes))

@@ -2,6 +2,7 @@ import FerrySession
 import FerryStateMachines
 import FerrySystem
 import FerryWire
+import Synchronization
 
 /// The receiving side of one transfer from one peer.
 struct IncomingTransfer: Sendable {
@@ -52,6 +53,9 @@ struct IncomingFile: Sendable {
     var key: String
     var accepted = false
     var resumeOffset: UInt64 = 0
+    /// Bytes of the resumed prefix that did not match the sender's digest and are fetched again (a swarm member,
+    /// PROTOCOL.md 11.11 rule 4): sent again after all, so not among the file's resumed bytes.
+    var prefixDropped: UInt64 = 0
     var staged: RegularFile?
     /// The first failed eviction of write-behind on the staged file (`Writeback`): checked before verifying.
     let writebackFailure = WritebackFailure()
@@ -65,7 +69,16 @@ struct IncomingFile: Sendable {
     /// The verified file digest, once it matched the sender's.
     var digest: [UInt8]?
     var stored: UInt64 = 0
+    /// The bytes written to the staged file in this transfer, counted on the I/O queue as each write completes (a
+    /// chunk is `stored` when its write is queued): what stays staged for a resume if the transfer stops.
+    let written = StagedBytes()
     var ended = false
+    /// Its staged data was removed while the transfer went on (a full disk): nothing of it is kept for a resume.
+    var stagedRemoved = false
+
+    /// The bytes of this file not sent again: its resumed prefix, less what of it was fetched again
+    /// (`FileOutcome.resumedBytes`; the transfer's `resumedBytes` is their sum).
+    var resumedBytes: UInt64 { resumeOffset - min(prefixDropped, resumeOffset) }
     /// Handed to the application in memory once verified (`TransferConfiguration.memoryDelivery`).
     var inMemory = false
     /// With `inMemory`: published as a file as well.
@@ -74,4 +87,17 @@ struct IncomingFile: Sendable {
     /// (PROTOCOL.md 11.10 rule 10): answered at its size, nothing staged, ended as identical once its `fileEnd`
     /// carries the same digest.
     var alreadyThere: (name: String, digest: [UInt8])?
+}
+
+/// A count of bytes written to one staged file, shared by the engine and the writes it queues.
+final class StagedBytes: Sendable {
+    private let count = Atomic<UInt64>(0)
+
+    /// Counts `bytes` more (on the I/O queue, once a write completed).
+    func add(_ bytes: Int) {
+        count.wrappingAdd(UInt64(bytes), ordering: .relaxed)
+    }
+
+    /// The bytes counted so far.
+    var value: UInt64 { count.load(ordering: .relaxed) }
 }

@@ -68,6 +68,7 @@ final class SwarmMemberships {
         transfer.files[chunk.file].chunkDigests[chunk.index] = nil
         let length = UInt64(swarm.length(of: chunk, size: transfer.files[chunk.file].size))
         transfer.resumedBytes -= min(length, transfer.resumedBytes)
+        transfer.files[chunk.file].prefixDropped += length
         return true
     }
 

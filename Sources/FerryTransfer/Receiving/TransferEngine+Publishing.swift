@@ -218,7 +218,7 @@ extension TransferEngine {
                     return FileOutcome(
                         transferID: key.transferID, peer: transfer.peer, direction: .receiving, fileIndex: file,
                         fileName: transfer.offer.files[file].path, size: transfer.files[file].size,
-                        publishedName: publishedName, failure: nil, resumedBytes: transfer.files[file].resumeOffset,
+                        publishedName: publishedName, failure: nil, resumedBytes: transfer.files[file].resumedBytes,
                         alreadyThere: identical, payload: delivered.payload,
                         mediaType: transfer.offer.files[file].mediaType, digest: transfer.files[file].digest)
                 })

@@ -170,8 +170,10 @@ extension TransferEngine {
         // still bounds the bytes in flight.
         let offset = chunk.offset
         let (writeback, failure) = (self.writeback, incoming[key]?.files[file].writebackFailure ?? WritebackFailure())
+        let written = incoming[key]?.files[file].written
         enqueue(actions, key, file: file, bytes: raw.count) { () throws(SystemError) in
             try handle.write(raw, at: offset)
+            written?.add(raw.count)
             try writeBehind.perform(on: handle, writeback, failure: failure)
         }
     }
@@ -368,7 +370,7 @@ extension TransferEngine {
                 let outcome = FileOutcome(
                     transferID: key.transferID, peer: transfer.peer, direction: .receiving, fileIndex: file,
                     fileName: transfer.offer.files[file].path, size: transfer.files[file].size, publishedName: nil,
-                    failure: "\(status): \(detail)", resumedBytes: transfer.files[file].resumeOffset)
+                    failure: "\(status): \(detail)", resumedBytes: transfer.files[file].resumedBytes)
                 defer { transfer.files[file].reservation = nil }
                 return (outcome, transfer.files[file].key, transfer.files[file].reservation)
             }) ?? nil
@@ -390,6 +392,7 @@ extension TransferEngine {
         if error.isOutOfSpace {
             let where_ = receiveDirectory?.path ?? "the receive directory"
             receiveDirectory?.removeStaged(key: transfer.files[file].key)
+            incoming[key]?.files[file].stagedRemoved = true
             await cancelIncoming(
                 key, reason: .diskFull, detail: "the disk holding \(where_) is full", tellPeer: true)
         } else {
@@ -404,7 +407,7 @@ extension TransferEngine {
         finishIncoming(key, failure: nil)
     }
 
-    func finishIncoming(_ key: IncomingKey, failure: String?) {
+    func finishIncoming(_ key: IncomingKey, failure: String?, stop: TransferStop? = nil) {
         guard let transfer = incoming.end(key) else { return }
         // A member that published every file stays in its swarm to serve the others; any other end leaves it.
         let complete = failure == nil && transfer.filesFailed == 0 && transfer.files.allSatisfy { !$0.accepted || $0.ended }
@@ -413,18 +416,36 @@ extension TransferEngine {
         releaseStaged(of: transfer)
         for waiter in transfer.publishWaiters { waiter.resume() }
         let failedNow = transfer.files.filter { $0.accepted && !$0.ended }.count
-        let outcome = TransferOutcome(
+        var outcome = TransferOutcome(
             transferID: key.transferID, peer: transfer.peer, direction: .receiving,
             filesSucceeded: transfer.filesSucceeded, filesFailed: transfer.filesFailed + failedNow,
             filesSkipped: transfer.files.filter { !$0.accepted }.count, bytes: transfer.bytesDone,
             wireBytes: transfer.wireBytes, chunkBytes: transfer.bytesDone, resumedBytes: transfer.resumedBytes, duration: clock.now - transfer.started,
             failure: failure, relayedBytes: swarm.relayed, servedBytes: swarm.served)
+        outcome.acceptedBytes = transfer.totalBytes
+        outcome.alreadyThereBytes = transfer.files.reduce(0) { $0 + ($1.alreadyThere == nil ? 0 : $1.size) }
+        outcome.stop = stop
+        // What stays staged of the files that did not end, for a resume (`releaseStaged` keeps it).
+        outcome.keptBytes =
+            stop == nil
+            ? 0
+            : transfer.files.reduce(0) { kept, file in
+                let staged =
+                    file.accepted && !file.ended && !file.inMemory && !file.stagedRemoved && file.alreadyThere == nil
+                return kept + (staged ? file.resumedBytes + file.written.value : 0)
+            }
         log(1, "transfer \(key.transferID) from \(transfer.peer.displayName) finished: \(failure ?? "ok")")
         emit(.finished(outcome))
     }
 
     /// Ends an incoming transfer early. Verified files are still published; staged data stays for a resume.
-    func cancelIncoming(_ key: IncomingKey, reason: CancelReason?, detail: String, tellPeer: Bool) async {
+    /// `stop` says how it stopped, for the outcome: by default cancelled here with `reason`, or the link lost
+    /// without one. With `drain`, the writes already queued for it complete first, so that `keptBytes` says what is
+    /// in its staged files; not for a peer that broke the protocol, whose link is cut at once whatever the disk does.
+    func cancelIncoming(
+        _ key: IncomingKey, reason: CancelReason?, detail: String, tellPeer: Bool, stop: TransferStop? = nil,
+        drain: Bool = true
+    ) async {
         guard let transfer = incoming[key], !transfer.isEnding else { return }
         // From here on no acknowledgement goes out and arriving chunks are dropped, through the awaits below.
         incoming[key]?.isEnding = true
@@ -448,7 +469,10 @@ extension TransferEngine {
             await send(.cancel(cancel), to: key.peer)
         }
         let text = detail.isEmpty ? reason.map { "\($0)" } ?? "cancelled" : detail
-        finishIncoming(key, failure: text)
+        // The writes queued before the end complete first (chunks that come now are dropped): what the outcome says
+        // is kept is in the staged files, and none is written after they are closed.
+        if drain { await io.run {} }
+        finishIncoming(key, failure: text, stop: stop ?? reason.map(TransferStop.cancelledHere) ?? .linkLost)
     }
 
     func reportIncomingProgress(_ key: IncomingKey) {

@@ -384,8 +384,10 @@ extension TransferEngine {
         let (writeback, failure) = (
             self.writeback, incoming[key]?.files[chunk.file].writebackFailure ?? WritebackFailure()
         )
+        let written = incoming[key]?.files[chunk.file].written
         enqueue(actions, key, file: chunk.file) { () throws(SystemError) in
             try handle.write(raw, at: offset)
+            written?.add(raw.count)
             try writeBehind.perform(on: handle, writeback, failure: failure)
         }
         return next

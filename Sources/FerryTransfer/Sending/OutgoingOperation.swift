@@ -36,6 +36,8 @@ struct OutgoingPeer: Sendable {
     /// any of them wakes it.
     var waitsForPeerRoom = false
     var failure: String?
+    /// How the transfer stopped before its end, set with `failure` (`TransferOutcome.stop`).
+    var stop: TransferStop?
     var deniedReason: String?
     var meter: ProgressMeter
     var started: ContinuousClock.Instant
@@ -58,6 +60,8 @@ struct OutgoingPeer: Sendable {
     var filesSucceeded = 0
     /// Of those, files the receiver already held byte for byte (`FileResult.identical`).
     var filesAlreadyThere = 0
+    /// Their sizes added up (counted in `resumedBytes`: none of it was sent).
+    var alreadyThereBytes: UInt64 = 0
     var filesFailed = 0
     /// Of `bytesDone`, bytes the receiver stored from other members of the swarm (`storedFromPeer`).
     var relayedBytes: UInt64 = 0

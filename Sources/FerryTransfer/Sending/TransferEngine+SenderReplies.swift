@@ -109,8 +109,11 @@ extension TransferEngine {
             let digest = published ? peer.sentDigests[file] : nil
             peer.sentDigests[file] = nil
             if published { peer.filesSucceeded += 1 } else { peer.filesFailed += 1 }
-            if published && result.identical { peer.filesAlreadyThere += 1 }
             let offered = files[file]
+            if published && result.identical {
+                peer.filesAlreadyThere += 1
+                peer.alreadyThereBytes += min(peer.resumeOffsets[file] ?? 0, offered.size)
+            }
             var failure =
                 peer.abandoned[file]
                 ?? (result.detail.isEmpty ? "\(result.status)" : "\(result.status): \(result.detail)")

@@ -390,14 +390,17 @@ extension TransferEngine {
     }
 
     /// Ends the transfer with one peer. `cancel` says whether (and why) the peer is told; `detail` is what it is
-    /// told beyond the reason (by default the failure text).
+    /// told beyond the reason (by default the failure text). `stop` says how it stopped, for the outcome: by default
+    /// cancelled here with `cancel`'s reason, or the link lost when the peer is not told.
     func failPeer(
-        _ id: TransferID, _ peerID: PeerID, _ failure: String, cancel reason: CancelReason?, detail: String? = nil
+        _ id: TransferID, _ peerID: PeerID, _ failure: String, cancel reason: CancelReason?, detail: String? = nil,
+        stop: TransferStop? = nil
     ) async {
         // A transfer that already ran to its end (every result in, or denied) is not failed by a later event,
         // such as the receiver closing its link right after its last result.
         let failed = withPeer(id, peerID) { peer -> Bool in
             guard peer.machine.phase != .finished else { return false }
+            if peer.failure == nil { peer.stop = stop ?? reason.map(TransferStop.cancelledHere) ?? .linkLost }
             peer.failure = peer.failure ?? failure
             peer.machine.stop()
             return true
@@ -451,15 +454,20 @@ extension TransferEngine {
         guard let peer = operations.finish(id, peerID) else { return nil }
         let count = peer.machine.fileCount
         let skipped = peer.deniedReason != nil ? count : count - peer.acceptedFiles
-        let unfinished = (0..<count).filter { peer.machine.isAccepted($0) && peer.machine.result(of: $0) == nil }.count
+        let unfinished = (0..<count).filter { peer.machine.isAccepted($0) && peer.machine.result(of: $0) == nil }
         var outcome = TransferOutcome(
             transferID: id, peer: peer.info, direction: .sending, filesSucceeded: peer.filesSucceeded,
-            filesFailed: peer.filesFailed + unfinished, filesSkipped: skipped, bytes: peer.bytesDone,
+            filesFailed: peer.filesFailed + unfinished.count, filesSkipped: skipped, bytes: peer.bytesDone,
             wireBytes: peer.wireBytes, chunkBytes: peer.chunkBytes, resumedBytes: peer.resumedBytes,
             duration: clock.now - peer.started,
             failure: peer.failure ?? peer.deniedReason.map { "the offer was denied (\($0))" },
             filesAlreadyThere: peer.filesAlreadyThere,
             deniedReason: peer.failure == nil ? peer.deniedReason : nil, relayedBytes: peer.relayedBytes)
+        outcome.acceptedBytes = peer.acceptedBytes
+        outcome.alreadyThereBytes = peer.alreadyThereBytes
+        // What the receiver verified of the files that did not end (resumed prefixes included): kept staged there.
+        outcome.keptBytes = peer.stop == nil ? 0 : unfinished.reduce(0) { $0 + peer.fileBytesDone[$1] }
+        outcome.stop = peer.stop
         if let swarm = operations[id]?.swarm, let member = swarm.member(peerID) {
             outcome.peakInFlightBytes = swarm.seeder.peakInFlightBytes(of: member)
         }
