@@ -26,6 +26,8 @@ public enum TransferError: Error, Equatable, Sendable, CustomStringConvertible {
     case receiveDirectory(String)
     /// The transfer was cancelled (the engine stopped, or the task was cancelled).
     case cancelled
+    /// The offer would not fit in one frame (`Limits.maxFramePayload`): too many long names, of files or folders.
+    case offerTooLarge(String)
     /// A payload's name (or media type) could not be offered: the receiver would refuse it (PROTOCOL.md 11.9).
     case invalidPayloadName(String, reason: String)
 
@@ -58,6 +60,9 @@ public enum TransferError: Error, Equatable, Sendable, CustomStringConvertible {
             text
         case .cancelled:
             "The transfer was cancelled."
+        case .offerTooLarge(let reason):
+            "the names of the files and folders are too long to offer in one transfer (\(reason)); send fewer at a "
+                + "time, or archive them."
         case .invalidPayloadName(let name, let reason):
             "the payload \"\(Self.shown(name))\" cannot be offered (\(reason)); give it a relative name such as "
                 + "\"photo.jpg\" and a media type such as \"image/jpeg\" (printable ASCII, no spaces), or none."

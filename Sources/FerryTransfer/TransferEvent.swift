@@ -128,6 +128,11 @@ public struct TransferOutcome: Sendable, Equatable {
     /// acknowledged at any one time (seeds, answers to its requests, copies). What the sender held for it (its outbox,
     /// its link's write queue) was part of these; its window bounds them. 0 otherwise.
     public var peakInFlightBytes = 0
+    /// The offer's empty folders (its folders section, PROTOCOL.md 11.3): receiving, those created or found there
+    /// when the offer was accepted; sending, those offered (the receiver does not report them).
+    public var emptyFolders = 0
+    /// Receiving: the offer's folders that could not be created (a file or a symbolic link in the way).
+    public var emptyFoldersFailed = 0
 
     /// Every offered file was published.
     public var isSuccess: Bool { failure == nil && filesFailed == 0 && filesSkipped == 0 }
@@ -140,8 +145,9 @@ public enum TransferEvent: Sendable {
     /// Under `OfferPolicy.ask`: answer with `TransferEngine.respond(to:from:accept:)`.
     case offerReceived(IncomingOffer)
     /// The offer was accepted (by the peer when sending, by this side when receiving); chunks flow.
-    case started(transferID: TransferID, peer: PeerInfo, direction: TransferDirection, files: [OfferedFile],
-                 accepted: [Bool], resumeOffsets: [UInt64])
+    case started(
+        transferID: TransferID, peer: PeerInfo, direction: TransferDirection, files: [OfferedFile],
+        accepted: [Bool], resumeOffsets: [UInt64])
     /// The offer was denied (by the peer when sending, by this side when receiving).
     case denied(transferID: TransferID, peer: PeerInfo, direction: TransferDirection, reason: String)
     /// Bytes moved with one peer, at most every `TransferConfiguration.progressInterval`.

@@ -69,6 +69,8 @@ extension TransferReporter {
             line.append("failure", outcome.failure.map { .string($0) } ?? .null)
             line.append("relayedBytes", int(outcome.relayedBytes))
             line.append("servedBytes", int(outcome.servedBytes))
+            line.append("emptyFolders", .int(outcome.emptyFolders))
+            line.append("emptyFoldersFailed", .int(outcome.emptyFoldersFailed))
             return line
         case .relayerCutOff(let report):
             var line = JSONLine(

@@ -293,6 +293,7 @@ final class TransferReporter: Sendable {
                 let way = outcome.direction == .sending ? "to" : "from"
                 lines.append("transfer \(way) \(name) failed: \(TerminalText.escape(failure))")
             }
+            if !json, let folders = Self.foldersText(for: outcome) { lines.append(folders) }
             if !json, let swarm = Self.swarmText(for: outcome) {
                 lines.append(swarm)
                 servedWhenFinished.withLock { $0[key] = outcome.servedBytes }
@@ -312,6 +313,22 @@ final class TransferReporter: Sendable {
             guard !json, totals.relayedBytes > 0 || totals.servedBytes > 0, shown != totals.servedBytes else { return }
             say(Self.text(for: totals))
         }
+    }
+
+    /// Receiving a folder with empty folders in it: `created 2 empty folders from alice`, and `1 empty folder from
+    /// alice could not be created (a file or a symbolic link is in the way; -v shows where)`; nil when there were none.
+    static func foldersText(for outcome: TransferOutcome) -> String? {
+        guard outcome.direction == .receiving, outcome.emptyFolders + outcome.emptyFoldersFailed > 0 else { return nil }
+        func counted(_ count: Int) -> String { count == 1 ? "1 empty folder" : "\(count) empty folders" }
+        let name = TerminalText.escape(outcome.peer.displayName)
+        var parts: [String] = []
+        if outcome.emptyFolders > 0 { parts.append("created \(counted(outcome.emptyFolders)) from \(name)") }
+        if outcome.emptyFoldersFailed > 0 {
+            parts.append(
+                "\(counted(outcome.emptyFoldersFailed)) from \(name) could not be created (a file or a symbolic link "
+                    + "is in the way; -v shows where)")
+        }
+        return parts.joined(separator: "; ")
     }
 
     /// A receiver cut off from a broadcast's swarm, for a person: who, what it did, and that the files are safe.
