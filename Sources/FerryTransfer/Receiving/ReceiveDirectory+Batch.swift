@@ -19,6 +19,9 @@ public struct Publication: Sendable {
     public var size: UInt64?
     /// The verified file digest and its chunk size, for the "already there (identical)" check of a taken name.
     public var digest: (bytes: [UInt8], chunkSize: Int)?
+    /// The sender's device ID (hex) when its offer had the flag `replaces` (PROTOCOL.md 11.10 rule 11): the file may
+    /// take the place of the one this sender delivered under its name, unchanged since, and its delivery is recorded.
+    public var deliveredBy: String?
 
     /// A file to publish; the fields as named.
     public init(
@@ -122,7 +125,7 @@ extension ReceiveDirectory {
                     entry.file.close()
                     return try rename(
                         publication.key, to: directory, fileName, prefix: prefix, written: written,
-                        size: publication.size, digest: publication.digest)
+                        size: publication.size, digest: publication.digest, deliveredBy: publication.deliveredBy)
                 }
                 outcomes[entry.index].result = .success(published)
                 paths[entry.index] = [""] + path

@@ -53,7 +53,7 @@ extension TransferEngine {
         typealias Request = (
             file: Int, key: String, components: [String], permissions: UInt16, time: (Int64, UInt32),
             handle: RegularFile?, digest: (bytes: [UInt8], chunkSize: Int)?, size: UInt64, inMemory: Bool,
-            publishes: Bool
+            publishes: Bool, deliveredBy: String?
         )
         var heavyFollows = false
         let requests: [Request] =
@@ -70,7 +70,8 @@ extension TransferEngine {
                         (offered.modificationTime.seconds, offered.modificationTime.nanoseconds), handle,
                         transfer.files[file].digest.map { ($0, Int(transfer.offer.chunkSize)) },
                         transfer.files[file].size, transfer.files[file].inMemory,
-                        !transfer.files[file].inMemory || transfer.files[file].alsoPublish
+                        !transfer.files[file].inMemory || transfer.files[file].alsoPublish,
+                        transfer.offer.flags.contains(.replaces) ? transfer.peer.deviceID.hex : nil
                     )
                 }
             } ?? []
@@ -111,9 +112,10 @@ extension TransferEngine {
                     results[request.file] = .success(Delivered(published: nil, payload: payload))
                     continue
                 }
-                let publication = Publication(
+                var publication = Publication(
                     key: request.key, components: request.components, permissions: request.permissions,
                     modificationTime: request.time, staged: request.handle, size: request.size, digest: request.digest)
+                publication.deliveredBy = request.deliveredBy
                 batch.append((request.file, payload, publication))
             }
             let outcomes = directory.publish(batch.map(\.publication), syncEachFile: fileByFile)
