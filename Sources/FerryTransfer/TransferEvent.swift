@@ -145,9 +145,8 @@ public enum TransferEvent: Sendable {
     /// Under `OfferPolicy.ask`: answer with `TransferEngine.respond(to:from:accept:)`.
     case offerReceived(IncomingOffer)
     /// The offer was accepted (by the peer when sending, by this side when receiving); chunks flow.
-    case started(
-        transferID: TransferID, peer: PeerInfo, direction: TransferDirection, files: [OfferedFile],
-        accepted: [Bool], resumeOffsets: [UInt64])
+    case started(transferID: TransferID, peer: PeerInfo, direction: TransferDirection, files: [OfferedFile],
+                 accepted: [Bool], resumeOffsets: [UInt64])
     /// The offer was denied (by the peer when sending, by this side when receiving).
     case denied(transferID: TransferID, peer: PeerInfo, direction: TransferDirection, reason: String)
     /// Bytes moved with one peer, at most every `TransferConfiguration.progressInterval`.

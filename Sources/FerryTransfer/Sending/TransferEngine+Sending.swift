@@ -442,19 +442,17 @@ extension TransferEngine {
     func reportProgress(_ id: TransferID, _ peerID: PeerID, file: Int) {
         let now = clock.now
         guard let offered = operations[id]?.offer.files[file],
-            let progress = withPeer(
-                id, peerID,
-                { peer -> TransferProgress? in
-                    let done = peer.bytesDone + peer.resumedBytes
-                    guard peer.meter.record(bytes: done, now: now) else { return nil }
-                    let total = peer.acceptedBytes
-                    return TransferProgress(
-                        transferID: id, peer: peer.info, direction: .sending, fileIndex: file, fileName: offered.path,
-                        fileBytesDone: peer.fileBytesDone[file], fileSize: offered.size, bytesDone: done,
-                        totalBytes: total, filesDone: peer.filesSucceeded + peer.filesFailed,
-                        fileCount: peer.acceptedFiles, rate: peer.meter.rate,
-                        secondsLeft: peer.meter.secondsLeft(remaining: total - min(done, total)))
-                }) ?? nil
+            let progress = withPeer(id, peerID, { peer -> TransferProgress? in
+                let done = peer.bytesDone + peer.resumedBytes
+                guard peer.meter.record(bytes: done, now: now) else { return nil }
+                let total = peer.acceptedBytes
+                return TransferProgress(
+                    transferID: id, peer: peer.info, direction: .sending, fileIndex: file, fileName: offered.path,
+                    fileBytesDone: peer.fileBytesDone[file], fileSize: offered.size, bytesDone: done,
+                    totalBytes: total, filesDone: peer.filesSucceeded + peer.filesFailed,
+                    fileCount: peer.acceptedFiles, rate: peer.meter.rate,
+                    secondsLeft: peer.meter.secondsLeft(remaining: total - min(done, total)))
+            }) ?? nil
         else { return }
         emit(.progress(progress))
     }
