@@ -36,4 +36,13 @@ import Testing
         outcome.direction = .sending
         #expect(TransferReporter.foldersText(for: outcome) == nil)
     }
+
+    /// `--as NAME` renames the empty folders of the one folder sent as it renames its files.
+    @Test func asRenamesTheEmptyFoldersOfTheFolderSent() throws {
+        let sources = [SourceFile(path: "/x/DCIM/a.jpg", name: "DCIM/a.jpg")]
+        #expect(
+            try SendCommand.renamed(["DCIM/empty", "DCIM/deep/er"], of: sources, as: "holiday")
+                == ["holiday/empty", "holiday/deep/er"])
+        #expect(throws: CLIError.self) { try SendCommand.renamed(["DCIM/empty"], of: sources, as: "..") }
+    }
 }
