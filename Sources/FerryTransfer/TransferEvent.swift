@@ -85,6 +85,9 @@ public struct FileOutcome: Sendable, Equatable {
     /// The file digest (PROTOCOL.md 11.7, what `ferry hash` prints): the one the receiver verified, or the one the
     /// sender sent for a file the receiver published; nil otherwise.
     public var digest: [UInt8]? = nil
+    /// Receiving: published in place of the version the same sender delivered under that name before, unchanged
+    /// since (an offer with the flag `replaces`, PROTOCOL.md 11.10 rule 11: `ferry watch`).
+    public var replaced = false
 }
 
 /// How a whole transfer with one peer ended.

@@ -46,3 +46,17 @@ import Testing
         #expect(throws: CLIError.self) { try SendCommand.renamed(["DCIM/empty"], of: sources, as: "..") }
     }
 }
+
+/// Issue 28, 6: a newer version from `ferry watch` says that it replaced the version before.
+@Suite struct ReplacedFileWordingTests {
+    @Test func aReplacedFileSaysSoOnTheReceivingSide() {
+        var outcome = AlreadyThereTextTests.outcome(.receiving, held: "slow.txt")
+        outcome.alreadyThere = false
+        outcome.fileName = "slow.txt"
+        #expect(TransferReporter.text(for: outcome) == "received slow.txt from bob (2.0 KiB)")
+        outcome.replaced = true
+        #expect(
+            TransferReporter.text(for: outcome)
+                == "received slow.txt from bob (2.0 KiB), replacing the version bob sent before")
+    }
+}

@@ -26,12 +26,14 @@ extension IntegrationTests {
             return process
         }
 
-        /// The receiver's next `file` event for `name` from `peer`: the name it was published under.
+        /// The receiver's next `file` event for `name` from `peer`: the name it was published under, and whether the
+        /// file took the place of the version before (`replaced`).
         static func published(_ name: String, from peer: String, _ receiver: FerryProcess) throws -> String? {
             let event = try receiver.nextJSON(timeout: .seconds(60)) {
                 $0["event"] as? String == "file" && $0["name"] as? String == name && $0["peer"] as? String == peer
             }
-            return event["publishedName"] as? String
+            let published = event["publishedName"] as? String
+            return event["replaced"] as? Bool == true ? "replaced " + (published ?? "") : published
         }
 
         static func text(_ path: String) throws -> String {
@@ -53,7 +55,7 @@ extension IntegrationTests {
             try Self.put("version 2, longer\n", as: "slow.txt", in: watched.path, harness: harness)
             let second = try Self.published("slow.txt", from: "camera", receiver)
             let listed = try FileManager.default.subpathsOfDirectory(atPath: inbox)
-            #expect(second == "slow.txt", "\(second ?? "nil") \(listed)")
+            #expect(second == "replaced slow.txt", "\(second ?? "nil") \(listed)")
             #expect(try Self.text(inbox + "/slow.txt") == "version 2, longer\n")
             #expect(try TransferHarness.visibleFiles(in: inbox).keys.sorted() == ["slow.txt"])
             // Another peer's watcher sends a file of that name: it never replaces camera's file.

@@ -397,7 +397,9 @@ final class TransferReporter: Sendable {
             return "sent \(name) to \(peer) (\(size))"
         case (.receiving, nil):
             let published = TerminalText.escape(outcome.publishedName ?? outcome.fileName)
-            return "received \(published) from \(peer) (\(size))"
+            // A newer version from `ferry watch` put in place of the one it delivered before.
+            let replacing = outcome.replaced ? ", replacing the version \(peer) sent before" : ""
+            return "received \(published) from \(peer) (\(size))\(replacing)"
         case (.sending, let failure?):
             return "failed to send \(name) to \(peer): \(TerminalText.escape(failure))"
         case (.receiving, let failure?):

@@ -77,7 +77,8 @@ extension ReceiveDirectory {
     func rename(
         _ key: String, to directory: DirectoryHandle, _ fileName: String, prefix: String,
         written: FerrySystem.FileStatus,
-        size: UInt64?, digest: (bytes: [UInt8], chunkSize: Int)?, deliveredBy sender: String? = nil
+        size: UInt64?, digest: (bytes: [UInt8], chunkSize: Int)?, deliveredBy sender: String? = nil,
+        replaced: inout Bool
     ) throws(SystemError) -> PublishedFile {
         var hashed: Set<String> = []
         /// Whether the taken `candidate` (or its NFD twin) already holds these bytes; the spelling found if so.
@@ -123,6 +124,7 @@ extension ReceiveDirectory {
                     try staging.rename(key, to: directory, as: candidate, replace: true)
                     recorder?(.rename(key: key, to: prefix + candidate))
                     recordDelivery(path: prefix + candidate, by: sender, status: written)
+                    replaced = true
                     return .published(prefix + candidate)
                 }
                 continue

@@ -122,7 +122,9 @@ extension TransferEngine {
             var unsynced: Set<Int> = []
             for (entry, outcome) in zip(batch, outcomes) {
                 if outcome.syncFailed { unsynced.insert(entry.file) }
-                results[entry.file] = outcome.result.map { Delivered(published: $0, payload: entry.payload) }
+                results[entry.file] = outcome.result.map {
+                    Delivered(published: $0, payload: entry.payload, replaced: outcome.replaced)
+                }
             }
             let ordered = requests.map { request in
                 (
@@ -222,7 +224,8 @@ extension TransferEngine {
                         fileName: transfer.offer.files[file].path, size: transfer.files[file].size,
                         publishedName: publishedName, failure: nil, resumedBytes: transfer.files[file].resumeOffset,
                         alreadyThere: identical, payload: delivered.payload,
-                        mediaType: transfer.offer.files[file].mediaType, digest: transfer.files[file].digest)
+                        mediaType: transfer.offer.files[file].mediaType, digest: transfer.files[file].digest,
+                        replaced: delivered.replaced)
                 })
         else { return nil }
         let what = identical ? "already there (identical):" : publishedName == nil ? "delivered in memory" : "published"
@@ -240,6 +243,8 @@ extension TransferEngine {
 struct Delivered: Sendable {
     var published: PublishedFile?
     var payload: Data?
+    /// Published in place of the earlier version its sender delivered (PROTOCOL.md 11.10 rule 11).
+    var replaced = false
 }
 
 extension TransferEngine {
