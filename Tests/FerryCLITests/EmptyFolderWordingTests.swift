@@ -12,6 +12,8 @@ import Testing
         var summary = TransferSummary(files: 3, bytes: 30, seconds: 1, peers: [alice])
         summary.emptyFolders = 2
         #expect(summary.text.hasPrefix("sent 3 files and 2 empty folders (30 B) to 1 peer"), "\(summary.text)")
+        #expect(
+            !TransferSummary(files: 3, bytes: 30, seconds: 1, peers: [alice]).jsonLine.text.contains("emptyFolders"))
         #expect(summary.jsonLine.text.hasSuffix(",\"messages\":0,\"emptyFolders\":2}"), "\(summary.jsonLine.text)")
         #expect(
             TransferSummary.entries(files: 1, messages: 1, emptyFolders: 1) == "1 file, 1 empty folder and a message")

@@ -241,7 +241,8 @@ public struct TransferSummary: Sendable, Equatable {
         line.append("chunkBytes", TransferReporter.int(chunkBytes))
         line.append("relayedBytes", TransferReporter.int(relayedBytes))
         line.append("messages", .int(messages))
-        line.append("emptyFolders", .int(emptyFolders))
+        // Only when there were some: the summary of a send without empty folders keeps its shape.
+        if emptyFolders > 0 { line.append("emptyFolders", .int(emptyFolders)) }
         return line
     }
 
