@@ -54,7 +54,8 @@ extension TransferReporter {
             line.append("digest", outcome.digest.map { .string(HashCommand.hex($0)) } ?? .null)
             // The entry of a text sent with --text (its name is ferry's `message.txt`, not the person's).
             line.append("message", .bool(Payload.isMessage(outcome.mediaType, size: outcome.size)))
-            line.append("replaced", .bool(outcome.replaced))
+            // Only when it did: a file event of any other file keeps its shape.
+            if outcome.replaced { line.append("replaced", .bool(true)) }
             return line
         case .finished(let outcome):
             var line = header(.finished, outcome.transferID, outcome.peer, direction: outcome.direction)

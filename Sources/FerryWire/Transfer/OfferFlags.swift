@@ -5,6 +5,7 @@
 /// receiver MAY then put it in place of that file, if it is still the file delivered; one that does not (or cannot
 /// tell) publishes as for any offer, under a numbered name. Other bits are reserved: sent as 0, carried on receipt.
 public struct OfferFlags: OptionSet, Equatable, Sendable {
+    /// The flags byte as sent.
     public let rawValue: UInt8
 
     /// A flag set from its wire byte.
