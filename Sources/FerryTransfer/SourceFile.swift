@@ -94,7 +94,7 @@ public struct SourceFile: Sendable, Equatable {
             throw .tooManyFiles(result.count, limit: Limits.maxOfferFiles)
         }
         guard folders.count <= Limits.maxOfferFolders else {
-            throw .tooManyFiles(folders.count, limit: Limits.maxOfferFolders)
+            throw .tooManyFolders(folders.count, limit: Limits.maxOfferFolders)
         }
         return result
     }

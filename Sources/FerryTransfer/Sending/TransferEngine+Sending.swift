@@ -55,7 +55,7 @@ extension TransferEngine {
         let files = try await PreparedFile.prepareAll(
             items, digests: configuration.digestCache.map { ($0, configuration.chunkSize) })
         guard folders.count <= Limits.maxOfferFolders else {
-            throw TransferError.tooManyFiles(folders.count, limit: Limits.maxOfferFolders)
+            throw TransferError.tooManyFolders(folders.count, limit: Limits.maxOfferFolders)
         }
         for folder in folders where names.updateValue(folder, forKey: folder) != nil {
             throw TransferError.duplicateName(folder, first: folder, second: folder)
