@@ -143,6 +143,13 @@ def seeds_offer():
         "swarm": golden("transfer-offer-swarm")[6:],
         "swarm-none-then-trailing": offer_payload([offer_entry("a", 1)]) + b"\x00\x00\xff",
         "swarm-count-too-large": offer_payload([offer_entry("a", 1)]) + b"\xff\xff" + bytes(range(0x20, 0x30)),
+        # The folders section (PROTOCOL.md 11.3): the vector, and folders a receiver must refuse.
+        "folders": golden("transfer-offer-folders")[6:],
+        "folders-escaping": offer_payload([offer_entry("a", 1)]) + b"\x00\x00" + b"\x00" * 4 + b"\x01"
+        + struct.pack(">I", 3) + b"".join(struct.pack(">H", len(p)) + p
+                                          for p in [b"../up", b"/abs", b".ferry-staging/x"]),
+        "folders-count-too-large": offer_payload([offer_entry("a", 1)]) + b"\x00\x00" + b"\x00" * 4 + b"\x00"
+        + struct.pack(">I", 10_001) + b"\x00\x01a" * 4,
     }
 
 

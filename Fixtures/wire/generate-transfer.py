@@ -106,6 +106,16 @@ def offer_digests():
     return frame(KIND_OFFER, offer_payload() + struct.pack(">H", 0) + section)
 
 
+OFFER_FOLDERS = ["photos/empty", "photos/2026/Zo\u00eb"]
+
+
+def offer_folders():
+    """The folders section (11.3) after an empty swarm section and an empty digests section: flags 0x01 (replaces)
+    and two folders."""
+    section = struct.pack(">BI", 0x01, len(OFFER_FOLDERS)) + b"".join(str16(path) for path in OFFER_FOLDERS)
+    return frame(KIND_OFFER, offer_payload() + struct.pack(">HI", 0, 0) + section)
+
+
 def offer_reply_payload():
     decisions = [(1, 0), (0, 0)]  # take the photo from its start, skip the notes
     payload = TRANSFER_ID + struct.pack(">BB", 1, 0) + str8("") + struct.pack(">BI", CODECS_ZLIB, len(decisions))
@@ -330,6 +340,10 @@ FIXTURES = [
      "(11.3): 1 digest, file 0, `%s...%s` (the file digest of `hello\\n`, a sample value). A decoder of before the "
      "section decodes it to the offer of `transfer-offer.bin`."
      % (file_digest(b"hello\n").hex()[:8], file_digest(b"hello\n").hex()[-8:])),
+    ("transfer-offer-folders", offer_folders,
+     "offer frame: the offer of `transfer-offer.bin`, an empty swarm section (`00 00`), an empty digests section "
+     "(`00 00 00 00`) and a folders section (11.3): flags `0x01` (replaces), 2 folders `photos/empty` and "
+     "`photos/2026/Zo\u00eb`. A decoder of before the section decodes it to the offer of `transfer-offer.bin`."),
     ("transfer-offer-reply-relay", offer_reply_relay,
      "offerReply frame: the reply of `transfer-offer-reply.bin` followed by the flags byte `0x01` (relay)."),
     ("transfer-chunk-ack-peer", chunk_ack_from_peer,

@@ -47,6 +47,16 @@ public struct SourceFile: Sendable, Equatable {
 
     /// `collect(_:)`, and the symbolic links and special files it skipped inside directories, in `skipped`.
     public static func collect(_ paths: [String], skipped: inout [Skipped]) throws(TransferError) -> [SourceFile] {
+        var folders: [String] = []
+        return try collect(paths, skipped: &skipped, folders: &folders)
+    }
+
+    /// `collect(_:skipped:)`, and in `folders` the folders of directories sent whole that no file sent creates, named
+    /// as their files are ("album/empty"): the offer's folders section (PROTOCOL.md 11.3). At most
+    /// `Limits.maxOfferFolders` (`tooManyFiles` beyond).
+    public static func collect(_ paths: [String], skipped: inout [Skipped], folders: inout [String])
+        throws(TransferError) -> [SourceFile]
+    {
         var result: [SourceFile] = []
         var names: [String: String] = [:]
         func add(_ file: SourceFile) throws(TransferError) {
@@ -71,6 +81,7 @@ public struct SourceFile: Sendable, Equatable {
                             path: (path.hasSuffix("/") ? path : path + "/") + relative, name: base + "/" + relative))
                 }
                 skipped += listing.skipped.map { Skipped(name: base + "/" + $0.name, kind: $0.kind) }
+                folders += listing.folders.map { base + "/" + $0 }
             } else {
                 guard access(path, R_OK) == 0 else {
                     throw .notReadable(path, reason: "permission denied")
@@ -81,6 +92,9 @@ public struct SourceFile: Sendable, Equatable {
         guard !result.isEmpty else { throw .nothingToSend }
         guard result.count <= Limits.maxOfferFiles else {
             throw .tooManyFiles(result.count, limit: Limits.maxOfferFiles)
+        }
+        guard folders.count <= Limits.maxOfferFolders else {
+            throw .tooManyFolders(folders.count, limit: Limits.maxOfferFolders)
         }
         return result
     }
@@ -132,14 +146,19 @@ public struct SourceFile: Sendable, Equatable {
     ///
     /// Why not `FileManager.enumerator`: `URL.resourceValues(forKeys:)` for each entry took 17 % of a sender's CPU
     /// for a folder of 1000 small files; one `fstatat` per entry, relative to the open directory, is a system call.
+    ///
+    /// `folders` are the relative paths of the folders under it in which nothing is sent and that have no subfolder
+    /// (empty, or holding only skipped entries): creating them recreates every folder under it that no file sent
+    /// creates (PROTOCOL.md 11.3, the folders section).
     static func regularFiles(under directory: String) throws(TransferError) -> (
-        files: [String], skipped: [Skipped]
+        files: [String], skipped: [Skipped], folders: [String]
     ) {
         func unreadable(_ path: String, _ error: SystemError) -> TransferError {
             .notReadable(path, reason: "cannot list the directory: \(error.errno)")
         }
         var files: [String] = []
         var skipped: [Skipped] = []
+        var folders: [String] = []
         func walk(_ handle: DirectoryHandle, _ prefix: String, _ shownPath: String) throws(TransferError) {
             let names: [String]
             do {
@@ -147,6 +166,8 @@ public struct SourceFile: Sendable, Equatable {
                 names = listing.names
                 skipped += listing.undecodable.map { Skipped(name: prefix + $0, kind: .undecodableName) }
             } catch { throw unreadable(shownPath, error) }
+            let before = (files.count, folders.count)
+            var hasSubfolder = false
             for name in names {
                 let relative = prefix + name
                 guard let status = try? handle.status(of: name) else { continue }  // gone since the listing
@@ -158,6 +179,7 @@ public struct SourceFile: Sendable, Equatable {
                 case .other:
                     skipped.append(Skipped(name: relative, kind: .special))
                 case .directory:
+                    hasSubfolder = true
                     let path = shownPath + "/" + name
                     let subdirectory: DirectoryHandle
                     do { subdirectory = try handle.subdirectory(name, create: false) } catch {
@@ -166,6 +188,10 @@ public struct SourceFile: Sendable, Equatable {
                     defer { subdirectory.close() }
                     try walk(subdirectory, relative + "/", path)
                 }
+            }
+            // A leaf with no file sent: the folder itself must be created (not the root: it is DIR).
+            if !prefix.isEmpty, !hasSubfolder, (files.count, folders.count) == before {
+                folders.append(String(prefix.dropLast()))
             }
         }
         // "DIR/." opens what DIR names, a symbolic link to a directory included (DirectoryHandle refuses a link as
@@ -176,6 +202,6 @@ public struct SourceFile: Sendable, Equatable {
         }
         defer { root.close() }
         try walk(root, "", directory.hasSuffix("/") ? String(directory.dropLast()) : directory)
-        return (files.sorted(), skipped.sorted { $0.name < $1.name })
+        return (files.sorted(), skipped.sorted { $0.name < $1.name }, folders.sorted())
     }
 }

@@ -26,6 +26,10 @@ public enum TransferError: Error, Equatable, Sendable, CustomStringConvertible {
     case receiveDirectory(String)
     /// The transfer was cancelled (the engine stopped, or the task was cancelled).
     case cancelled
+    /// More empty folders than one offer carries (`Limits.maxOfferFolders`).
+    case tooManyFolders(Int, limit: Int)
+    /// The offer would not fit in one frame (`Limits.maxFramePayload`): too many long names, of files or folders.
+    case offerTooLarge(String)
     /// A payload's name (or media type) could not be offered: the receiver would refuse it (PROTOCOL.md 11.9).
     case invalidPayloadName(String, reason: String)
 
@@ -58,6 +62,12 @@ public enum TransferError: Error, Equatable, Sendable, CustomStringConvertible {
             text
         case .cancelled:
             "The transfer was cancelled."
+        case .tooManyFolders(let count, let limit):
+            "\(count) empty folders are more than one transfer can carry (\(limit)); send fewer at a time, or archive "
+                + "them."
+        case .offerTooLarge(let reason):
+            "the names of the files and folders are too long to offer in one transfer (\(reason)); send fewer at a "
+                + "time, or archive them."
         case .invalidPayloadName(let name, let reason):
             "the payload \"\(Self.shown(name))\" cannot be offered (\(reason)); give it a relative name such as "
                 + "\"photo.jpg\" and a media type such as \"image/jpeg\" (printable ASCII, no spaces), or none."

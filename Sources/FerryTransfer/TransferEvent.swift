@@ -85,6 +85,9 @@ public struct FileOutcome: Sendable, Equatable {
     /// The file digest (PROTOCOL.md 11.7, what `ferry hash` prints): the one the receiver verified, or the one the
     /// sender sent for a file the receiver published; nil otherwise.
     public var digest: [UInt8]? = nil
+    /// Receiving: published in place of the version the same sender delivered under that name before, unchanged
+    /// since (an offer with the flag `replaces`, PROTOCOL.md 11.10 rule 11: `ferry watch`).
+    public var replaced = false
 }
 
 /// How a whole transfer with one peer ended.
@@ -141,6 +144,11 @@ public struct TransferOutcome: Sendable, Equatable {
     public var keptBytes: UInt64 = 0
     /// How the transfer stopped before its end; nil when it ran to its end or was denied.
     public var stop: TransferStop? = nil
+    /// The offer's empty folders (its folders section, PROTOCOL.md 11.3): receiving, those created or found there
+    /// when the offer was accepted; sending, those offered (the receiver does not report them).
+    public var emptyFolders = 0
+    /// Receiving: the offer's folders that could not be created (a file or a symbolic link in the way).
+    public var emptyFoldersFailed = 0
 
     /// Every offered file was published.
     public var isSuccess: Bool { failure == nil && filesFailed == 0 && filesSkipped == 0 }

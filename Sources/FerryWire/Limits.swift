@@ -33,6 +33,8 @@ public enum Limits {
     public static let defaultChunkSize = 1_048_576
     /// Files in one offer (at least 1).
     public static let maxOfferFiles = 10_000
+    /// Most folders in an offer's folders section (PROTOCOL.md 11.3): as many as files.
+    public static let maxOfferFolders = 10_000
     /// Media type length in bytes (may be 0 = unknown).
     public static let maxMediaTypeLength = 127
 }

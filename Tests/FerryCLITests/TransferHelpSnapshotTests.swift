@@ -8,16 +8,16 @@ import Testing
         OVERVIEW: Send files to peers of the session.
 
         The files go to every peer named with --to, once it is discovered and has
-        accepted the connection; a directory is sent whole. A PEER is a display name,
-        the start of a device ID or peer ID (at least 4 characters), or an IP address
-        and port (HOST:PORT; host names are not looked up). A display name is what a
-        peer calls itself, so anyone can take one; a name pinned here ('ferry trust
-        add') names the pinned device only. When another device answers to it too, the
-        files go to the pinned one and a warning names the other (its short device ID
-        and address). When only another device answers to it, nothing goes to that one,
-        with or without --trusted-only and without asking about a code (its key is not
-        the one pinned under the name): ferry says so and waits for the pinned device
-        until --wait runs out.
+        accepted the connection; a directory is sent whole, its empty folders included.
+        A PEER is a display name, the start of a device ID or peer ID (at least 4
+        characters), or an IP address and port (HOST:PORT; host names are not looked
+        up). A display name is what a peer calls itself, so anyone can take one; a name
+        pinned here ('ferry trust add') names the pinned device only. When another
+        device answers to it too, the files go to the pinned one and a warning names the
+        other (its short device ID and address). When only another device answers to it,
+        nothing goes to that one, with or without --trusted-only and without asking
+        about a code (its key is not the one pinned under the name): ferry says so and
+        waits for the pinned device until --wait runs out.
 
         With --all, the files go to every receiving peer found: ferry waits until 2.5 s
         pass with no new peer after the first one (at most --wait seconds), then sends
@@ -173,6 +173,12 @@ import Testing
         once; a file written again with another size or time is sent again. Hidden names
         (.name), editor files (#name) and temporary files (ending in ~, .tmp, .part,
         .swp or .crdownload) are skipped; subdirectories are not watched.
+
+        A file written again replaces, at the receiver, the version this watch delivered
+        there, once the new one arrived whole and verified (until then the old one is
+        there, whole). It never replaces a file another peer sent or one changed at the
+        receiver since it arrived: the new version is then kept beside it as 'name
+        (1).ext'. A receiver older than this version always keeps both.
 
         While a peer is away its files wait in a queue, sent in order when it is seen
         again. With --all, every receiving peer that appears gets the files that appear

@@ -85,6 +85,14 @@ enum TransferSamples {
             SwarmMember(deviceID: DeviceID(bytes: Array(0x40...0x5f))!, address: ""),
         ])
 
+    /// The offer with a folders section (PROTOCOL.md 11.3): flag `replaces` and two folders.
+    static let offerWithFolders: Offer = {
+        var withFolders = TransferSamples.offer
+        withFolders.folders = ["photos/empty", "photos/2026/Zo\u{eb}"]
+        withFolders.flags = .replaces
+        return withFolders
+    }()
+
     /// The offer with a digests section (PROTOCOL.md 11.3): file 0's digest, that of `hello\n` as a sample value.
     static let offerWithDigests: Offer = {
         var withDigests = TransferSamples.offer
@@ -152,6 +160,7 @@ enum TransferSamples {
         frameCases + optionalPartCases.map(\.golden) + [
             TransferFrameCase(name: "transfer-chunk-ack-peer", message: .chunkAck(chunkAckFromPeer)),
             TransferFrameCase(name: "transfer-offer-digests", message: .offer(offerWithDigests)),
+            TransferFrameCase(name: "transfer-offer-folders", message: .offer(offerWithFolders)),
         ]
 }
 

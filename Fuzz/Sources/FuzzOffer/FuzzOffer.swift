@@ -7,7 +7,9 @@ import FuzzSupport
 ///
 /// Invariants: a decoded offer validates, its chunk size and file count are in range, it re-encodes to a prefix
 /// of the payload and decodes to itself; every offered path then goes through `NameValidator`, as on receipt, and
-/// nothing the validator accepts breaks a containment rule; a digests section decoded names only offered files.
+/// nothing the validator accepts breaks a containment rule; a digests section decoded names only offered files; a
+/// folders section decoded holds at most `Limits.maxOfferFolders` paths of 1...4096 bytes, each of which goes through
+/// `NameValidator` and its containment rules as a file's path does.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let frame = Frame(kind: .offer, payload: FuzzInput.bytes(data, size))
@@ -22,6 +24,11 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     for file in offer.files {
         Invariant.check(!file.path.isEmpty && file.path.utf8.count <= Limits.maxTransferPathLength, "path length")
         NameRules.check(file.path)
+    }
+    Invariant.check(offer.folders.count <= Limits.maxOfferFolders, "\(offer.folders.count) folders")
+    for folder in offer.folders {
+        Invariant.check(!folder.isEmpty && folder.utf8.count <= Limits.maxTransferPathLength, "folder path length")
+        NameRules.check(folder)
     }
     return 0
 }

@@ -5,8 +5,8 @@ import FerryWire
     import Glibc
 #endif
 
-/// The files of a folder and the entries skipped in it (`SourceFile.folder(_:)`).
-typealias FolderListing = (files: [SourceFile], skipped: [SourceFile.Skipped])
+/// The files of a folder, the entries skipped in it and its empty folders (`SourceFile.folder(_:)`).
+typealias FolderListing = (files: [SourceFile], skipped: [SourceFile.Skipped], folders: [String])
 
 extension HashCommand {
     /// Hashes each file in turn and prints its line (or its `hash` object with `--json`); a folder is hashed file by
@@ -47,6 +47,12 @@ extension HashCommand {
             skipped += listing.skipped
             for file in listing.files where !(await hash(path: file.path, shown: file.name, name: file.name, context)) {
                 status = .failure
+            }
+            if json {
+                // The empty folders `ferry send` offers besides the files (its folders section), named as it does.
+                for folder in listing.folders {
+                    context.stdout.writeLine(JSONLine(event: JSONEvents.Hash.folder, ["name": .string(folder)]).text)
+                }
             }
         }
         if !json { reportSkipped(skipped, context: context) }

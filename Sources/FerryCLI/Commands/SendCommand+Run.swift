@@ -28,14 +28,14 @@ extension SendCommand {
             // files about as long as connecting to one by address: 20-45 ms), and before any pairing code is asked
             // about. Not while a person picks the peers, which can take minutes: what is prepared is what is offered,
             // and a file edited meanwhile would fail as changed during the send.
-            async let early: PreparedItems? = picking ? nil : run.engine.prepare(items)
+            async let early: PreparedItems? = picking ? nil : run.engine.prepare(items, folders: collected.folders)
             let (connected, unconnected) = try await connectPeers(run, context: context)
             let prepared: PreparedItems
             do {
                 if let items = try await early {
                     prepared = items
                 } else {
-                    prepared = try await run.engine.prepare(items)
+                    prepared = try await run.engine.prepare(items, folders: collected.folders)
                 }
             } catch let error as TransferError {
                 throw CLIError.failure(error.description)
@@ -54,9 +54,11 @@ extension SendCommand {
                     throw CLIError.failure(error.description)
                 }
             }
-            return TransferSummary(
+            var summary = TransferSummary(
                 files: items.count, messages: text == nil ? 0 : 1, bytes: totalBytes,
                 seconds: TransferFormat.seconds(elapsed ?? ContinuousClock.now - started), peers: results)
+            summary.emptyFolders = collected.folders.count
+            return summary
         }
         reporter.board?.clear()
         if json {

@@ -10,6 +10,8 @@ extension SendCommand {
     /// What `send` sends: the files named, with standard input (`-`) read into its spool among them.
     struct Sources {
         var files: [SourceFile]
+        /// The empty folders of the folders sent (the offer's folders section), named as the files are.
+        var folders: [String] = []
         /// The bytes of every file, for the summary.
         var bytes: UInt64
         /// Keeps standard input's copy open while the transfer runs.
@@ -30,9 +32,11 @@ extension SendCommand {
         let readsStandardInput = files.contains(Self.standardInput)
         var sources: [SourceFile] = []
         var skipped: [SourceFile.Skipped] = []
+        var folders: [String] = []
         defer { reportSkipped(skipped, context: context) }
         do {
-            sources = try SourceFile.collect(files.filter { $0 != Self.standardInput }, skipped: &skipped)
+            sources = try SourceFile.collect(
+                files.filter { $0 != Self.standardInput }, skipped: &skipped, folders: &folders)
         } catch .nothingToSend where readsStandardInput {
             // `-` alone, or beside empty directories: standard input is still something to send.
         } catch {
@@ -40,8 +44,11 @@ extension SendCommand {
         }
         var bytes = sources.reduce(UInt64(0)) { $0 &+ Self.size(of: $1.path) }
         guard readsStandardInput else {
-            if let name = standardInputName { sources = try Self.renamed(sources, as: name) }
-            return Sources(files: sources, bytes: bytes, spool: nil)
+            if let name = standardInputName {
+                folders = try Self.renamed(folders, of: sources, as: name)
+                sources = try Self.renamed(sources, as: name)
+            }
+            return Sources(files: sources, folders: folders, bytes: bytes, spool: nil)
         }
         let name = standardInputName ?? Self.defaultStandardInputName
         if let clash = sources.first(where: { $0.name == name }) {
@@ -71,7 +78,7 @@ extension SendCommand {
         }
         sources.append(SourceFile(path: spool.path, name: name))
         bytes &+= spool.size
-        return Sources(files: sources, bytes: bytes, spool: spool)
+        return Sources(files: sources, folders: folders, bytes: bytes, spool: spool)
     }
 
     /// The one FILE sent, under `name` (`--as` without `-`): a file is offered as `name`; a folder's files as
@@ -91,6 +98,18 @@ extension SendCommand {
             }
             if case .failure(let error) = NameValidator.components(of: renamed.name) {
                 throw .usage("--as: '\(TerminalText.excerpt(renamed.name))' cannot be sent as a name: \(error)")
+            }
+            return renamed
+        }
+    }
+
+    /// The empty folders of the one folder sent under `name` (`--as`), as `renamed(_:as:)` names its files.
+    static func renamed(_ folders: [String], of sources: [SourceFile], as name: String) throws(CLIError) -> [String] {
+        try folders.map { folder throws(CLIError) in
+            let inside = folder.split(separator: "/", maxSplits: 1).dropFirst().first.map(String.init) ?? ""
+            let renamed = name + "/" + inside
+            if case .failure(let error) = NameValidator.components(of: renamed) {
+                throw .usage("--as: '\(TerminalText.excerpt(renamed))' cannot be sent as a name: \(error)")
             }
             return renamed
         }

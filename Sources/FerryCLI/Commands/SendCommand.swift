@@ -12,9 +12,10 @@ public struct SendCommand: ParsableCommand, Equatable {
         abstract: "Send files to peers of the session.",
         discussion: """
             The files go to every peer named with --to, once it is discovered and has accepted the connection; a \
-            directory is sent whole. A PEER is a display name, the start of a device ID or peer ID (at least 4 \
-            characters), or an IP address and port (HOST:PORT; host names are not looked up). A display name is \
-            what a peer calls itself, so anyone can take one; a name pinned here ('ferry trust add') names the \
+            directory is sent whole, its empty folders included. A PEER is a display name, the start of a device \
+            ID or peer ID (at least 4 characters), or an IP address and port (HOST:PORT; host names are not \
+            looked up). A display name is what a peer calls itself, so anyone can take one; a name pinned here \
+            ('ferry trust add') names the \
             pinned device only. When another device answers to it too, the files go to the pinned one and a \
             warning names the other (its short device ID and address). When only another device answers to it, \
             nothing goes to that one, with or without --trusted-only and without asking about a code (its key is \

@@ -16,6 +16,11 @@ public struct WatchCommand: ParsableCommand, Equatable {
             another size or time is sent again. Hidden names (.name), editor files (#name) and temporary files \
             (ending in ~, .tmp, .part, .swp or .crdownload) are skipped; subdirectories are not watched.
 
+            A file written again replaces, at the receiver, the version this watch delivered there, once the new \
+            one arrived whole and verified (until then the old one is there, whole). It never replaces a file \
+            another peer sent or one changed at the receiver since it arrived: the new version is then kept \
+            beside it as 'name (1).ext'. A receiver older than this version always keeps both.
+
             While a peer is away its files wait in a queue, sent in order when it is seen again. With --all, \
             every receiving peer that appears gets the files that appear after it. Runs until Ctrl-C (or \
             SIGTERM); when the directory is removed, moved away or unmounted, it says so and exits 1.

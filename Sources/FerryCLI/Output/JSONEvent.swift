@@ -61,6 +61,6 @@ public enum JSONEvents {
     public enum Hash: String, JSONEvent {
         /// The heading of the section in docs/EVENTS.md.
         public static let command = "ferry hash --json"
-        case hash, skipped
+        case hash, skipped, folder
     }
 }

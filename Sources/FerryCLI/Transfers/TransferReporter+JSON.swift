@@ -54,6 +54,8 @@ extension TransferReporter {
             line.append("digest", outcome.digest.map { .string(HashCommand.hex($0)) } ?? .null)
             // The entry of a text sent with --text (its name is ferry's `message.txt`, not the person's).
             line.append("message", .bool(Payload.isMessage(outcome.mediaType, size: outcome.size)))
+            // Only when it did: a file event of any other file keeps its shape.
+            if outcome.replaced { line.append("replaced", .bool(true)) }
             return line
         case .finished(let outcome):
             var line = header(.finished, outcome.transferID, outcome.peer, direction: outcome.direction)
@@ -70,6 +72,8 @@ extension TransferReporter {
             line.append("relayedBytes", int(outcome.relayedBytes))
             line.append("servedBytes", int(outcome.servedBytes))
             line.append("keptBytes", int(outcome.keptBytes))
+            line.append("emptyFolders", .int(outcome.emptyFolders))
+            line.append("emptyFoldersFailed", .int(outcome.emptyFoldersFailed))
             return line
         case .relayerCutOff(let report):
             var line = JSONLine(

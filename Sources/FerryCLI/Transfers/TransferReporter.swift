@@ -328,6 +328,7 @@ final class TransferReporter: Sendable {
             if !json, let failure = outcome.failure, !wasDenied, !(lastSend && summaryFollows && !stoppedHere) {
                 lines.append(Self.endText(outcome, failure: failure))
             }
+            if !json, let folders = Self.foldersText(for: outcome) { lines.append(folders) }
             if !json, let swarm = Self.swarmText(for: outcome) {
                 lines.append(swarm)
                 servedWhenFinished.withLock { $0[key] = outcome.servedBytes }
@@ -371,6 +372,22 @@ final class TransferReporter: Sendable {
     static func acceptedText(_ accepted: [Bool]) -> String {
         let taken = accepted.filter { $0 }.count
         return taken == accepted.count ? "accepted" : "accepted \(taken) of \(accepted.count)"
+    }
+
+    /// Receiving a folder with empty folders in it: `created 2 empty folders from alice`, and `1 empty folder from
+    /// alice could not be created (a file or a symbolic link is in the way; -v shows where)`; nil when there were none.
+    static func foldersText(for outcome: TransferOutcome) -> String? {
+        guard outcome.direction == .receiving, outcome.emptyFolders + outcome.emptyFoldersFailed > 0 else { return nil }
+        func counted(_ count: Int) -> String { count == 1 ? "1 empty folder" : "\(count) empty folders" }
+        let name = TerminalText.escape(outcome.peer.displayName)
+        var parts: [String] = []
+        if outcome.emptyFolders > 0 { parts.append("created \(counted(outcome.emptyFolders)) from \(name)") }
+        if outcome.emptyFoldersFailed > 0 {
+            parts.append(
+                "\(counted(outcome.emptyFoldersFailed)) from \(name) could not be created (a file or a symbolic link "
+                    + "is in the way; -v shows where)")
+        }
+        return parts.joined(separator: "; ")
     }
 
     /// A receiver cut off from a broadcast's swarm, for a person: who, what it did, and that the files are safe.
@@ -440,7 +457,9 @@ final class TransferReporter: Sendable {
             return "sent \(name) to \(peer) (\(size)\(resumed))"
         case (.receiving, nil):
             let published = TerminalText.escape(outcome.publishedName ?? outcome.fileName)
-            return "received \(published) from \(peer) (\(size)\(resumed))"
+            // A newer version from `ferry watch` put in place of the one it delivered before.
+            let replacing = outcome.replaced ? ", replacing the version \(peer) sent before" : ""
+            return "received \(published) from \(peer) (\(size)\(resumed))\(replacing)"
         case (.sending, let failure?):
             return "failed to send \(name) to \(peer): \(TerminalText.escape(failure))"
         case (.receiving, let failure?):

@@ -124,6 +124,8 @@ public struct TransferSummary: Sendable, Equatable {
     public var messages: Int
     /// The total size of the offered files, in bytes.
     public var bytes: UInt64
+    /// Empty folders offered besides the files (the offer's folders section: the empty folders of folders sent).
+    public var emptyFolders = 0
     /// The longest time a peer's transfer ran, from its acceptance to its end, failed ones included (see
     /// `transferTime`).
     public var seconds: Double
@@ -205,7 +207,7 @@ public struct TransferSummary: Sendable, Equatable {
     /// `nothing sent: bob denied the offer (denied by the user)`.
     public var text: String {
         let ok = peers.filter(\.isSuccess).count
-        let files = Self.entries(files: self.files - messages, messages: messages)
+        let files = Self.entries(files: self.files - messages, messages: messages, emptyFolders: emptyFolders)
         let peerCount = peers.count == 1 ? "1 peer" : "\(peers.count) peers"
         let lines = peers.map { "  \(TerminalText.escape($0.name)): \($0.state)\n" }.joined()
         if ok == 0, peers.allSatisfy({ $0.filesSucceeded == 0 }) {
@@ -284,15 +286,20 @@ public struct TransferSummary: Sendable, Equatable {
         line.append("chunkBytes", TransferReporter.int(chunkBytes))
         line.append("relayedBytes", TransferReporter.int(relayedBytes))
         line.append("messages", .int(messages))
+        // Only when there were some: the summary of a send without empty folders keeps its shape.
+        if emptyFolders > 0 { line.append("emptyFolders", .int(emptyFolders)) }
         return line
     }
 
     /// What was sent, as a person counts it: `1 file`, `3 files`, `a message`, `2 files and a message` (a text of
-    /// `--text` is no file to the one who typed it).
-    static func entries(files: Int, messages: Int) -> String {
-        let fileText = files == 1 ? "1 file" : "\(files) files"
-        let messageText = messages == 1 ? "a message" : "\(messages) messages"
-        if messages == 0 { return fileText }
-        return files == 0 ? messageText : "\(fileText) and \(messageText)"
+    /// `--text` is no file to the one who typed it), `3 files and 2 empty folders`, `1 file, 1 empty folder and a
+    /// message`.
+    static func entries(files: Int, messages: Int, emptyFolders: Int = 0) -> String {
+        var parts: [String] = []
+        if files > 0 || messages == 0 { parts.append(files == 1 ? "1 file" : "\(files) files") }
+        if emptyFolders > 0 { parts.append(emptyFolders == 1 ? "1 empty folder" : "\(emptyFolders) empty folders") }
+        if messages > 0 { parts.append(messages == 1 ? "a message" : "\(messages) messages") }
+        guard let last = parts.popLast() else { return "" }
+        return parts.isEmpty ? last : parts.joined(separator: ", ") + " and " + last
     }
 }

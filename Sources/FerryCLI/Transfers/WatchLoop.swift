@@ -172,7 +172,11 @@ struct WatchLoop: Sendable {
                     return false
                 }
                 do {
-                    let outcomes = try await run.engine.send([file], to: [peer.peerID])
+                    // A newer version of a file sent before takes the place of the one this side delivered there
+                    // (PROTOCOL.md 11.10 rule 11): the receiver replaces it only if it still is that file.
+                    var prepared = try await run.engine.prepare([.file(file)])
+                    prepared.flags = .replaces
+                    let outcomes = try await run.engine.send(prepared, to: [peer.peerID])
                     let stillConnected = await run.session.peer(peer.peerID)?.state == .connected
                     if outcomes.first?.isSuccess == true || stillConnected {
                         // Sent, or refused by a peer that is still there (reported): either way, done with it.

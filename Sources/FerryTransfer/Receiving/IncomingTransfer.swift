@@ -17,6 +17,11 @@ struct IncomingTransfer: Sendable {
     var phase: Phase
     var machine: IncomingTransferMachine?
     var files: [IncomingFile]
+    /// The offer's folders (its folders section), validated: created when the offer is accepted.
+    var folders: [[String]]
+    /// Of `folders`, those created (or found there) and those that could not be.
+    var foldersMade = 0
+    var foldersFailed = 0
     var codecs: CodecSet = []
     /// The last chunk of this transfer stored (its raw bytes), the prefix a `zstdPrefixed` chunk that follows it
     /// needs (PROTOCOL.md 11.10 rule 3); nil after a corrupt one. One chunk per transfer.

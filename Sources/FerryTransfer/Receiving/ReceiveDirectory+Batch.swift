@@ -19,6 +19,9 @@ public struct Publication: Sendable {
     public var size: UInt64?
     /// The verified file digest and its chunk size, for the "already there (identical)" check of a taken name.
     public var digest: (bytes: [UInt8], chunkSize: Int)?
+    /// The sender's device ID (hex) when its offer had the flag `replaces` (PROTOCOL.md 11.10 rule 11): the file may
+    /// take the place of the one this sender delivered under its name, unchanged since, and its delivery is recorded.
+    public var deliveredBy: String?
 
     /// A file to publish; the fields as named.
     public init(
@@ -42,6 +45,8 @@ public struct PublicationOutcome: Sendable {
     /// The sync of its data failed: the staged data should go, since pages whose writeback failed can stay cached
     /// and a resume would hash the cache, match, and publish bytes the disk may not hold.
     public var syncFailed = false
+    /// Published in place of the earlier version its sender delivered (`Publication.deliveredBy`).
+    public var replaced = false
 }
 
 extension ReceiveDirectory {
@@ -118,13 +123,16 @@ extension ReceiveDirectory {
                 // From closing the last writable descriptor until the rename, no child may be started in this
                 // process: one started before would close its copy after the rename, and a watcher would see the
                 // file closed again.
+                var replaced = false
                 let published = try SpawnFence.publishing { () throws(SystemError) -> PublishedFile in
                     entry.file.close()
                     return try rename(
                         publication.key, to: directory, fileName, prefix: prefix, written: written,
-                        size: publication.size, digest: publication.digest)
+                        size: publication.size, digest: publication.digest, deliveredBy: publication.deliveredBy,
+                        replaced: &replaced)
                 }
                 outcomes[entry.index].result = .success(published)
+                outcomes[entry.index].replaced = replaced
                 paths[entry.index] = [""] + path
             } catch {
                 outcomes[entry.index].result = .failure(error)

@@ -77,7 +77,8 @@ extension ReceiveDirectory {
     func rename(
         _ key: String, to directory: DirectoryHandle, _ fileName: String, prefix: String,
         written: FerrySystem.FileStatus,
-        size: UInt64?, digest: (bytes: [UInt8], chunkSize: Int)?
+        size: UInt64?, digest: (bytes: [UInt8], chunkSize: Int)?, deliveredBy sender: String? = nil,
+        replaced: inout Bool
     ) throws(SystemError) -> PublishedFile {
         var hashed: Set<String> = []
         /// Whether the taken `candidate` (or its NFD twin) already holds these bytes; the spelling found if so.
@@ -112,9 +113,20 @@ extension ReceiveDirectory {
             do {
                 try staging.rename(key, to: directory, as: candidate, replace: false)
                 recorder?(.rename(key: key, to: prefix + candidate))
+                if let sender { recordDelivery(path: prefix + candidate, by: sender, status: written) }
                 return .published(prefix + candidate)
             } catch let error where error.errno == .fileExists {
                 if let same = identical(candidate) { return try dropStaged(key, as: prefix + same) }
+                // A newer version from the sender that delivered the file there, unchanged since: put in its place
+                // by one rename (the old file stays whole until then; see ReceiveDirectory+Replacing).
+                if variant == 0, let sender, isDelivered(candidate, in: directory, path: prefix + candidate, by: sender)
+                {
+                    try staging.rename(key, to: directory, as: candidate, replace: true)
+                    recorder?(.rename(key: key, to: prefix + candidate))
+                    recordDelivery(path: prefix + candidate, by: sender, status: written)
+                    replaced = true
+                    return .published(prefix + candidate)
+                }
                 continue
             }
         }

@@ -1,5 +1,6 @@
 import FerrySession
 import FerryStateMachines
+import FerrySystem
 import FerryWire
 
 extension TransferEngine {
@@ -63,6 +64,21 @@ extension TransferEngine {
                 }
             }
         }
+        // The folders section: each folder validated as a file name is, none named twice or as a file.
+        var folders: [[String]] = []
+        for (index, folder) in offer.folders.enumerated() {
+            switch NameValidator.components(of: ReceiveDirectory.publishedForm(folder)) {
+            case .failure(let error):
+                await deny(offer, to: peerID, .invalidOffer, "folder \(index + 1): \(error)")
+                return
+            case .success(let components):
+                guard seen.insert(components.joined(separator: "/")).inserted else {
+                    await deny(offer, to: peerID, .invalidOffer, "folder \(index + 1): the name is offered twice")
+                    return
+                }
+                folders.append(components)
+            }
+        }
         var total: UInt64 = 0
         for file in offer.files {
             let (sum, overflow) = total.addingReportingOverflow(file.size)
@@ -73,7 +89,7 @@ extension TransferEngine {
             total = sum
         }
         let transfer = IncomingTransfer(
-            offer: offer, peer: info, phase: .asking, machine: nil, files: files,
+            offer: offer, peer: info, phase: .asking, machine: nil, files: files, folders: folders,
             meter: ProgressMeter(interval: configuration.progressInterval), started: clock.now)
         switch configuration.offerPolicy {
         case .none:
@@ -202,7 +218,11 @@ extension TransferEngine {
                 return (index, file.components, file.size, digest)
             }
         let hashLimit = configuration.alreadyThereHashLimit
-        let (hashers, alreadyThere) = await accepting.run { () -> ([FileDigest?], [Int: String]) in
+        let folders = offered.folders
+        let (hashers, alreadyThere, madeFolders) = await accepting.run {
+            () -> ([FileDigest?], [Int: String], [Result<String, SystemError>]) in
+            // The offer's folders, before any file: the sender's reply finds them there (PROTOCOL.md 11.3).
+            let madeFolders = directory.createFolders(folders)
             var budget = hashLimit
             var found: [Int: String] = [:]
             for candidate in candidates where candidate.size <= budget {
@@ -224,12 +244,17 @@ extension TransferEngine {
                 }
                 return hasher
             }
-            return (hashers, found)
+            return (hashers, found, madeFolders)
         }
         guard var transfer = incoming[key], transfer.phase == .asking, !transfer.isEnding, !isStopped else {
             reservations.forEach { $0.release() }  // cancelled or stopped while the prefixes were hashed
             return
         }
+        for case .failure(let error) in madeFolders {
+            log(1, "cannot create a folder offered by \(transfer.peer.displayName): \(error)")
+        }
+        transfer.foldersMade = madeFolders.count { if case .success = $0 { true } else { false } }
+        transfer.foldersFailed = madeFolders.count - transfer.foldersMade
         var needed: UInt64 = 0
         for index in transfer.files.indices {
             transfer.files[index].accepted = true

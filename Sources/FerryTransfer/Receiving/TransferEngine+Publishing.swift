@@ -53,7 +53,7 @@ extension TransferEngine {
         typealias Request = (
             file: Int, key: String, components: [String], permissions: UInt16, time: (Int64, UInt32),
             handle: RegularFile?, digest: (bytes: [UInt8], chunkSize: Int)?, size: UInt64, inMemory: Bool,
-            publishes: Bool
+            publishes: Bool, deliveredBy: String?
         )
         var heavyFollows = false
         let requests: [Request] =
@@ -70,7 +70,8 @@ extension TransferEngine {
                         (offered.modificationTime.seconds, offered.modificationTime.nanoseconds), handle,
                         transfer.files[file].digest.map { ($0, Int(transfer.offer.chunkSize)) },
                         transfer.files[file].size, transfer.files[file].inMemory,
-                        !transfer.files[file].inMemory || transfer.files[file].alsoPublish
+                        !transfer.files[file].inMemory || transfer.files[file].alsoPublish,
+                        transfer.offer.flags.contains(.replaces) ? transfer.peer.deviceID.hex : nil
                     )
                 }
             } ?? []
@@ -111,16 +112,19 @@ extension TransferEngine {
                     results[request.file] = .success(Delivered(published: nil, payload: payload))
                     continue
                 }
-                let publication = Publication(
+                var publication = Publication(
                     key: request.key, components: request.components, permissions: request.permissions,
                     modificationTime: request.time, staged: request.handle, size: request.size, digest: request.digest)
+                publication.deliveredBy = request.deliveredBy
                 batch.append((request.file, payload, publication))
             }
             let outcomes = directory.publish(batch.map(\.publication), syncEachFile: fileByFile)
             var unsynced: Set<Int> = []
             for (entry, outcome) in zip(batch, outcomes) {
                 if outcome.syncFailed { unsynced.insert(entry.file) }
-                results[entry.file] = outcome.result.map { Delivered(published: $0, payload: entry.payload) }
+                results[entry.file] = outcome.result.map {
+                    Delivered(published: $0, payload: entry.payload, replaced: outcome.replaced)
+                }
             }
             let ordered = requests.map { request in
                 (
@@ -220,7 +224,8 @@ extension TransferEngine {
                         fileName: transfer.offer.files[file].path, size: transfer.files[file].size,
                         publishedName: publishedName, failure: nil, resumedBytes: transfer.files[file].resumedBytes,
                         alreadyThere: identical, payload: delivered.payload,
-                        mediaType: transfer.offer.files[file].mediaType, digest: transfer.files[file].digest)
+                        mediaType: transfer.offer.files[file].mediaType, digest: transfer.files[file].digest,
+                        replaced: delivered.replaced)
                 })
         else { return nil }
         let what = identical ? "already there (identical):" : publishedName == nil ? "delivered in memory" : "published"
@@ -238,6 +243,8 @@ extension TransferEngine {
 struct Delivered: Sendable {
     var published: PublishedFile?
     var payload: Data?
+    /// Published in place of the earlier version its sender delivered (PROTOCOL.md 11.10 rule 11).
+    var replaced = false
 }
 
 extension TransferEngine {

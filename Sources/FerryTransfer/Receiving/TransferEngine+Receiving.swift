@@ -425,6 +425,8 @@ extension TransferEngine {
         outcome.acceptedBytes = transfer.totalBytes
         outcome.alreadyThereBytes = transfer.files.reduce(0) { $0 + ($1.alreadyThere == nil ? 0 : $1.size) }
         outcome.stop = stop
+        outcome.emptyFolders = transfer.foldersMade
+        outcome.emptyFoldersFailed = transfer.foldersFailed
         // What stays staged of the files that did not end, for a resume (`releaseStaged` keeps it).
         outcome.keptBytes =
             stop == nil

@@ -112,6 +112,11 @@ public struct PreparedItems: Sendable {
     let files: [PreparedFile]
     /// The chunk size of the engine that prepared them (kept digests depend on it).
     let chunkSize: Int
+    /// Folders the receiver creates besides the files' own (the empty folders of a folder sent whole, PROTOCOL.md
+    /// 11.3 folders section), named as the files are ("album/empty").
+    public var folders: [String] = []
+    /// The offer's flags (`OfferFlags.replaces`: the files replace the versions this sender sent before).
+    public var flags: OfferFlags = []
 
     /// How many items: files and payloads.
     public var count: Int { files.count }

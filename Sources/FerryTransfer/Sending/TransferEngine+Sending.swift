@@ -32,7 +32,10 @@ extension TransferEngine {
     /// peers saves that time (`ferry send` does). The status taken here is what the offer says, and what every read
     /// during the send is checked against: a file changed after it was prepared fails as one changed during the send
     /// (`sourceChanged`). Throws `TransferError` as `send` does before anything is offered.
-    public func prepare(_ items: [TransferItem]) async throws(TransferError) -> PreparedItems {
+    ///
+    /// `folders` are created at the receiver besides the files' own (the empty folders of a folder sent whole, named
+    /// as its files are: the offer's folders section, PROTOCOL.md 11.3); at most `Limits.maxOfferFolders`.
+    public func prepare(_ items: [TransferItem], folders: [String] = []) async throws(TransferError) -> PreparedItems {
         guard !isStopped else { throw TransferError.cancelled }
         guard !items.isEmpty else { throw TransferError.nothingToSend }
         guard items.count <= Limits.maxOfferFiles else {
@@ -51,7 +54,13 @@ extension TransferEngine {
         }
         let files = try await PreparedFile.prepareAll(
             items, digests: configuration.digestCache.map { ($0, configuration.chunkSize) })
-        return PreparedItems(files: files, chunkSize: configuration.chunkSize)
+        guard folders.count <= Limits.maxOfferFolders else {
+            throw TransferError.tooManyFolders(folders.count, limit: Limits.maxOfferFolders)
+        }
+        for folder in folders where names.updateValue(folder, forKey: folder) != nil {
+            throw TransferError.duplicateName(folder, first: folder, second: folder)
+        }
+        return PreparedItems(files: files, chunkSize: configuration.chunkSize, folders: folders)
     }
 
     /// Sends items prepared by `prepare(_:)`, as `send(_:to:)` sends items.
@@ -85,7 +94,9 @@ extension TransferEngine {
         }
         let offer = Offer(
             transferID: TransferID.random(), chunkSize: UInt32(configuration.chunkSize), codecs: codecs,
-            files: prepared.map(\.offered), swarm: swarm, fileDigests: fileDigests)
+            files: prepared.map(\.offered), swarm: swarm, fileDigests: fileDigests, folders: items.folders,
+            flags: items.flags)
+        do { try offer.validate() } catch { throw TransferError.offerTooLarge("\(error)") }
         // Peers on this machine's loopback share its CPU and their link is a memory copy: compressing can only cost
         // there. `auto` sends raw to them without measuring: the level controller's rule 3 (waiting for a receiver
         // that has every byte sent) steps aside by measurement over a veth pair, but on loopback its tries still
@@ -470,6 +481,10 @@ extension TransferEngine {
         outcome.stop = peer.stop
         if let swarm = operations[id]?.swarm, let member = swarm.member(peerID) {
             outcome.peakInFlightBytes = swarm.seeder.peakInFlightBytes(of: member)
+        }
+        // The offer's folders went with an offer accepted (the receiver creates them as it accepts).
+        if peer.deniedReason == nil, peer.failure == nil {
+            outcome.emptyFolders = operations[id]?.offer.folders.count ?? 0
         }
         emit(.finished(outcome))
         log(1, "transfer \(id) to \(peer.info.displayName) finished: \(outcome.failure ?? "ok")")

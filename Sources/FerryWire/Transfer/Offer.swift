@@ -24,6 +24,9 @@
 ///
 /// A digests section that does not parse is read as absent, never as an error: bytes there from before it existed
 /// (`transfer-offer-extended.bin`) must keep decoding, and a lost hint only means the file is sent.
+///
+/// The folders section (PROTOCOL.md 11.3) follows a digests section that parsed, written as `00 00 00 00` when there
+/// is no digest; it too is read as absent when it does not parse (see `Offer+Folders.swift`).
 public struct Offer: Equatable, Sendable {
     /// Bytes before the first entry.
     static let fixedLength = TransferID.length + 4 + 1 + 4
@@ -41,6 +44,11 @@ public struct Offer: Equatable, Sendable {
     /// The file digests (PROTOCOL.md 11.7, at `chunkSize`) the sender knows, by file index: hints that let a
     /// receiver holding a file answer it without its bytes (11.10 rule 10). Empty: none known (the layout of before).
     public var fileDigests: [Int: [UInt8]]
+    /// Folders to create at the receiver ("album/empty", "/"-separated, relative as file paths are): the empty
+    /// folders of a folder sent whole. Empty: none (the layout of before).
+    public var folders: [String]
+    /// The sender's flags of the folders section (`OfferFlags`): e.g. that its files replace earlier versions.
+    public var flags: OfferFlags
 
     /// Bytes of one digests-section entry: a file index and a digest.
     static let digestEntryLength = 4 + FileDigest.length
@@ -48,7 +56,7 @@ public struct Offer: Equatable, Sendable {
     /// An offer with the given fields; `validate()` checks the limits.
     public init(
         transferID: TransferID, chunkSize: UInt32, codecs: CodecSet, files: [OfferedFile], swarm: Swarm? = nil,
-        fileDigests: [Int: [UInt8]] = [:]
+        fileDigests: [Int: [UInt8]] = [:], folders: [String] = [], flags: OfferFlags = []
     ) {
         self.transferID = transferID
         self.chunkSize = chunkSize
@@ -56,6 +64,8 @@ public struct Offer: Equatable, Sendable {
         self.files = files
         self.swarm = swarm
         self.fileDigests = fileDigests
+        self.folders = folders
+        self.flags = flags
     }
 
     /// Throws `invalidField` for a chunk size or file count out of range, an invalid entry or swarm section, and
@@ -77,6 +87,7 @@ public struct Offer: Equatable, Sendable {
                 throw .invalidField("fileDigests: \(digest.count) bytes for file \(index), not \(FileDigest.length)")
             }
         }
+        try validateFolders()
         let length = encodedLength
         guard length <= Limits.maxFramePayload else {
             throw .payloadTooLarge(length: length, limit: Limits.maxFramePayload)
@@ -85,8 +96,10 @@ public struct Offer: Equatable, Sendable {
 
     /// Bytes of the payload.
     var encodedLength: Int {
-        let digests = fileDigests.isEmpty ? 0 : (swarm == nil ? 2 : 0) + 4 + fileDigests.count * Self.digestEntryLength
-        return files.reduce(Self.fixedLength) { $0 + $1.encodedLength } + (swarm?.encodedLength ?? 0) + digests
+        let later = hasFoldersSection
+        let swarmLength = swarm?.encodedLength ?? (fileDigests.isEmpty && !later ? 0 : 2)
+        let digests = fileDigests.isEmpty && !later ? 0 : 4 + fileDigests.count * Self.digestEntryLength
+        return files.reduce(Self.fixedLength) { $0 + $1.encodedLength } + swarmLength + digests + foldersLength
     }
 
     static func checkChunkSize(_ chunkSize: UInt32) throws(WireError) {
@@ -112,22 +125,25 @@ extension Offer {
         }
         self.files = files
         swarm = try Swarm.read(from: &reader)
-        fileDigests = Self.readDigests(from: &reader, fileCount: count)
+        let digests = Self.readDigests(from: &reader, fileCount: count)
+        fileDigests = digests ?? [:]
+        // The folders section follows only a digests section that parsed (PROTOCOL.md 11.3).
+        (folders, flags) = digests == nil ? ([], []) : Self.readFolders(from: &reader)
         reader.skipRemaining()
     }
 
-    /// The digests section, or none when it is absent or does not parse (PROTOCOL.md 11.3: read as absent).
-    static func readDigests(from reader: inout ByteReader, fileCount: Int) -> [Int: [UInt8]] {
+    /// The digests section, or nil when it is absent or does not parse (PROTOCOL.md 11.3: read as absent).
+    static func readDigests(from reader: inout ByteReader, fileCount: Int) -> [Int: [UInt8]]? {
         var copy = reader
         guard copy.remainingCount >= 4, let count = try? copy.readUInt32("digestCount"), count <= fileCount,
             copy.remainingCount / digestEntryLength >= Int(count)
-        else { return [:] }
+        else { return nil }
         var digests: [Int: [UInt8]] = [:]
         var previous = -1
         for _ in 0..<Int(count) {
             guard let index = try? copy.readUInt32("fileIndex"), Int(index) > previous, Int(index) < fileCount,
                 let digest = try? copy.readBytes(count: FileDigest.length, "digest")
-            else { return [:] }
+            else { return nil }
             previous = Int(index)
             digests[previous] = Array(digest)
         }
@@ -146,14 +162,15 @@ extension Offer {
         }
         if let swarm {
             swarm.write(to: &writer)
-        } else if !fileDigests.isEmpty {
+        } else if !fileDigests.isEmpty || hasFoldersSection {
             writer.write(UInt16(0))  // an empty swarm section comes first (PROTOCOL.md 8)
         }
-        guard !fileDigests.isEmpty else { return }
-        writer.write(UInt32(fileDigests.count))
+        guard !fileDigests.isEmpty || hasFoldersSection else { return }
+        writer.write(UInt32(fileDigests.count))  // 0: an empty digests section before the folders section
         for index in fileDigests.keys.sorted() {
             writer.write(UInt32(index))
             writer.write(bytes: fileDigests[index] ?? [])
         }
+        writeFolders(to: &writer)
     }
 }
