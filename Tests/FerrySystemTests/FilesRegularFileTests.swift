@@ -192,6 +192,52 @@ struct FilesDirectWritesTests {
         }
     }
 
+    /// A direct write is copied into a buffer that can be one transparent huge page: aligned to 2 MiB and advised
+    /// MADV_HUGEPAGE (its mapping's VmFlags in /proc/self/smaps say `hg`), so a chunk's write is one run of
+    /// contiguous memory, one segment and one request to the disk instead of two (DirectWrites.bounceBuffer).
+    @Test func directWritesGoThroughABufferThatCanBeOneHugePage() async throws {
+        try await TemporaryDirectory.with(prefix: "ferry-direct") { directory in
+            let handle = try DirectoryHandle.open(path: directory.path, createIfMissing: false)
+            let file = try handle.createFile("data", exclusive: true)
+            defer { file.close() }
+            guard file.enableDirectWrites() else {
+                try Test.cancel("the temporary directory's file system reports no direct-I/O alignment")
+            }
+            if access("/sys/kernel/mm/transparent_hugepage/enabled", F_OK) != 0 {
+                try Test.cancel("the kernel has no transparent huge pages (MADV_HUGEPAGE is refused)")
+            }
+            try file.write(patternBytes(count: 1 << 20, seed: 12), at: 0)
+            let address = try #require(file.directBufferAddress)
+            let start = UInt(bitPattern: address)
+            #expect(start % UInt(2 << 20) == 0, "buffer at \(String(start, radix: 16))")
+            let flags = try Self.mappingFlags(containing: start)
+            #expect(flags.contains("hg"), "VmFlags of the buffer's mapping: \(flags)")
+        }
+    }
+
+    /// The VmFlags of the mapping of this process that contains `address` (/proc/self/smaps).
+    static func mappingFlags(containing address: UInt) throws -> [String] {
+        // read(2) to the end: /proc files report a size of 0, so nothing may stop at the size `stat` gives.
+        let descriptor = open("/proc/self/smaps", O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw SystemError(call: "open /proc/self/smaps", errno: .noSuchFileOrDirectory) }
+        defer { close(descriptor) }
+        var bytes: [UInt8] = []
+        var block = [UInt8](repeating: 0, count: 1 << 16)
+        while case let count = read(descriptor, &block, block.count), count > 0 { bytes += block[..<count] }
+        let smaps = String(decoding: bytes, as: UTF8.self)
+        var inside = false
+        for line in smaps.split(separator: "\n") {
+            let fields = line.split(separator: " ")
+            if let range = fields.first, range.contains("-"), !range.hasSuffix(":") {
+                let bounds = range.split(separator: "-").compactMap { UInt($0, radix: 16) }
+                inside = bounds.count == 2 && (bounds[0]..<bounds[1]).contains(address)
+            } else if inside, fields.first == "VmFlags:" {
+                return fields.dropFirst().map(String.init)
+            }
+        }
+        throw SystemError(call: "no mapping contains \(String(address, radix: 16))", errno: .invalidArgument)
+    }
+
     /// Closing closes the second open too: a write after `close()` fails with EBADF as before, direct or not.
     @Test func closingEndsDirectWrites() async throws {
         try await TemporaryDirectory.with(prefix: "ferry-direct") { directory in

@@ -15,8 +15,9 @@ import Glibc
 /// through the first open, and the sync before publishing commits both. `@unchecked Sendable`: its one owner,
 /// `RegularFile`, touches it only under its `Mutex`.
 final class DirectWrites: @unchecked Sendable {
-    /// The most bytes copied into the bounce buffer at once: a bigger write goes in pieces of this size.
-    static let bufferSize = 1 << 20
+    /// The most bytes copied into the bounce buffer at once: a bigger write goes in pieces of this size. One
+    /// transparent huge page (2 MiB on x86-64), so that a chunk's direct write is one run of contiguous memory.
+    static let bufferSize = 2 << 20
 
     private var descriptor: Int32
     private let memoryAlignment: Int
@@ -85,6 +86,9 @@ final class DirectWrites: @unchecked Sendable {
         return .success(written)
     }
 
+    /// Where the bounce buffer is, once a direct write allocated it (tests look at its mapping).
+    var bufferAddress: UnsafeMutableRawPointer? { buffer?.baseAddress }
+
     /// Closes the second open and frees the buffer. Idempotent.
     func close() {
         if descriptor >= 0 { Glibc.close(descriptor) }
@@ -94,10 +98,19 @@ final class DirectWrites: @unchecked Sendable {
     }
 
     /// The aligned buffer, allocated on first use (nil if the allocation fails: the write then goes buffered).
+    ///
+    /// Aligned to its own size and asked to be a transparent huge page (`madvise(2)` MADV_HUGEPAGE; a hint, where
+    /// the kernel has none the buffer is ordinary pages): then it is physically contiguous, and the block layer takes
+    /// a 1 MiB chunk's write as one segment and one request. From 4 KiB pages the same write was 256 segments, more
+    /// than a virtio disk's 254 per request: two requests, and two notifications of the device, each a VM exit that
+    /// costs the receiver about 65 microseconds of system time on this VM (`iowrite16` under `vp_notify` was 5.8 % of
+    /// a receiver's CPU, 0.13 s per GiB).
     private func bounceBuffer() -> UnsafeMutableRawBufferPointer? {
         if let buffer { return buffer }
         var memory: UnsafeMutableRawPointer?
-        guard posix_memalign(&memory, max(memoryAlignment, 4096), Self.bufferSize) == 0, let memory else { return nil }
+        let alignment = max(memoryAlignment, Self.bufferSize)
+        guard posix_memalign(&memory, alignment, Self.bufferSize) == 0, let memory else { return nil }
+        _ = madvise(memory, Self.bufferSize, MADV_HUGEPAGE)
         buffer = UnsafeMutableRawBufferPointer(start: memory, count: Self.bufferSize)
         return buffer
     }

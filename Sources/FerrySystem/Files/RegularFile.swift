@@ -153,6 +153,9 @@ public final class RegularFile: Sendable {
         direct.withLock { direct in direct.map { !$0.refused } ?? false }
     }
 
+    /// The direct writes' bounce buffer, once a direct write allocated it (tests only).
+    var directBufferAddress: UnsafeMutableRawPointer? { direct.withLock { $0?.bufferAddress } }
+
     /// Writes all of `bytes` (an array, a slice, `Data`...) at `offset`; see `write(_:at:)`.
     public func write(_ bytes: some Collection<UInt8>, at offset: UInt64) throws(SystemError) {
         let contiguous = bytes.withContiguousStorageIfAvailable { buffer in
