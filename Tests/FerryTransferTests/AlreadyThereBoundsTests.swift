@@ -171,4 +171,91 @@ import Testing
                     ["held.bin"], size: UInt64(size), digest: digest, chunkSize: Self.chunk, stop: stop) == nil)
         }
     }
+
+    /// Waits for `semaphore` off the cooperative pool; false after a minute (a broken engine, not a slow one).
+    static func signalled(_ semaphore: DispatchSemaphore) async -> Bool {
+        await Task.detached { semaphore.wait(timeout: .now() + 60) == .success }.value
+    }
+
+    /// A sender's held file being hashed holds up no other peer's acceptance: the hashing has a queue of its own (it
+    /// ran on the one `accepting` queue, where every acceptance waits its turn).
+    @Test func anotherPeersOfferIsAnsweredWhileAHeldFileIsHashed() async throws {
+        try await TemporaryDirectory.with(prefix: "bound-in") { inbox in
+            let size = 4 * Self.chunk
+            let held = try TestFiles(in: inbox).random("held.bin", size: size, seed: 97)
+            let digest = FileDigest.of([UInt8](try Data(contentsOf: held)), chunkSize: Self.chunk)
+            let gate = AlreadyThereGate()
+            defer { gate.open() }
+            // Opens the gate if the other offer is not answered within a minute, so that a broken engine ends.
+            let opener = Task.detached { () -> Bool in
+                guard (try? await Task.sleep(for: .seconds(60))) != nil else { return false }
+                gate.open()
+                return true
+            }
+            defer { opener.cancel() }
+            try await Self.withHandDrivenSender(inbox: inbox.path) { receiver, alice, bob in
+                await receiver.holdHeldHashing(gate)
+                let first = TransferID.random()
+                try await Self.send(.offer(Self.offer(first, "held.bin", size: size, digest: digest)), alice, to: bob)
+                #expect(await Self.signalled(gate.entered), "the held file is being hashed")
+                let reactor = try Reactor()
+                defer { reactor.shutdown() }
+                try await Session.run(configuration: TransferEngineTests.configuration("carol"), reactor: reactor) {
+                    carol in
+                    let info = try await carol.connect(
+                        toAddress: .ipv4(.loopback, port: await receiver.session.listenPort), timeout: .seconds(30))
+                    let other = TransferID.random()
+                    let offer = Offer(
+                        transferID: other, chunkSize: UInt32(Self.chunk), codecs: [],
+                        files: [
+                            OfferedFile(
+                                path: "other.bin", size: 10, permissions: 0o644,
+                                modificationTime: FileTime(seconds: 1_767_225_600, nanoseconds: 0))
+                        ])
+                    try await Self.send(.offer(offer), carol, to: info.peerID)
+                    let reply = try await Self.next(carol, other)
+                    #expect(Self.resumeOffsets(reply) == [0], "carol's offer was answered")
+                    opener.cancel()
+                    #expect(await opener.value == false, "answered while alice's file was held, not after")
+                }
+                gate.open()
+                #expect(Self.resumeOffsets(try await Self.next(alice, first)) == [UInt64(size)])
+            }
+        }
+    }
+
+    /// A sender that cancels while its held files are hashed stops the hashing at the next chunk: the second held
+    /// file is never reached.
+    @Test func aCancelledOfferStopsTheHashingOfItsHeldFiles() async throws {
+        try await TemporaryDirectory.with(prefix: "bound-in") { inbox in
+            let size = 4 * Self.chunk
+            let files = TestFiles(in: inbox)
+            let a = try files.random("a.bin", size: size, seed: 98)
+            let b = try files.random("b.bin", size: size, seed: 99)
+            let digests = try [a, b].map { FileDigest.of([UInt8](try Data(contentsOf: $0)), chunkSize: Self.chunk) }
+            let gate = AlreadyThereGate()
+            defer { gate.open() }
+            try await Self.withHandDrivenSender(inbox: inbox.path) { receiver, alice, bob in
+                await receiver.holdHeldHashing(gate)
+                let id = TransferID.random()
+                let mtime = FileTime(seconds: 1_767_225_600, nanoseconds: 0)
+                let offer = Offer(
+                    transferID: id, chunkSize: UInt32(Self.chunk), codecs: [],
+                    files: ["a.bin", "b.bin"].map {
+                        OfferedFile(path: $0, size: UInt64(size), permissions: 0o644, modificationTime: mtime)
+                    }, fileDigests: [0: digests[0], 1: digests[1]])
+                try await Self.send(.offer(offer), alice, to: bob)
+                #expect(await Self.signalled(gate.entered), "a.bin is being hashed")
+                try await Self.send(
+                    .cancel(TransferCancel(transferID: id, reason: .cancelledByUser, detail: "")), alice, to: bob)
+                for await event in receiver.events {
+                    if case .denied(let transferID, _, .receiving, _) = event, transferID == id { break }
+                    if case .finished(let outcome) = event, outcome.transferID == id { break }
+                }
+                gate.open()
+                #expect(await Self.signalled(gate.finished))
+                #expect(gate.entries == 1, "b.bin was not hashed after the cancel")
+            }
+        }
+    }
 }

@@ -1,5 +1,6 @@
 import FerrySystem
 import FerryWire
+import Dispatch
 import Synchronization
 
 /// Set when the sender whose offer is being checked for files held already leaves (its link closes) or the offer is
@@ -68,4 +69,29 @@ struct AlreadyThereBudget: Sendable {
         let bytes = min(limit, available(device, now: now) + unused)
         buckets[device] = (bytes, now)
     }
+}
+
+/// For tests: holds the hashing of held files (rule 10) before each offered file until `open`, and counts the files
+/// it let through (`TransferEngine.holdHeldHashing`), as `TransferEngineProbe`'s gates hold other steps.
+final class AlreadyThereGate: Sendable {
+    /// Signalled each time hashing reaches the gate.
+    let entered = DispatchSemaphore(value: 0)
+    /// Signalled when the hashing of an offer is over.
+    let finished = DispatchSemaphore(value: 0)
+    private let opened = DispatchSemaphore(value: 0)
+    private let count = Atomic<Int>(0)
+
+    /// Offered files that reached the gate.
+    var entries: Int { count.load(ordering: .relaxed) }
+
+    /// Called by the hashing before each file: waits until the gate is open.
+    func pass() {
+        count.add(1, ordering: .relaxed)
+        entered.signal()
+        opened.wait()
+        opened.signal()  // it stays open
+    }
+
+    /// Lets every waiting and later file through.
+    func open() { opened.signal() }
 }

@@ -2,6 +2,15 @@ import FerrySystem
 import FerryWire
 
 extension TransferEngine {
+    /// Accepts an offer the policy takes without asking: at once, or, when it carries digests (files this side may
+    /// hold already, rule 10), in a task of its own, as an answered ask is. Hashing a held file takes as long as
+    /// reading it, and the frame loop that called this is where every peer's frames wait: another peer's offer,
+    /// and this sender's own cancel, which must reach `cancelIncoming` to stop the hashing (`HashStop`).
+    func acceptSoon(_ key: IncomingKey, _ offer: Offer) async {
+        guard !offer.fileDigests.isEmpty, offer.swarm == nil else { return await acceptOffer(key) }
+        Task { await self.acceptOffer(key) }
+    }
+
     /// The offered files (`candidates`, by index in the offer) that the receive directory holds already, byte for
     /// byte (PROTOCOL.md 11.10 rule 10).
     ///
@@ -22,10 +31,13 @@ extension TransferEngine {
         }
         let granted = incoming.hashBudget?.take(sender, now: clock.now) ?? 0
         guard granted > 0 else { return [:] }
+        let gate = incoming.hashGate
         let (found, unused) = await BlockingIO(label: "ferry.already-there").run { () -> ([Int: HeldFile], UInt64) in
             var budget = granted
             var found: [Int: HeldFile] = [:]
+            defer { gate?.finished.signal() }
             for candidate in candidates where !stop.isSet {
+                gate?.pass()
                 let held = directory.alreadyHolds(
                     candidate.components, size: candidate.size, digest: candidate.digest, chunkSize: chunkSize,
                     stop: stop
@@ -40,6 +52,11 @@ extension TransferEngine {
         }
         incoming.hashBudget?.giveBack(unused, to: sender, now: clock.now)
         return found
+    }
+
+    /// Tests: the hashing of held files waits at `gate` before each file (nil: never).
+    func holdHeldHashing(_ gate: AlreadyThereGate?) {
+        incoming.hashGate = gate
     }
 
     /// The `fileEnd` of a file held already (PROTOCOL.md 11.10 rule 10): nothing was staged; its digest must be the

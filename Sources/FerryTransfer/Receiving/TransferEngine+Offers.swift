@@ -80,12 +80,12 @@ extension TransferEngine {
             await deny(offer, to: peerID, .deniedByUser, "this peer accepts no files")
         case .all:
             incoming[key] = transfer
-            await acceptOffer(key)
+            await acceptSoon(key, offer)
         case .trusted where !info.isTrusted:
             await deny(offer, to: peerID, .nobodyToAsk, "")
         case .trusted:
             incoming[key] = transfer
-            await acceptOffer(key)
+            await acceptSoon(key, offer)
         case .ask:
             incoming[key] = transfer
             let deadline = clock.now + configuration.askTimeout
