@@ -44,6 +44,9 @@ struct AlreadyThereBudget: Sendable {
         self.window = window
     }
 
+    /// Buckets kept now.
+    var bucketCount: Int { buckets.count }
+
     /// The bytes `device` may hash at `now`.
     func available(_ device: DeviceID, now: ContinuousClock.Instant) -> UInt64 {
         guard let bucket = buckets[device] else { return limit }
