@@ -37,10 +37,13 @@ public struct TransferConfiguration: Sendable {
     /// Where the chunk digests of files sent are kept, so that sending an unchanged file again does not hash it
     /// (`DigestCache`); nil: every send hashes every file. `ferry send` keeps them in `~/.cache/ferry/digests`.
     public var digestCache: DigestCache? = nil
-    /// At most this many bytes of files already in the receive directory are hashed per offer to find files held
-    /// already, byte for byte, before their data moves (PROTOCOL.md 11.10 rule 10; only files whose size and name
-    /// match an offered file with a digest): 16 GiB. Past it, the remaining files are sent as usual.
+    /// At most this many bytes of files already in the receive directory are hashed for one sender (by device) per
+    /// `alreadyThereHashWindow`, over all its offers, to find files held already, byte for byte, before their data
+    /// moves (PROTOCOL.md 11.10 rule 10; only files whose size and name match an offered file with a digest):
+    /// 16 GiB an hour (`AlreadyThereBudget`). Past it, the remaining files are sent as usual.
     public var alreadyThereHashLimit: UInt64 = 16 << 30
+    /// How long a sender's spent `alreadyThereHashLimit` takes to come back whole (1 hour).
+    public var alreadyThereHashWindow: Duration = .seconds(3600)
 
     /// An engine that receives into `receiveDirectory` (nil: sends only) under `offerPolicy`, with the protocol's
     /// knobs; `memoryDelivery` is set apart (nil here).

@@ -50,11 +50,13 @@ import Testing
         copy an ID by hand. That needs a terminal.
 
         A peer that only sends accepts no connections, so it cannot be found that way;
-        but when it connected to this install's 'ferry receive' (accepted or refused),
-        its name or short ID is enough here: ferry shows its device ID and the pairing
-        code of that link (the one its 'ferry send' asked about, if it asked) from
-        $XDG_CONFIG_HOME/ferry/recent-peers (the last 32 peers), and pins it when you
-        answer y. A running receiver takes the new pin within a second.
+        but when it connected to this install's 'ferry receive', which accepted the link
+        and showed its code, its name or short ID is enough here once no running peer
+        answers to it within --wait: ferry shows its device ID and the pairing code of
+        that link (the one its screen showed when it sent) from
+        $XDG_CONFIG_HOME/ferry/recent-peers (the last 32 peers), and pins it under the
+        name you typed when you answer y. A running receiver takes the new pin within a
+        second.
 
         Trust is one-way: each machine pins the other. On a first send, the sender's
         person compares the code with the receiver's screen (or log) and answers a to

@@ -113,8 +113,36 @@ import Testing
         }
     }
 
-    /// The receiver hashes at most its budget per offer: past it, a held file goes the ordinary way (sent, then found
-    /// identical after its bytes arrived).
+    /// A folder of small files (under `DigestCache.minimumChunks` chunks, which had no entry and so no digest in the
+    /// offer) sent again costs their digests, not their bytes.
+    @Test func aFolderOfSmallFilesAlreadyHeldCostsNoChunk() async throws {
+        try await TemporaryDirectory.with(prefix: "there-src") { folder in
+            try await TemporaryDirectory.with(prefix: "there-in") { inbox in
+                let small = folder.path + "/small"
+                try FileManager.default.createDirectory(atPath: small, withIntermediateDirectories: true)
+                let files = TestFiles(in: folder)
+                var sizes: UInt64 = 0
+                for index in 0..<24 {
+                    let size = 1 + index * (3 * Self.chunk - 1) / 23  // 1 byte to 3 chunks
+                    _ = try files.random("small/f\(index).bin", size: size, seed: UInt64(100 + index))
+                    sizes += UInt64(size)
+                }
+                let cache = DigestCache(directory: folder.path + "/cache", settledSeconds: -60)
+                try await Self.withEngines(inbox: inbox.path, cache: cache) { sender, bob in
+                    let items = try SourceFile.folder(small).files
+                    let first = try #require(try await sender.send(items, to: [bob]).first)
+                    #expect(first.isSuccess && first.chunkBytes == sizes, "\(first)")
+                    let again = try #require(try await sender.send(items, to: [bob]).first)
+                    #expect(again.isSuccess && again.filesAlreadyThere == 24, "\(again)")
+                    #expect(again.chunkBytes == 0, "no chunk on the wire: \(again)")
+                }
+                #expect(try Self.names(inbox.path).filter { $0.hasSuffix(".bin") }.count == 24)
+            }
+        }
+    }
+
+    /// The receiver hashes at most its budget for a sender: past it, a held file goes the ordinary way (sent, then
+    /// found identical after its bytes arrived).
     @Test func theHashingBudgetSendsTheRestTheOrdinaryWay() async throws {
         try await TemporaryDirectory.with(prefix: "there-src") { folder in
             try await TemporaryDirectory.with(prefix: "there-in") { inbox in

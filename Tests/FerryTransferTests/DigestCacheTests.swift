@@ -69,7 +69,8 @@ import Testing
     }
 
     /// A file changed less than 2 s before its status was taken could be written again within the same clock tick
-    /// without a new change time: it is not kept. Nor is a file of fewer than 4 chunks, or a wrong number of digests.
+    /// without a new change time: it is not kept. Nor is a wrong number of digests. A file of fewer than 4 chunks is
+    /// kept in the one small-digests file, not in an entry of its own.
     @Test func youngSmallOrMiscountedFilesAreNotKept() async throws {
         try await TemporaryDirectory.with(prefix: "digest-cache") { folder in
             let path = try TestFiles(in: folder).random("video.bin", size: 4 * Self.chunk, seed: 3).path
@@ -81,7 +82,8 @@ import Testing
             #expect(!cache.store(Self.fakeDigests(4), for: young, statedAt: now, chunkSize: Self.chunk))
             var small = Self.aged(fresh, by: 60)
             small.size = UInt64(3 * Self.chunk)
-            #expect(!cache.store(Self.fakeDigests(3), for: small, statedAt: now, chunkSize: Self.chunk), "3 chunks")
+            #expect(cache.store(Self.fakeDigests(3), for: small, statedAt: now, chunkSize: Self.chunk), "3 chunks")
+            #expect(cache.lookup(small, chunkSize: Self.chunk) == Self.fakeDigests(3))
             let old = Self.aged(fresh, by: 60)
             #expect(!cache.store(Self.fakeDigests(3), for: old, statedAt: now, chunkSize: Self.chunk), "3 digests")
             #expect(cache.entryCount() == 0)
@@ -157,6 +159,26 @@ import Testing
             entries.append((chunkDigests: Self.fakeDigests(4), status: fresh, statedAt: now))  // young: not kept
             #expect(cache.store(entries, chunkSize: Self.chunk) == 6)
             #expect(cache.entryCount() == 3, "6 stored, then trimmed to three quarters of 4")
+        }
+    }
+
+    /// Small files' digests live in one file, bounded: the oldest stored go first, the file read back by another
+    /// process gives the same entries, and a damaged file counts as empty.
+    @Test func theSmallDigestTableKeepsTheNewestWithinItsBound() async throws {
+        try await TemporaryDirectory.with(prefix: "digest-cache") { folder in
+            let table = SmallDigestTable(directory: folder.path + "/cache", maxEntries: 4)
+            let keys = (0..<6).map { [UInt8(truncatingIfNeeded: $0)] + Array(repeating: 1, count: 51) }
+            #expect(table.store(keys.prefix(3).map { ($0, Self.fakeDigests(1)) }) == 3)
+            #expect(table.store(keys.suffix(3).map { ($0, Self.fakeDigests(2)) }) == 3)
+            #expect(table.lookup(keys[0]) == nil && table.lookup(keys[1]) == nil, "the oldest two went")
+            #expect(table.lookup(keys[2]) == Self.fakeDigests(1) && table.lookup(keys[5]) == Self.fakeDigests(2))
+            let reread = SmallDigestTable(directory: folder.path + "/cache", maxEntries: 4)
+            #expect(keys.map { reread.lookup($0) != nil } == [false, false, true, true, true, true])
+            let file = folder.path + "/cache/small-digests"
+            var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: file)))
+            bytes[20] ^= 1
+            try Data(bytes).write(to: URL(fileURLWithPath: file))
+            #expect(SmallDigestTable(directory: folder.path + "/cache", maxEntries: 4).lookup(keys[5]) == nil)
         }
     }
 

@@ -37,11 +37,11 @@ extension ReceiveCommand {
                 switch event {
                 case .peerStateChanged(let peer, .connected, _):
                     reporter.linkUp(peer)
-                    // For `ferry trust add NAME` here, when the peer only sends and cannot be reached (`RecentPeers`).
-                    if !peer.isSwarmLink { recentPeers.note(peer) }
+                    // For `ferry trust add NAME` here, when the peer only sends and cannot be reached (`RecentPeers`):
+                    // only a link whose code `linkUp` just showed (a refused link showed none to anyone).
+                    if !peer.isSwarmLink, !peer.isTrusted, peer.pairingCode != nil { recentPeers.note(peer) }
                 case .connectionDenied(let peer, let reason, let detail):
                     reporter.connectionRefused(peer, reason: reason, detail: detail)
-                    recentPeers.note(peer)
                 default: break
                 }
             }

@@ -38,6 +38,12 @@ public struct RecentPeers: Sendable {
 
     /// How many peers the file keeps (the newest).
     public static let capacity = 32
+    /// Seconds between two new devices recorded from one address (an IPv4 address, or an IPv6 /64): a stranger
+    /// that connects with fresh keys adds at most one entry a minute.
+    public static let newDeviceInterval: TimeInterval = 60
+    /// Entries one address keeps at most: a new device from an address that has this many replaces that address's
+    /// oldest, never another address's peer (32 fresh keys from one stranger emptied the file before).
+    public static let perAddress = 4
 
     /// The config directory holding the file.
     public let directory: URL
@@ -55,8 +61,11 @@ public struct RecentPeers: Sendable {
     public var file: URL { directory.appendingPathComponent("recent-peers") }
 
     /// The entries, oldest first; empty when there is no usable file.
+    ///
+    /// Opened without following a symbolic link and without blocking (a FIFO planted in its place held the open
+    /// until someone wrote to it); only a regular file is read.
     public func load() -> [Entry] {
-        let descriptor = open(file.path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        let descriptor = open(file.path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         guard descriptor >= 0 else { return [] }
         let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
         var status = stat()
@@ -70,9 +79,24 @@ public struct RecentPeers: Sendable {
             .filter { $0.device != nil }
     }
 
-    /// Adds `entry` as the newest (dropping an older entry of the same device), keeping the newest `capacity`.
-    public func record(_ entry: Entry) throws {
-        var entries = load().filter { $0.deviceID != entry.deviceID }
+    /// Adds `entry` as the newest (dropping an older entry of the same device), keeping the newest `capacity`; false
+    /// when it was not recorded: a device new to the file from an address that had a device recorded within
+    /// `newDeviceInterval` before `entry.at`. A new device from an address holding `perAddress` entries replaces
+    /// the oldest of them. The same device again is always recorded (its link's newer code).
+    @discardableResult
+    public func record(_ entry: Entry) throws -> Bool {
+        var entries = load()
+        let isNew = !entries.contains { $0.deviceID == entry.deviceID }
+        entries.removeAll { $0.deviceID == entry.deviceID }
+        if isNew, let address = Self.addressKey(entry.address) {
+            let fromThere = entries.filter { Self.addressKey($0.address) == address }
+            if let newest = fromThere.map(\.at).max(), entry.at.timeIntervalSince(newest) < Self.newDeviceInterval {
+                return false
+            }
+            if fromThere.count >= Self.perAddress, let oldest = fromThere.min(by: { $0.at < $1.at }) {
+                entries.removeAll { $0.deviceID == oldest.deviceID }
+            }
+        }
         entries.append(entry)
         entries = Array(entries.suffix(Self.capacity))
         let encoder = JSONEncoder()
@@ -99,10 +123,30 @@ public struct RecentPeers: Sendable {
             unlink(temporary.path)
             throw CLIError.failure("could not replace \(file.path)")
         }
+        return true
     }
 
-    /// Records a peer whose link reached its hello (connected or refused), now; a failure to write is ignored
-    /// (the file only proposes, and a receiver must not stop over it).
+    /// What counts as one address for the bounds of `record`: the host of `host:port` (IPv4), or the first 64 bits of
+    /// an IPv6 host (`[host]:port`; one machine has a whole /64 to pick from); nil when there is none.
+    static func addressKey(_ address: String?) -> String? {
+        guard var host = address, !host.isEmpty else { return nil }
+        if host.hasPrefix("["), let end = host.firstIndex(of: "]") {
+            host = String(host[host.index(after: host.startIndex)..<end])
+        } else if let colon = host.lastIndex(of: ":"), host.firstIndex(of: ":") == colon {
+            host = String(host[..<colon])
+        }
+        if let percent = host.firstIndex(of: "%") { host = String(host[..<percent]) }
+        var ipv6 = in6_addr()
+        if host.contains(":"), inet_pton(AF_INET6, host, &ipv6) == 1 {
+            let prefix = withUnsafeBytes(of: ipv6) { Array($0.prefix(8)) }
+            return prefix.map { String($0, radix: 16) }.joined(separator: ".") + "/64"
+        }
+        return host
+    }
+
+    /// Records a peer whose link's pairing code was shown (`ferry receive` calls it for links it accepted and showed
+    /// with their code, never for links it refused by itself), now, within the bounds of `record`; a failure to
+    /// write is ignored (the file only proposes, and a receiver must not stop over it).
     public func note(_ peer: PeerInfo, at now: Date = Date()) {
         try? record(
             Entry(

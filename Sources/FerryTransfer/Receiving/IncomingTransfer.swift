@@ -23,6 +23,8 @@ struct IncomingTransfer: Sendable {
     var foldersMade = 0
     var foldersFailed = 0
     var codecs: CodecSet = []
+    /// Set when the transfer is cancelled or its sender leaves while held files are hashed for it (rule 10).
+    var hashStop: HashStop?
     /// The last chunk of this transfer stored (its raw bytes), the prefix a `zstdPrefixed` chunk that follows it
     /// needs (PROTOCOL.md 11.10 rule 3); nil after a corrupt one. One chunk per transfer.
     var previousChunk: (file: Int, offset: UInt64, raw: ArraySlice<UInt8>)?
@@ -91,7 +93,7 @@ struct IncomingFile: Sendable {
     /// The name under which the receive directory already holds this file, byte for byte as the offer's digest says
     /// (PROTOCOL.md 11.10 rule 10): answered at its size, nothing staged, ended as identical once its `fileEnd`
     /// carries the same digest.
-    var alreadyThere: (name: String, digest: [UInt8])?
+    var alreadyThere: (held: HeldFile, digest: [UInt8])?
 }
 
 /// A count of bytes written to one staged file, shared by the engine and the writes it queues.

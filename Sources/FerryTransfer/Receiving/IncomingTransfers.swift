@@ -30,6 +30,11 @@ final class IncomingTransfers {
     private var heldAcks: [PeerID: [[UInt8]]] = [:]
     /// A batch of write completions is being carried out: its acknowledgements are held (`hold`).
     var isHoldingAcks = false
+    /// What each sender may still have hashed to find files held already (PROTOCOL.md 11.10 rule 10); made with the
+    /// engine's configuration at the first offer that needs it.
+    var hashBudget: AlreadyThereBudget?
+    /// Tests: where the hashing of held files waits (`TransferEngine.holdHeldHashing`).
+    var hashGate: AlreadyThereGate?
 
     /// The record of transfer `key`; set to nil to drop it without remembering it ended (an offer never accepted).
     subscript(key: IncomingKey) -> IncomingTransfer? {

@@ -96,12 +96,12 @@ extension TransferEngine {
             await deny(offer, to: peerID, .deniedByUser, "this peer accepts no files")
         case .all:
             incoming[key] = transfer
-            await acceptOffer(key)
+            await acceptSoon(key, offer)
         case .trusted where !info.isTrusted:
             await deny(offer, to: peerID, .nobodyToAsk, "")
         case .trusted:
             incoming[key] = transfer
-            await acceptOffer(key)
+            await acceptSoon(key, offer)
         case .ask:
             incoming[key] = transfer
             let deadline = clock.now + configuration.askTimeout
@@ -205,8 +205,9 @@ extension TransferEngine {
         // A swarm member keeps its prefix's chunk digests by chunk (see the reply below).
         let keep = configuration.relay && offered.offer.swarm != nil
         // Files the offer gives a digest of, not resumed, delivered to disk, outside a swarm: the receiver may hold
-        // them already (PROTOCOL.md 11.10 rule 10); each is hashed only when a file of its size is there, and at most
-        // `alreadyThereHashLimit` bytes for the whole offer.
+        // them already (PROTOCOL.md 11.10 rule 10); each is hashed only when a file of its size is there, within the
+        // sender's `AlreadyThereBudget`, on a queue of this offer's own (no other peer's acceptance waits behind
+        // it), stopped between chunks when the sender leaves or cancels (`hashStop`).
         let candidates: [(index: Int, components: [String], size: UInt64, digest: [UInt8])] =
             offered.offer.swarm != nil
             ? []
@@ -217,22 +218,16 @@ extension TransferEngine {
                 else { return nil }
                 return (index, file.components, file.size, digest)
             }
-        let hashLimit = configuration.alreadyThereHashLimit
+        let alreadyThere = await findHeld(candidates, key, in: directory, chunkSize: chunkSize)
+        guard incoming[key]?.isEnding == false, !isStopped else {
+            reservations.forEach { $0.release() }  // cancelled or stopped while held files were hashed
+            return
+        }
         let folders = offered.folders
-        let (hashers, alreadyThere, madeFolders) = await accepting.run {
-            () -> ([FileDigest?], [Int: String], [Result<String, SystemError>]) in
+        let (hashers, madeFolders) = await accepting.run {
+            () -> ([FileDigest?], [Result<String, SystemError>]) in
             // The offer's folders, before any file: the sender's reply finds them there (PROTOCOL.md 11.3).
             let madeFolders = directory.createFolders(folders)
-            var budget = hashLimit
-            var found: [Int: String] = [:]
-            for candidate in candidates where candidate.size <= budget {
-                guard
-                    let name = directory.alreadyHolds(
-                        candidate.components, size: candidate.size, digest: candidate.digest, chunkSize: chunkSize,
-                        hashing: { budget -= min(budget, $0) })
-                else { continue }
-                found[candidate.index] = name
-            }
             let hashers = zip(planned, held).map { plan, reservation -> FileDigest? in
                 guard plan.resume > 0 else { return nil }
                 guard
@@ -244,7 +239,7 @@ extension TransferEngine {
                 }
                 return hasher
             }
-            return (hashers, found, madeFolders)
+            return (hashers, madeFolders)
         }
         guard var transfer = incoming[key], transfer.phase == .asking, !transfer.isEnding, !isStopped else {
             reservations.forEach { $0.release() }  // cancelled or stopped while the prefixes were hashed
@@ -261,9 +256,9 @@ extension TransferEngine {
             transfer.files[index].reservation = reservations[index]
             transfer.files[index].resumeOffset = hashers[index] == nil ? 0 : plans[index].resume
             transfer.files[index].hasher = hashers[index] ?? FileDigest()
-            if let name = alreadyThere[index], let digest = transfer.offer.fileDigests[index] {
+            if let found = alreadyThere[index], let digest = transfer.offer.fileDigests[index] {
                 // Nothing to send but its `fileEnd`: answered at its size, as a file staged whole (rule 10).
-                transfer.files[index].alreadyThere = (name, digest)
+                transfer.files[index].alreadyThere = (found, digest)
                 transfer.files[index].resumeOffset = transfer.files[index].size
                 transfer.files[index].hasher = nil
             }

@@ -23,26 +23,27 @@ extension TransferEngine {
         }
         let file = Int(chunk.fileIndex)
         typealias Arrival = (IncomingTransferMachine.ChunkVerdict, CodecSet, ArraySlice<UInt8>?)
-        let arrival = withIncoming(key) { transfer -> Result<Arrival, TransferProtocolError>? in
-            guard transfer.phase == .receiving else { return nil }
-            if transfer.isEnding { return .success((.discard, [], nil)) }
-            do throws(TransferProtocolError) {
-                guard
-                    let verdict = try transfer.machine?.chunkArrived(
-                        file: file, offset: chunk.offset, rawLength: Int(chunk.rawLength))
-                else { return nil }
-                // The prefix of a zstdPrefixed chunk: the chunk stored just before it, which must be its file's
-                // previous chunk.
-                let previous = transfer.previousChunk
-                let prefix =
-                    previous.map {
-                        $0.file == file && $0.offset + UInt64(transfer.offer.chunkSize) == chunk.offset
-                    } == true ? previous?.raw : nil
-                return .success((verdict, transfer.codecs, prefix))
-            } catch {
-                return .failure(error)
-            }
-        } ?? nil
+        let arrival =
+            withIncoming(key) { transfer -> Result<Arrival, TransferProtocolError>? in
+                guard transfer.phase == .receiving else { return nil }
+                if transfer.isEnding { return .success((.discard, [], nil)) }
+                do throws(TransferProtocolError) {
+                    guard
+                        let verdict = try transfer.machine?.chunkArrived(
+                            file: file, offset: chunk.offset, rawLength: Int(chunk.rawLength))
+                    else { return nil }
+                    // The prefix of a zstdPrefixed chunk: the chunk stored just before it, which must be its file's
+                    // previous chunk.
+                    let previous = transfer.previousChunk
+                    let prefix =
+                        previous.map {
+                            $0.file == file && $0.offset + UInt64(transfer.offer.chunkSize) == chunk.offset
+                        } == true ? previous?.raw : nil
+                    return .success((verdict, transfer.codecs, prefix))
+                } catch {
+                    return .failure(error)
+                }
+            } ?? nil
         let codecs: CodecSet
         let prefix: ArraySlice<UInt8>?
         switch arrival {
@@ -130,27 +131,30 @@ extension TransferEngine {
         // Counted per sender, over all its transfers: two transfers at once must not double what one may queue.
         let admitted = incoming.admits(raw.count, from: peerID)
         let direct = handle.writesDirectly
-        let stored = withIncoming(key) { transfer -> ([IncomingTransferMachine.Action], WriteBehind)?? in
-            guard admitted else { return .some(nil) }
-            guard let actions = transfer.machine?.chunkStored(file: file, offset: chunk.offset, rawLength: raw.count)
-            else { return nil }
-            transfer.bytesDone += UInt64(raw.count)
-            transfer.wireBytes += UInt64(chunk.data.count)
-            transfer.files[file].stored += UInt64(raw.count)
-            transfer.currentFile = file
-            transfer.previousChunk = (file, chunk.offset, raw)
-            // In order, the file digest is fed chunk by chunk; a swarm member's chunks come in any order, and their
-            // digests are fed in order once the file is complete.
-            if transfer.swarmID != nil {
-                transfer.files[file].chunkDigests[Int(chunk.offset / UInt64(transfer.offer.chunkSize))] = chunk.sha256
-            } else {
-                transfer.files[file].hasher?.add(chunkDigest: chunk.sha256)
-            }
-            let size = transfer.files[file].size
-            // Direct writes leave nothing in the page cache to start or drop.
-            let plan = WriteBehind.after(writing: raw.count, at: chunk.offset, fileSize: size)
-            return (actions, direct ? WriteBehind() : plan)
-        } ?? nil
+        let stored =
+            withIncoming(key) { transfer -> ([IncomingTransferMachine.Action], WriteBehind)?? in
+                guard admitted else { return .some(nil) }
+                guard
+                    let actions = transfer.machine?.chunkStored(file: file, offset: chunk.offset, rawLength: raw.count)
+                else { return nil }
+                transfer.bytesDone += UInt64(raw.count)
+                transfer.wireBytes += UInt64(chunk.data.count)
+                transfer.files[file].stored += UInt64(raw.count)
+                transfer.currentFile = file
+                transfer.previousChunk = (file, chunk.offset, raw)
+                // In order, the file digest is fed chunk by chunk; a swarm member's chunks come in any order, and their
+                // digests are fed in order once the file is complete.
+                if transfer.swarmID != nil {
+                    transfer.files[file].chunkDigests[Int(chunk.offset / UInt64(transfer.offer.chunkSize))] =
+                        chunk.sha256
+                } else {
+                    transfer.files[file].hasher?.add(chunkDigest: chunk.sha256)
+                }
+                let size = transfer.files[file].size
+                // Direct writes leave nothing in the page cache to start or drop.
+                let plan = WriteBehind.after(writing: raw.count, at: chunk.offset, fileSize: size)
+                return (actions, direct ? WriteBehind() : plan)
+            } ?? nil
         guard let stored else { return }
         guard let (actions, writeBehind) = stored else {
             await violation(by: peerID, "the sender ignores flow control (more than 64 MiB unacknowledged)")
@@ -219,7 +223,9 @@ extension TransferEngine {
         if existing < entry.resumeOffset {
             // The verified prefix hashed at acceptance is gone (removed meanwhile): never extend it with zeros.
             handle.close()
-            throw SystemError(call: "open the staged data of \(entry.components.joined(separator: "/")) (it vanished)", errno: .noSuchFileOrDirectory)
+            throw SystemError(
+                call: "open the staged data of \(entry.components.joined(separator: "/")) (it vanished)",
+                errno: .noSuchFileOrDirectory)
         }
         if existing != entry.resumeOffset {
             do throws(SystemError) {
@@ -244,16 +250,18 @@ extension TransferEngine {
     func fileEndReceived(_ end: FileEnd, from peerID: PeerID) async {
         let key = IncomingKey(peer: peerID, transferID: end.transferID)
         typealias Outcome = Result<[IncomingTransferMachine.Action], TransferProtocolError>
-        let outcome: Outcome? = withIncoming(key) { transfer -> Outcome? in
-            guard transfer.phase == .receiving else { return nil }
-            do throws(TransferProtocolError) {
-                guard let actions = try transfer.machine?.fileEndArrived(file: Int(end.fileIndex), digest: end.digest)
-                else { return nil }
-                return .success(actions)
-            } catch {
-                return .failure(error)
-            }
-        } ?? nil
+        let outcome: Outcome? =
+            withIncoming(key) { transfer -> Outcome? in
+                guard transfer.phase == .receiving else { return nil }
+                do throws(TransferProtocolError) {
+                    guard
+                        let actions = try transfer.machine?.fileEndArrived(file: Int(end.fileIndex), digest: end.digest)
+                    else { return nil }
+                    return .success(actions)
+                } catch {
+                    return .failure(error)
+                }
+            } ?? nil
         switch outcome {
         case .success(let actions):
             enqueue(actions, key)
@@ -286,14 +294,7 @@ extension TransferEngine {
     private func verify(_ file: Int, expected: [UInt8], _ key: IncomingKey) async {
         guard let entry = incoming[key]?.files[file], !entry.ended, let directory = receiveDirectory else { return }
         if let held = entry.alreadyThere {
-            // Held already (PROTOCOL.md 11.10 rule 10): nothing was staged; the `fileEnd` must name the bytes held.
-            guard held.digest == expected else {
-                await fileFailed(
-                    file, status: .hashMismatch, detail: "the digest of the file's end does not match the offer's", key,
-                    removeStaged: false)
-                return
-            }
-            await alreadyThereEnded(file, as: held.name, key)
+            await heldFileEnded(file, held: held.held, offered: held.digest, expected: expected, in: directory, key)
             return
         }
         // Write-behind's evictions of this file run beside the writes: all done, and none failed, before it counts
@@ -354,7 +355,9 @@ extension TransferEngine {
         startPublishing(key)
     }
 
-    func fileFailed(_ file: Int, status: FerryWire.FileStatus, detail: String, _ key: IncomingKey, removeStaged: Bool) async {
+    func fileFailed(_ file: Int, status: FerryWire.FileStatus, detail: String, _ key: IncomingKey, removeStaged: Bool)
+        async
+    {
         guard
             let (outcome, stagedKey, reservation) = withIncoming(key, {
                 transfer -> (FileOutcome, String, StagedReservation?)? in
@@ -410,7 +413,8 @@ extension TransferEngine {
     func finishIncoming(_ key: IncomingKey, failure: String?, stop: TransferStop? = nil) {
         guard let transfer = incoming.end(key) else { return }
         // A member that published every file stays in its swarm to serve the others; any other end leaves it.
-        let complete = failure == nil && transfer.filesFailed == 0 && transfer.files.allSatisfy { !$0.accepted || $0.ended }
+        let complete =
+            failure == nil && transfer.filesFailed == 0 && transfer.files.allSatisfy { !$0.accepted || $0.ended }
         let swarm =
             transfer.swarmID.map { complete ? lingerInSwarm($0) : leaveSwarm($0) } ?? (relayed: 0, served: 0)
         releaseStaged(of: transfer)
@@ -420,7 +424,8 @@ extension TransferEngine {
             transferID: key.transferID, peer: transfer.peer, direction: .receiving,
             filesSucceeded: transfer.filesSucceeded, filesFailed: transfer.filesFailed + failedNow,
             filesSkipped: transfer.files.filter { !$0.accepted }.count, bytes: transfer.bytesDone,
-            wireBytes: transfer.wireBytes, chunkBytes: transfer.bytesDone, resumedBytes: transfer.resumedBytes, duration: clock.now - transfer.started,
+            wireBytes: transfer.wireBytes, chunkBytes: transfer.bytesDone, resumedBytes: transfer.resumedBytes,
+            duration: clock.now - transfer.started,
             failure: failure, relayedBytes: swarm.relayed, servedBytes: swarm.served)
         outcome.acceptedBytes = transfer.totalBytes
         outcome.alreadyThereBytes = transfer.files.reduce(0) { $0 + ($1.alreadyThere == nil ? 0 : $1.size) }
@@ -451,6 +456,7 @@ extension TransferEngine {
         guard let transfer = incoming[key], !transfer.isEnding else { return }
         // From here on no acknowledgement goes out and arriving chunks are dropped, through the awaits below.
         incoming[key]?.isEnding = true
+        transfer.hashStop?.set()  // held files being hashed for it (rule 10): stopped at the next chunk
         if transfer.phase == .asking {
             incoming.asks.removeValue(forKey: key)?.timer.cancel()
             incoming[key] = nil
@@ -458,7 +464,8 @@ extension TransferEngine {
             let why = detail.isEmpty ? reason.map { "\($0)" } ?? "withdrawn" : detail
             emit(.denied(transferID: key.transferID, peer: transfer.peer, direction: .receiving, reason: why))
             if tellPeer, let reason {
-                await send(.cancel(TransferCancel(transferID: key.transferID, reason: reason, detail: "")), to: key.peer)
+                await send(
+                    .cancel(TransferCancel(transferID: key.transferID, reason: reason, detail: "")), to: key.peer)
             }
             return
         }
@@ -479,19 +486,21 @@ extension TransferEngine {
 
     func reportIncomingProgress(_ key: IncomingKey) {
         let now = clock.now
-        let progress = withIncoming(key) { transfer -> TransferProgress? in
-            let done = transfer.bytesDone + transfer.resumedBytes
-            guard transfer.meter.record(bytes: done, now: now) else { return nil }
-            let file = transfer.currentFile
-            let total = transfer.totalBytes
-            return TransferProgress(
-                transferID: key.transferID, peer: transfer.peer, direction: .receiving, fileIndex: file,
-                fileName: transfer.offer.files[file].path,
-                fileBytesDone: transfer.files[file].resumeOffset + transfer.files[file].stored,
-                fileSize: transfer.files[file].size, bytesDone: done, totalBytes: total,
-                filesDone: transfer.filesSucceeded + transfer.filesFailed, fileCount: transfer.acceptedCount,
-                rate: transfer.meter.rate, secondsLeft: transfer.meter.secondsLeft(remaining: total - min(done, total)))
-        } ?? nil
+        let progress =
+            withIncoming(key) { transfer -> TransferProgress? in
+                let done = transfer.bytesDone + transfer.resumedBytes
+                guard transfer.meter.record(bytes: done, now: now) else { return nil }
+                let file = transfer.currentFile
+                let total = transfer.totalBytes
+                return TransferProgress(
+                    transferID: key.transferID, peer: transfer.peer, direction: .receiving, fileIndex: file,
+                    fileName: transfer.offer.files[file].path,
+                    fileBytesDone: transfer.files[file].resumeOffset + transfer.files[file].stored,
+                    fileSize: transfer.files[file].size, bytesDone: done, totalBytes: total,
+                    filesDone: transfer.filesSucceeded + transfer.filesFailed, fileCount: transfer.acceptedCount,
+                    rate: transfer.meter.rate,
+                    secondsLeft: transfer.meter.secondsLeft(remaining: total - min(done, total)))
+            } ?? nil
         if let progress { emit(.progress(progress)) }
     }
 }

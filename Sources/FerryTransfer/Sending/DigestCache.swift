@@ -21,7 +21,9 @@ import Foundation
 /// temporary name and renamed. Contents, little-endian: `ferrydc1`, the key (device, inode, size, modification and
 /// change time as seconds and nanoseconds, chunk size), the chunk count, the chunk digests (32 bytes each), and a
 /// SHA-256 of everything before it, so a torn or damaged entry is ignored. At most `maxEntries` are kept: storing
-/// past that removes the least recently used quarter (a hit touches its entry).
+/// past that removes the least recently used quarter (a hit touches its entry). Files of fewer than `minimumChunks`
+/// chunks are kept together in one bounded file instead (`SmallDigestTable`): an inode each would cost more than
+/// their hashing, but without digests a re-sent folder of small files could not be found "already there".
 public struct DigestCache: Sendable {
     /// Where the entries are kept.
     public let directory: String
@@ -33,13 +35,15 @@ public struct DigestCache: Sendable {
     /// Whether entries are read: false (`ferry send --rehash`) hashes every file, and still keeps what it hashed,
     /// replacing what was kept.
     public let readsEntries: Bool
-    /// The smallest file kept, in chunks: a smaller file is hashed in milliseconds, and a folder of small files
-    /// would cost an entry (an inode) each.
+    /// The smallest file kept in an entry of its own, in chunks: a smaller file is hashed in milliseconds, and a
+    /// folder of small files would cost an entry (an inode) each; those go to `small` instead.
     public static let minimumChunks = 4
     /// The largest file kept, in chunks (64 GiB at 1 MiB chunks; its entry is 2 MiB).
     public static let maximumChunks = 65_536
 
     static let magic = Array("ferrydc1".utf8)
+    /// The digests of files of fewer than `minimumChunks` chunks, in one file (`small-digests`).
+    let small: SmallDigestTable
 
     /// A cache in `directory`, created (mode 0700) when the first entry is stored.
     public init(directory: String, maxEntries: Int = 4096, settledSeconds: Int64 = 2, readsEntries: Bool = true) {
@@ -47,16 +51,23 @@ public struct DigestCache: Sendable {
         self.maxEntries = maxEntries
         self.settledSeconds = settledSeconds
         self.readsEntries = readsEntries
+        small = SmallDigestTable(directory: directory)
     }
 
     static func chunkCount(_ size: UInt64, chunkSize: Int) -> Int {
         Int((size + UInt64(chunkSize) - 1) / UInt64(chunkSize))
     }
 
-    /// Whether a file of `size` bytes is worth an entry.
+    /// Whether a file of `size` bytes is worth keeping: any file of 1 to `maximumChunks` chunks (those under
+    /// `minimumChunks` in `small`).
     public static func isWorthKeeping(size: UInt64, chunkSize: Int) -> Bool {
         let chunks = (size + UInt64(chunkSize) - 1) / UInt64(chunkSize)
-        return chunks >= UInt64(minimumChunks) && chunks <= UInt64(maximumChunks)
+        return chunks >= 1 && chunks <= UInt64(maximumChunks)
+    }
+
+    /// Whether a file of `size` bytes is kept in `small`.
+    static func isSmall(size: UInt64, chunkSize: Int) -> Bool {
+        chunkCount(size, chunkSize: chunkSize) < minimumChunks
     }
 
     /// Whether a file with `status`, taken at `statedAt` (seconds since 1970), may be stored: both its times settled.
@@ -70,8 +81,12 @@ public struct DigestCache: Sendable {
     public func lookup(_ status: FerrySystem.FileStatus, chunkSize: Int) -> [UInt8]? {
         guard readsEntries, Self.isWorthKeeping(size: status.size, chunkSize: chunkSize) else { return nil }
         let key = Self.key(status, chunkSize: chunkSize)
-        let path = self.path(for: key)
         let count = Self.chunkCount(status.size, chunkSize: chunkSize)
+        if Self.isSmall(size: status.size, chunkSize: chunkSize) {
+            let kept = small.lookup(key)
+            return kept?.count == count * FileDigest.length ? kept : nil
+        }
+        let path = self.path(for: key)
         let expected: Int = Self.magic.count + key.count + 4 + count * FileDigest.length + FileDigest.length
         // At most one byte more than an entry of this file has: whatever else lies at the path is not read whole.
         guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
@@ -106,19 +121,22 @@ public struct DigestCache: Sendable {
     public func store(
         _ entries: [(chunkDigests: [UInt8], status: FerrySystem.FileStatus, statedAt: Double)], chunkSize: Int
     ) -> Int {
-        let kept = entries.filter { entry in
+        var kept = entries.filter { entry in
             Self.isWorthKeeping(size: entry.status.size, chunkSize: chunkSize)
                 && isSettled(entry.status, statedAt: entry.statedAt)
                 && entry.chunkDigests.count
                     == Self.chunkCount(entry.status.size, chunkSize: chunkSize) * FileDigest.length
         }
+        let smallOnes = kept.filter { Self.isSmall(size: $0.status.size, chunkSize: chunkSize) }
+        let storedSmall = small.store(smallOnes.map { (Self.key($0.status, chunkSize: chunkSize), $0.chunkDigests) })
+        kept = kept.filter { !Self.isSmall(size: $0.status.size, chunkSize: chunkSize) }
         guard !kept.isEmpty,
             (try? FileManager.default.createDirectory(
                 atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])) != nil
-        else { return 0 }
+        else { return storedSmall }
         let stored = kept.filter { write($0.chunkDigests, for: $0.status, chunkSize: chunkSize) }.count
         if stored > 0 { trim() }
-        return stored
+        return storedSmall + stored
     }
 
     /// Writes one entry to a temporary name, then renames it into place; false when the write failed.
@@ -131,8 +149,9 @@ public struct DigestCache: Sendable {
         bytes += SHA256Hasher.digest(bytes)
         let path = self.path(for: key)
         let temporary = "\(path).\(getpid()).tmp"
-        guard FileManager.default.createFile(
-            atPath: temporary, contents: Data(bytes), attributes: [.posixPermissions: 0o600])
+        guard
+            FileManager.default.createFile(
+                atPath: temporary, contents: Data(bytes), attributes: [.posixPermissions: 0o600])
         else { return false }
         guard rename(temporary, path) == 0 else {
             unlink(temporary)
@@ -143,6 +162,10 @@ public struct DigestCache: Sendable {
 
     /// Forgets the entry of the file with `status`, if there is one.
     public func remove(_ status: FerrySystem.FileStatus, chunkSize: Int) {
+        if Self.isSmall(size: status.size, chunkSize: chunkSize) {
+            small.remove(Self.key(status, chunkSize: chunkSize))
+            return
+        }
         unlink(entryPath(status, chunkSize: chunkSize))
     }
 
