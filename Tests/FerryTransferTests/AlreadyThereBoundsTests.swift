@@ -259,3 +259,55 @@ import Testing
         }
     }
 }
+
+/// Review of the merged session: acceptance awaits (held files hashed, staged prefixes read) and then looks the
+/// transfer up by key. A sender that cancelled its accepted offer while held files were hashed and offered again
+/// under the same transfer ID got the second offer taken with the first one's plans (never asked about: a 1-file
+/// re-offer was accepted unanswered; a 3-file one crashed the receiver, index out of range).
+@Suite(.serialized, .timeLimit(.minutes(2))) struct ReofferedTransferIDTests {
+    @Test func anIDOfferedAgainAfterItsCancelIsAViolationAndNeverAccepted() async throws {
+        typealias Bounds = AlreadyThereBoundsTests
+        try await TemporaryDirectory.with(prefix: "reoffer-in") { inbox in
+            let size = 4 * Bounds.chunk
+            let held = try TestFiles(in: inbox).random("a.bin", size: size, seed: 97)
+            let digest = FileDigest.of([UInt8](try Data(contentsOf: held)), chunkSize: Bounds.chunk)
+            let gate = AlreadyThereGate()
+            defer { gate.open() }
+            try await Bounds.withHandDrivenSender(inbox: inbox.path) { receiver, alice, bob in
+                await receiver.holdHeldHashing(gate)
+                let id = TransferID.random()
+                try await Bounds.send(.offer(Bounds.offer(id, "a.bin", size: size, digest: digest)), alice, to: bob)
+                #expect(await Bounds.signalled(gate.entered), "a.bin is being hashed")
+                try await Bounds.send(
+                    .cancel(TransferCancel(transferID: id, reason: .cancelledByUser, detail: "")), alice, to: bob)
+                for await event in receiver.events {
+                    if case .denied(let transferID, _, .receiving, _) = event, transferID == id { break }
+                }
+                let mtime = FileTime(seconds: 1_767_225_600, nanoseconds: 0)
+                let again = Offer(
+                    transferID: id, chunkSize: UInt32(Bounds.chunk), codecs: [],
+                    files: (0..<3).map {
+                        OfferedFile(path: "never-asked-\($0).sh", size: 10, permissions: 0o755, modificationTime: mtime)
+                    })
+                try await Bounds.send(.offer(again), alice, to: bob)
+                var ended: String?
+                for await event in alice.transferEvents {
+                    if case .frame(let frame, _) = event, case .offerReply(let reply) = try TransferMessage(frame: frame),
+                        reply.transferID == id
+                    {
+                        Issue.record("the offer made again under a cancelled ID was answered: \(reply)")
+                    }
+                    if case .peerDisconnected(let peer, let reason) = event, peer == bob {
+                        ended = reason
+                        break
+                    }
+                }
+                #expect(ended?.contains("offered twice") == true, "\(ended ?? "no end")")
+                gate.open()
+                #expect(await Bounds.signalled(gate.finished))
+                let names = try FileManager.default.contentsOfDirectory(atPath: inbox.path)
+                #expect(!names.contains { $0.hasPrefix("never-asked") })
+            }
+        }
+    }
+}

@@ -25,6 +25,10 @@ struct IncomingTransfer: Sendable {
     var codecs: CodecSet = []
     /// Set when the transfer is cancelled or its sender leaves while held files are hashed for it (rule 10).
     var hashStop: HashStop?
+    /// Which offer this record is (`IncomingTransfers.nextGeneration`): acceptance awaits (held files, staged
+    /// prefixes) and then looks the record up by key, and a record under the same key made meanwhile is another
+    /// offer, never to be accepted with this one's answer, plans and reservations.
+    var generation: UInt64 = 0
     /// The last chunk of this transfer stored (its raw bytes), the prefix a `zstdPrefixed` chunk that follows it
     /// needs (PROTOCOL.md 11.10 rule 3); nil after a corrupt one. One chunk per transfer.
     var previousChunk: (file: Int, offset: UInt64, raw: ArraySlice<UInt8>)?

@@ -35,6 +35,13 @@ final class IncomingTransfers {
     var hashBudget: AlreadyThereBudget?
     /// Tests: where the hashing of held files waits (`TransferEngine.holdHeldHashing`).
     var hashGate: AlreadyThereGate?
+    private var generations: UInt64 = 0
+
+    /// A number no other offer received by this engine has had (`IncomingTransfer.generation`).
+    func nextGeneration() -> UInt64 {
+        generations += 1
+        return generations
+    }
 
     /// The record of transfer `key`; set to nil to drop it without remembering it ended (an offer never accepted).
     subscript(key: IncomingKey) -> IncomingTransfer? {

@@ -25,7 +25,10 @@ extension TransferEngine {
 
     func offerReceived(_ offer: Offer, from peerID: PeerID) async {
         let key = IncomingKey(peer: peerID, transferID: offer.transferID)
-        guard incoming[key] == nil else {
+        // An ID that ended here recently (answered, withdrawn, cancelled) is not offered again either: a sender that
+        // cancels and offers again under the same ID while its first offer is being accepted would otherwise get the
+        // second taken with the first one's answer.
+        guard incoming[key] == nil, !incoming.hasEnded(key) else {
             await violation(by: peerID, "transfer \(offer.transferID) offered twice")
             return
         }
@@ -88,9 +91,10 @@ extension TransferEngine {
             }
             total = sum
         }
-        let transfer = IncomingTransfer(
+        var transfer = IncomingTransfer(
             offer: offer, peer: info, phase: .asking, machine: nil, files: files, folders: folders,
             meter: ProgressMeter(interval: configuration.progressInterval), started: clock.now)
+        transfer.generation = incoming.nextGeneration()
         switch configuration.offerPolicy {
         case .none:
             await deny(offer, to: peerID, .deniedByUser, "this peer accepts no files")
@@ -162,6 +166,12 @@ extension TransferEngine {
     /// reservations are released.
     func acceptOffer(_ key: IncomingKey) async {
         guard let offered = incoming[key], let directory = receiveDirectory else { return }
+        let generation = offered.generation
+        /// The record under `key` is still the offer being accepted, waiting for this acceptance.
+        func isStillThisOffer() -> Bool {
+            guard let now = incoming[key] else { return false }
+            return now.generation == generation && now.phase == .asking && !now.isEnding && !isStopped
+        }
         var reservations: [StagedReservation] = []
         func refuse(_ reason: OfferDenyReason, _ detail: String) async {
             reservations.forEach { $0.release() }
@@ -219,16 +229,12 @@ extension TransferEngine {
                 return (index, file.components, file.size, digest)
             }
         let alreadyThere = await findHeld(candidates, key, in: directory, chunkSize: chunkSize)
-        guard incoming[key]?.isEnding == false, !isStopped else {
+        guard isStillThisOffer() else {
             reservations.forEach { $0.release() }  // cancelled or stopped while held files were hashed
             return
         }
-        let folders = offered.folders
-        let (hashers, madeFolders) = await accepting.run {
-            () -> ([FileDigest?], [Result<String, SystemError>]) in
-            // The offer's folders, before any file: the sender's reply finds them there (PROTOCOL.md 11.3).
-            let madeFolders = directory.createFolders(folders)
-            let hashers = zip(planned, held).map { plan, reservation -> FileDigest? in
+        let hashers = await accepting.run { () -> [FileDigest?] in
+            zip(planned, held).map { plan, reservation -> FileDigest? in
                 guard plan.resume > 0 else { return nil }
                 guard
                     let hasher = try? Self.hashStagedPrefix(
@@ -239,17 +245,11 @@ extension TransferEngine {
                 }
                 return hasher
             }
-            return (hashers, madeFolders)
         }
-        guard var transfer = incoming[key], transfer.phase == .asking, !transfer.isEnding, !isStopped else {
+        guard isStillThisOffer(), var transfer = incoming[key], transfer.files.count == reservations.count else {
             reservations.forEach { $0.release() }  // cancelled or stopped while the prefixes were hashed
             return
         }
-        for case .failure(let error) in madeFolders {
-            log(1, "cannot create a folder offered by \(transfer.peer.displayName): \(error)")
-        }
-        transfer.foldersMade = madeFolders.count { if case .success = $0 { true } else { false } }
-        transfer.foldersFailed = madeFolders.count - transfer.foldersMade
         var needed: UInt64 = 0
         for index in transfer.files.indices {
             transfer.files[index].accepted = true
@@ -274,6 +274,19 @@ extension TransferEngine {
                     + "\(Self.mebibytes(available)) free")
             return
         }
+        // The offer's folders, before any file and only for an offer that is taken (none for one refused above):
+        // the sender's reply finds them there (PROTOCOL.md 11.3).
+        let folders = offered.folders
+        let madeFolders = folders.isEmpty ? [] : await accepting.run { directory.createFolders(folders) }
+        guard isStillThisOffer() else {
+            reservations.forEach { $0.release() }  // cancelled or stopped while the folders were made
+            return
+        }
+        for case .failure(let error) in madeFolders {
+            log(1, "cannot create a folder offered by \(transfer.peer.displayName): \(error)")
+        }
+        transfer.foldersMade = madeFolders.count { if case .success = $0 { true } else { false } }
+        transfer.foldersFailed = madeFolders.count - transfer.foldersMade
         transfer.acceptedCount = transfer.files.filter(\.accepted).count
         transfer.totalBytes = transfer.files.reduce(0) { $0 + ($1.accepted ? $1.size : 0) }
         transfer.codecs = transfer.offer.codecs.intersection(Self.localCodecs)

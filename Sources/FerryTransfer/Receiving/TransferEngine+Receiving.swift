@@ -459,7 +459,7 @@ extension TransferEngine {
         transfer.hashStop?.set()  // held files being hashed for it (rule 10): stopped at the next chunk
         if transfer.phase == .asking {
             incoming.asks.removeValue(forKey: key)?.timer.cancel()
-            incoming[key] = nil
+            _ = incoming.end(key)  // remembered: the same ID offered again is a violation (`offerReceived`)
             // The application may be showing the offer: tell it that it is gone.
             let why = detail.isEmpty ? reason.map { "\($0)" } ?? "withdrawn" : detail
             emit(.denied(transferID: key.transferID, peer: transfer.peer, direction: .receiving, reason: why))
