@@ -35,6 +35,14 @@ final class ChatRoom: Sendable {
                 let text = String(decoding: bytes, as: UTF8.self)
                 let actions = gate.withLock { $0.message(text, from: peer, mode: mode) }
                 await perform(actions, session: session)
+            case .awaitingAnswer(let peer) where ChatLoop.shows(peer, .connecting):
+                printer.awaitingAnswer(peer)
+            case .awaitingAnswer:
+                continue
+            case .requestEnded(let peer):
+                // It gave up waiting, or the session's decision timeout passed: its question goes.
+                let actions = gate.withLock { $0.left(peer.peerID, now: .now) }.actions
+                await perform(actions, session: session)
             case .sessionError(let error):
                 printer.failure(error.description)
             case .connectionDenied(let peer, .untrusted, _) where peer.takesMessages:

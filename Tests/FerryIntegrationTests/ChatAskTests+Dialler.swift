@@ -1,0 +1,39 @@
+import FerryTestSupport
+import Foundation
+import Testing
+
+/// Issue 28, 10 (review H1): the side that dials a stranger knows the link's pairing code before the stranger's
+/// person answers, and shows it, so that both people can compare it while one of them is asked.
+extension IntegrationTests.ChatAskTests {
+    @Test func theSideThatDialsShowsThePairingCodeWhileTheOtherIsAsked() throws {
+        let harness = try ChatHarness()
+        let alice = try IntegrationTests.ChatTerminalTests.pane(harness, "alice", accept: nil)
+        defer { alice.close() }
+        let bob = try IntegrationTests.ChatTerminalTests.pane(harness, "bob", accept: nil)
+        defer { bob.close() }
+        // The lower peer ID dials: whichever side is asked first, the other dialled it.
+        let sides = [(pane: alice, name: "alice", other: "bob"), (pane: bob, name: "bob", other: "alice")]
+        var asked: (pane: TerminalPane, name: String, other: String)?
+        var question = ""
+        let deadline = ContinuousClock.now + .seconds(120)
+        while asked == nil, ContinuousClock.now < deadline {
+            for side in sides {
+                let screen = try side.pane.text()
+                if let line = screen.split(separator: "\n").first(where: { $0.hasPrefix("? \(side.other) wants") }) {
+                    asked = side
+                    question = String(line)
+                    break
+                }
+            }
+            Thread.sleep(forTimeInterval: 0.05)  // polling the screens, as TerminalPane.waitFor does
+        }
+        let acceptor = try #require(asked, "nobody was asked")
+        let dialler = sides.first { $0.name != acceptor.name }!
+        let code = String(question.components(separatedBy: "pairing code ").last?.prefix(7) ?? "")
+        #expect(code.count == 7, "\(question)")
+        // Nobody answered yet: the dialler already shows the code its peer is asked to compare.
+        let screen = try dialler.pane.waitFor("* waiting for \(acceptor.name) to let you in: pairing code \(code)")
+        #expect(!screen.contains("* \(acceptor.name) joined"), "\(screen)")
+        #expect(!(try acceptor.pane.text()).contains("* you let"), "answered already")
+    }
+}
