@@ -37,3 +37,16 @@ extension IntegrationTests.ChatAskTests {
         #expect(!(try acceptor.pane.text()).contains("* you let"), "answered already")
     }
 }
+
+extension IntegrationTests.ChatAskTests {
+    /// Review M1: `--accept none` denies every request, and let in without a question any stranger it dialled.
+    @Test func acceptNoneRefusesAStrangerItDialledAsItRefusesARequest() throws {
+        let harness = try ChatHarness()
+        let (bob, _) = try harness.chat("bob", ["--accept", "none"])
+        let carol = try Self.carol(harness)
+        let told = try carol.waitForError(containing: "did not accept you")
+        #expect(told == "bob did not accept you into the chat (this chat lets no stranger in)", "\(told)")
+        try carol.waitForEvent("disconnected", peer: "bob")
+        _ = try bob.terminate()
+    }
+}

@@ -4,8 +4,8 @@ import FerryWire
 import Synchronization
 
 /// The loops of a chat: session events in, typed lines out, and the `ChatGate` between them that decides who is a
-/// member (the events loop and the input loop both consult it, so it is behind a lock; the gate's actions are
-/// carried out after the lock is released).
+/// member (the events loop, the input loop and the ticking loop all consult it, so it is behind a lock; the gate's
+/// actions are carried out after the lock is released).
 final class ChatRoom: Sendable {
     private let gate: Mutex<ChatGate>
     let printer: ChatPrinter
@@ -64,7 +64,7 @@ final class ChatRoom: Sendable {
             let (wasMember, actions) = gate.withLock { $0.left(peer.peerID, now: .now) }
             await perform(actions, session: session)
             if case .denied(let name, .deniedByUser, let detail)? = reason {
-                gate.withLock { $0.notAccepted(by: peer.peerID) }
+                gate.withLock { $0.notAccepted(by: peer.peerID, now: .now) }
                 // Its person (or policy) said no after its link was up: goodbye `notAccepted`. In text that line says
                 // it all; scripts also get the member's `disconnected`, as for every member that leaves.
                 printer.notAccepted(by: name, detail: detail)
@@ -75,15 +75,41 @@ final class ChatRoom: Sendable {
             break
         }
         printer.state(peer, state, reason: reason)
-        if state == .available, ChatLoop.shouldAsk(peer, session: session),
-            gate.withLock({ $0.mayDial(peer.peerID) })
-        {
-            Task {
-                do {
-                    try await session.connect(to: peer.peerID, timeout: ChatCommand.connectTimeout)
-                } catch {
-                    self.connectFailed(error, address: nil, peerID: peer.peerID)
-                }
+        if state == .available { await dial(peer, session: session) }
+    }
+
+    /// Dials `peer` if this chat is the side that asks, the gate allows it (not refused, not backing off) and a
+    /// member more fits within `--max-peers` (each link this chat opens counts: a stranger it dials is a question).
+    private func dial(_ peer: PeerInfo, session: Session) async {
+        guard ChatLoop.shouldAsk(peer, session: session), gate.withLock({ $0.mayDial(peer, now: .now) }) else {
+            return
+        }
+        let busy = await session.peers().filter { $0.state == .connected || $0.state == .connecting }.count
+        guard busy < session.configuration.maxPeers else { return }
+        Task {
+            do {
+                try await session.connect(to: peer.peerID, timeout: ChatCommand.connectTimeout)
+            } catch {
+                self.connectFailed(error, address: nil, peerID: peer.peerID)
+            }
+        }
+    }
+
+    /// Dials again the peers whose back-off ended (`ChatGate.retryAfter`) and are still there.
+    private func retry(session: Session) async {
+        for peerID in gate.withLock({ $0.retries(now: .now) }) {
+            guard let peer = await session.peer(peerID), peer.state == .available, peer.takesMessages else { continue }
+            await dial(peer, session: session)
+        }
+    }
+
+    /// The trusted-peers file changed (`ferry trust add` in another terminal): a peer pinned now may be dialled
+    /// again, and its requests are no longer refused.
+    func trustChanged(_ change: TrustFollower.Change, session: Session) async {
+        for pinned in change.added {
+            gate.withLock { $0.trusted(pinned.deviceID) }
+            for peer in await session.peers() where peer.deviceID == pinned.deviceID && peer.state == .available {
+                await dial(peer, session: session)
             }
         }
     }
@@ -93,7 +119,7 @@ final class ChatRoom: Sendable {
     func connectFailed(_ error: any Error, address: String?, peerID: PeerID? = nil) {
         guard let error = error as? SessionError else { return }
         if let peerID, case .denied(_, let reason, _) = error, reason == .deniedByUser || reason == .untrusted {
-            gate.withLock { $0.notAccepted(by: peerID) }
+            gate.withLock { $0.notAccepted(by: peerID, now: .now) }
         }
         switch error {
         case .denied(_, .alreadyConnected, _), .alreadyConnecting: return
@@ -109,19 +135,24 @@ final class ChatRoom: Sendable {
         while (try? await Task.sleep(for: .seconds(1))) != nil {
             let actions = gate.withLock { $0.tick(now: .now) }
             await perform(actions, session: session)
+            await retry(session: session)
         }
     }
 
     private func perform(_ actions: [ChatGate.Action], session: Session) async {
         for action in actions {
             switch action {
-            case .accept(let peerID):
+            case .accept(let peer, let answer):
                 do {
-                    try await session.accept(peerID)
+                    try await session.accept(peer.peerID)
+                    guard answer != nil else { break }
+                    await perform(gate.withLock { $0.accepted(peer.peerID) }, session: session)
                 } catch {
                     // Its request ended before the answer (it gave up waiting): nobody to let in.
-                    let more = gate.withLock { $0.left(peerID, now: .now) }.actions
-                    printer.notice("* the request ended before your answer: ask the peer to try again")
+                    let more = gate.withLock { $0.left(peer.peerID, now: .now) }.actions
+                    if answer != nil {
+                        printer.notice("* the request ended before your answer: ask the peer to try again")
+                    }
                     await perform(more, session: session)
                 }
             case .refuse(let peer, .request, let detail):
@@ -135,12 +166,7 @@ final class ChatRoom: Sendable {
             case .answered(let peer, let answer):
                 printer.answered(peer, answer, askTimeout: askTimeout)
             case .pin(let peer):
-                do {
-                    _ = try trustStore.pin(peer.deviceID, name: peer.displayName)
-                    await session.trust(peer.deviceID, name: peer.displayName)
-                } catch {
-                    printer.failure("could not trust \(TerminalText.escape(peer.displayName)): \(error)")
-                }
+                await pin(peer, session: session)
             case .join(let peer):
                 printer.state(peer, .connected, reason: nil)
             case .show(let text, let peer, let mode):
@@ -148,6 +174,16 @@ final class ChatRoom: Sendable {
             case .note(let text):
                 printer.notice(text)
             }
+        }
+    }
+
+    private func pin(_ peer: PeerInfo, session: Session) async {
+        do {
+            _ = try trustStore.pin(peer.deviceID, name: peer.displayName)
+            await session.trust(peer.deviceID, name: peer.displayName)
+            gate.withLock { $0.trusted(peer.deviceID) }
+        } catch {
+            printer.failure("could not trust \(TerminalText.escape(peer.displayName)): \(error)")
         }
     }
 
