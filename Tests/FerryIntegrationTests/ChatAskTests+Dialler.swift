@@ -50,3 +50,18 @@ extension IntegrationTests.ChatAskTests {
         _ = try bob.terminate()
     }
 }
+
+extension IntegrationTests.ChatAskTests {
+    /// Review M3: a stranger whose request ends while its question is on the screen takes the question along;
+    /// before, the question stayed and blocked the ones behind it.
+    @Test func aStrangerThatGivesUpWhileAskedAboutTakesItsQuestionAlong() throws {
+        let harness = try ChatHarness()
+        let bob = try IntegrationTests.ChatTerminalTests.pane(harness, "bob", accept: nil, ["--mode", "server"])
+        defer { bob.close() }
+        let carol = try Self.carol(harness, [])  // carol dials bob (a server): its request waits for bob's answer
+        try bob.waitFor("? Let carol in?")
+        _ = try carol.terminate()
+        let screen = try bob.waitFor("* carol left before you answered")
+        #expect(!screen.contains("* carol joined"), "\(screen)")
+    }
+}
