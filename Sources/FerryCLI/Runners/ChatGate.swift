@@ -17,7 +17,7 @@ import FerryWire
 ///
 /// Pure: events and lines in, actions out; the time is passed in. The chat room (`ChatRoom`) carries the actions out.
 struct ChatGate: Sendable {
-    /// The chat's policy once the terminal is known (`ChatCommand.effectiveAccept`).
+    /// The chat's policy once the terminal is known (`ChatCommand.gatePolicy`).
     enum Policy: Sendable, Equatable {
         case ask, trusted, all, none
     }
