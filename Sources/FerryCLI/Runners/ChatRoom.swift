@@ -4,8 +4,9 @@ import FerryWire
 import Synchronization
 
 /// The loops of a chat: session events in, typed lines out, and the `ChatGate` between them that decides who is a
-/// member (the events loop, the input loop and the ticking loop all consult it, so it is behind a lock; the gate's
-/// actions are carried out after the lock is released).
+/// member (the events loop, the input loop and the ticking loop all consult it, so it is behind a lock). What the
+/// gate decides is printed before the lock is released (`decide`), so the screen shows it in the gate's order; the
+/// actions on the session are carried out after.
 final class ChatRoom: Sendable {
     private let gate: Mutex<ChatGate>
     let printer: ChatPrinter
@@ -29,11 +30,11 @@ final class ChatRoom: Sendable {
                 guard ChatLoop.shows(peer, state) else { continue }
                 await changed(peer, state, reason: reason, session: session)
             case .connectionRequested(let peer):
-                let actions = gate.withLock { $0.requested(peer, now: .now) }
+                let actions = decide { $0.requested(peer, now: .now) }
                 await perform(actions, session: session)
             case .dataReceived(let bytes, let peer, let mode):
                 let text = String(decoding: bytes, as: UTF8.self)
-                let actions = gate.withLock { $0.message(text, from: peer, mode: mode) }
+                let actions = decide { $0.message(text, from: peer, mode: mode) }
                 await perform(actions, session: session)
             case .awaitingAnswer(let peer) where ChatLoop.shows(peer, .connecting):
                 printer.awaitingAnswer(peer)
@@ -41,7 +42,7 @@ final class ChatRoom: Sendable {
                 continue
             case .requestEnded(let peer):
                 // It gave up waiting, or the session's decision timeout passed: its question goes.
-                let actions = gate.withLock { $0.left(peer.peerID, now: .now) }.actions
+                let actions = decide { $0.left(peer.peerID, now: .now).actions }
                 await perform(actions, session: session)
             case .sessionError(let error):
                 printer.failure(error.description)
@@ -57,11 +58,12 @@ final class ChatRoom: Sendable {
         switch state {
         case .connected:
             // The join line comes from the gate: a stranger is a question first.
-            let actions = gate.withLock { $0.connected(peer, now: .now) }
+            let actions = decide { $0.connected(peer, now: .now) }
             await perform(actions, session: session)
             return
         case .disconnected:
-            let (wasMember, actions) = gate.withLock { $0.left(peer.peerID, now: .now) }
+            let wasMember = gate.withLock { $0.members.contains(peer.peerID) }
+            let actions = decide { $0.left(peer.peerID, now: .now).actions }
             await perform(actions, session: session)
             if case .denied(let name, .deniedByUser, let detail)? = reason {
                 gate.withLock { $0.notAccepted(by: peer.peerID, now: .now) }
@@ -133,9 +135,36 @@ final class ChatRoom: Sendable {
     /// Refuses the stranger whose question nobody answered in time (checked every second).
     func expireQuestions(of session: Session) async {
         while (try? await Task.sleep(for: .seconds(1))) != nil {
-            let actions = gate.withLock { $0.tick(now: .now) }
+            let actions = decide { $0.tick(now: .now) }
             await perform(actions, session: session)
             await retry(session: session)
+        }
+    }
+
+    /// Runs `body` on the gate and prints what it decided before the lock is released, so that lines reach the
+    /// screen in the gate's order whichever task asked (a stranger's held lines after its join line and before the
+    /// lines it writes later, which the events loop shows); returns the actions that touch the session, carried out
+    /// after the lock is released.
+    private func decide(_ body: (inout ChatGate) -> [ChatGate.Action]) -> [ChatGate.Action] {
+        decideIfAny(body) ?? []
+    }
+
+    /// As `decide`, for a gate call that may decide nothing (nil: a typed line that is no answer).
+    private func decideIfAny(_ body: (inout ChatGate) -> [ChatGate.Action]?) -> [ChatGate.Action]? {
+        gate.withLock { gate in
+            guard let actions = body(&gate) else { return nil }
+            var later: [ChatGate.Action] = []
+            for action in actions {
+                switch action {
+                case .ask(let peer): printer.question(peer)
+                case .answered(let peer, let answer): printer.answered(peer, answer, askTimeout: askTimeout)
+                case .join(let peer): printer.state(peer, .connected, reason: nil)
+                case .show(let text, let peer, let mode): printer.message(text, from: peer, mode: mode)
+                case .note(let text): printer.notice(text)
+                case .accept, .refuse, .pin: later.append(action)
+                }
+            }
+            return later
         }
     }
 
@@ -146,10 +175,10 @@ final class ChatRoom: Sendable {
                 do {
                     try await session.accept(peer.peerID)
                     guard answer != nil else { break }
-                    await perform(gate.withLock { $0.accepted(peer.peerID) }, session: session)
+                    await perform(decide { $0.accepted(peer.peerID) }, session: session)
                 } catch {
                     // Its request ended before the answer (it gave up waiting): nobody to let in.
-                    let more = gate.withLock { $0.left(peer.peerID, now: .now) }.actions
+                    let more = decide { $0.left(peer.peerID, now: .now).actions }
                     if answer != nil {
                         printer.notice("* the request ended before your answer: ask the peer to try again")
                     }
@@ -190,15 +219,15 @@ final class ChatRoom: Sendable {
     /// Typed lines: an answer to the question on the screen, a command, or a line for every member.
     func input(_ lines: AsyncStream<String>, session: Session) async {
         for await line in lines {
-            let answer = gate.withLock { $0.line(line, now: .now) }
+            let answer = decideIfAny { $0.line(line, now: .now) }
             if let answer {
                 await perform(answer, session: session)
                 continue
             }
             if line == "/quit" { return }
             await ChatLoop.handle(line, session: session, printer: printer, members: members)
-            await perform(gate.withLock { $0.reminder }, session: session)
+            await perform(decide { $0.reminder }, session: session)
         }
-        await perform(gate.withLock { $0.inputEnded(now: .now) }, session: session)
+        await perform(decide { $0.inputEnded(now: .now) }, session: session)
     }
 }
