@@ -174,6 +174,16 @@ final class ChatRoom: Sendable {
             case .accept(let peer, let answer):
                 do {
                     try await session.accept(peer.peerID)
+                    // Past --max-peers the session denies the request as full instead (no error): then nobody was
+                    // let in, and the gate must not keep it admitted (its next link would join unasked).
+                    guard await session.peer(peer.peerID)?.state == .connected else {
+                        let more = decide { $0.left(peer.peerID, now: .now).actions }
+                        printer.notice(
+                            "* \(PeerFormat.name(peer)) could not be let in: the chat is full (--max-peers"
+                                + " \(session.configuration.maxPeers))")
+                        await perform(more, session: session)
+                        break
+                    }
                     guard answer != nil else { break }
                     await perform(decide { $0.accepted(peer.peerID) }, session: session)
                 } catch {
