@@ -65,3 +65,24 @@ extension IntegrationTests.ChatAskTests {
         #expect(!screen.contains("* carol joined"), "\(screen)")
     }
 }
+
+extension IntegrationTests.ChatAskTests {
+    /// Review M2: a peer this chat refused was blocked for the whole run, even once pinned with `ferry trust add` in
+    /// another terminal (the chat did not follow the trusted-peers file). Now the pin is taken at once and the peer
+    /// is dialled again and joins as trusted.
+    @Test func aRefusedPeerPinnedInAnotherTerminalIsDialledAgainAndJoins() async throws {
+        let harness = try ChatHarness()
+        let carolID = try await harness.deviceID(of: "carol")
+        let bob = try IntegrationTests.ChatTerminalTests.pane(harness, "bob", accept: nil)
+        defer { bob.close() }
+        let carol = try Self.carol(harness)
+        try bob.waitFor("? Let carol in?")
+        try Self.answer(bob, "n", about: "carol")
+        try carol.waitForEvent("disconnected", peer: "bob")
+        try await harness.trust(carolID, as: "carol", by: "bob")
+        let screen = try bob.waitFor("* carol joined: trusted, key verified")
+        // Joined as pinned, without another question (one "no", no "you let carol in").
+        #expect(IntegrationTests.InteractiveReceiveTests.count("* you did not let carol in", in: screen) == 1)
+        #expect(!screen.contains("* you let carol in"), "\(screen)")
+    }
+}
