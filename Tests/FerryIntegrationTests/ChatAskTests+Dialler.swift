@@ -86,3 +86,32 @@ extension IntegrationTests.ChatAskTests {
         #expect(!screen.contains("* you let carol in"), "\(screen)")
     }
 }
+
+extension IntegrationTests.ChatAskTests {
+    /// Review H2: the chat dialled every peer it discovered whatever `--max-peers` said (each dialled stranger is a
+    /// question with held lines). With `--max-peers 1` and two peers to reach, it dials one.
+    @Test func aChatDialsNoMorePeersThanMaxPeersAllows() throws {
+        let harness = try ChatHarness()
+        let (bob, _) = try harness.chat("bob", ["--accept", "all", "--max-peers", "1"])
+        _ = try harness.chat("carol", ["--mode", "server", "--accept", "all"])
+        _ = try harness.chat("dave", ["--mode", "server", "--accept", "all"])
+        var available: Set<String> = []
+        var connected = false
+        while available.count < 2 || !connected {
+            let object = try bob.nextJSON(timeout: .seconds(60))
+            let name = (object["peer"] as? [String: Any])?["name"] as? String ?? ""
+            switch object["event"] as? String {
+            case "available": available.insert(name)
+            case "connected": connected = true
+            default: break
+            }
+        }
+        try bob.send(line: "/peers")
+        var states: [String] = []
+        while states.count < 2 {
+            let row = try bob.nextJSON(timeout: .seconds(60)) { $0["event"] as? String == "peerInfo" }
+            states.append((row["peer"] as? [String: Any])?["state"] as? String ?? "")
+        }
+        #expect(states.filter { $0 == "connected" || $0 == "connecting" }.count == 1, "\(states)")
+    }
+}

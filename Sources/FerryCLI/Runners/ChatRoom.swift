@@ -12,6 +12,9 @@ final class ChatRoom: Sendable {
     let printer: ChatPrinter
     let trustStore: TrustStore
     private let askTimeout: Duration
+    /// Peers this chat is dialling (its connect not returned yet), counted against `--max-peers` with the peers the
+    /// session reports connected or connecting: two peers seen at once must not both be dialled past the bound.
+    private let dialling = Mutex<Set<PeerID>>([])
 
     init(gate: ChatGate, printer: ChatPrinter, trustStore: TrustStore) {
         askTimeout = gate.askTimeout
@@ -86,9 +89,17 @@ final class ChatRoom: Sendable {
         guard ChatLoop.shouldAsk(peer, session: session), gate.withLock({ $0.mayDial(peer, now: .now) }) else {
             return
         }
-        let busy = await session.peers().filter { $0.state == .connected || $0.state == .connecting }.count
-        guard busy < session.configuration.maxPeers else { return }
+        let busy = Set(
+            await session.peers().filter { $0.state == .connected || $0.state == .connecting }.map(\.peerID))
+        let maxPeers = session.configuration.maxPeers
+        let admitted = dialling.withLock { dialling in
+            guard !dialling.contains(peer.peerID), busy.union(dialling).count < maxPeers else { return false }
+            dialling.insert(peer.peerID)
+            return true
+        }
+        guard admitted else { return }
         Task {
+            defer { _ = dialling.withLock { $0.remove(peer.peerID) } }
             do {
                 try await session.connect(to: peer.peerID, timeout: ChatCommand.connectTimeout)
             } catch {
