@@ -110,3 +110,23 @@ extension ChatGateReviewTests {
         #expect(gate.asking == nil)
     }
 }
+
+extension ChatGateReviewTests {
+    /// Low: a peer ID is what a peer claims, its device is what it proves. Another device that shows a member's (or
+    /// an admitted peer's) peer ID is no member: it is asked about, and its lines are not shown as the member's.
+    @Test func anotherDeviceShowingALetInPeersIDIsNoMember() {
+        let impostor = PeerInfo(
+            peerID: T.carol.peerID, deviceID: DeviceID(bytes: [UInt8](repeating: 0xEE, count: 32))!,
+            displayName: "carol", mode: .peer, address: nil, isDiscovered: true, isAcceptingConnections: true,
+            state: .connected, pairingCode: "461214", isTrusted: false)
+        var gate = T.gate()
+        _ = gate.requested(T.carol, now: T.start)
+        _ = gate.line("y", now: T.later)
+        _ = gate.accepted(T.carol.peerID)
+        #expect(gate.connected(impostor, now: T.later) == [.ask(impostor)])
+        var member = T.gate(.all)
+        _ = member.connected(T.carol, now: T.start)
+        #expect(member.message("hi", from: impostor, mode: .reliable).isEmpty)
+        #expect(member.message("hi", from: T.carol, mode: .reliable) == [.show("hi", from: T.carol, mode: .reliable)])
+    }
+}

@@ -101,7 +101,10 @@ struct ChatGate: Sendable {
     /// How long the session holds a request undecided (its decision timeout): a request question older is gone.
     let requestTimeout: Duration
     /// The peers that are members: lines go to them, their lines are shown.
-    private(set) var members: Set<PeerID> = []
+    var members: Set<PeerID> { Set(memberDevices.keys) }
+    /// The members with the device each was let in as: a peer ID is the peer's claim, the device is proven, so state
+    /// is kept for both (another device showing a member's peer ID is no member).
+    private var memberDevices: [PeerID: DeviceID] = [:]
     /// Peers this chat refused in this run (a peer ID is new for each run), with their device: never dialled again
     /// and their requests refused without a question, until the device is pinned (`trusted(_:)`). Without it, the
     /// two sides would meet again at once (a peer whose link ends is available again, and the lower ID dials it),
@@ -113,7 +116,7 @@ struct ChatGate: Sendable {
     /// Bytes held across all questions.
     private(set) var heldBytes = 0
     /// Requests the person (or trust) accepted, until their link connects.
-    private var admitted: Set<PeerID> = []
+    private var admitted: [PeerID: DeviceID] = [:]
     /// Requests the person let in, until the room reports the accept succeeded (`accepted(_:)`): the answer's line
     /// (`* you let carol in`) comes only then, and the join line after it even when the link connected first.
     private var accepting: [PeerID: (peer: PeerInfo, answer: Answer, connected: PeerInfo?)] = [:]
@@ -141,7 +144,7 @@ struct ChatGate: Sendable {
             return [.refuse(peer, .request, detail: "")]
         }
         if peer.isTrusted || policy != .ask {
-            admitted.insert(peer.peerID)
+            admitted[peer.peerID] = peer.deviceID
             return [.accept(peer, answer: nil)]
         }
         if let index = index(of: peer.peerID) {
@@ -153,13 +156,13 @@ struct ChatGate: Sendable {
 
     /// A link to `peer` connected (either side opened it).
     mutating func connected(_ peer: PeerInfo, now: ContinuousClock.Instant) -> [Action] {
-        if members.contains(peer.peerID) { return [] }
-        if accepting[peer.peerID] != nil {
+        if memberDevices[peer.peerID] == peer.deviceID { return [] }
+        if accepting[peer.peerID]?.peer.deviceID == peer.deviceID {
             accepting[peer.peerID]?.connected = peer  // joins once its accept is reported (`accepted(_:)`)
             return []
         }
-        if peer.isTrusted || admitted.remove(peer.peerID) != nil {
-            members.insert(peer.peerID)
+        if peer.isTrusted || admitted.removeValue(forKey: peer.peerID) == peer.deviceID {
+            memberDevices[peer.peerID] = peer.deviceID
             return [.join(peer)]
         }
         if isRefused(peer.peerID) {
@@ -167,7 +170,7 @@ struct ChatGate: Sendable {
         }
         switch policy {
         case .all:
-            members.insert(peer.peerID)
+            memberDevices[peer.peerID] = peer.deviceID
             return [.join(peer)]
         case .trusted, .none:
             remember(refusal: peer)
@@ -195,8 +198,8 @@ struct ChatGate: Sendable {
 
     /// A line `peer` wrote: shown for a member, held for a stranger being asked about, dropped otherwise.
     mutating func message(_ text: String, from peer: PeerInfo, mode: DataMode) -> [Action] {
-        if members.contains(peer.peerID) { return [.show(text, from: peer, mode: mode)] }
-        guard let index = index(of: peer.peerID) else { return [] }
+        if memberDevices[peer.peerID] == peer.deviceID { return [.show(text, from: peer, mode: mode)] }
+        guard let index = index(of: peer.peerID), questions[index].peer.deviceID == peer.deviceID else { return [] }
         let (excerpt, wasCut) = Self.excerpt(text)
         let size = excerpt.utf8.count
         if questions[index].held.count < Self.maximumHeldLines,
@@ -230,9 +233,9 @@ struct ChatGate: Sendable {
 
     /// `peer`'s link ended, or its request went away. Returns whether it was a member (its leaving is news).
     mutating func left(_ peerID: PeerID, now: ContinuousClock.Instant) -> (wasMember: Bool, actions: [Action]) {
-        admitted.remove(peerID)
+        admitted.removeValue(forKey: peerID)
         accepting.removeValue(forKey: peerID)
-        if members.remove(peerID) != nil { return (true, []) }
+        if memberDevices.removeValue(forKey: peerID) != nil { return (true, []) }
         guard let index = index(of: peerID) else { return (false, []) }
         let question = questions.remove(at: index)
         heldBytes -= question.heldBytes
@@ -311,7 +314,7 @@ struct ChatGate: Sendable {
                     actions.append(.pin(question.peer))
                     question.peer.isTrusted = true
                 }
-                members.insert(question.peer.peerID)
+                memberDevices[question.peer.peerID] = question.peer.deviceID
                 actions.append(.join(question.peer))
                 actions += question.held.map { .show($0.text, from: question.peer, mode: $0.mode) }
                 let name = TerminalText.escape(question.peer.displayName)
@@ -343,10 +346,10 @@ struct ChatGate: Sendable {
         var actions: [Action] = [.answered(pending.peer, pending.answer)]
         if pending.answer == .always { actions.append(.pin(pending.peer)) }
         if let connected = pending.connected {
-            members.insert(peerID)
+            memberDevices[peerID] = connected.deviceID
             actions.append(.join(connected))
         } else {
-            admitted.insert(peerID)
+            admitted[peerID] = pending.peer.deviceID
         }
         return actions
     }
