@@ -115,3 +115,24 @@ extension IntegrationTests.ChatAskTests {
         #expect(states.filter { $0 == "connected" || $0 == "connecting" }.count == 1, "\(states)")
     }
 }
+
+extension IntegrationTests.ChatAskTests {
+    /// Review, low: a refusal by the other side was reported twice on the screen of the side that dialled (`* bob
+    /// did not accept you into the chat`, then `* bob is here (peer bob denied the connection: ...)`).
+    @Test func aRefusalByTheOtherSideIsReportedOnce() throws {
+        let harness = try ChatHarness()
+        let bob = try IntegrationTests.ChatTerminalTests.pane(harness, "bob", accept: nil, ["--mode", "server"])
+        defer { bob.close() }
+        let alice = try IntegrationTests.ChatTerminalTests.pane(harness, "alice", accept: nil)
+        defer { alice.close() }
+        try bob.waitFor("? Let alice in?")
+        try Self.answer(bob, "n", about: "alice")
+        try alice.waitFor("* bob did not accept you into the chat")
+        try alice.type("/peers")
+        let screen = try alice.waitFor("NAME")
+        #expect(!screen.contains("denied the connection"), "\(screen)")
+        // Not dialled again at once either (it was, before the back-off was taken from the state change).
+        let told = IntegrationTests.InteractiveReceiveTests.count("* bob did not accept you into the chat", in: screen)
+        #expect(told == 1, "\(screen)")
+    }
+}

@@ -79,6 +79,14 @@ final class ChatRoom: Sendable {
         default:
             break
         }
+        if state == .available, case .denied(_, let deny, _)? = reason, deny == .deniedByUser || deny == .untrusted {
+            // The peer did not let this chat in: back off before this very event dials it again (the failed
+            // connect reports it too, later), and on the screen its `did not accept you` line (`connectFailed`)
+            // says it once; scripts keep the event with its denyReason.
+            gate.withLock { $0.notAccepted(by: peer.peerID, now: .now) }
+            if printer.json { printer.state(peer, state, reason: reason) }
+            return
+        }
         printer.state(peer, state, reason: reason)
         if state == .available { await dial(peer, session: session) }
     }
