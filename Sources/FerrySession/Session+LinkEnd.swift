@@ -64,7 +64,10 @@ extension Session {
         }
         // Both asked at once and the other link won: the caller of `connect` is connected all the same.
         link.settleWaiters(peer.connectedLink.map { $0 != id } == true ? .success(peer.info) : .failure(error))
-        if peer.pendingRequest == id { peer.pendingRequest = nil }
+        // `accept` and `deny` clear the pending request first: a request still pending here ended unanswered.
+        let requestEnded = peer.pendingRequest == id
+        if requestEnded { peer.pendingRequest = nil }
+        defer { if requestEnded { emit(.requestEnded(peer.info)) } }
         switch peer.connection {
         case .connected(id):
             peer.connection = .none

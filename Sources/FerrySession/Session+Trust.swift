@@ -59,6 +59,10 @@ extension Session {
         // Another link connected to the peer keeps its code (this one is denied, or dropped as a duplicate).
         if let connected = peers[peerID]?.connectedLink, connected != id { return }
         peers[peerID]?.pairingCode = code
+        // The initiator learns the code before the acceptor answers: its person can read it while the other is asked.
+        if !link.isAcceptor, !link.isSwarm, link.machine.state == .requesting, let peer = peers[peerID] {
+            emit(.awaitingAnswer(peer.info))
+        }
     }
 
     /// Pins a peer: `AcceptPolicy.trusted` accepts it, and its name can no longer be shown by another key. A link

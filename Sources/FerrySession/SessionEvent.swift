@@ -75,6 +75,14 @@ public enum SessionEvent: Sendable {
     case peerStateChanged(PeerInfo, PeerState, reason: SessionError?)
     /// GameKit's `didReceiveConnectionRequestFromPeer:`: answer with `accept(_:)` or `deny(_:)`.
     case connectionRequested(PeerInfo)
+    /// This side asked `peer` to connect and both pairing nonces are known (PROTOCOL.md 7): `peer.pairingCode` is
+    /// the code the peer's person may be comparing now, before its answer, which follows as `.connected` or
+    /// `.disconnected` (issue 28, 10: the side that dials shows the code while the other side is asked).
+    case awaitingAnswer(PeerInfo)
+    /// A request reported by `.connectionRequested` ended before `accept(_:)` or `deny(_:)`: the peer gave up, its
+    /// link failed, or the decision timeout passed. Nobody is left to answer about (an application that asks its
+    /// user takes the question away).
+    case requestEnded(PeerInfo)
     /// The session refused an authenticated peer's connection request by itself (its accept policy, its limits,
     /// the prompt rate), without asking: who it was and what it was told, so that an unattended operator can see
     /// who tried and pin them. Requests the application denies with `deny(_:)` are not reported again.

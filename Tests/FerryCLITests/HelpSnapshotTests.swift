@@ -104,12 +104,17 @@ import Testing
         stranger that wants to chat, or that this chat reached, is a question showing
         its device ID and that code; the next line typed answers it: y lets it in, n
         refuses it (its screen says it was not accepted), a lets it in and trusts it
-        from now on. Any other line is sent as usual. Until the answer nothing typed
-        goes to the stranger and nothing it writes is shown (a few lines are kept, and
-        shown if it is let in); a question nobody answers within 60 seconds refuses the
-        stranger. Trusted peers join without a question. When stdin is not a terminal
-        nobody can be asked, so only trusted peers join (use --accept all for everyone).
-        --accept trusted refuses every stranger without asking.
+        from now on. The side that dialled shows the same code while the other is asked.
+        Any other line is sent as usual. Until the answer nothing typed goes to the
+        stranger and nothing it writes is shown (a few lines are kept, cut to 4 KiB
+        each, and shown if it is let in); a question nobody answers within 60 seconds
+        refuses the stranger. At most 16 questions wait; more strangers are refused as
+        busy. A peer that did not let this chat in is tried again after 60 seconds; one
+        this chat refused is not, until it is pinned (the trusted-peers file is followed
+        while the chat runs). Trusted peers join without a question. When stdin is not a
+        terminal nobody can be asked, so only trusted peers join (use --accept all for
+        everyone). --accept trusted refuses every stranger without asking; --accept none
+        denies every request and refuses every stranger this chat dials.
 
         Commands:
           /peers             List the peers and their states.

@@ -45,6 +45,13 @@ extension ChatCommand {
                 group.addTask {
                     await room.expireQuestions(of: session)
                 }
+                // As `receive` does: a peer pinned in another terminal (`ferry trust add`) is trusted at once, and a
+                // refusal of it in this run is forgotten.
+                let follower = TrustFollower(store: room.trustStore).follow(session: session) { result in
+                    guard case .success(let change) = result else { return }
+                    Task { await room.trustChanged(change, session: session) }
+                }
+                defer { follower.cancel() }
                 for address in setup.manualPeers {
                     group.addTask {
                         do {

@@ -6,13 +6,18 @@ import FerryWire
 /// In a chat either side may dial (the lower peer ID does), so either side may meet a stranger: as a connection
 /// request (this side accepts the link) or as a link this side opened that has just connected. With `--accept ask`
 /// both become a question to the person, one at a time in arrival order, answered by the next typed line (y, n or
-/// a). Until the answer, a stranger is no member: nothing typed goes to it, and what it writes is held (at most
-/// `maximumHeldLines`, the rest counted) and shown only once the person let it in; a "no" drops it. Pinned peers
-/// join without a question; `--accept trusted` refuses every stranger without one.
+/// a). Until the answer, a stranger is no member: nothing typed goes to it, and what it writes is held and shown only
+/// once the person let it in; a "no" drops it. Pinned peers join without a question; `--accept trusted` refuses
+/// every stranger without one, `--accept none` too (it also denies every request, pinned or not).
 ///
-/// Pure: events and lines in, actions out; the time is passed in. The chat loop (`ChatLoop`) carries the actions out.
+/// Bounds (SECURITY.md "Chat"): at most `maximumQuestions` questions wait (a stranger beyond is refused as busy);
+/// of each stranger at most `maximumHeldLines` lines are held, each cut to `heldExcerptBytes`, at most
+/// `heldBytesPerStranger` bytes in all, and `heldBytesTotal` across all questions (the rest is counted and said);
+/// `refused` keeps at most `maximumRefused` peers (the oldest go).
+///
+/// Pure: events and lines in, actions out; the time is passed in. The chat room (`ChatRoom`) carries the actions out.
 struct ChatGate: Sendable {
-    /// The chat's policy once the terminal is known (`ChatCommand.effectiveAccept`).
+    /// The chat's policy once the terminal is known (`ChatCommand.gatePolicy`).
     enum Policy: Sendable, Equatable {
         case ask, trusted, all, none
     }
@@ -34,8 +39,9 @@ struct ChatGate: Sendable {
 
     /// What the chat loop does.
     enum Action: Sendable, Equatable {
-        /// Accept the pending request (`Session.accept`).
-        case accept(PeerID)
+        /// Accept the pending request (`Session.accept`); `answer`: the person's (shown, and for `always` the peer
+        /// pinned, once the accept succeeded), nil when trust or the policy let it in.
+        case accept(PeerInfo, answer: Answer?)
         /// Refuse: deny the pending request, or end the dialled link with goodbye `notAccepted`; `detail` for the
         /// peer.
         case refuse(PeerInfo, Side, detail: String)
@@ -43,7 +49,7 @@ struct ChatGate: Sendable {
         case ask(PeerInfo)
         /// Show the answer given for `peer` (and take the prompt away).
         case answered(PeerInfo, Answer)
-        /// Pin `peer` (answer a: trusted from now on).
+        /// Pin `peer` (answer a to a stranger this chat dialled: trusted from now on).
         case pin(PeerInfo)
         /// Print `peer`'s join line.
         case join(PeerInfo)
@@ -56,14 +62,35 @@ struct ChatGate: Sendable {
     private struct Question: Sendable {
         var peer: PeerInfo
         var side: Side
+        /// When it was queued: a request waits at most `requestTimeout` in the session.
+        var since: ContinuousClock.Instant
         var held: [(text: String, mode: DataMode)] = []
+        var heldBytes = 0
+        /// Lines not kept (past a bound), and lines kept cut to an excerpt.
         var dropped = 0
+        var cut = 0
     }
 
     /// The detail of a refusal by `--accept trusted` (the peer's screen shows it).
     static let trustedOnlyDetail = "only trusted peers are accepted"
+    /// The detail of a refusal by `--accept none`.
+    static let noStrangersDetail = "this chat lets no stranger in"
+    /// The detail of a refusal because `maximumQuestions` questions wait already.
+    static let busyDetail = "too many peers are waiting for an answer; try again later"
     /// Lines of a stranger kept while the person decides; further lines are counted, not kept.
     static let maximumHeldLines = 20
+    /// A held line is kept cut to this many bytes (at a character boundary, marked as cut): a line may be 16 MiB.
+    static let heldExcerptBytes = 4096
+    /// Bytes held of one stranger, and of all strangers being asked about.
+    static let heldBytesPerStranger = 64 * 1024
+    static let heldBytesTotal = 1024 * 1024
+    /// Questions waiting at once; a stranger beyond is refused as busy (`busyDetail`).
+    static let maximumQuestions = 16
+    /// Peers `refused` remembers; beyond, the oldest refusal is forgotten.
+    static let maximumRefused = 1024
+    /// How long a peer that did not let this chat in (its deny, its goodbye `notAccepted`, a timeout) is not
+    /// dialled again.
+    static let retryAfter: Duration = .seconds(60)
     /// A line that arrives sooner than this after a question was shown was typed for what was on the screen before
     /// (as `OfferPrompt.minimumAnswerDelay`): an answer word then is not taken, the person is asked to answer again.
     static let minimumAnswerDelay: Duration = .milliseconds(700)
@@ -71,21 +98,41 @@ struct ChatGate: Sendable {
     let policy: Policy
     /// How long a question waits for its answer before the stranger is refused.
     let askTimeout: Duration
+    /// How long the session holds a request undecided (its decision timeout): a request question older is gone.
+    let requestTimeout: Duration
     /// The peers that are members: lines go to them, their lines are shown.
-    private(set) var members: Set<PeerID> = []
-    /// Peers this chat refused, or that did not accept it, in this run (a peer ID is new for each run): never dialled
-    /// again, and their requests are refused without a question. Without it, the two sides would meet again at once
-    /// (a peer whose link ends is available again, and the lower ID dials it), asking or refusing in a tight loop.
-    private(set) var refused: Set<PeerID> = []
+    var members: Set<PeerID> { Set(memberDevices.keys) }
+    /// The members with the device each was let in as: a peer ID is the peer's claim, the device is proven, so state
+    /// is kept for both (another device showing a member's peer ID is no member).
+    private var memberDevices: [PeerID: DeviceID] = [:]
+    /// Peers this chat refused in this run (a peer ID is new for each run), with their device: never dialled again
+    /// and their requests refused without a question, until the device is pinned (`trusted(_:)`). Without it, the
+    /// two sides would meet again at once (a peer whose link ends is available again, and the lower ID dials it),
+    /// asking or refusing in a tight loop. At most `maximumRefused`, the oldest forgotten first.
+    private var refused: [PeerID: (deviceID: DeviceID, order: Int)] = [:]
+    private var refusals = 0
+    /// Peers that did not let this chat in: not dialled again before the instant.
+    private var backOff: [PeerID: ContinuousClock.Instant] = [:]
+    /// Bytes held across all questions.
+    private(set) var heldBytes = 0
     /// Requests the person (or trust) accepted, until their link connects.
-    private var admitted: Set<PeerID> = []
+    private var admitted: [PeerID: DeviceID] = [:]
+    /// Requests the person let in, until the room reports the accept succeeded (`accepted(_:)`): the answer's line
+    /// (`* you let carol in`) comes only then, and the join line after it even when the link connected first.
+    private var accepting: [PeerID: (peer: PeerInfo, answer: Answer, connected: PeerInfo?)] = [:]
     /// Questions in arrival order; the first one is on the screen.
     private var questions: [Question] = []
     private var shownAt: ContinuousClock.Instant?
 
-    init(policy: Policy, askTimeout: Duration) {
+    init(policy: Policy, askTimeout: Duration, requestTimeout: Duration = .seconds(60)) {
         self.policy = policy
         self.askTimeout = askTimeout
+        self.requestTimeout = requestTimeout
+    }
+
+    /// Whether this chat refused `peerID` in this run (and its device was not pinned since).
+    func isRefused(_ peerID: PeerID) -> Bool {
+        refused[peerID] != nil
     }
 
     /// The peer the question on the screen is about.
@@ -93,57 +140,105 @@ struct ChatGate: Sendable {
 
     /// A connection request (the session's policy is `ask`).
     mutating func requested(_ peer: PeerInfo, now: ContinuousClock.Instant) -> [Action] {
-        if refused.contains(peer.peerID), !peer.isTrusted {
+        if isRefused(peer.peerID), !peer.isTrusted {
             return [.refuse(peer, .request, detail: "")]
         }
         if peer.isTrusted || policy != .ask {
-            admitted.insert(peer.peerID)
-            return [.accept(peer.peerID)]
+            admitted[peer.peerID] = peer.deviceID
+            return [.accept(peer, answer: nil)]
         }
         if let index = index(of: peer.peerID) {
-            questions[index].peer = peer
-            return []
+            questions[index].side = .request
+            return replace(peer, at: index, now: now)
         }
-        return enqueue(Question(peer: peer, side: .request), now: now)
+        return enqueue(Question(peer: peer, side: .request, since: now), now: now)
     }
 
     /// A link to `peer` connected (either side opened it).
     mutating func connected(_ peer: PeerInfo, now: ContinuousClock.Instant) -> [Action] {
-        if members.contains(peer.peerID) { return [] }
-        if peer.isTrusted || policy == .all || policy == .none || admitted.remove(peer.peerID) != nil {
-            members.insert(peer.peerID)
-            return [.join(peer)]
-        }
-        if policy == .trusted {
-            refused.insert(peer.peerID)
-            return [.refuse(peer, .dialled, detail: Self.trustedOnlyDetail)]
-        }
-        if let index = index(of: peer.peerID) {
-            questions[index].peer = peer
-            questions[index].side = .dialled
+        if memberDevices[peer.peerID] == peer.deviceID { return [] }
+        if accepting[peer.peerID]?.peer.deviceID == peer.deviceID {
+            accepting[peer.peerID]?.connected = peer  // joins once its accept is reported (`accepted(_:)`)
             return []
         }
-        return enqueue(Question(peer: peer, side: .dialled), now: now)
+        if peer.isTrusted || admitted.removeValue(forKey: peer.peerID) == peer.deviceID {
+            memberDevices[peer.peerID] = peer.deviceID
+            return [.join(peer)]
+        }
+        if isRefused(peer.peerID) {
+            return [.refuse(peer, .dialled, detail: "")]
+        }
+        switch policy {
+        case .all:
+            memberDevices[peer.peerID] = peer.deviceID
+            return [.join(peer)]
+        case .trusted, .none:
+            remember(refusal: peer)
+            return [.refuse(peer, .dialled, detail: policy == .none ? Self.noStrangersDetail : Self.trustedOnlyDetail)]
+        case .ask:
+            break
+        }
+        if let index = index(of: peer.peerID) {
+            questions[index].side = .dialled
+            return replace(peer, at: index, now: now)
+        }
+        return enqueue(Question(peer: peer, side: .dialled, since: now), now: now)
+    }
+
+    /// The question at `index` is about `peer` as it is now; when what the person compares changed (its name, its
+    /// device, its code), the question on the screen is shown again, and an answer typed before is not taken.
+    private mutating func replace(_ peer: PeerInfo, at index: Int, now: ContinuousClock.Instant) -> [Action] {
+        let old = questions[index].peer
+        questions[index].peer = peer
+        let changed =
+            old.displayName != peer.displayName || old.deviceID != peer.deviceID || old.pairingCode != peer.pairingCode
+        guard changed, index == 0 else { return [] }
+        return showNext(now: now)
     }
 
     /// A line `peer` wrote: shown for a member, held for a stranger being asked about, dropped otherwise.
     mutating func message(_ text: String, from peer: PeerInfo, mode: DataMode) -> [Action] {
-        if members.contains(peer.peerID) { return [.show(text, from: peer, mode: mode)] }
-        guard let index = index(of: peer.peerID) else { return [] }
-        if questions[index].held.count < Self.maximumHeldLines {
-            questions[index].held.append((text, mode))
+        if memberDevices[peer.peerID] == peer.deviceID { return [.show(text, from: peer, mode: mode)] }
+        guard let index = index(of: peer.peerID), questions[index].peer.deviceID == peer.deviceID else { return [] }
+        let (excerpt, wasCut) = Self.excerpt(text)
+        let size = excerpt.utf8.count
+        if questions[index].held.count < Self.maximumHeldLines,
+            questions[index].heldBytes + size <= Self.heldBytesPerStranger, heldBytes + size <= Self.heldBytesTotal
+        {
+            questions[index].held.append((excerpt, mode))
+            questions[index].heldBytes += size
+            heldBytes += size
+            if wasCut { questions[index].cut += 1 }
         } else {
             questions[index].dropped += 1
         }
         return []
     }
 
+    /// `text` cut to `heldExcerptBytes` at a character boundary, marked as cut; whether it was cut.
+    static func excerpt(_ text: String) -> (String, Bool) {
+        let limit = heldExcerptBytes - 32  // room for the mark
+        guard text.utf8.count > heldExcerptBytes else { return (text, false) }
+        var end = text.startIndex
+        var bytes = 0
+        while end < text.endIndex {
+            let next = text.index(after: end)
+            let size = text.utf8.distance(from: end, to: next)
+            if bytes + size > limit { break }
+            bytes += size
+            end = next
+        }
+        return (String(text[..<end]) + " [cut: \(text.utf8.count) bytes]", true)
+    }
+
     /// `peer`'s link ended, or its request went away. Returns whether it was a member (its leaving is news).
     mutating func left(_ peerID: PeerID, now: ContinuousClock.Instant) -> (wasMember: Bool, actions: [Action]) {
-        admitted.remove(peerID)
-        if members.remove(peerID) != nil { return (true, []) }
+        admitted.removeValue(forKey: peerID)
+        accepting.removeValue(forKey: peerID)
+        if memberDevices.removeValue(forKey: peerID) != nil { return (true, []) }
         guard let index = index(of: peerID) else { return (false, []) }
         let question = questions.remove(at: index)
+        heldBytes -= question.heldBytes
         var actions: [Action] = [.answered(question.peer, .gone)]
         if index == 0 { actions += showNext(now: now) }
         return (false, actions)
@@ -175,10 +270,17 @@ struct ChatGate: Sendable {
         } ?? []
     }
 
-    /// Refuses the stranger whose question waited `askTimeout`.
+    /// Refuses the stranger whose question waited `askTimeout`, and drops the questions about requests older than
+    /// `requestTimeout` (the session denied them: nobody is left to let in).
     mutating func tick(now: ContinuousClock.Instant) -> [Action] {
-        guard let shownAt, !questions.isEmpty, now - shownAt >= askTimeout else { return [] }
-        return settle(.expired, now: now)
+        var actions: [Action] = []
+        if let shownAt, !questions.isEmpty, now - shownAt >= askTimeout {
+            actions += settle(.expired, now: now)
+        }
+        while let index = questions.firstIndex(where: { $0.side == .request && now - $0.since >= requestTimeout }) {
+            actions += left(questions[index].peer.peerID, now: now).actions
+        }
+        return actions
     }
 
     /// Nobody can answer any more (end of input): every stranger waiting is refused.
@@ -192,36 +294,44 @@ struct ChatGate: Sendable {
 
     private mutating func settle(_ answer: Answer, now: ContinuousClock.Instant, next: Bool = true) -> [Action] {
         var question = questions.removeFirst()
+        heldBytes -= question.heldBytes
         shownAt = nil
         var actions: [Action] = []
         var answer = answer
         if answer == .always, question.peer.pairingCode == nil {
             answer = .accept  // trusting from now on means a code was compared: without one, this once only
         }
-        actions.append(.answered(question.peer, answer))
         switch answer {
         case .accept, .always:
-            if answer == .always {
-                actions.append(.pin(question.peer))
-                question.peer.isTrusted = true
-            }
             switch question.side {
             case .request:
-                admitted.insert(question.peer.peerID)
-                actions.append(.accept(question.peer.peerID))
+                // "you let carol in" (and the pin) once the accept succeeded: the request may have ended meanwhile.
+                accepting[question.peer.peerID] = (question.peer, answer, nil)
+                actions.append(.accept(question.peer, answer: answer))
             case .dialled:
-                members.insert(question.peer.peerID)
+                actions.append(.answered(question.peer, answer))
+                if answer == .always {
+                    actions.append(.pin(question.peer))
+                    question.peer.isTrusted = true
+                }
+                memberDevices[question.peer.peerID] = question.peer.deviceID
                 actions.append(.join(question.peer))
                 actions += question.held.map { .show($0.text, from: question.peer, mode: $0.mode) }
+                let name = TerminalText.escape(question.peer.displayName)
                 if question.dropped > 0 {
                     actions.append(
+                        .note("\(question.dropped) more lines \(name) wrote before you answered were not kept"))
+                }
+                if question.cut > 0 {
+                    actions.append(
                         .note(
-                            "\(question.dropped) more lines \(TerminalText.escape(question.peer.displayName)) wrote"
-                                + " before you answered were not kept"))
+                            "\(question.cut) of the lines \(name) wrote before you answered were cut to"
+                                + " \(Self.heldExcerptBytes) bytes"))
                 }
             }
         case .deny, .expired, .gone:
-            refused.insert(question.peer.peerID)
+            actions.append(.answered(question.peer, answer))
+            remember(refusal: question.peer)
             let detail = answer == .expired ? "nobody answered in time" : ""
             actions.append(.refuse(question.peer, question.side, detail: detail))
         }
@@ -229,17 +339,62 @@ struct ChatGate: Sendable {
         return actions
     }
 
-    /// `peerID` did not accept this chat (its deny, or its goodbye `notAccepted`): it is not dialled again.
-    mutating func notAccepted(by peerID: PeerID) {
-        refused.insert(peerID)
+    /// The accept of `peerID`'s request, which the person let in, succeeded: the answer's line, the pin for `a`,
+    /// and the join line if its link connected meanwhile (else it joins when it connects).
+    mutating func accepted(_ peerID: PeerID) -> [Action] {
+        guard let pending = accepting.removeValue(forKey: peerID) else { return [] }
+        var actions: [Action] = [.answered(pending.peer, pending.answer)]
+        if pending.answer == .always { actions.append(.pin(pending.peer)) }
+        if let connected = pending.connected {
+            memberDevices[peerID] = connected.deviceID
+            actions.append(.join(connected))
+        } else {
+            admitted[peerID] = pending.peer.deviceID
+        }
+        return actions
     }
 
-    /// Whether the chat may dial `peerID` when it sees it: not when one side refused the other in this run.
-    func mayDial(_ peerID: PeerID) -> Bool {
-        !refused.contains(peerID)
+    /// `peerID` did not accept this chat (its deny, its goodbye `notAccepted`, or no answer in time): it is not
+    /// dialled again for `retryAfter` (its person may pin this chat meanwhile).
+    mutating func notAccepted(by peerID: PeerID, now: ContinuousClock.Instant) {
+        backOff[peerID] = now + Self.retryAfter
+        if backOff.count > Self.maximumRefused, let oldest = backOff.min(by: { $0.value < $1.value })?.key {
+            backOff.removeValue(forKey: oldest)
+        }
+    }
+
+    /// The peers whose back-off ended at `now`, to dial again (each once).
+    mutating func retries(now: ContinuousClock.Instant) -> [PeerID] {
+        let due = backOff.filter { now >= $0.value }.map(\.key)
+        for peerID in due { backOff.removeValue(forKey: peerID) }
+        return due
+    }
+
+    /// `deviceID` was pinned (here, or in the trusted-peers file): its refusals are forgotten.
+    mutating func trusted(_ deviceID: DeviceID) {
+        refused = refused.filter { $0.value.deviceID != deviceID }
+    }
+
+    /// Whether the chat may dial `peer` when it sees it: a pinned peer always; not a peer this chat refused, nor one
+    /// that did not let this chat in within `retryAfter`.
+    func mayDial(_ peer: PeerInfo, now: ContinuousClock.Instant) -> Bool {
+        if peer.isTrusted { return true }
+        if isRefused(peer.peerID) { return false }
+        return backOff[peer.peerID].map { now >= $0 } ?? true
+    }
+
+    private mutating func remember(refusal peer: PeerInfo) {
+        refusals += 1
+        refused[peer.peerID] = (peer.deviceID, refusals)
+        if refused.count > Self.maximumRefused, let oldest = refused.min(by: { $0.value.order < $1.value.order })?.key {
+            refused.removeValue(forKey: oldest)
+        }
     }
 
     private mutating func enqueue(_ question: Question, now: ContinuousClock.Instant) -> [Action] {
+        guard questions.count < Self.maximumQuestions else {
+            return [.refuse(question.peer, question.side, detail: Self.busyDetail)]
+        }
         questions.append(question)
         return questions.count == 1 ? showNext(now: now) : []
     }

@@ -30,6 +30,21 @@ extension ChatPrinter {
         terminal?.setPrompt("\(name)? [y/n/a] ")
     }
 
+    /// This side dialled `peer` and knows the link's pairing code before `peer` answers: the person reads it while
+    /// `peer`'s person may be comparing it (`* waiting for bob to let you in: pairing code 123 456 (...)`). In JSON
+    /// a second `connecting` event, with `code`.
+    func awaitingAnswer(_ peer: PeerInfo) {
+        let name = PeerFormat.name(peer)
+        var line = JSONLine(event: JSONEvents.Chat.connecting, ["peer": PeerFormat.json(peer)])
+        line.append("code", peer.pairingCode.map { .string($0) } ?? .null)
+        let code =
+            peer.pairingCode.map {
+                "pairing code \(PairingCode.readable($0)) (if \(name) is asked, it shows the same code unless someone"
+                    + " is in between)"
+            } ?? "no pairing code (its link has none to compare)"
+        emit(line, text: "* waiting for \(name) to let you in: \(code)")
+    }
+
     /// The answer given for `peer`; the prompt goes (the next question, if any, sets its own).
     func answered(_ peer: PeerInfo, _ answer: ChatGate.Answer, askTimeout: Duration) {
         let name = PeerFormat.name(peer)
