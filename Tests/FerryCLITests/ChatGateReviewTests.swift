@@ -129,4 +129,25 @@ extension ChatGateReviewTests {
         #expect(member.message("hi", from: impostor, mode: .reliable).isEmpty)
         #expect(member.message("hi", from: T.carol, mode: .reliable) == [.show("hi", from: T.carol, mode: .reliable)])
     }
+
+    /// Second review: a dial that failed for another reason than a refusal (an honest full server, the peer's rate
+    /// limit, a stale address) made the peer available again and was dialled at once, a handshake and a line each
+    /// time, pinned peers too. It now waits 2, 4, 8 ... s (at most `retryAfter`), and a join starts it over.
+    @Test func aFailedDialWaitsLongerEachTimeAndAJoinStartsOver() {
+        var gate = T.gate()
+        gate.dialFailed(T.alice.peerID, now: T.start)
+        #expect(!gate.mayDial(T.alice, now: T.start + .seconds(1)), "a pinned peer waits too")
+        #expect(gate.retries(now: T.start + .seconds(1)).isEmpty)
+        #expect(gate.retries(now: T.start + .seconds(2)) == [T.alice.peerID])
+        #expect(gate.retries(now: T.start + .seconds(3)).isEmpty, "given back once")
+        #expect(gate.mayDial(T.alice, now: T.start + .seconds(2)))
+        gate.dialFailed(T.alice.peerID, now: T.start + .seconds(2))
+        #expect(!gate.mayDial(T.alice, now: T.start + .seconds(5)), "the second wait is longer")
+        #expect(gate.mayDial(T.alice, now: T.start + .seconds(6)))
+        for _ in 0..<10 { gate.dialFailed(T.alice.peerID, now: T.start) }
+        #expect(gate.mayDial(T.alice, now: T.start + ChatGate.retryAfter), "never longer than retryAfter")
+        _ = gate.connected(T.alice, now: T.start)
+        gate.dialFailed(T.alice.peerID, now: T.start)
+        #expect(gate.mayDial(T.alice, now: T.start + .seconds(2)), "a join starts the count over")
+    }
 }

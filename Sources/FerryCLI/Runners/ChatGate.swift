@@ -113,6 +113,9 @@ struct ChatGate: Sendable {
     private var refusals = 0
     /// Peers that did not let this chat in: not dialled again before the instant.
     private var backOff: [PeerID: ContinuousClock.Instant] = [:]
+    /// Dials that failed for another reason than a refusal, by peer: how many in a row, and until when the peer is
+    /// not dialled again (nil once `retries` gave it back).
+    private var failedDials: [PeerID: (count: Int, until: ContinuousClock.Instant?)] = [:]
     /// Bytes held across all questions.
     private(set) var heldBytes = 0
     /// Requests the person (or trust) accepted, until their link connects.
@@ -156,6 +159,7 @@ struct ChatGate: Sendable {
 
     /// A link to `peer` connected (either side opened it).
     mutating func connected(_ peer: PeerInfo, now: ContinuousClock.Instant) -> [Action] {
+        failedDials.removeValue(forKey: peer.peerID)
         if memberDevices[peer.peerID] == peer.deviceID { return [] }
         if accepting[peer.peerID]?.peer.deviceID == peer.deviceID {
             accepting[peer.peerID]?.connected = peer  // joins once its accept is reported (`accepted(_:)`)
@@ -363,10 +367,30 @@ struct ChatGate: Sendable {
         }
     }
 
+    /// A dial of `peerID` failed for another reason than a refusal (a full server, the peer's rate limit, a refused
+    /// or timed-out connection, a changed key): a failed connect makes the peer available again, which would dial it
+    /// at once, in a loop with a handshake and a line each time. It waits 2, 4, 8 ... s, at most `retryAfter`, pinned
+    /// peers too; a peer that joins starts again from nothing (`connected`).
+    mutating func dialFailed(_ peerID: PeerID, now: ContinuousClock.Instant) {
+        let count = (failedDials[peerID]?.count ?? 0) + 1
+        let wait = min(Self.retryAfter, .seconds(1 << min(count, 6)))
+        failedDials[peerID] = (count, now + wait)
+        if failedDials.count > Self.maximumRefused,
+            let oldest = failedDials.min(by: { ($0.value.until ?? now) < ($1.value.until ?? now) })?.key
+        {
+            failedDials.removeValue(forKey: oldest)
+        }
+    }
+
     /// The peers whose back-off ended at `now`, to dial again (each once).
     mutating func retries(now: ContinuousClock.Instant) -> [PeerID] {
-        let due = backOff.filter { now >= $0.value }.map(\.key)
+        var due = backOff.filter { now >= $0.value }.map(\.key)
         for peerID in due { backOff.removeValue(forKey: peerID) }
+        for (peerID, failed) in failedDials {
+            guard let until = failed.until, now >= until else { continue }
+            failedDials[peerID]?.until = nil
+            if !due.contains(peerID) { due.append(peerID) }
+        }
         return due
     }
 
@@ -378,6 +402,7 @@ struct ChatGate: Sendable {
     /// Whether the chat may dial `peer` when it sees it: a pinned peer always; not a peer this chat refused, nor one
     /// that did not let this chat in within `retryAfter`.
     func mayDial(_ peer: PeerInfo, now: ContinuousClock.Instant) -> Bool {
+        if let until = failedDials[peer.peerID]?.until, now < until { return false }
         if peer.isTrusted { return true }
         if isRefused(peer.peerID) { return false }
         return backOff[peer.peerID].map { now >= $0 } ?? true

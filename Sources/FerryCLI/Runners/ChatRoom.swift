@@ -15,6 +15,8 @@ final class ChatRoom: Sendable {
     /// Peers this chat is dialling (its connect not returned yet), counted against `--max-peers` with the peers the
     /// session reports connected or connecting: two peers seen at once must not both be dialled past the bound.
     private let dialling = Mutex<Set<PeerID>>([])
+    /// Peers not dialled because `--max-peers` was reached (connected, connecting and dialling): tried on each tick.
+    private let skipped = Mutex<Set<PeerID>>([])
 
     init(gate: ChatGate, printer: ChatPrinter, trustStore: TrustStore) {
         askTimeout = gate.askTimeout
@@ -87,6 +89,10 @@ final class ChatRoom: Sendable {
             if printer.json { printer.state(peer, state, reason: reason) }
             return
         }
+        if state == .available, reason != nil {
+            // Available again after a failed dial or a lost link: not dialled at once (`ChatGate.dialFailed`).
+            gate.withLock { $0.dialFailed(peer.peerID, now: .now) }
+        }
         printer.state(peer, state, reason: reason)
         if state == .available { await dial(peer, session: session) }
     }
@@ -105,6 +111,9 @@ final class ChatRoom: Sendable {
             dialling.insert(peer.peerID)
             return true
         }
+        // One skipped for `--max-peers` is dialled on a later tick, when a place is free (`retry`): the other side,
+        // with the higher ID, never dials it.
+        skipped.withLock { if admitted { $0.remove(peer.peerID) } else { $0.insert(peer.peerID) } }
         guard admitted else { return }
         Task {
             defer { _ = dialling.withLock { $0.remove(peer.peerID) } }
@@ -118,8 +127,12 @@ final class ChatRoom: Sendable {
 
     /// Dials again the peers whose back-off ended (`ChatGate.retryAfter`) and are still there.
     private func retry(session: Session) async {
-        for peerID in gate.withLock({ $0.retries(now: .now) }) {
-            guard let peer = await session.peer(peerID), peer.state == .available, peer.takesMessages else { continue }
+        let waiting = skipped.withLock { $0 }
+        for peerID in gate.withLock({ $0.retries(now: .now) }) + waiting {
+            guard let peer = await session.peer(peerID), peer.state == .available, peer.takesMessages else {
+                skipped.withLock { _ = $0.remove(peerID) }  // gone, or connected meanwhile
+                continue
+            }
             await dial(peer, session: session)
         }
     }
