@@ -129,8 +129,13 @@ public actor TransferEngine {
         for id in operations.ids {
             await cancelOperation(id, reason: reason, detail: "")
         }
+        // Every incoming transfer is stopped and its peer told first; then their outcomes, each once the writes
+        // queued before it completed, or at the bound of that wait (a stalled disk never holds the stop).
         for key in incoming.keys {
             await cancelIncoming(key, reason: reason, detail: "", tellPeer: true)
+        }
+        if incoming.hasEnding {
+            await withCheckedContinuation { incoming.endingWaiters.append($0) }
         }
         for ask in incoming.asks.values { ask.timer.cancel() }
         incoming.asks.removeAll()
@@ -261,4 +266,6 @@ struct WriteCompletion: Sendable {
     var bytes: Int
     var actions: [IncomingTransferMachine.Action]
     var failure: SystemError?
+    /// The marker queued after the writes of a transfer stopped here (`cancelIncoming`): its outcome is due.
+    var endsTransfer = false
 }

@@ -49,6 +49,10 @@ struct IncomingTransfer: Sendable {
     var endedCount = 0
     /// Cancelled or failing here: no frame of it goes out any more, and its chunks are dropped.
     var isEnding = false
+    /// Ended (`TransferEngine.cancelIncoming`), its outcome waiting for the writes queued before the end: what the
+    /// outcome says, and the bound on that wait (`IncomingTransfers.maxEndingWait`).
+    var endsAs: (failure: String, stop: TransferStop)?
+    var endingTimer: Task<Void, Never>?
     /// The swarm this side is a member of through this transfer (PROTOCOL.md 11.11): chunks then come in any order.
     var swarmID: SwarmID?
 }
