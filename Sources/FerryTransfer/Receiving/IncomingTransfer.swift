@@ -84,8 +84,6 @@ struct IncomingFile: Sendable {
     /// chunk is `stored` when its write is queued): what stays staged for a resume if the transfer stops.
     let written = StagedBytes()
     var ended = false
-    /// Its staged data was removed while the transfer went on (a full disk): nothing of it is kept for a resume.
-    var stagedRemoved = false
 
     /// The bytes of this file not sent again: its resumed prefix, less what of it was fetched again
     /// (`FileOutcome.resumedBytes`; the transfer's `resumedBytes` is their sum).

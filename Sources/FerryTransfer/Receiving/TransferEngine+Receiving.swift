@@ -359,9 +359,12 @@ extension TransferEngine {
         startPublishing(key)
     }
 
-    func fileFailed(_ file: Int, status: FerryWire.FileStatus, detail: String, _ key: IncomingKey, removeStaged: Bool)
-        async
-    {
+    /// Ends `file` as failed: its result goes to the sender, and the transfer finishes if that was its last file
+    /// (unless `finishing` is false: the caller ends the transfer itself).
+    func fileFailed(
+        _ file: Int, status: FerryWire.FileStatus, detail: String, _ key: IncomingKey, removeStaged: Bool,
+        finishing: Bool = true
+    ) async {
         guard
             let (outcome, stagedKey, reservation) = withIncoming(key, {
                 transfer -> (FileOutcome, String, StagedReservation?)? in
@@ -389,17 +392,20 @@ extension TransferEngine {
         let result = FileResult(
             transferID: key.transferID, fileIndex: UInt32(file), status: status, detail: Self.detail(detail))
         await send(.fileResult(result), to: key.peer)
-        await finishIfDone(key)
+        if finishing { await finishIfDone(key) }
     }
 
     /// A write to the staging area failed: a full disk ends the whole transfer (every later file would fail too),
-    /// anything else ends the file.
+    /// anything else ends the file. On a full disk the failing file's staged data is removed (it frees the space,
+    /// and a file that could not be written is not kept for a resume): that file ends with its result first, so that
+    /// the sender does not count it among what the receiver keeps (PROTOCOL.md 11.10 rule 7).
     func writeFailed(_ error: SystemError, file: Int, _ key: IncomingKey) async {
-        guard let transfer = incoming[key] else { return }
+        guard incoming[key] != nil else { return }
         if error.isOutOfSpace {
             let where_ = receiveDirectory?.path ?? "the receive directory"
-            receiveDirectory?.removeStaged(key: transfer.files[file].key)
-            incoming[key]?.files[file].stagedRemoved = true
+            await fileFailed(
+                file, status: .writeFailed, detail: "disk full; its staged data was removed", key, removeStaged: true,
+                finishing: false)
             await cancelIncoming(
                 key, reason: .diskFull, detail: "the disk holding \(where_) is full", tellPeer: true)
         } else {
@@ -448,8 +454,7 @@ extension TransferEngine {
             stop == nil
             ? 0
             : transfer.files.reduce(0) { kept, file in
-                let staged =
-                    file.accepted && !file.ended && !file.inMemory && !file.stagedRemoved && file.alreadyThere == nil
+                let staged = file.accepted && !file.ended && !file.inMemory && file.alreadyThere == nil
                 return kept + (staged ? file.resumedBytes + file.written.value : 0)
             }
         log(1, "transfer \(key.transferID) from \(transfer.peer.displayName) finished: \(failure ?? "ok")")
