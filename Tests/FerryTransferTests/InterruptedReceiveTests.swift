@@ -156,3 +156,45 @@ import Testing
         }
     }
 }
+
+/// The receive directory is gone (removed, moved, unmounted): the engine stops keeping nothing staged, and says so.
+@Suite(.serialized, .timeLimit(.minutes(2))) struct InterruptedByDirectoryGoneTests {
+    @Test func aStopForAGoneDirectoryEndsEveryUnfinishedFileWithItsResultAndKeepsNothing() async throws {
+        let chunk = Limits.minChunkSize
+        let data = TestFiles.randomBytes(count: 2 * chunk, seed: 44)
+        try await TemporaryDirectory.with(prefix: "gone-stop") { inbox in
+            try await TransferHostilePeerTests.withMallory(inbox: inbox.path, policy: .all) { mallory, bob, engine in
+                let sender = HostileSender(session: mallory, receiver: bob)
+                let finished = InterruptedReceiveTests.finished(sender.transferID, on: engine.events)
+                defer { finished.cancel() }
+                let files = [("a.bin", UInt64(data.count)), ("b.bin", UInt64(10))]
+                try await sender.send(.offer(sender.offer(files)))
+                #expect(try #require(await sender.reply()).accepted)
+                try await sender.sendChunk(file: 0, offset: 0, raw: Array(data[..<chunk]))
+                #expect(try #require(await sender.ack()).status == .stored)
+
+                let stopping = Task {
+                    await engine.stopDiscardingStaged(
+                        reason: .shuttingDown, detail: "the receive directory was removed")
+                }
+                var results: [FileResult] = []
+                let cancel = await sender.waitFor { message -> TransferCancel? in
+                    switch message {
+                    case .fileResult(let result): results.append(result)
+                    case .cancel(let cancel): return cancel
+                    default: break
+                    }
+                    return nil
+                }
+                await stopping.value
+                #expect(cancel?.reason == .shuttingDown, "\(String(describing: cancel))")
+                #expect(cancel?.detail == "the receive directory was removed", "\(String(describing: cancel))")
+                #expect(results.map(\.fileIndex).sorted() == [0, 1], "\(results)")
+                #expect(results.allSatisfy { $0.status == .writeFailed }, "\(results)")
+                let outcome = try #require(await finished.value)
+                #expect(outcome.keptBytes == 0, "\(outcome)")
+                #expect(outcome.failure == "the receive directory was removed", "\(outcome)")
+            }
+        }
+    }
+}
