@@ -149,6 +149,23 @@ import Testing
         }
     }
 
+    /// Review (issue 28, 4): a sender that ended its last transfer for another cause than Ctrl-C or SIGTERM (a read
+    /// that failed, a receiver that broke the protocol) gets a summary that says so: its line is not said twice.
+    @Test func aSendStoppedHereForAnotherCauseLeavesItsFailureToTheSummary() {
+        let started = TransferEvent.started(
+            transferID: Self.transferID, peer: Self.peer("r3", id: 3), direction: .sending,
+            files: [Self.file("big.bin")], accepted: [true], resumeOffsets: [0])
+        for reason in [CancelReason.readFailed, .protocolError] {
+            let stderr = CapturingTextSink()
+            let reporter = TransferReporter(
+                context: CommandContext(stdout: CapturingTextSink(), stderr: stderr), json: false, bars: false,
+                summaryFollows: true)
+            reporter.report(started)
+            reporter.report(.finished(Self.stopped(.cancelledHere(reason), failure: "could not read big.bin")))
+            #expect(stderr.text.isEmpty, "\(reason): \(stderr.text)")
+        }
+    }
+
     /// `send` prints a summary: its last transfer's failure is said there, once. `watch` has none: it says it.
     @Test func theLastSendsEndIsSaidOnceWhenASummaryFollows() {
         let outcome = Self.stopped(.cancelledByPeer(.shuttingDown), failure: "the receiver cancelled (shutting down)")
