@@ -30,6 +30,8 @@ final class IncomingTransfers {
     private let transfers = RecordTable<IncomingKey, IncomingTransfer>()
     /// Who waits for every stopped transfer's outcome (`TransferEngine.stop`).
     var endingWaiters: [CheckedContinuation<Void, Never>] = []
+    /// Offers whose staged files a stopped transfer still holds, by that transfer: accepted once it ended.
+    var parkedOffers: [IncomingKey: [IncomingKey]] = [:]
     /// Offers waiting under `OfferPolicy.ask`, with the timer of each.
     var asks: [IncomingKey: PendingAsk] = [:]
     private var queuedBytes: [PeerID: Int] = [:]

@@ -435,6 +435,7 @@ extension TransferEngine {
         let swarm =
             transfer.swarmID.map { complete ? lingerInSwarm($0) : leaveSwarm($0) } ?? (relayed: 0, served: 0)
         releaseStaged(of: transfer)
+        acceptParkedOffers(after: key)
         for waiter in transfer.publishWaiters { waiter.resume() }
         let failedNow = transfer.files.filter { $0.accepted && !$0.ended }.count
         var outcome = TransferOutcome(
