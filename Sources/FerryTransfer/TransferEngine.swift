@@ -122,15 +122,39 @@ public actor TransferEngine {
         }
     }
 
+    /// Stops like `stop(reason:)`, but keeps nothing staged for a resume: the receive directory is gone (removed,
+    /// moved, unmounted), and its staging area with it. Every unfinished file of every incoming transfer ends first
+    /// with a `fileResult` (`writeFailed`, `detail`), so that neither side counts it as kept (PROTOCOL.md 11.10 rule 7),
+    /// then every transfer is cancelled with `detail`.
+    public func stopDiscardingStaged(reason: CancelReason, detail: String) async {
+        guard !isStopped else { return }
+        for key in incoming.keys {
+            guard let transfer = incoming[key], transfer.phase == .receiving, !transfer.isEnding else { continue }
+            for file in transfer.files.indices where transfer.files[file].accepted && !transfer.files[file].ended {
+                await fileFailed(file, status: .writeFailed, detail: detail, key, removeStaged: true, finishing: false)
+            }
+        }
+        await stop(reason: reason, detail: detail)
+    }
+
     /// Cancels every transfer still running, telling each peer why.
     public func stop(reason: CancelReason) async {
+        await stop(reason: reason, detail: "")
+    }
+
+    func stop(reason: CancelReason, detail: String) async {
         guard !isStopped else { return }
         isStopped = true
         for id in operations.ids {
             await cancelOperation(id, reason: reason, detail: "")
         }
+        // Every incoming transfer is stopped and its peer told first; then their outcomes, each once the writes
+        // queued before it completed, or at the bound of that wait (a stalled disk never holds the stop).
         for key in incoming.keys {
-            await cancelIncoming(key, reason: reason, detail: "", tellPeer: true)
+            await cancelIncoming(key, reason: reason, detail: detail, tellPeer: true)
+        }
+        if incoming.hasEnding {
+            await withCheckedContinuation { incoming.endingWaiters.append($0) }
         }
         for ask in incoming.asks.values { ask.timer.cancel() }
         incoming.asks.removeAll()
@@ -261,4 +285,6 @@ struct WriteCompletion: Sendable {
     var bytes: Int
     var actions: [IncomingTransferMachine.Action]
     var failure: SystemError?
+    /// The marker queued after the writes of a transfer stopped here (`cancelIncoming`): its outcome is due.
+    var endsTransfer = false
 }

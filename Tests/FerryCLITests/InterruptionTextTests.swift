@@ -121,7 +121,49 @@ import Testing
                 == "transfer from alice stopped (shutting down) at 55.0 MiB of 200 MiB; kept staged for a resume when "
                 + "alice sends again\n")
         let json = TransferReporter.jsonLine(for: .finished(outcome)).text
-        #expect(json.hasSuffix(#""servedBytes":0,"keptBytes":57671680}"#), "\(json)")
+        // keptBytes follows the keys before it, whatever keys are appended after it.
+        #expect(json.contains(#""servedBytes":0,"keptBytes":57671680"#), "\(json)")
+        #expect(json.hasSuffix("}"), "\(json)")
+    }
+
+    /// Review: a receiver that ended a transfer for another cause (a peer that broke the protocol, a failed read)
+    /// said it kept the data "for a resume when alice sends again": only a cancel either way, a lost link, Ctrl-C or
+    /// SIGTERM leave staged data meant for a resume.
+    @Test func aReceiverSaysItKeepsDataOnlyAfterAStopMeantForAResume() {
+        let keeps: [TransferStop] = [
+            .cancelledByPeer(.cancelledByUser), .cancelledByPeer(.shuttingDown), .linkLost,
+            .cancelledHere(.cancelledByUser), .cancelledHere(.shuttingDown),
+        ]
+        for stop in keeps {
+            let outcome = Self.stopped(stop, failure: "stopped", .receiving)
+            #expect(InterruptionText.receiving(outcome) != nil, "\(stop)")
+        }
+        for stop in [
+            TransferStop.cancelledHere(.protocolError), .cancelledHere(.readFailed), .cancelledHere(.diskFull),
+        ] {
+            let outcome = Self.stopped(stop, failure: "it broke the transfer protocol", .receiving)
+            #expect(InterruptionText.receiving(outcome) == nil, "\(stop)")
+            #expect(
+                TransferReporter.endText(outcome, failure: "it broke the transfer protocol")
+                    == "transfer from r3 failed: it broke the transfer protocol", "\(stop)")
+        }
+    }
+
+    /// Review (issue 28, 4): a sender that ended its last transfer for another cause than Ctrl-C or SIGTERM (a read
+    /// that failed, a receiver that broke the protocol) gets a summary that says so: its line is not said twice.
+    @Test func aSendStoppedHereForAnotherCauseLeavesItsFailureToTheSummary() {
+        let started = TransferEvent.started(
+            transferID: Self.transferID, peer: Self.peer("r3", id: 3), direction: .sending,
+            files: [Self.file("big.bin")], accepted: [true], resumeOffsets: [0])
+        for reason in [CancelReason.readFailed, .protocolError] {
+            let stderr = CapturingTextSink()
+            let reporter = TransferReporter(
+                context: CommandContext(stdout: CapturingTextSink(), stderr: stderr), json: false, bars: false,
+                summaryFollows: true)
+            reporter.report(started)
+            reporter.report(.finished(Self.stopped(.cancelledHere(reason), failure: "could not read big.bin")))
+            #expect(stderr.text.isEmpty, "\(reason): \(stderr.text)")
+        }
     }
 
     /// `send` prints a summary: its last transfer's failure is said there, once. `watch` has none: it says it.

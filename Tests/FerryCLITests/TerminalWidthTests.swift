@@ -44,3 +44,34 @@ import Testing
         #expect(ProgressLine.column("受信箱受信箱受信箱受信箱", width: 16) == "受信箱受信箱受~ ")
     }
 }
+
+/// Review: a character's width was its first scalar's: a spacing mark after a letter, format characters a terminal
+/// shows (soft hyphen), and scripts wide since Unicode 13-15 were undercounted, and an undercount wraps a line the
+/// board then redraws wrong. Every scalar counts now; overestimating is the safer side.
+@Suite struct TerminalWidthScalarTests {
+    @Test func everyScalarOfACharacterCounts() {
+        #expect(TerminalText.width(of: "\u{915}\u{93F}") == 2, "ka and a spacing vowel sign: two columns")
+        #expect(TerminalText.width(of: "\u{AD}") == 1, "a soft hyphen is shown")
+        #expect(TerminalText.width(of: "\u{600}") == 1, "a format character outside the zero-width list")
+        #expect(TerminalText.width(of: "e\u{301}") == 1)
+        #expect(TerminalText.width(of: "\u{1100}\u{1161}\u{11A8}") == 2, "conjoining jamo: one syllable")
+        for zero in ["\u{200B}", "\u{200D}", "\u{2060}", "\u{FEFF}", "\u{E0001}"] {
+            #expect(TerminalText.width(of: zero) == 0, "\(zero.unicodeScalars.first!.value)")
+        }
+    }
+
+    @Test func recentWideRangesTakeTwoColumns() {
+        for value: UInt32 in [0x16FF0, 0x16FF1, 0x18B00, 0x18D08, 0x1AFF0, 0x1AFFE, 0x1F260, 0x1F265] {
+            let text = String(Character(Unicode.Scalar(value)!))
+            #expect(TerminalText.width(of: text) == 2, "U+\(String(value, radix: 16))")
+        }
+    }
+
+    @Test func emojiTakeAtLeastTwoColumns() {
+        #expect(TerminalText.width(of: "1\u{FE0F}\u{20E3}") == 2, "a keycap asks for emoji presentation")
+        #expect(TerminalText.width(of: "\u{2764}\u{FE0F}") == 2)
+        #expect(TerminalText.width(of: "🇫🇷") == 2)
+        // Joined by ZWJ: 2 where the terminal joins them, 6 where it does not; the larger is counted.
+        #expect(TerminalText.width(of: "👨‍👩‍👧") == 6)
+    }
+}

@@ -38,6 +38,9 @@ struct FakeSwarmMember: Sendable {
         /// With `requestsFromSender`: ask for nothing until the digest of every chunk of the offer is known, then for
         /// every chunk it lacks at once (as a member whose requests to every seed timed out together).
         var requestsAllAtOnce = false
+        /// Reply with file 0 resumed after its first chunk, then, once that chunk's digest comes, ask the sender for
+        /// it (its staged copy failed the digest, PROTOCOL.md 11.11 rule 4).
+        var refetchesResumedChunk = false
     }
 
     /// What the sender sent on this link, in order.
@@ -148,7 +151,11 @@ struct FakeSwarmMember: Sendable {
                 if let other = behaviour.replyAfterListOf { await other.wait(for: .list) }
                 let reply = OfferReply.accepting(
                     offer.transferID, codecs: offer.codecs,
-                    files: offer.files.map { _ in FileDecision(accepted: true, resumeOffset: 0) },
+                    files: offer.files.enumerated().map { index, file in
+                        let resumed = behaviour.refetchesResumedChunk && index == 0 && file.size > UInt64(chunkSize)
+                        if resumed { held.insert(SwarmChunk(file: 0, index: 0)) }
+                        return FileDecision(accepted: true, resumeOffset: resumed ? UInt64(chunkSize) : 0)
+                    },
                     relay: behaviour.relay && me != nil)
                 guard await send(.offerReply(reply), to: sender) else { return }
             case .chunk(let chunk) where chunk.transferID == transferID:
@@ -179,6 +186,14 @@ struct FakeSwarmMember: Sendable {
                     let seed = Int(entry.seed)
                     await record.got(chunk, seed: seed)
                     digestsKnown.insert(chunk)
+                    if behaviour.refetchesResumedChunk, chunk == SwarmChunk(file: 0, index: 0), held.contains(chunk),
+                        let swarmID = await record.offer?.swarm?.swarmID
+                    {
+                        held.remove(chunk)
+                        let request = SwarmRequest(swarmID: swarmID, fileIndex: 0, chunkIndex: 0, codecs: [])
+                        guard await send(.swarmRequest(request), to: sender) else { return }
+                        continue
+                    }
                     guard !behaviour.silent, let me, seed != me, list.contains(me), list.contains(seed),
                         !held.contains(chunk)
                     else {

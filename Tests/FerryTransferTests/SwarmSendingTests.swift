@@ -160,6 +160,39 @@ import Testing
         for record in run.records { #expect(await !record.chunks.isEmpty) }
     }
 
+    /// Review: a member whose resumed chunk failed the digest asks the sender for it (PROTOCOL.md 11.11 rule 4): the
+    /// sender drops the member's claim and sends the chunk, and no longer counts it among the bytes not sent again
+    /// (`resumedBytes`, per file and for the transfer), nor twice in what the member verified.
+    @Test func aResumedChunkFetchedAgainIsNotCountedResumedByTheSender() async throws {
+        var resuming = FakeSwarmMember.Behaviour()
+        resuming.refetchesResumedChunk = true
+        let run = try await Self.broadcast([resuming, .init(), .init()])
+        #expect(run.outcomes.count == 3 && run.outcomes.allSatisfy { $0.isSuccess }, "\(run.outcomes)")
+        let peer = run.peers[0].peerID
+        let finished = run.events.compactMap { event -> TransferOutcome? in
+            if case .finished(let outcome) = event, outcome.peer.peerID == peer { outcome } else { nil }
+        }
+        #expect(finished.map(\.resumedBytes) == [0], "\(finished)")
+        let file0 = run.events.compactMap { event -> FileOutcome? in
+            if case .fileFinished(let outcome) = event, outcome.peer.peerID == peer, outcome.fileIndex == 0 {
+                outcome
+            } else {
+                nil
+            }
+        }
+        #expect(file0.map(\.resumedBytes) == [0], "\(file0)")
+        let done = run.events.compactMap { event -> UInt64? in
+            if case .progress(let progress) = event, progress.peer.peerID == peer, progress.fileIndex == 0 {
+                progress.fileBytesDone
+            } else {
+                nil
+            }
+        }
+        #expect(done.allSatisfy { $0 <= UInt64(Self.sizes[0]) }, "counted twice: \(done.max() ?? 0)")
+        let chunks = await run.records[0].chunks
+        #expect(chunks.contains(SwarmChunk(file: 0, index: 0)), "the chunk was sent again: \(chunks)")
+    }
+
     @Test func aMemberThatFetchesNothingGetsEveryChunkFromTheSenderOnRequest() async throws {
         var asking = FakeSwarmMember.Behaviour()
         asking.relaysFrom = { _ in false }

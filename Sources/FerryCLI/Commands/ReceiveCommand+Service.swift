@@ -2,8 +2,9 @@ import FerryTransfer
 import FerryWire
 
 extension ReceiveCommand {
-    /// Stops the receiver when its directory disappears: says so, ends every transfer ("shutting down"), and lets
-    /// `run` return status 1.
+    /// Stops the receiver when its directory disappears: says so, ends every transfer ("shutting down"; each
+    /// unfinished file failed first, since its staged data went with the directory: nothing is said to be kept), and
+    /// lets `run` return status 1.
     ///
     /// Why stop rather than recreate: a directory removed on purpose (or a disk unmounted) should not come back
     /// behind the user's back, and every offer after it would fail anyway. Status 1 hands the decision to whoever
@@ -18,7 +19,8 @@ extension ReceiveCommand {
             reporter.failure(
                 "the receive directory \(reason); stopping. Start ferry receive again to create it "
                     + "(a service with Restart=on-failure does)")
-            await run.engine.stop(reason: .shuttingDown)
+            // Said to the senders without the path (this machine's, not theirs to know).
+            await run.engine.stopDiscardingStaged(reason: .shuttingDown, detail: "the receive directory was removed")
         }
     }
 

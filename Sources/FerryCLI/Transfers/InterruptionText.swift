@@ -49,9 +49,11 @@ enum InterruptionText {
     }
 
     /// A receiver's line for a transfer that stopped with verified data staged: `transfer from alice stopped
-    /// (shutting down) at 55.0 MiB of 200 MiB; kept staged for a resume when alice sends again`; nil otherwise.
+    /// (shutting down) at 55.0 MiB of 200 MiB; kept staged for a resume when alice sends again`; nil otherwise, and
+    /// for a stop not meant to be resumed (this side ended it for a peer that broke the protocol, a full disk...):
+    /// only a cancel by the sender, a lost link, or Ctrl-C or SIGTERM here.
     static func receiving(_ outcome: TransferOutcome) -> String? {
-        guard outcome.direction == .receiving, outcome.stop != nil, outcome.keptBytes > 0,
+        guard outcome.direction == .receiving, let stop = outcome.stop, isForAResume(stop), outcome.keptBytes > 0,
             let failure = outcome.failure
         else { return nil }
         let name = TerminalText.escape(outcome.peer.displayName)
@@ -60,6 +62,16 @@ enum InterruptionText {
             outcome.keptBytes >= done ? "" : "the \(TransferFormat.bytes(outcome.keptBytes)) of the unfinished files "
         return "transfer from \(name) stopped (\(TerminalText.escape(failure))) at \(TransferFormat.bytes(done)) of "
             + "\(TransferFormat.bytes(outcome.acceptedBytes)); \(what)kept staged for a resume when \(name) sends again"
+    }
+
+    /// Whether `stop` leaves what was verified for a resume: a cancel by the peer, a lost link, or this side stopped
+    /// by its user (Ctrl-C) or shut down (SIGTERM). Not a stop for another cause here (a protocol error, a read that
+    /// failed, a full disk), after which a summary or the plain failure says what happened.
+    static func isForAResume(_ stop: TransferStop) -> Bool {
+        switch stop {
+        case .cancelledByPeer, .linkLost: true
+        case .cancelledHere(let reason): reason == .cancelledByUser || reason == .shuttingDown
+        }
     }
 
     /// The files a transfer resumes part way (a resume offset above 0 and below the size: staged by an earlier,

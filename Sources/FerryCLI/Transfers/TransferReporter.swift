@@ -322,9 +322,12 @@ final class TransferReporter: Sendable {
                     running.remove(key)
                     return running.isEmpty
                 }
-            // Unless this side was stopped (Ctrl-C, SIGTERM): then no summary comes.
+            // Unless this side was stopped (Ctrl-C, SIGTERM): then no summary comes. (Ended here for another cause,
+            // a failed read or a receiver that broke the protocol, a summary does follow.)
             var stoppedHere = false
-            if case .cancelledHere = outcome.stop { stoppedHere = true }
+            if case .cancelledHere(let reason) = outcome.stop {
+                stoppedHere = reason == .cancelledByUser || reason == .shuttingDown
+            }
             if !json, let failure = outcome.failure, !wasDenied, !(lastSend && summaryFollows && !stoppedHere) {
                 lines.append(Self.endText(outcome, failure: failure))
             }

@@ -53,6 +53,10 @@ struct IncomingTransfer: Sendable {
     var endedCount = 0
     /// Cancelled or failing here: no frame of it goes out any more, and its chunks are dropped.
     var isEnding = false
+    /// Ended (`TransferEngine.cancelIncoming`), its outcome waiting for the writes queued before the end: what the
+    /// outcome says, and the bound on that wait (`IncomingTransfers.maxEndingWait`).
+    var endsAs: (failure: String, stop: TransferStop)?
+    var endingTimer: Task<Void, Never>?
     /// The swarm this side is a member of through this transfer (PROTOCOL.md 11.11): chunks then come in any order.
     var swarmID: SwarmID?
 }
@@ -84,8 +88,6 @@ struct IncomingFile: Sendable {
     /// chunk is `stored` when its write is queued): what stays staged for a resume if the transfer stops.
     let written = StagedBytes()
     var ended = false
-    /// Its staged data was removed while the transfer went on (a full disk): nothing of it is kept for a resume.
-    var stagedRemoved = false
 
     /// The bytes of this file not sent again: its resumed prefix, less what of it was fetched again
     /// (`FileOutcome.resumedBytes`; the transfer's `resumedBytes` is their sum).

@@ -23,7 +23,15 @@ final class IncomingTransfers {
     /// waiting to be written (all its transfers together), it is not keeping to any window.
     static let maxQueuedBytes = 64 << 20
 
+    /// How long a stopped transfer's outcome waits for the writes queued before the stop (a stalled disk holds them
+    /// forever); past it the outcome says what was written by then, a lower bound of what its staged files keep.
+    static let maxEndingWait: Duration = .seconds(5)
+
     private let transfers = RecordTable<IncomingKey, IncomingTransfer>()
+    /// Who waits for every stopped transfer's outcome (`TransferEngine.stop`).
+    var endingWaiters: [CheckedContinuation<Void, Never>] = []
+    /// Offers whose staged files a stopped transfer still holds, by that transfer: accepted once it ended.
+    var parkedOffers: [IncomingKey: [IncomingKey]] = [:]
     /// Offers waiting under `OfferPolicy.ask`, with the timer of each.
     var asks: [IncomingKey: PendingAsk] = [:]
     private var queuedBytes: [PeerID: Int] = [:]
@@ -54,6 +62,9 @@ final class IncomingTransfers {
 
     /// Every transfer's key (a copy: the table may change while the caller goes through them).
     var keys: [IncomingKey] { Array(transfers.all.keys) }
+
+    /// Whether a stopped transfer still waits for its outcome (for the writes queued before its stop).
+    var hasEnding: Bool { transfers.all.values.contains { $0.endsAs != nil } }
 
     /// Runs `body` on a transfer's record in place (taken out of the table meanwhile, so its per-file arrays are not
     /// copied on every mutation); nil when there is no such transfer.

@@ -165,7 +165,7 @@ extension TransferEngine {
     /// Every await below is followed by a check that the transfer is still waiting for this acceptance; if not, the
     /// reservations are released.
     func acceptOffer(_ key: IncomingKey) async {
-        guard let offered = incoming[key], let directory = receiveDirectory else { return }
+        guard let offered = incoming[key], !offered.isEnding, let directory = receiveDirectory else { return }
         let generation = offered.generation
         /// The record under `key` is still the offer being accepted, waiting for this acceptance.
         func isStillThisOffer() -> Bool {
@@ -184,6 +184,13 @@ extension TransferEngine {
             let name = file.components.joined(separator: "/")
             do {
                 guard let reservation = try directory.reserveStaged(key: file.key) else {
+                    // Held by a transfer stopped here whose outcome waits for its queued writes (a sender that
+                    // cancelled and sends again at once): answered once that one ended, within its bound.
+                    if let ending = endingHolder(of: file.key) {
+                        reservations.forEach { $0.release() }
+                        incoming.parkedOffers[ending, default: []].append(key)
+                        return
+                    }
                     await refuse(.busy, "\(name) is being received from this sender now; send it again when that ends")
                     return
                 }
@@ -372,4 +379,23 @@ struct PendingAsk {
     var deadline: ContinuousClock.Instant
     /// Sleeps until the deadline, then denies the offer; cancelled by the answer.
     var timer: Task<Void, Never>
+}
+
+extension TransferEngine {
+    /// The transfer stopped here, its outcome waiting for its queued writes (`cancelIncoming`), that holds the
+    /// staged file `stagedKey`; nil when none does.
+    func endingHolder(of stagedKey: String) -> IncomingKey? {
+        incoming.keys.first { key in
+            guard let transfer = incoming[key], transfer.endsAs != nil else { return false }
+            return transfer.files.contains { $0.key == stagedKey && $0.reservation != nil }
+        }
+    }
+
+    /// Offers that waited for `ended` to release their staged files (`acceptOffer`): accepted now.
+    func acceptParkedOffers(after ended: IncomingKey) {
+        guard let parked = incoming.parkedOffers.removeValue(forKey: ended) else { return }
+        Task {
+            for key in parked { await self.acceptOffer(key) }
+        }
+    }
 }

@@ -203,6 +203,10 @@ extension TransferEngine {
     /// A queued write (or just a turn) is done: carry out the actions that waited for it.
     func completed(_ completion: WriteCompletion) async {
         incoming.written(completion.bytes, by: completion.key.peer)
+        if completion.endsTransfer {
+            endStopped(completion.key)
+            return
+        }
         let ending = withIncoming(completion.key) { transfer -> Bool in transfer.isEnding }
         guard ending == false else { return }  // gone, or ending: nothing more goes out for it
         if let failure = completion.failure {
@@ -355,9 +359,12 @@ extension TransferEngine {
         startPublishing(key)
     }
 
-    func fileFailed(_ file: Int, status: FerryWire.FileStatus, detail: String, _ key: IncomingKey, removeStaged: Bool)
-        async
-    {
+    /// Ends `file` as failed: its result goes to the sender, and the transfer finishes if that was its last file
+    /// (unless `finishing` is false: the caller ends the transfer itself).
+    func fileFailed(
+        _ file: Int, status: FerryWire.FileStatus, detail: String, _ key: IncomingKey, removeStaged: Bool,
+        finishing: Bool = true
+    ) async {
         guard
             let (outcome, stagedKey, reservation) = withIncoming(key, {
                 transfer -> (FileOutcome, String, StagedReservation?)? in
@@ -385,17 +392,20 @@ extension TransferEngine {
         let result = FileResult(
             transferID: key.transferID, fileIndex: UInt32(file), status: status, detail: Self.detail(detail))
         await send(.fileResult(result), to: key.peer)
-        await finishIfDone(key)
+        if finishing { await finishIfDone(key) }
     }
 
     /// A write to the staging area failed: a full disk ends the whole transfer (every later file would fail too),
-    /// anything else ends the file.
+    /// anything else ends the file. On a full disk the failing file's staged data is removed (it frees the space,
+    /// and a file that could not be written is not kept for a resume): that file ends with its result first, so that
+    /// the sender does not count it among what the receiver keeps (PROTOCOL.md 11.10 rule 7).
     func writeFailed(_ error: SystemError, file: Int, _ key: IncomingKey) async {
-        guard let transfer = incoming[key] else { return }
+        guard incoming[key] != nil else { return }
         if error.isOutOfSpace {
             let where_ = receiveDirectory?.path ?? "the receive directory"
-            receiveDirectory?.removeStaged(key: transfer.files[file].key)
-            incoming[key]?.files[file].stagedRemoved = true
+            await fileFailed(
+                file, status: .writeFailed, detail: "disk full; its staged data was removed", key, removeStaged: true,
+                finishing: false)
             await cancelIncoming(
                 key, reason: .diskFull, detail: "the disk holding \(where_) is full", tellPeer: true)
         } else {
@@ -412,12 +422,20 @@ extension TransferEngine {
 
     func finishIncoming(_ key: IncomingKey, failure: String?, stop: TransferStop? = nil) {
         guard let transfer = incoming.end(key) else { return }
+        transfer.endingTimer?.cancel()
+        defer {
+            if !incoming.endingWaiters.isEmpty, !incoming.hasEnding {
+                for waiter in incoming.endingWaiters { waiter.resume() }
+                incoming.endingWaiters = []
+            }
+        }
         // A member that published every file stays in its swarm to serve the others; any other end leaves it.
         let complete =
             failure == nil && transfer.filesFailed == 0 && transfer.files.allSatisfy { !$0.accepted || $0.ended }
         let swarm =
             transfer.swarmID.map { complete ? lingerInSwarm($0) : leaveSwarm($0) } ?? (relayed: 0, served: 0)
         releaseStaged(of: transfer)
+        acceptParkedOffers(after: key)
         for waiter in transfer.publishWaiters { waiter.resume() }
         let failedNow = transfer.files.filter { $0.accepted && !$0.ended }.count
         var outcome = TransferOutcome(
@@ -437,8 +455,7 @@ extension TransferEngine {
             stop == nil
             ? 0
             : transfer.files.reduce(0) { kept, file in
-                let staged =
-                    file.accepted && !file.ended && !file.inMemory && !file.stagedRemoved && file.alreadyThere == nil
+                let staged = file.accepted && !file.ended && !file.inMemory && file.alreadyThere == nil
                 return kept + (staged ? file.resumedBytes + file.written.value : 0)
             }
         log(1, "transfer \(key.transferID) from \(transfer.peer.displayName) finished: \(failure ?? "ok")")
@@ -447,8 +464,11 @@ extension TransferEngine {
 
     /// Ends an incoming transfer early. Verified files are still published; staged data stays for a resume.
     /// `stop` says how it stopped, for the outcome: by default cancelled here with `reason`, or the link lost
-    /// without one. With `drain`, the writes already queued for it complete first, so that `keptBytes` says what is
-    /// in its staged files; not for a peer that broke the protocol, whose link is cut at once whatever the disk does.
+    /// without one. With `drain`, its outcome comes once the writes already queued for it complete (a marker queued
+    /// behind them on `io`), so that `keptBytes` says what is in its staged files, or at `maxEndingWait` with what
+    /// was written by then. This never waits for `io` itself: the caller is the engine's one event loop, and a
+    /// stalled disk must not hold every other peer's frames. Without `drain` (a peer that broke the protocol, whose
+    /// link is cut at once) the outcome comes now, with what was written so far.
     func cancelIncoming(
         _ key: IncomingKey, reason: CancelReason?, detail: String, tellPeer: Bool, stop: TransferStop? = nil,
         drain: Bool = true
@@ -478,10 +498,30 @@ extension TransferEngine {
             await send(.cancel(cancel), to: key.peer)
         }
         let text = detail.isEmpty ? reason.map { "\($0)" } ?? "cancelled" : detail
-        // The writes queued before the end complete first (chunks that come now are dropped): what the outcome says
-        // is kept is in the staged files, and none is written after they are closed.
-        if drain { await io.run {} }
-        finishIncoming(key, failure: text, stop: stop ?? reason.map(TransferStop.cancelledHere) ?? .linkLost)
+        let how = stop ?? reason.map(TransferStop.cancelledHere) ?? .linkLost
+        guard drain else {
+            finishIncoming(key, failure: text, stop: how)
+            return
+        }
+        // The outcome waits for the writes queued before the end (chunks that come now are dropped): what it says is
+        // kept is then in the staged files, and none is written after they are closed.
+        incoming[key]?.endsAs = (text, how)
+        let completions = self.completions
+        io.submit {
+            completions.yield(WriteCompletion(key: key, file: 0, bytes: 0, actions: [], endsTransfer: true))
+        }
+        incoming[key]?.endingTimer = Task { [clock, weak self] in
+            try? await Task.sleep(for: IncomingTransfers.maxEndingWait, clock: clock)
+            guard !Task.isCancelled else { return }
+            await self?.endStopped(key)
+        }
+    }
+
+    /// The outcome of a transfer stopped here (`cancelIncoming`), once the writes queued before its stop completed
+    /// or the wait for them reached its bound.
+    func endStopped(_ key: IncomingKey) {
+        guard let end = incoming[key]?.endsAs else { return }
+        finishIncoming(key, failure: end.failure, stop: end.stop)
     }
 
     func reportIncomingProgress(_ key: IncomingKey) {

@@ -49,6 +49,9 @@ struct OutgoingPeer: Sendable {
     var fileBytesDone: [UInt64]
     /// Where the reply had each accepted file start: the bytes of it not sent again (`FileOutcome.resumedBytes`).
     var resumeOffsets: [Int: UInt64] = [:]
+    /// Of a swarm member's resumed prefix, the bytes it asked for again (their copy failed the digest there,
+    /// PROTOCOL.md 11.11 rule 4): sent again after all, so not among the file's resumed bytes.
+    var prefixDropped: [Int: UInt64] = [:]
     var wireBytes: UInt64 = 0
     var chunkBytes: UInt64 = 0
     /// Files given up here (their source changed), with the message for the user: their result from the receiver

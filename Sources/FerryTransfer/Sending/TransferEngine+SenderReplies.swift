@@ -127,7 +127,8 @@ extension TransferEngine {
                     transferID: id, peer: peer.info, direction: .sending, fileIndex: file, fileName: offered.path,
                     size: offered.size, publishedName: published ? result.detail : nil,
                     failure: published ? nil : failure,
-                    resumedBytes: min(peer.resumeOffsets[file] ?? 0, offered.size),
+                    resumedBytes: min(peer.resumeOffsets[file] ?? 0, offered.size)
+                        - min(peer.prefixDropped[file] ?? 0, min(peer.resumeOffsets[file] ?? 0, offered.size)),
                     alreadyThere: published && result.identical, mediaType: offered.mediaType,
                     digest: digest))
         }

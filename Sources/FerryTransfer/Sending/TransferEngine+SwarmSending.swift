@@ -235,20 +235,33 @@ extension TransferEngine {
         }
         guard operations[id]?.peers[peerID]?.machine.phase == .sending else { return }  // ended here: in flight
         let chunk = SwarmChunk(file: Int(request.fileIndex), index: Int(request.chunkIndex))
-        let answered = withSwarm(id) { swarm -> Result<Void, TransferProtocolError> in
+        // A chunk of the member's resumed prefix that it asks for (its copy failed the digest): the seeder drops the
+        // claim, and its bytes are sent again, so they leave what this side counts resumed and verified there.
+        let answered = withSwarm(id) { swarm -> Result<Int, TransferProtocolError> in
             do throws(TransferProtocolError) {
+                let held = swarm.seeder.holds(member, chunk)
                 for case .send(let chunk, let member) in try swarm.seeder.requestReceived(member: member, chunk: chunk)
                 {
                     swarm.answers.append((chunk, member))
                 }
-                return .success(())
+                return .success(held && !swarm.seeder.holds(member, chunk) ? swarm.seeder.length(of: chunk) : 0)
             } catch {
                 return .failure(error)
             }
         }
-        if case .failure(let error)? = answered {
+        switch answered {
+        case .failure(let error)?:
             await violation(by: peerID, error.description)
             return
+        case .success(let dropped)? where dropped > 0:
+            withPeer(id, peerID) { peer in
+                let bytes = UInt64(dropped)
+                peer.resumedBytes -= min(bytes, peer.resumedBytes)
+                peer.fileBytesDone[chunk.file] -= min(bytes, peer.fileBytesDone[chunk.file])
+                peer.prefixDropped[chunk.file, default: 0] += bytes
+            }
+        default:
+            break
         }
         wakeSwarm(id)
     }
