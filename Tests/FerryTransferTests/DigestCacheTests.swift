@@ -92,6 +92,41 @@ import Testing
         }
     }
 
+    /// Review: the small files' table was read with FileHandle(forReadingAtPath:), under the table's lock: a FIFO
+    /// (or a link to one) planted in the cache directory held the open, and every send with it. Read as
+    /// `PrivateFile.read` reads: no link followed, no blocking open, a regular file of this user only.
+    @Test func aFIFOOrALinkInPlaceOfTheSmallTableIsNotRead() async throws {
+        try await TemporaryDirectory.with(prefix: "digest-cache") { folder in
+            let path = try TestFiles(in: folder).random("small.bin", size: Self.chunk, seed: 4).path
+            try FileManager.default.createDirectory(atPath: folder.path + "/cache", withIntermediateDirectories: true)
+            let table = folder.path + "/cache/small-digests"
+            #expect(mkfifo(table, 0o600) == 0)
+            let status = Self.aged(try Self.status(path), by: 60)
+            let done = DispatchSemaphore(value: 0)
+            let lookup = Thread {
+                _ = DigestCache(directory: folder.path + "/cache").lookup(status, chunkSize: Self.chunk)
+                done.signal()
+            }
+            lookup.start()
+            let returned = done.wait(timeout: .now() + 20) == .success
+            if !returned {
+                // Lets the blocked open return (a writer appeared), so that the test ends.
+                let writer = open(table, O_WRONLY | O_NONBLOCK)
+                if writer >= 0 { close(writer) }
+                done.wait()
+            }
+            #expect(returned, "the lookup blocked on a FIFO")
+            // A link to a table elsewhere is not followed either.
+            #expect(unlink(table) == 0)
+            let elsewhere = DigestCache(directory: folder.path + "/other")
+            let now = Date().timeIntervalSince1970
+            #expect(elsewhere.store(Self.fakeDigests(1), for: status, statedAt: now, chunkSize: Self.chunk))
+            #expect(elsewhere.lookup(status, chunkSize: Self.chunk) == Self.fakeDigests(1))
+            #expect(symlink(folder.path + "/other/small-digests", table) == 0)
+            #expect(DigestCache(directory: folder.path + "/cache").lookup(status, chunkSize: Self.chunk) == nil)
+        }
+    }
+
     @Test func aDamagedOrTruncatedEntryIsIgnored() async throws {
         try await TemporaryDirectory.with(prefix: "digest-cache") { folder in
             let path = try TestFiles(in: folder).random("video.bin", size: 4 * Self.chunk, seed: 3).path

@@ -1,4 +1,5 @@
 import FerrySession
+import FerrySystem
 import FerryWire
 import Foundation
 
@@ -65,14 +66,8 @@ public struct RecentPeers: Sendable {
     /// Opened without following a symbolic link and without blocking (a FIFO planted in its place held the open
     /// until someone wrote to it); only a regular file is read.
     public func load() -> [Entry] {
-        let descriptor = open(file.path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
-        guard descriptor >= 0 else { return [] }
-        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
-        var status = stat()
-        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_uid == geteuid(),
-            status.st_mode & 0o022 == 0, status.st_size <= 256 * 1024,
-            let data = try? handle.readToEnd()
-        else { return [] }
+        guard let bytes = PrivateFile.read(file.path, limit: 256 * 1024) else { return [] }
+        let data = Data(bytes)
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
         return data.split(separator: UInt8(ascii: "\n")).compactMap { try? decoder.decode(Entry.self, from: Data($0)) }

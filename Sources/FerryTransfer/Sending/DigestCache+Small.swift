@@ -76,12 +76,9 @@ final class SmallDigestTable: Sendable {
     private func load() -> Table {
         var table = Table()
         let limit = Self.magic.count + 4 + maxEntries * (33 + 3 * FileDigest.length) + FileDigest.length
-        guard let handle = FileHandle(forReadingAtPath: path) else { return table }
-        defer { try? handle.close() }
-        guard let data = try? handle.read(upToCount: limit + 1), data.count <= limit,
-            data.count >= Self.magic.count + 4 + FileDigest.length
+        // Never through a link, never a FIFO (the read is under the table's lock: every send would wait on it).
+        guard let bytes = PrivateFile.read(path, limit: limit), bytes.count >= Self.magic.count + 4 + FileDigest.length
         else { return table }
-        let bytes = [UInt8](data)
         let trailer = bytes.count - FileDigest.length
         guard bytes[..<Self.magic.count].elementsEqual(Self.magic),
             SHA256Hasher.digest(bytes[..<trailer]).elementsEqual(bytes[trailer...])
@@ -115,15 +112,6 @@ final class SmallDigestTable: Sendable {
             (try? FileManager.default.createDirectory(
                 atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])) != nil
         else { return false }
-        let temporary = "\(path).\(getpid()).tmp"
-        guard
-            FileManager.default.createFile(
-                atPath: temporary, contents: Data(bytes), attributes: [.posixPermissions: 0o600])
-        else { return false }
-        guard rename(temporary, path) == 0 else {
-            unlink(temporary)
-            return false
-        }
-        return true
+        return PrivateFile.replace(path, with: bytes)
     }
 }

@@ -89,10 +89,7 @@ public struct DigestCache: Sendable {
         let path = self.path(for: key)
         let expected: Int = Self.magic.count + key.count + 4 + count * FileDigest.length + FileDigest.length
         // At most one byte more than an entry of this file has: whatever else lies at the path is not read whole.
-        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
-        defer { try? handle.close() }
-        guard let data = try? handle.read(upToCount: expected + 1), data.count == expected else { return nil }
-        let bytes = [UInt8](data)
+        guard let bytes = PrivateFile.read(path, limit: expected), bytes.count == expected else { return nil }
         let digestsStart = Self.magic.count + key.count + 4
         let trailer = expected - FileDigest.length
         let header: [UInt8] = Self.magic + key + Self.littleEndian(UInt32(count))
@@ -147,17 +144,7 @@ public struct DigestCache: Sendable {
         bytes += Self.littleEndian(UInt32(Self.chunkCount(status.size, chunkSize: chunkSize)))
         bytes += chunkDigests
         bytes += SHA256Hasher.digest(bytes)
-        let path = self.path(for: key)
-        let temporary = "\(path).\(getpid()).tmp"
-        guard
-            FileManager.default.createFile(
-                atPath: temporary, contents: Data(bytes), attributes: [.posixPermissions: 0o600])
-        else { return false }
-        guard rename(temporary, path) == 0 else {
-            unlink(temporary)
-            return false
-        }
-        return true
+        return PrivateFile.replace(self.path(for: key), with: bytes)
     }
 
     /// Forgets the entry of the file with `status`, if there is one.
