@@ -2,9 +2,12 @@ import FerrySecurity
 
 /// What a LocalSend receiver answered: a status in 200-299 and the body (bounded).
 public struct HTTPSResponse: Equatable, Sendable {
+    /// The HTTP status, 200-299.
     public var status: Int
+    /// The body, at most `HTTPSClient.Limits.maxResponseBytes`.
     public var body: [UInt8]
 
+    /// A response as the client returns it.
     public init(status: Int, body: [UInt8]) {
         self.status = status
         self.body = body
@@ -32,13 +35,16 @@ public struct HTTPSClient: Sendable {
         /// The largest response body read; a longer one fails the request.
         public var maxResponseBytes = 64 << 10
 
+        /// The defaults above.
         public init() {}
     }
 
     /// The certificate and key we present.
     public let identity: LocalSendIdentity
+    /// Timeouts and bounds of every request.
     public let limits: Limits
 
+    /// A client presenting `identity`.
     public init(identity: LocalSendIdentity, limits: Limits = Limits()) {
         self.identity = identity
         self.limits = limits

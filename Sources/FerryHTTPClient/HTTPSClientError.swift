@@ -23,6 +23,7 @@ public enum HTTPSClientError: Error, Equatable, Sendable, CustomStringConvertibl
     /// Any other failure, with libcurl's text.
     case failed(String)
 
+    /// What failed, for a person.
     public var description: String {
         switch self {
         case .refused(let text): return "could not connect: \(text)"
