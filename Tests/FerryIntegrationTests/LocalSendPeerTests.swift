@@ -131,4 +131,32 @@ struct LocalSendPeerTests {
             #expect(try Data(contentsOf: arrived) == Data(contentsOf: file), "\(sender.process.capturedOutput())")
         }
     }
+
+    @Test func aVenvWithoutTheLocalsendPeerFailsItsTestsWithTheScriptsReasonInsteadOfSkipping() throws {
+        let venv = try TemporaryDirectory(prefix: "ferry-localsend-venv")
+        defer { venv.remove() }
+        let bin = venv.url.appendingPathComponent("bin")
+        try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
+        let cli = bin.appendingPathComponent("localsend-cli")
+        try "#!/bin/sh\n".write(to: cli, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: cli.path)
+        let reason = "no Python 3.12 found: localsend 0.1.2 needs Python >= 3.12"
+        try reason.write(
+            to: venv.url.appendingPathComponent("localsend-unavailable"), atomically: true, encoding: .utf8)
+
+        #expect(try LocalSendPeers.requireAvailability(.localsendCLI, venv: venv.url))
+        #expect {
+            try LocalSendPeers.requireAvailability(.localsend, venv: venv.url)
+        } throws: { error in
+            "\(error)".contains(reason)
+        }
+        // A peer the venv lacks skips visibly, unless FERRY_REQUIRE_NETNS=1 demands it (CI): then it fails too.
+        if Requirement.isDemanded {
+            #expect(throws: TestSupportError.self) {
+                try LocalSendPeers.requireAvailability(.localsendd, venv: venv.url)
+            }
+        } else {
+            #expect(try !LocalSendPeers.requireAvailability(.localsendd, venv: venv.url))
+        }
+    }
 }
