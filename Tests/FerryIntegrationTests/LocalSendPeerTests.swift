@@ -49,6 +49,32 @@ struct LocalSendPeerTests {
         }
     }
 
+    @Test func localsenddSendsManyFilesIncludingAnEmptyOneThatALocalSendCLIReceiverStoresIntact() async throws {
+        try await Self.onBed(hosts: 2, peers: [.localsendd, .localsendCLI]) { bed, files in
+            let (senderHost, receiverHost) = (bed.hosts[0], bed.hosts[1])
+            // As above: no announcements from the receiver, so localsendd sends to its address unpinned.
+            _ = try bed.run(host: receiverHost, ["ip", "route", "del", "224.0.0.0/4"]).requireSuccess()
+            let made = TestFiles(in: files)
+            // Not named *.txt: localsend-cli prints a one-file session of a text/* type instead of saving it.
+            let sent = [
+                try made.random("one.bin", size: 300_000, seed: 34), try made.random("two.bin", size: 1, seed: 35),
+                try made.write("empty.bin", bytes: []),
+            ]
+            let receiver = try LocalSendCLIReceiver(on: receiverHost)
+            let sender = try LocalSendDaemon(alias: "alice", on: senderHost)
+
+            let outcome = try sender.send(sent, to: receiverHost.address)
+            #expect(outcome.kind == "sent", "\(outcome) \(sender.process.capturedOutput())")
+            var saved: [String] = []
+            for _ in sent { saved.append(try receiver.waitForSaved()["name"] as? String ?? "") }
+            #expect(Set(saved) == ["one.bin", "two.bin", "empty.bin"])
+            for file in sent {
+                let arrived = receiver.outputDirectory.appendingPathComponent(file.lastPathComponent)
+                #expect(try Data(contentsOf: arrived) == Data(contentsOf: file), "\(file.lastPathComponent)")
+            }
+        }
+    }
+
     @Test func localSendCLISendsAFileThatALocalsenddReceiverStoresIntact() async throws {
         try await Self.onBed(hosts: 2, peers: [.localsendd, .localsendCLI]) { bed, files in
             let (senderHost, receiverHost) = (bed.hosts[0], bed.hosts[1])
