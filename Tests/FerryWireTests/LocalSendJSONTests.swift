@@ -127,6 +127,7 @@ struct LocalSendJSONTests {
         (#"{"info":{"alias":"a"},"files":{}}"#, "no file"),
         (#"{"info":{"alias":"a","port":0},"files":{}}"#, "port: 0 is outside 1...65535"),
         (#"{"info":{"alias":"a","port":65536},"files":{}}"#, "port: 65536 is outside"),
+        (#"{"info":{"alias":"a","port":-2},"files":{}}"#, "port: -2 is outside"),
         (#"{"info":{"alias":null},"files":{}}"#, "alias: missing"),
         (#"{"info":{"alias":1},"files":{}}"#, "alias: expected a string"),
         (#"{"info":{"alias":"a","download":"yes"},"files":{}}"#, "download: expected true or false"),
@@ -159,6 +160,16 @@ struct LocalSendJSONTests {
         let invalid = Array(#"{"alias":""#.utf8) + [0xC3, 0x28] + Array(#""}"#.utf8)
         #expect(throws: HTTPError.invalidJSON("at byte 13: string is not UTF-8")) {
             try LocalSendDevice(json: invalid[...])
+        }
+    }
+
+    /// Apps 1.17 and 1.18 send `"port": -1` in a prepare-upload's `info` while their own receive server is off.
+    @Test func aPortOfMinusOneFromAnAppWhoseServerIsOffReadsAsNoPort() throws {
+        let body =
+            #"{"info":{"alias":"-","version":"2.1","port":-1},"files":{"x":{"id":"x","fileName":"n","size":1,"fileType":"t"}}}"#
+        #expect(try LocalSendPrepareUpload(json: Array(body.utf8)[...]).info.port == nil)
+        #expect(throws: HTTPError.invalidJSON("$.port: -2 is outside -1...65535")) {
+            try LocalSendDevice(json: Array(#"{"alias":"a","port":-2}"#.utf8)[...])
         }
     }
 
