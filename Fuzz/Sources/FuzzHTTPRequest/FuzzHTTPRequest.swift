@@ -56,8 +56,14 @@ struct Outcome: Equatable, CustomStringConvertible {
 
     init(stream: [UInt8], splits: [Int]) {
         var decoder = HTTPRequestDecoder()
+        var body: [UInt8] = []
         var offset = 0
         var split = 0
+        // Body pieces are gathered in `body` (amortised appends, so a stream fed a byte at a time stays linear).
+        func flush(_ parts: inout [HTTPRequestPart]) {
+            if !body.isEmpty { parts.append(.body(body)) }
+            body = []
+        }
         repeat {
             let end = offset + min(splits[split % splits.count], stream.count - offset)
             split += 1
@@ -65,17 +71,21 @@ struct Outcome: Equatable, CustomStringConvertible {
             offset = end
             do throws(HTTPError) {
                 while let part = try decoder.next() {
-                    if case .body(let piece) = part, case .body(let previous) = parts.last {
-                        parts[parts.count - 1] = .body(previous + piece)
+                    if case .body(let piece) = part {
+                        body += piece
                     } else {
+                        flush(&parts)
                         parts.append(part)
                     }
                 }
             } catch {
+                flush(&parts)
                 self.error = error
                 return
             }
         } while offset < stream.count
+        flush(&parts)
+        // After an error what stays buffered depends on the pieces given; it is compared only without one.
         buffered = decoder.bufferedByteCount
     }
 
