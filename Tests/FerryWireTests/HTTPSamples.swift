@@ -91,5 +91,25 @@ enum HTTPSamples {
                     framing: .contentLength(2), minorVersion: 0, keepAlive: false)), .body(text("ok")), .end,
         ])
 
-    static let all = [infoGet, prepareUpload, chunkedUpload, expectContinue, http10Close]
+    /// Captured from httpx 0.29 (the client of PyPI `localsend` 0.1.2) posting a generator body over loopback: it
+    /// streams chunked, writes a space as `+` and a plus as `%2B`.
+    static let httpxStreamedUpload = Sample(
+        name: "httpx 0.29 streamed upload, as captured (chunked, form-encoded query)",
+        bytes: text(
+            "POST /api/localsend/v2/upload?sessionId=s+1&fileId=f&token=t%2B HTTP/1.1\r\nHost: 127.0.0.1:38673\r\n"
+                + "Accept: */*\r\nAccept-Encoding: gzip, deflate\r\nConnection: keep-alive\r\n"
+                + "User-Agent: python-httpx/0.29.0\r\nTransfer-Encoding: chunked\r\n\r\n6\r\nhello \r\n5\r\nworld\r\n0\r\n\r\n"
+        ),
+        parts: [
+            .head(
+                head(
+                    "POST", "/api/localsend/v2/upload?sessionId=s+1&fileId=f&token=t%2B",
+                    [
+                        ("Host", "127.0.0.1:38673"), ("Accept", "*/*"), ("Accept-Encoding", "gzip, deflate"),
+                        ("Connection", "keep-alive"), ("User-Agent", "python-httpx/0.29.0"),
+                        ("Transfer-Encoding", "chunked"),
+                    ], framing: .chunked)), .body(text("hello world")), .end,
+        ])
+
+    static let all = [infoGet, prepareUpload, chunkedUpload, expectContinue, http10Close, httpxStreamedUpload]
 }

@@ -16,6 +16,12 @@ struct HTTPTargetTests {
         #expect(try query.upload() == ("a+b c", "some file", "t"))
     }
 
+    @Test func httpxsFormEncodingDecodesToWhatItMeant() throws {
+        guard case .head(let head) = HTTPSamples.httpxStreamedUpload.parts[0] else { Issue.record("no head"); return }
+        let query = try LocalSendQuery(HTTPTarget(head.target))
+        #expect(try query.upload() == ("s 1", "f", "t+"))
+    }
+
     @Test func aTargetWithoutQueryHasNoParameters() throws {
         let target = try HTTPTarget("/api/localsend/v2/info")
         #expect(target.path == "/api/localsend/v2/info" && target.query.isEmpty)
