@@ -1,3 +1,4 @@
+import FerrySecurity
 import FerrySession
 import FerrySystem
 import FerryTestSupport
@@ -205,6 +206,82 @@ import Testing
             #expect(await engine.probe.largestQueuedBytes <= IncomingTransfers.maxQueuedBytes)
             let status = try FileManager.default.attributesOfItem(atPath: inbox + "/big.bin")
             #expect((status[.size] as? Int) == size)
+        }
+    }
+
+    @Test func aCancelMidFilePublishesWhatWasVerifiedAndRemovesTheRest() async throws {
+        try await Self.withReceiver { engine, inbox in
+            let phone = await ForeignUploader(engine: engine)
+            let (id, reply) = await phone.offer([
+                ForeignFile(path: "a.jpg", size: 300_000, sha256: SHA256Hasher.digest(Self.photo)),
+                ForeignFile(path: "b.mp4", size: 300_000, sha256: nil),
+            ])
+            #expect(reply?.accepted == true)
+            try await phone.upload(Self.photo, file: 0, of: id)
+            #expect(try #require(await phone.result(of: 0, id)).status == .published)
+            try await phone.upload(Array(Self.photo[..<150_000]), file: 1, of: id, end: false)
+            await phone.peer.cancel(id, reason: .cancelledByUser)
+            let finished = try #require(await Self.event(engine) { if case .finished(let o) = $0 { o } else { nil } })
+            #expect(finished.stop == .cancelledByPeer(.cancelledByUser), "\(String(describing: finished.stop))")
+            #expect(finished.filesSucceeded == 1 && finished.filesFailed == 1 && finished.keptBytes == 0)
+            let (visible, staged) = try Self.contents(inbox)
+            #expect(visible == ["a.jpg"], "\(visible)")
+            #expect(staged.isEmpty, "\(staged)")
+        }
+    }
+
+    @Test func twoFilesOfOneTransferTakenAtOnceArePublishedBoth() async throws {
+        try await Self.withReceiver { engine, inbox in
+            let phone = await ForeignUploader(engine: engine)
+            let other = TestFiles.randomBytes(count: 200_001, seed: 30)
+            let (id, reply) = await phone.offer([
+                ForeignFile(path: "a.bin", size: 300_000, sha256: SHA256Hasher.digest(Self.photo)),
+                ForeignFile(path: "b.bin", size: 200_001, sha256: SHA256Hasher.digest(other)),
+            ])
+            #expect(reply?.accepted == true)
+            async let first: Void = phone.upload(Self.photo, file: 0, of: id, pieces: [30_000])
+            async let second: Void = phone.upload(other, file: 1, of: id, pieces: [50_000])
+            _ = try await (first, second)
+            #expect(try #require(await phone.result(of: 0, id)).status == .published)
+            #expect(try #require(await phone.result(of: 1, id)).status == .published)
+            #expect(try Data(contentsOf: URL(fileURLWithPath: inbox + "/a.bin")) == Data(Self.photo))
+            #expect(try Data(contentsOf: URL(fileURLWithPath: inbox + "/b.bin")) == Data(other))
+        }
+    }
+
+    @Test func aFerryPeerClaimingAForeignPeersIDIsCutAtItsFirstTransferFrame() async throws {
+        try await Self.withReceiver { engine, inbox in
+            let phone = await ForeignUploader(engine: engine)
+            let port = Int(await engine.session.listenPort)
+            let mallory = try await StrangerLink.open(port: port)
+            defer { mallory.close() }
+            let hello = Hello(
+                peerID: phone.peer.peerID, deviceID: mallory.identity.deviceID, mode: .peer,
+                capabilities: [.transfers], listenPort: 0, datagramPort: 0, sessionID: "unit", displayName: "mallory")
+            try await mallory.send(SessionMessage.hello(hello).encoded() + SessionMessage.connectionRequest.encoded())
+            // Connected (accepted) first, so that only the transfer engine can refuse what follows.
+            var decoder = FrameDecoder(maximumPayloadLength: Limits.maxFramePayload)
+            var accepted = false
+            while !accepted {
+                let bytes = try await mallory.stream.read(maxBytes: 64 << 10)
+                try #require(!bytes.isEmpty, "the link closed before it was accepted")
+                decoder.append(bytes)
+                while let frame = try decoder.nextFrame() {
+                    if case .accept = try SessionMessage(frame: frame) { accepted = true }
+                }
+            }
+            let offer = Offer(
+                transferID: TransferID.random(), chunkSize: UInt32(Limits.minChunkSize), codecs: [],
+                files: [OfferedFile(path: "x.txt", size: 1, modificationTime: FileTime(seconds: 0))])
+            try await mallory.send(TransferMessage.offer(offer).frame.encoded())
+            let (messages, closedByPeer) = await mallory.messagesUntilClosed()
+            #expect(closedByPeer)
+            #expect(!messages.contains { if case .transfer = $0 { true } else { false } }, "\(messages)")
+            #expect(await engine.receivesNothing)
+            // The foreign peer of that ID is untouched: its offers go on.
+            let (_, reply) = await phone.offer([ForeignFile(path: "photo.jpg", size: 300_000, sha256: nil)])
+            #expect(reply?.accepted == true)
+            #expect(try Self.contents(inbox).visible.isEmpty)
         }
     }
 }
