@@ -84,7 +84,7 @@ public actor Session {
                 backlog.take(Frame.headerLength + frame.payload.count, from: peerID)
             }
         }
-        self.localPeerID = PeerID(rawValue: UInt64.random(in: 1...UInt64.max))
+        self.localPeerID = PeerID(rawValue: UInt64.random(in: 1..<PeerID.firstForeign))
         (events, eventSink) = AsyncStream.makeStream(of: SessionEvent.self)
         self.sessionTag = Datagram.sessionTag(for: configuration.sessionID)
         self.discoveryCache = DiscoveryCache(

@@ -47,12 +47,15 @@ public struct PeerInfo: Equatable, Sendable {
     /// (`Session.vouch(for:reason:)`): admitted without a prompt for the transfer engine, not a peer that asked to
     /// connect. Applications that list, greet or prompt for peers leave such a peer out.
     public var isSwarmLink: Bool
+    /// The protocol it speaks: "ferry" for every peer of a session; another name ("localsend") for a peer an adapter
+    /// attached to the transfer engine (`TransferEngine.attachForeignPeer`), which has no ferry link.
+    public var protocolName: String
 
     /// A peer as described (for tests and applications that keep their own tables).
     public init(
         peerID: PeerID, deviceID: DeviceID, displayName: String, mode: PeerMode, address: SocketAddress?,
         isDiscovered: Bool, isAcceptingConnections: Bool, state: PeerState, pairingCode: String? = nil,
-        isTrusted: Bool = false, takesMessages: Bool = true, isSwarmLink: Bool = false
+        isTrusted: Bool = false, takesMessages: Bool = true, isSwarmLink: Bool = false, protocolName: String = "ferry"
     ) {
         self.peerID = peerID
         self.deviceID = deviceID
@@ -66,6 +69,7 @@ public struct PeerInfo: Equatable, Sendable {
         self.isTrusted = isTrusted
         self.takesMessages = takesMessages
         self.isSwarmLink = isSwarmLink
+        self.protocolName = protocolName
     }
 }
 

@@ -159,6 +159,7 @@ public actor TransferEngine {
         for ask in incoming.asks.values { ask.timer.cancel() }
         incoming.asks.removeAll()
         for swarmID in memberSwarms.all.keys { leaveSwarm(swarmID) }
+        for peerID in incoming.foreignPeers.keys { endForeignPeer(peerID) }
         loop?.cancel()
         completions.finish()
         eventSink.finish()
@@ -167,6 +168,11 @@ public actor TransferEngine {
     func handle(_ event: TransferLinkEvent) async {
         switch event {
         case .frame(let frame, let peerID):
+            // A ferry peer claiming an ID of the foreign range would share the records of a foreign peer's.
+            guard !peerID.isForeign else {
+                await session.disconnect(peerID, violation: "a peer ID of the range kept for other protocols")
+                return
+            }
             let message: TransferMessage
             do {
                 message = try TransferMessage(frame: frame)
@@ -193,6 +199,8 @@ public actor TransferEngine {
             case .swarmHave(let have): await swarmHaveReceived(have, from: peerID)
             case .swarmRefuse(let refuse): await swarmRefuseReceived(refuse, from: peerID)
             }
+        case .peerDisconnected(let peerID, _) where peerID.isForeign:
+            return  // its frames were refused; a foreign peer of that ID is not the one that left
         case .peerDisconnected(let peerID, let reason):
             await peerLost(peerID, reason: reason)
         }
@@ -201,6 +209,14 @@ public actor TransferEngine {
     /// A peer broke the protocol: its transfers end and its link is closed.
     func violation(by peerID: PeerID, _ detail: String) async {
         log(1, "peer \(peerID) broke the transfer protocol: \(detail)")
+        if peerID.isForeign {
+            // No link to cut: its transfers end, their cancels go to the adapter, and the peer is detached.
+            for key in incoming.keys where key.peer == peerID {
+                await cancelIncoming(key, reason: .protocolError, detail: detail, tellPeer: true, drain: false)
+            }
+            endForeignPeer(peerID)
+            return
+        }
         for id in operations.ids where operations[id]?.peers[peerID] != nil {
             await failPeer(id, peerID, "it broke the transfer protocol (\(detail))", cancel: .protocolError)
         }
@@ -247,6 +263,7 @@ public actor TransferEngine {
     func send(
         _ message: TransferMessage, to peerID: PeerID, discardable: TransferID? = nil, waitForRoom: Bool = true
     ) async -> Bool {
+        if peerID.isForeign { return answerForeign(message, to: peerID) }
         // Acknowledgements held for this peer go first, in the same queue entry (`IncomingTransfers.hold`).
         var frames = discardable == nil ? incoming.takeHeldAcks(for: peerID) : []
         if discardable != nil { await sendHeldAcks(to: peerID) }

@@ -18,6 +18,8 @@ struct TransferEngineProbe: Sendable {
     /// Compressed chunks handed to the inflater: data for an offer not accepted is never decompressed. (What one
     /// inflation allocates is measured on the inflater alone, in a process of its own: `InflateBoundTests`.)
     var inflatedChunks = 0
+    /// Times a foreign peer's piece waited for room under `IncomingTransfers.maxQueuedBytes` (`ForeignPeer.write`).
+    var foreignRoomWaits = 0
     /// The most bytes of member frames a link to another member ever held unsent right after this side queued one
     /// for it (the only moment they grow): `memberQueueLimit` holds.
     var largestMemberQueue = 0

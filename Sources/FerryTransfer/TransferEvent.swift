@@ -83,11 +83,26 @@ public struct FileOutcome: Sendable, Equatable {
     /// The media type the offer gave the entry ("image/png"; empty when unknown).
     public var mediaType = ""
     /// The file digest (PROTOCOL.md 11.7, what `ferry hash` prints): the one the receiver verified, or the one the
-    /// sender sent for a file the receiver published; nil otherwise.
+    /// sender sent for a file the receiver published; nil otherwise. For a file from a peer of another protocol
+    /// (`verification` `sha256` or `size`), the plain SHA-256 of the file's bytes.
     public var digest: [UInt8]? = nil
+    /// How the received bytes were checked before they were published: ferry's chunk and file digests, the whole
+    /// file's SHA-256 a peer of another protocol gave, or its size alone (such a peer gave no digest).
+    public var verification: FileVerification = .fileDigest
     /// Receiving: published in place of the version the same sender delivered under that name before, unchanged
     /// since (an offer with the flag `replaces`, PROTOCOL.md 11.10 rule 11: `ferry watch`).
     public var replaced = false
+}
+
+/// How a received file was checked before it was published (DESIGN.md section 9: what a protocol cannot give is
+/// said, never faked).
+public enum FileVerification: String, Sendable, Equatable {
+    /// Each chunk's SHA-256 and the file digest over them (PROTOCOL.md 11.7): every ferry transfer.
+    case fileDigest
+    /// The SHA-256 of the whole file, as the sender (a peer of another protocol) gave it, computed as it was written.
+    case sha256
+    /// Its size alone: the sender gave no digest (an older LocalSend app).
+    case size
 }
 
 /// How a whole transfer with one peer ended.
@@ -173,8 +188,9 @@ public enum TransferEvent: Sendable {
     /// Under `OfferPolicy.ask`: answer with `TransferEngine.respond(to:from:accept:)`.
     case offerReceived(IncomingOffer)
     /// The offer was accepted (by the peer when sending, by this side when receiving); chunks flow.
-    case started(transferID: TransferID, peer: PeerInfo, direction: TransferDirection, files: [OfferedFile],
-                 accepted: [Bool], resumeOffsets: [UInt64])
+    case started(
+        transferID: TransferID, peer: PeerInfo, direction: TransferDirection, files: [OfferedFile],
+        accepted: [Bool], resumeOffsets: [UInt64])
     /// The offer was denied (by the peer when sending, by this side when receiving).
     case denied(transferID: TransferID, peer: PeerInfo, direction: TransferDirection, reason: String)
     /// Bytes moved with one peer, at most every `TransferConfiguration.progressInterval`.

@@ -23,6 +23,14 @@ public struct PeerID: RawRepresentable, Hashable, Sendable, Comparable, CustomSt
         rawValue = value
     }
 
+    /// The first ID of the range kept for peers of other protocols (LocalSend, a browser, magic-wormhole), which the
+    /// transfer engine gives them when an adapter attaches one: a session picks its own ID below it, and a ferry peer
+    /// claiming one in it has its link cut at its first transfer frame (PROTOCOL.md 8, `peerID`).
+    public static let firstForeign: UInt64 = 0xFFFF_FFFF_0000_0000
+
+    /// Whether this ID is in the range kept for peers of other protocols (`firstForeign` and up).
+    public var isForeign: Bool { rawValue >= Self.firstForeign }
+
     /// 16 lowercase hex digits.
     public var description: String { Hex.string(rawValue, width: 16) }
 

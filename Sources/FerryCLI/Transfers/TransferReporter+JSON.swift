@@ -56,6 +56,10 @@ extension TransferReporter {
             line.append("message", .bool(Payload.isMessage(outcome.mediaType, size: outcome.size)))
             // Only when it did: a file event of any other file keeps its shape.
             if outcome.replaced { line.append("replaced", .bool(true)) }
+            // Only for a file from a peer of another protocol: how it was checked ("sha256" or "size").
+            if outcome.verification != .fileDigest {
+                line.append("verification", .string(outcome.verification.rawValue))
+            }
             return line
         case .finished(let outcome):
             var line = header(.finished, outcome.transferID, outcome.peer, direction: outcome.direction)
@@ -100,6 +104,8 @@ extension TransferReporter {
         var line = JSONLine(event: event, ["direction": .string(direction.rawValue)])
         line.append("transferID", .string(transferID.description))
         appendPeer(peer, to: &line)
+        // Only for a peer of another protocol (a LocalSend app): the lines of a ferry peer keep their shape.
+        if peer.protocolName != "ferry" { line.append("protocol", .string(peer.protocolName)) }
         return line
     }
 

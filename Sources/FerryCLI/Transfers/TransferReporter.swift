@@ -462,7 +462,9 @@ final class TransferReporter: Sendable {
             let published = TerminalText.escape(outcome.publishedName ?? outcome.fileName)
             // A newer version from `ferry watch` put in place of the one it delivered before.
             let replacing = outcome.replaced ? ", replacing the version \(peer) sent before" : ""
-            return "received \(published) from \(peer) (\(size)\(resumed))\(replacing)"
+            // A peer of another protocol that gave no digest: said, as nothing but the size was checked.
+            let checked = outcome.verification == .size ? ", checked by its size only: the sender gave no digest" : ""
+            return "received \(published) from \(peer) (\(size)\(resumed))\(replacing)\(checked)"
         case (.sending, let failure?):
             return "failed to send \(name) to \(peer): \(TerminalText.escape(failure))"
         case (.receiving, let failure?):

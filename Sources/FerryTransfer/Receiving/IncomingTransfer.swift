@@ -59,6 +59,9 @@ struct IncomingTransfer: Sendable {
     var endingTimer: Task<Void, Never>?
     /// The swarm this side is a member of through this transfer (PROTOCOL.md 11.11): chunks then come in any order.
     var swarmID: SwarmID?
+    /// Whether staged data of files that did not end stays for a resume when the transfer stops: a ferry sender's
+    /// does (its staged names are resume keys); a foreign peer's is removed, as it can never be resumed.
+    var keepsStaged = true
 }
 
 /// One offered file on the receiving side.
@@ -100,6 +103,17 @@ struct IncomingFile: Sendable {
     /// (PROTOCOL.md 11.10 rule 10): answered at its size, nothing staged, ended as identical once its `fileEnd`
     /// carries the same digest.
     var alreadyThere: (held: HeldFile, digest: [UInt8])?
+    /// How the file is checked before it is published: ferry's chunk digests, or (a foreign peer's file) the whole
+    /// file's SHA-256 computed as it is written (`wholeHasher`), compared with the sender's or with nothing.
+    var verification: FileVerification = .fileDigest
+    /// A foreign peer's file: the SHA-256 of its bytes, fed chunk by chunk in offset order (nil for ferry files).
+    var wholeHasher: SHA256Hasher?
+    /// A foreign peer's file with `verification` `sha256`: the digest its sender gave (else empty).
+    var givenSHA256: [UInt8] = []
+    /// A foreign peer's file: bytes of a piece past the last whole chunk, waiting for the next piece (less than a
+    /// chunk), and whether a piece of it is being taken now (`ForeignPeer.write`).
+    var partialChunk: [UInt8] = []
+    var isTakingPiece = false
 }
 
 /// A count of bytes written to one staged file, shared by the engine and the writes it queues.

@@ -44,6 +44,12 @@ final class IncomingTransfers {
     /// Tests: where the hashing of held files waits (`TransferEngine.holdHeldHashing`).
     var hashGate: AlreadyThereGate?
     private var generations: UInt64 = 0
+    /// Peers of other protocols attached by their adapters (`TransferEngine.attachForeignPeer`), by their IDs from
+    /// the foreign range, and who waits for room under `maxQueuedBytes` for each (`ForeignPeer.write`).
+    var foreignPeers: [PeerID: ForeignPeerRecord] = [:]
+    var roomWaiters: [PeerID: [CheckedContinuation<Void, Never>]] = [:]
+    /// Foreign peers' offers waiting for their reply (`ForeignPeer.offer`).
+    var offerWaiters: [IncomingKey: CheckedContinuation<OfferReply?, Never>] = [:]
 
     /// A number no other offer received by this engine has had (`IncomingTransfer.generation`).
     func nextGeneration() -> UInt64 {
@@ -101,6 +107,9 @@ final class IncomingTransfers {
         guard count > 0 else { return }
         let left = queued(by: peerID) - count
         queuedBytes[peerID] = left > 0 ? left : nil
+        if peerID.isForeign, let waiters = roomWaiters.removeValue(forKey: peerID) {
+            for waiter in waiters { waiter.resume() }
+        }
     }
 
     // MARK: Acknowledgements held for a batch

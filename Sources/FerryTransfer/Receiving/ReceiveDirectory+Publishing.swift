@@ -143,7 +143,9 @@ extension ReceiveDirectory {
     }
 
     /// Whether `name` in `directory` is a regular file (not followed if a symlink) of `size` bytes whose file digest
-    /// with chunks of `chunkSize` bytes is `digest`. Any error (gone, unreadable, not a regular file) counts as no.
+    /// with chunks of `chunkSize` bytes is `digest`; with `chunkSize` 0, whose plain SHA-256 is `digest` (a file from
+    /// a peer of another protocol, `FileVerification.sha256`/`.size`). Any error (gone, unreadable, not a regular
+    /// file) counts as no.
     static func holds(_ name: String, in directory: DirectoryHandle, size: UInt64, digest: [UInt8], chunkSize: Int)
         -> Bool
     {
@@ -151,6 +153,18 @@ extension ReceiveDirectory {
             let file = try? directory.openFile(name, writable: false)
         else { return false }
         defer { file.close() }
+        if chunkSize == 0 {
+            let whole = SHA256Hasher()
+            var offset: UInt64 = 0
+            while offset < size {
+                guard let bytes = try? file.read(count: Int(min(size - offset, 1 << 20)), at: offset), !bytes.isEmpty
+                else { return false }
+                whole.update(bytes)
+                offset += UInt64(bytes.count)
+            }
+            guard (try? file.read(count: 1, at: size))?.isEmpty == true else { return false }  // it grew meanwhile
+            return whole.finalize() == digest
+        }
         let hasher = FileDigest()
         guard (try? hasher.add(chunksOf: file, from: 0, to: size, chunkSize: chunkSize)) == true else { return false }
         guard (try? file.read(count: 1, at: size))?.isEmpty == true else { return false }  // it grew meanwhile

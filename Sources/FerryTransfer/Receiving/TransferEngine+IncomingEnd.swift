@@ -45,7 +45,7 @@ extension TransferEngine {
         outcome.emptyFoldersFailed = transfer.foldersFailed
         // What stays staged of the files that did not end, for a resume (`releaseStaged` keeps it).
         outcome.keptBytes =
-            stop == nil
+            stop == nil || !transfer.keepsStaged
             ? 0
             : transfer.files.reduce(0) { kept, file in
                 let staged = file.accepted && !file.ended && !file.inMemory && file.alreadyThere == nil
@@ -72,7 +72,8 @@ extension TransferEngine {
         transfer.hashStop?.set()  // held files being hashed for it (rule 10): stopped at the next chunk
         if transfer.phase == .asking {
             incoming.asks.removeValue(forKey: key)?.timer.cancel()
-            _ = incoming.end(key)  // remembered: the same ID offered again is a violation (`offerReceived`)
+            _ = incoming.end(key)
+            incoming.offerWaiters.removeValue(forKey: key)?.resume(returning: nil)  // a foreign peer's, unanswered  // remembered: the same ID offered again is a violation (`offerReceived`)
             // The application may be showing the offer: tell it that it is gone.
             let why = detail.isEmpty ? reason.map { "\($0)" } ?? "withdrawn" : detail
             emit(.denied(transferID: key.transferID, peer: transfer.peer, direction: .receiving, reason: why))

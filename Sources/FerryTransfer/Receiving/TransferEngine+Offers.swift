@@ -23,7 +23,9 @@ extension TransferEngine {
         Task { await self.answered(key, accept: accept, denial: (reason, detail)) }
     }
 
-    func offerReceived(_ offer: Offer, from peerID: PeerID) async {
+    /// `foreignDigests`: the offer of a foreign peer (`ForeignPeer.offer`), with each file's SHA-256 or nil; its files
+    /// are verified by that digest or their size, and staged under random names (no resume).
+    func offerReceived(_ offer: Offer, from peerID: PeerID, foreignDigests: [[UInt8]?]? = nil) async {
         let key = IncomingKey(peer: peerID, transferID: offer.transferID)
         // An ID that ended here recently (answered, withdrawn, cancelled) is not offered again either: a sender that
         // cancels and offers again under the same ID while its first offer is being accepted would otherwise get the
@@ -32,7 +34,7 @@ extension TransferEngine {
             await violation(by: peerID, "transfer \(offer.transferID) offered twice")
             return
         }
-        guard let info = await session.peer(peerID) else { return }
+        guard let info = await peerInfo(peerID) else { return }
         guard receiveDirectory != nil, !isStopped else {
             await deny(offer, to: peerID, .notAccepting, "this peer does not receive files")
             return
@@ -57,10 +59,17 @@ extension TransferEngine {
                     await deny(offer, to: peerID, .invalidOffer, "file \(index + 1): the name is offered twice")
                     return
                 }
-                files.append(
-                    IncomingFile(
-                        components: components, size: file.size,
-                        key: ResumeKey.make(sender: info.deviceID, file: file, chunkSize: offer.chunkSize)))
+                if let foreignDigests {
+                    var foreign = IncomingFile(components: components, size: file.size, key: Self.foreignStagedKey())
+                    foreign.verification = foreignDigests[index] == nil ? .size : .sha256
+                    foreign.givenSHA256 = foreignDigests[index] ?? []
+                    files.append(foreign)
+                } else {
+                    files.append(
+                        IncomingFile(
+                            components: components, size: file.size,
+                            key: ResumeKey.make(sender: info.deviceID, file: file, chunkSize: offer.chunkSize)))
+                }
                 if let memory = configuration.memoryDelivery, memory.takes(file) {
                     files[files.count - 1].inMemory = true
                     files[files.count - 1].alsoPublish = memory.alsoPublish
@@ -95,6 +104,7 @@ extension TransferEngine {
             offer: offer, peer: info, phase: .asking, machine: nil, files: files, folders: folders,
             meter: ProgressMeter(interval: configuration.progressInterval), started: clock.now)
         transfer.generation = incoming.nextGeneration()
+        transfer.keepsStaged = foreignDigests == nil
         switch configuration.offerPolicy {
         case .none:
             await deny(offer, to: peerID, .deniedByUser, "this peer accepts no files")
@@ -145,7 +155,7 @@ extension TransferEngine {
 
     func deny(_ offer: Offer, to peerID: PeerID, _ reason: OfferDenyReason, _ detail: String) async {
         log(1, "denied transfer \(offer.transferID) from \(peerID): \(reason) \(detail)")
-        if let info = await session.peer(peerID) {
+        if let info = await peerInfo(peerID) {
             emit(
                 .denied(
                     transferID: offer.transferID, peer: info, direction: .receiving,
@@ -262,7 +272,13 @@ extension TransferEngine {
             transfer.files[index].accepted = true
             transfer.files[index].reservation = reservations[index]
             transfer.files[index].resumeOffset = hashers[index] == nil ? 0 : plans[index].resume
-            transfer.files[index].hasher = hashers[index] ?? FileDigest()
+            if transfer.files[index].verification == .fileDigest {
+                transfer.files[index].hasher = hashers[index] ?? FileDigest()
+            } else {
+                // A foreign peer's file: one SHA-256 over its bytes as they are taken, never resumed.
+                transfer.files[index].wholeHasher = SHA256Hasher()
+                transfer.files[index].resumeOffset = 0
+            }
             if let found = alreadyThere[index], let digest = transfer.offer.fileDigests[index] {
                 // Nothing to send but its `fileEnd`: answered at its size, as a file staged whole (rule 10).
                 transfer.files[index].alreadyThere = (found, digest)

@@ -68,7 +68,11 @@ extension TransferEngine {
                     return (
                         file, transfer.files[file].key, transfer.files[file].components, offered.permissions,
                         (offered.modificationTime.seconds, offered.modificationTime.nanoseconds), handle,
-                        transfer.files[file].digest.map { ($0, Int(transfer.offer.chunkSize)) },
+                        // The identical-file check hashes a taken name as this file was verified: by ferry's file
+                        // digest at the offer's chunk size, or (chunk size 0) by the plain SHA-256 of a foreign file.
+                        transfer.files[file].digest.map {
+                            ($0, transfer.files[file].verification == .fileDigest ? Int(transfer.offer.chunkSize) : 0)
+                        },
                         transfer.files[file].size, transfer.files[file].inMemory,
                         !transfer.files[file].inMemory || transfer.files[file].alsoPublish,
                         transfer.offer.flags.contains(.replaces) ? transfer.peer.deviceID.hex : nil
@@ -136,7 +140,7 @@ extension TransferEngine {
         }
         // The results of the turn go to the sender together (one trip to the session, one write for many small
         // files), in the order of the turn: a failure's own result waits for the results before it.
-        var frames: [[UInt8]] = []
+        var frames: [TransferMessage] = []
         var succeeded: [Int] = []
         for (file, result) in results {
             switch result {
@@ -166,15 +170,20 @@ extension TransferEngine {
         await finishIfDone(key)
     }
 
-    /// Sends the encoded `fileResult` frames in `frames` to the transfer's sender in one queue entry, and empties it.
-    private func sendResults(_ frames: inout [[UInt8]], _ key: IncomingKey) async {
+    /// Sends the `fileResult`s in `frames` to the transfer's sender in one queue entry (a foreign peer's adapter:
+    /// each as a value), and empties it.
+    private func sendResults(_ frames: inout [TransferMessage], _ key: IncomingKey) async {
         guard !frames.isEmpty else { return }
         defer { frames = [] }
+        if key.peer.isForeign {
+            for frame in frames { _ = answerForeign(frame, to: key.peer) }
+            return
+        }
         do {
             // Acknowledgements held for the peer go first (`completed(_:)`).
             let acks = incoming.takeHeldAcks(for: key.peer)
             if !acks.isEmpty { probe.ackEntries += 1 }
-            try await session.sendTransferFrame(acks + frames, to: key.peer)
+            try await session.sendTransferFrame(acks + frames.map { $0.frame.encoded() }, to: key.peer)
         } catch {
             log(2, "could not send \(frames.count) file results to \(key.peer): \(error)")
         }
@@ -203,9 +212,9 @@ extension TransferEngine {
         return false
     }
 
-    /// Records a published (or delivered) file and reports it; returns its `fileResult` frame for the sender (nil
-    /// when the transfer is gone).
-    private func fileSucceeded(_ file: Int, _ delivered: Delivered, _ key: IncomingKey) -> [UInt8]? {
+    /// Records a published (or delivered) file and reports it; returns its `fileResult` for the sender (nil when the
+    /// transfer is gone).
+    private func fileSucceeded(_ file: Int, _ delivered: Delivered, _ key: IncomingKey) -> TransferMessage? {
         let identical = delivered.published?.isIdentical ?? false
         let publishedName = delivered.published?.name
         swarmFilePublished(file, delivered.published, key)
@@ -219,13 +228,15 @@ extension TransferEngine {
                     transfer.files[file].reservation = nil
                     transfer.endedCount += 1
                     transfer.filesSucceeded += 1
-                    return FileOutcome(
+                    var outcome = FileOutcome(
                         transferID: key.transferID, peer: transfer.peer, direction: .receiving, fileIndex: file,
                         fileName: transfer.offer.files[file].path, size: transfer.files[file].size,
                         publishedName: publishedName, failure: nil, resumedBytes: transfer.files[file].resumedBytes,
                         alreadyThere: identical, payload: delivered.payload,
                         mediaType: transfer.offer.files[file].mediaType, digest: transfer.files[file].digest,
                         replaced: delivered.replaced)
+                    outcome.verification = transfer.files[file].verification
+                    return outcome
                 })
         else { return nil }
         let what = identical ? "already there (identical):" : publishedName == nil ? "delivered in memory" : "published"
@@ -235,7 +246,7 @@ extension TransferEngine {
         let result = FileResult(
             transferID: key.transferID, fileIndex: UInt32(file), status: .published,
             detail: Self.detail(publishedName ?? outcome.fileName), identical: identical)
-        return TransferMessage.fileResult(result).frame.encoded()
+        return .fileResult(result)
     }
 }
 

@@ -22,11 +22,11 @@ extension TransferEngine {
             return
         }
         let file = Int(chunk.fileIndex)
-        typealias Arrival = (IncomingTransferMachine.ChunkVerdict, CodecSet, ArraySlice<UInt8>?)
+        typealias Arrival = (IncomingTransferMachine.ChunkVerdict, CodecSet, ArraySlice<UInt8>?, SHA256Hasher?)
         let arrival =
             withIncoming(key) { transfer -> Result<Arrival, TransferProtocolError>? in
                 guard transfer.phase == .receiving else { return nil }
-                if transfer.isEnding { return .success((.discard, [], nil)) }
+                if transfer.isEnding { return .success((.discard, [], nil, nil)) }
                 do throws(TransferProtocolError) {
                     guard
                         let verdict = try transfer.machine?.chunkArrived(
@@ -39,13 +39,15 @@ extension TransferEngine {
                         previous.map {
                             $0.file == file && $0.offset + UInt64(transfer.offer.chunkSize) == chunk.offset
                         } == true ? previous?.raw : nil
-                    return .success((verdict, transfer.codecs, prefix))
+                    // A foreign peer's file is hashed whole as it comes (nil for a ferry file: its chunk digests).
+                    return .success((verdict, transfer.codecs, prefix, transfer.files[file].wholeHasher))
                 } catch {
                     return .failure(error)
                 }
             } ?? nil
         let codecs: CodecSet
         let prefix: ArraySlice<UInt8>?
+        let wholeHasher: SHA256Hasher?
         switch arrival {
         case nil:
             // Chunks still in flight when the transfer ended here (cancelled, failed) are dropped. Anything else is
@@ -56,7 +58,7 @@ extension TransferEngine {
         case .failure(let error):
             await violation(by: peerID, error.description)
             return
-        case .success((.discard, _, _)):
+        case .success((.discard, _, _, _)):
             // A swarm member acknowledges every chunk the sender sent it, one it already got from another member
             // too: the sender counts it against this link's window until then (PROTOCOL.md 11.11 rule 7).
             if incoming[key]?.swarmID != nil, incoming[key]?.isEnding == false,
@@ -65,9 +67,10 @@ extension TransferEngine {
                 enqueue([.acknowledge(file: file, offset: chunk.offset, status: .stored)], key)
             }
             return
-        case .success((.process, let agreed, let previous)):
+        case .success((.process, let agreed, let previous, let whole)):
             codecs = agreed
             prefix = previous
+            wholeHasher = whole
         }
         let raw: ArraySlice<UInt8>
         var corrupt = false
@@ -107,7 +110,10 @@ extension TransferEngine {
         }
         // The chunk digest is checked here, before the chunk counts as stored; the file digest then needs only the
         // 32 bytes of that digest (PROTOCOL.md 11.7), never the bytes again.
-        if !corrupt {
+        // A foreign peer's chunk has no digest: its bytes feed the file's one SHA-256 instead, each byte hashed once.
+        if let wholeHasher {
+            raw.withUnsafeBytes { wholeHasher.update($0) }
+        } else if !corrupt {
             corrupt = raw.withUnsafeBytes { FileDigest.chunkDigest($0) } != chunk.sha256
         }
         if corrupt {
@@ -282,7 +288,9 @@ extension TransferEngine {
             switch action {
             case .acknowledge(let file, let offset, let status):
                 let ack = ChunkAck(transferID: key.transferID, fileIndex: UInt32(file), offset: offset, status: status)
-                if incoming.isHoldingAcks {
+                if key.peer.isForeign {
+                    _ = answerForeign(.chunkAck(ack), to: key.peer)
+                } else if incoming.isHoldingAcks {
                     incoming.hold(TransferMessage.chunkAck(ack).frame.encoded(), for: key.peer)
                 } else {
                     await send(.chunkAck(ack), to: key.peer)
@@ -344,9 +352,13 @@ extension TransferEngine {
             for index in entry.chunkDigests.keys.sorted() { hasher.add(chunkDigest: entry.chunkDigests[index] ?? []) }
             incoming[key]?.files[file].chunkDigests = [:]
         }
-        let digest = entry.hasher?.finalize() ?? []
+        // Ferry's file digest over the chunk digests, or a foreign file's SHA-256 of its bytes: compared with the
+        // sender's, except for a file its sender gave no digest of (checked by its size alone, and said so).
+        let digest =
+            (entry.verification == .fileDigest ? entry.hasher?.finalize() : entry.wholeHasher?.finalize()) ?? []
         incoming[key]?.files[file].hasher = nil
-        guard digest == expected else {
+        incoming[key]?.files[file].wholeHasher = nil
+        guard digest == expected || entry.verification == .size else {
             await fileFailed(
                 file, status: .hashMismatch, detail: "the digest of the received data does not match the sender's",
                 key, removeStaged: true)
@@ -366,26 +378,31 @@ extension TransferEngine {
         finishing: Bool = true
     ) async {
         guard
-            let (outcome, stagedKey, reservation) = withIncoming(key, {
-                transfer -> (FileOutcome, String, StagedReservation?)? in
-                guard !transfer.files[file].ended else { return nil }
-                transfer.machine?.fileEnded(file)
-                transfer.files[file].ended = true
-                transfer.endedCount += 1
-                transfer.files[file].staged?.close()
-                transfer.files[file].staged = nil
-                transfer.files[file].hasher = nil
-                transfer.filesFailed += 1
-                transfer.pending.removeAll { $0 == file }
-                let outcome = FileOutcome(
-                    transferID: key.transferID, peer: transfer.peer, direction: .receiving, fileIndex: file,
-                    fileName: transfer.offer.files[file].path, size: transfer.files[file].size, publishedName: nil,
-                    failure: "\(status): \(detail)", resumedBytes: transfer.files[file].resumedBytes)
-                defer { transfer.files[file].reservation = nil }
-                return (outcome, transfer.files[file].key, transfer.files[file].reservation)
-            }) ?? nil
+            let (outcome, stagedKey, reservation, keepsStaged) = withIncoming(
+                key,
+                {
+                    transfer -> (FileOutcome, String, StagedReservation?, Bool)? in
+                    guard !transfer.files[file].ended else { return nil }
+                    transfer.machine?.fileEnded(file)
+                    transfer.files[file].ended = true
+                    transfer.endedCount += 1
+                    transfer.files[file].staged?.close()
+                    transfer.files[file].staged = nil
+                    transfer.files[file].hasher = nil
+                    transfer.filesFailed += 1
+                    transfer.pending.removeAll { $0 == file }
+                    transfer.files[file].wholeHasher = nil
+                    var outcome = FileOutcome(
+                        transferID: key.transferID, peer: transfer.peer, direction: .receiving, fileIndex: file,
+                        fileName: transfer.offer.files[file].path, size: transfer.files[file].size, publishedName: nil,
+                        failure: "\(status): \(detail)", resumedBytes: transfer.files[file].resumedBytes)
+                    outcome.verification = transfer.files[file].verification
+                    defer { transfer.files[file].reservation = nil }
+                    return (outcome, transfer.files[file].key, transfer.files[file].reservation, transfer.keepsStaged)
+                }) ?? nil
         else { return }
-        if removeStaged { receiveDirectory?.removeStaged(key: stagedKey) }
+        // A foreign peer's staged data never serves a resume: it goes with its file whatever the failure.
+        if removeStaged || !keepsStaged { receiveDirectory?.removeStaged(key: stagedKey) }
         reservation?.release()  // after the removal: no other transfer takes up data that is going
         await swarmFileEnded(file, published: false, key)
         emit(.fileFinished(outcome))

@@ -63,6 +63,8 @@ extension TransferEngine {
     func releaseStaged(of transfer: IncomingTransfer) {
         for entry in transfer.files {
             entry.staged?.close()
+            // A foreign peer's file is never resumed: what it staged goes with its transfer.
+            if !transfer.keepsStaged, entry.accepted, !entry.ended { receiveDirectory?.removeStaged(key: entry.key) }
             let unused = entry.accepted && !entry.ended && entry.resumeOffset == 0 && entry.stored == 0
             entry.reservation?.release(removingEmpty: unused)
         }
