@@ -31,6 +31,7 @@ public struct LocalSendPinGuard: Sendable {
     /// Wrong PINs within the window, oldest first: (address, instant).
     private var failures: [(address: String, at: ContinuousClock.Instant)] = []
 
+    /// A guard requiring `expected`; nil or empty means no PIN is required.
     public init(expected: String?) {
         self.expected = expected.flatMap { $0.isEmpty ? nil : $0 }
     }

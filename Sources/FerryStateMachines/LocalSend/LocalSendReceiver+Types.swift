@@ -9,6 +9,7 @@ public struct LocalSendPeer: Hashable, Sendable, CustomStringConvertible {
     /// SHA-256 of the client certificate's DER, hex (any case; compared case-insensitively); nil without one.
     public var certificateFingerprint: String?
 
+    /// A peer at `address`, with its certificate's hash if it presented one (stored lower-case).
     public init(address: String, certificateFingerprint: String? = nil) {
         self.address = address
         self.certificateFingerprint = certificateFingerprint?.lowercased()
@@ -23,6 +24,7 @@ public struct LocalSendPeer: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// `certificate ` and the hash's first 16 hex digits when there is one, else the address (for logs).
     public var description: String { certificateFingerprint.map { "certificate \($0.prefix(16))…" } ?? address }
 }
 
@@ -33,6 +35,7 @@ public struct LocalSendFileOffer: Equatable, Sendable {
     /// The announced size in bytes.
     public var size: UInt64
 
+    /// An offer of file `id` of `size` bytes.
     public init(id: String, size: UInt64) {
         self.id = id
         self.size = size
@@ -45,8 +48,10 @@ public struct LocalSendFileOffer: Equatable, Sendable {
 /// within a session's lifetime, and the bytes come from a generator the driver injects (the system's CSPRNG in
 /// ferry, a seeded one in tests).
 public struct LocalSendSecret: Hashable, Sendable, CustomStringConvertible {
+    /// The secret's bytes, at least 16 (128 bits): 16 from `random`, 16...64 from `init(hex:)`.
     public let bytes: [UInt8]
 
+    /// A secret of `bytes`; traps on fewer than 16 bytes.
     public init(bytes: [UInt8]) {
         precondition(bytes.count >= 16, "a LocalSend secret has at least 128 bits")
         self.bytes = bytes
@@ -88,6 +93,7 @@ public struct LocalSendSecret: Hashable, Sendable, CustomStringConvertible {
         return difference == 0
     }
 
+    /// The bytes as lower-case hex (32 digits for 16 bytes), as sent on the wire.
     public var description: String {
         let digits = Array("0123456789abcdef".utf8)
         var text: [UInt8] = []
@@ -110,7 +116,9 @@ public struct LocalSendSecret: Hashable, Sendable, CustomStringConvertible {
 
 /// An HTTP status the LocalSend server answers with: an open set, so a driver can carry any code.
 public struct LocalSendStatus: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    /// The status code, e.g. 409.
     public let rawValue: Int
+    /// A status with code `rawValue`.
     public init(rawValue: Int) { self.rawValue = rawValue }
 
     /// Accepted (tokens follow), uploaded, cancelled.
@@ -128,6 +136,7 @@ public struct LocalSendStatus: RawRepresentable, Hashable, Sendable, CustomStrin
     /// Too many wrong PINs.
     public static let tooManyRequests = LocalSendStatus(rawValue: 429)
 
+    /// The code as decimal digits, e.g. `409`.
     public var description: String { String(rawValue) }
 }
 

@@ -27,6 +27,7 @@ public struct LocalSendReceiver: Sendable {
         /// How long an accepted session may see no upload activity (start, progress, end) before it is dropped.
         public var idleTimeout: Duration
 
+        /// Limits as given; by default 10,000 files, 120 s for consent, 60 s without upload activity.
         public init(
             maxFiles: Int = 10_000, consentTimeout: Duration = .seconds(120), idleTimeout: Duration = .seconds(60)
         ) {
@@ -74,9 +75,12 @@ public struct LocalSendReceiver: Sendable {
 
     /// A session that ended, for the driver's summary.
     public struct Ended: Equatable, Sendable {
+        /// The session's ID.
         public var session: LocalSendSecret
+        /// How each offered file ended, by file ID: declined, received, or failed (including never uploaded).
         public var outcomes: [String: LocalSendFileOutcome]
 
+        /// The end of `session` with each file's `outcomes`.
         public init(session: LocalSendSecret, outcomes: [String: LocalSendFileOutcome]) {
             self.session = session
             self.outcomes = outcomes
@@ -120,6 +124,7 @@ public struct LocalSendReceiver: Sendable {
         case receiving(Active)
     }
 
+    /// The bounds and timeouts this receiver enforces.
     public let limits: Limits
     private var state: State = .idle
     private var pins: LocalSendPinGuard

@@ -3,14 +3,18 @@
 /// Lookups are case-insensitive (field names are, RFC 9110 5.1). Values are kept as their bytes were, minus the
 /// optional whitespace around them, so nothing is lost or normalised behind the caller's back.
 public struct HTTPHeaders: Equatable, Sendable, Sequence {
+    /// The fields as (name, value) pairs, in arrival order, names in the case they were sent.
     public private(set) var fields: [(name: String, value: String)] = []
 
+    /// Headers holding `fields` as given, in that order (nothing is checked or merged here).
     public init(_ fields: [(name: String, value: String)] = []) {
         self.fields = fields
     }
 
+    /// How many field lines there are (a repeated name counts once per line).
     public var count: Int { fields.count }
 
+    /// Appends a field after the others; an existing field of the same name is kept, not replaced.
     public mutating func add(name: String, value: String) {
         fields.append((name, value))
     }
@@ -27,10 +31,12 @@ public struct HTTPHeaders: Equatable, Sendable, Sequence {
         }
     }
 
+    /// Iterates the fields as (name, value) pairs in order.
     public func makeIterator() -> IndexingIterator<[(name: String, value: String)]> {
         fields.makeIterator()
     }
 
+    /// Same fields in the same order, names and values compared exactly (case included).
     public static func == (lhs: HTTPHeaders, rhs: HTTPHeaders) -> Bool {
         lhs.fields.count == rhs.fields.count
             && zip(lhs.fields, rhs.fields).allSatisfy { $0.name == $1.name && $0.value == $1.value }

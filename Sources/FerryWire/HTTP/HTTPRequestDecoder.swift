@@ -15,6 +15,7 @@
 /// After a throw the decoder stays failed (every later `next()` throws the same error): a request stream
 /// cannot be resynchronised, the driver answers the error's status and closes.
 public struct HTTPRequestDecoder: Sendable {
+    /// The bounds this decoder enforces on every request of the stream.
     public let limits: HTTPRequestLimits
 
     enum State: Equatable, Sendable {
@@ -41,6 +42,7 @@ public struct HTTPRequestDecoder: Sendable {
     /// Above this capacity an emptied buffer gives its memory back.
     private static let retainedCapacity = 64 * 1024
 
+    /// A decoder at the start of a request stream, bounded by `limits`.
     public init(limits: HTTPRequestLimits = HTTPRequestLimits()) {
         self.limits = limits
     }
@@ -51,6 +53,7 @@ public struct HTTPRequestDecoder: Sendable {
     /// Whether the decoder sits between requests with nothing buffered: a connection closed now lost nothing.
     public var isIdle: Bool { state == .head && bufferedByteCount == 0 }
 
+    /// Adds bytes read from the connection; parts are taken out with `next()`.
     public mutating func append(_ bytes: [UInt8]) {
         append(bytes[...])
     }

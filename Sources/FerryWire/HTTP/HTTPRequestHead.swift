@@ -20,7 +20,9 @@ public struct HTTPRequestHead: Equatable, Sendable {
     public var target: String
     /// 1.0 or 1.1 (minor version).
     public var minorVersion: Int
+    /// The header fields as sent (framing fields included; `framing` is what they mean).
     public var headers: HTTPHeaders
+    /// How the body is delimited, from `Content-Length` or `Transfer-Encoding`.
     public var framing: Framing
     /// Whether the connection stays open after this request: HTTP/1.1 unless `Connection: close`, HTTP/1.0 only
     /// with `Connection: keep-alive`.
@@ -28,6 +30,7 @@ public struct HTTPRequestHead: Equatable, Sendable {
     /// `Expect: 100-continue`: the client waits (a while) for `100 Continue` or a final status before the body.
     public var expectsContinue: Bool
 
+    /// A head with these values as given; the derived fields are not recomputed from `headers`.
     public init(
         method: String, target: String, minorVersion: Int = 1, headers: HTTPHeaders = HTTPHeaders(),
         framing: Framing = .none, keepAlive: Bool = true, expectsContinue: Bool = false

@@ -19,5 +19,6 @@ public struct HTTPRequestLimits: Equatable, Sendable {
     /// The trailer section after the last chunk, all lines together (431 above).
     public var maxTrailerBytes = 4 * 1024
 
+    /// The default bounds above (16 KiB head, 8 KiB lines, 64 fields, 1 KiB chunk line, 4 KiB trailers).
     public init() {}
 }

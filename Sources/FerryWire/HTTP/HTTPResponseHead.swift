@@ -10,10 +10,14 @@ public struct HTTPResponseHead: Equatable, Sendable {
         case none
     }
 
+    /// The status line's code and reason phrase.
     public var status: HTTPStatus
+    /// Fields to send besides the framing field, which may not be among them (the encoder writes it).
     public var headers: HTTPHeaders
+    /// How the body is delimited; the encoder writes `Content-Length` or `Transfer-Encoding` from it.
     public var framing: Framing
 
+    /// A response head; by default an empty body (`Content-Length: 0`).
     public init(status: HTTPStatus, headers: HTTPHeaders = HTTPHeaders(), framing: Framing = .contentLength(0)) {
         self.status = status
         self.headers = headers

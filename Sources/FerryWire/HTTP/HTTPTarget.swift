@@ -66,6 +66,7 @@ public struct HTTPTarget: Equatable, Sendable {
         return text
     }
 
+    /// Same path and the same query pairs in the same order.
     public static func == (lhs: HTTPTarget, rhs: HTTPTarget) -> Bool {
         lhs.path == rhs.path && lhs.query.count == rhs.query.count
             && zip(lhs.query, rhs.query).allSatisfy { $0.name == $1.name && $0.value == $1.value }

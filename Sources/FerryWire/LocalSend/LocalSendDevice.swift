@@ -8,20 +8,26 @@
 /// 1.17 writes both, 1.18 sends announcements only and writes neither). Unknown fields are ignored. Nothing here
 /// is trusted: the peer's identity is its certificate's hash, never `fingerprint` or `alias`.
 public struct LocalSendDevice: Equatable, Sendable {
+    /// The name shown to the user, at most `maxAliasBytes` (256) UTF-8 bytes; the only field every version sends.
     public var alias: String
+    /// The protocol version ("2.0", "2.1", "2.2"), at most `maxShortFieldBytes`; nil from v1 apps.
     public var version: String?
+    /// The device's model as its app names it (`deviceModel`), at most `maxAliasBytes` (256); nullable.
     public var deviceModel: String?
     /// "mobile", "desktop", "web", "headless", "server", or another value a newer app sends (shown as desktop).
     public var deviceType: String?
+    /// The sender's self-declared fingerprint, at most `maxFingerprintBytes` (128); never trusted as identity.
     public var fingerprint: String?
     /// 1...65535; nil when absent or -1 (the apps' "my receive server is off").
     public var port: Int?
     /// The `protocol` field: "http" or "https" (kept as sent; ferry only ever speaks HTTPS).
     public var scheme: String?
+    /// Whether the device serves its files for download (`download`; absent means false).
     public var download: Bool?
     /// True when this is an announcement that asks for a reply (`announce` or `announcement` true).
     public var announce: Bool?
 
+    /// A device description with these fields; nil fields are left out of `encoded()`.
     public init(
         alias: String, version: String? = nil, deviceModel: String? = nil, deviceType: String? = nil,
         fingerprint: String? = nil, port: Int? = nil, scheme: String? = nil, download: Bool? = nil,

@@ -1,7 +1,9 @@
 /// The body of a LocalSend error answer, `{"message": "..."}` (every app version; some answers have no body).
 public struct LocalSendErrorBody: Equatable, Sendable {
+    /// The `message` text, at most `maxMessageBytes` (1024) UTF-8 bytes when read from a peer.
     public var message: String
 
+    /// An error body carrying `message`.
     public init(message: String) {
         self.message = message
     }
@@ -15,6 +17,7 @@ public struct LocalSendErrorBody: Equatable, Sendable {
         message = try root.string("message", in: "$", maxBytes: LocalSendLimits.maxMessageBytes)
     }
 
+    /// The body to send, `{"message":"..."}`.
     public func encoded() -> [UInt8] {
         JSONValue.object(JSONObject([("message", .string(message))])).encoded()
     }

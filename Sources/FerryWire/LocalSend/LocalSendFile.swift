@@ -4,18 +4,24 @@
 /// not here; `sha256` is 64 hex digits when an app sends one (1.18 and the PyPI peers under `sha256`, the Dart
 /// apps up to 1.17 under `hash`, and always null there), checked where it is compared. `size` is 0...2^63-1.
 public struct LocalSendFile: Equatable, Sendable {
+    /// The sender's file id (`id`, equal to its key in `files`), at most `maxIdentifierBytes` (256).
     public var id: String
+    /// The name as sent (`fileName`), possibly with folders, at most `maxFileNameBytes` (4096); not yet validated.
     public var fileName: String
+    /// The announced size in bytes (`size`), 0...2^63-1.
     public var size: Int64
     /// A media type ("image/jpeg"), or a v1 kind ("image", "video", "pdf", "text", "other").
     public var fileType: String
+    /// The content's SHA-256 as sent (`sha256`, or 1.17's `hash`), at most `maxDigestBytes`; 64 hex digits expected.
     public var sha256: String?
     /// The text of a message sent as a file, or a small preview; nullable.
     public var preview: String?
     /// `metadata.modified` and `metadata.accessed` (RFC 3339), as sent.
     public var modified: String?
+    /// `metadata.accessed` (RFC 3339), as sent; see `modified`.
     public var accessed: String?
 
+    /// A file with these fields; nil fields are left out when encoded.
     public init(
         id: String, fileName: String, size: Int64, fileType: String, sha256: String? = nil, preview: String? = nil,
         modified: String? = nil, accessed: String? = nil

@@ -5,15 +5,18 @@
 /// entries while parsing (`maxFiles`, 413 at the 10001st, the rest never allocated), every field once read.
 /// At least one file (as the apps' own servers require: an empty map is a 400).
 public struct LocalSendPrepareUpload: Equatable, Sendable {
+    /// The sender's device description (`info`).
     public var info: LocalSendDevice
     /// The files in the order the sender listed them.
     public var files: [LocalSendFile]
 
+    /// A prepare-upload offering `files` from `info`, as given (not checked here).
     public init(info: LocalSendDevice, files: [LocalSendFile]) {
         self.info = info
         self.files = files
     }
 
+    /// Decodes a prepare-upload body within the bounds above (413 over a size or count, 400 for anything malformed).
     public init(json body: ArraySlice<UInt8>) throws(HTTPError) {
         let bounds = BoundedJSONParser.Bounds(
             maxBytes: LocalSendLimits.maxPrepareUploadBytes, maxEntries: LocalSendLimits.maxFiles,
@@ -33,6 +36,7 @@ public struct LocalSendPrepareUpload: Equatable, Sendable {
         }
     }
 
+    /// The body to send: `info`, then `files` as a map keyed by each file's id, in order.
     public func encoded() -> [UInt8] {
         var root = JSONObject()
         root.add("info", .object(info.jsonObject))

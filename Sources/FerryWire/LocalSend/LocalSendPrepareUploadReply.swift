@@ -1,15 +1,18 @@
 /// The 200 answer to a prepare-upload: the session's ID and a token for each accepted file (files left out
 /// were declined), `{"sessionId": "...", "files": {"<fileId>": "<token>"}}`.
 public struct LocalSendPrepareUploadReply: Equatable, Sendable {
+    /// The session's ID (`sessionId`), at most `maxIdentifierBytes` (256).
     public var sessionID: String
     /// File id and its token, in order.
     public var tokens: [(fileID: String, token: String)]
 
+    /// A reply for session `sessionID` with a token per accepted file.
     public init(sessionID: String, tokens: [(fileID: String, token: String)]) {
         self.sessionID = sessionID
         self.tokens = tokens
     }
 
+    /// Decodes a peer's reply (at most `maxPrepareUploadBytes`, `maxFiles` tokens, each string `maxIdentifierBytes`).
     public init(json body: ArraySlice<UInt8>) throws(HTTPError) {
         let bounds = BoundedJSONParser.Bounds(
             maxBytes: LocalSendLimits.maxPrepareUploadBytes, maxEntries: LocalSendLimits.maxFiles,
@@ -27,6 +30,7 @@ public struct LocalSendPrepareUploadReply: Equatable, Sendable {
         }
     }
 
+    /// The body to send, `{"sessionId":"...","files":{"<fileId>":"<token>",...}}`, tokens in order.
     public func encoded() -> [UInt8] {
         var root = JSONObject()
         root.add("sessionId", .string(sessionID))
@@ -34,6 +38,7 @@ public struct LocalSendPrepareUploadReply: Equatable, Sendable {
         return JSONValue.object(root).encoded()
     }
 
+    /// Same session ID and the same (file ID, token) pairs in the same order.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         lhs.sessionID == rhs.sessionID && lhs.tokens.count == rhs.tokens.count
             && zip(lhs.tokens, rhs.tokens).allSatisfy { $0.fileID == $1.fileID && $0.token == $1.token }

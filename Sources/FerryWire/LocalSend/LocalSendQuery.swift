@@ -5,11 +5,16 @@
 /// `maxIdentifierBytes`, a repeated name refused. The PIN travels in the query, so in every request line of a
 /// prepare-upload: ferry never logs a target.
 public struct LocalSendQuery: Equatable, Sendable {
+    /// `sessionId`: on upload and cancel.
     public var sessionID: String?
+    /// `fileId`: the file an upload carries.
     public var fileID: String?
+    /// `token`: the upload token the prepare-upload reply gave for `fileId`.
     public var token: String?
+    /// `pin`: on prepare-upload when the receiver requires one (protocol 2.1 on). Never log it.
     public var pin: String?
 
+    /// A query with these parameters; nil ones are left out of `encoded`.
     public init(sessionID: String? = nil, fileID: String? = nil, token: String? = nil, pin: String? = nil) {
         self.sessionID = sessionID
         self.fileID = fileID
@@ -17,6 +22,7 @@ public struct LocalSendQuery: Equatable, Sendable {
         self.pin = pin
     }
 
+    /// Reads the four parameters from `target`; a value over `maxIdentifierBytes` (256) or repeated is a 400.
     public init(_ target: HTTPTarget) throws(HTTPError) {
         func read(_ name: String) throws(HTTPError) -> String? {
             guard let value = try target.value(for: name) else { return nil }
