@@ -34,6 +34,11 @@ let package = Package(
             pkgConfig: "libzstd",
             providers: [.apt(["libzstd-dev"])]
         ),
+        .systemLibrary(
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
         // Linux-only headers and GNU calls that Glibc does not export to Swift.
         .target(name: "CFerryLinux"),
 
@@ -44,6 +49,8 @@ let package = Package(
         // 3. Drivers: syscalls and the epoll reactor; the session.
         .target(name: "FerrySystem", dependencies: ["CFerryLinux"]),
         .target(name: "FerrySecurity", dependencies: ["COpenSSL", "FerryWire", "FerryStateMachines", "FerrySystem"]),
+        // HTTPS client for LocalSend receivers (libcurl in a thread of its own; docs/ARCHITECTURE.md).
+        .target(name: "FerryHTTPClient", dependencies: ["CCurl", "COpenSSL", "FerrySecurity"]),
         .target(
             name: "FerrySession", dependencies: ["FerryWire", "FerryStateMachines", "FerrySystem", "FerrySecurity"]),
         .target(
@@ -65,6 +72,9 @@ let package = Package(
         .testTarget(name: "FerryStateMachinesTests", dependencies: ["FerryStateMachines", "FerryTestSupport"]),
         .testTarget(name: "FerrySystemTests", dependencies: ["FerrySystem", "FerryTestSupport"]),
         .testTarget(name: "FerrySecurityTests", dependencies: ["FerrySecurity", "FerryTestSupport"]),
+        .testTarget(
+            name: "FerryHTTPClientTests",
+            dependencies: ["FerryHTTPClient", "FerrySecurity", "FerrySystem", "FerryWire", "FerryTestSupport"]),
         .testTarget(name: "FerrySessionTests", dependencies: ["FerrySession", "FerrySecurity", "FerryTestSupport"]),
         .testTarget(name: "FerryTransferTests", dependencies: ["FerryTransfer", "FerryTestSupport"]),
         .testTarget(name: "FerryCLITests", dependencies: ["FerryCLI", "FerrySession", "FerryTransfer", "FerryTestSupport"]),

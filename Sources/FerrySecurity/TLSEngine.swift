@@ -20,7 +20,12 @@ struct TLSEngine: ~Copyable, @unchecked Sendable {
     private let buffers = CipherBuffers()
 
     init(context: TLSContext, isClient: Bool) throws(SecurityError) {
-        guard let ssl = SSL_new(context.context) else {
+        try self.init(sslContext: context.context, isClient: isClient)
+    }
+
+    /// A connection of any configured `SSL_CTX` (ferry's links, or LocalSend's HTTPS in `HTTPSContext`).
+    init(sslContext: OpaquePointer, isClient: Bool) throws(SecurityError) {
+        guard let ssl = SSL_new(sslContext) else {
             throw .openSSL(SecurityError.drainOpenSSLErrors(fallback: "could not create a TLS connection"))
         }
         guard let input = buffers.makeBIO() else {
@@ -161,6 +166,19 @@ struct TLSEngine: ~Copyable, @unchecked Sendable {
     /// The algorithm the peer signed the handshake with, e.g. "ED25519".
     func peerSignatureName() -> String {
         String(cString: ferry_SSL_peer_signature_name(ssl))
+    }
+
+    /// The negotiated protocol version, e.g. "TLSv1.3".
+    func protocolVersion() -> String {
+        guard let name = SSL_get_version(ssl) else { return "" }
+        return String(cString: name)
+    }
+
+    /// The protocol ALPN selected ("http/1.1"), or "" when none was.
+    func selectedALPN() -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        ferry_SSL_alpn_selected(ssl, &buffer, buffer.count)
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     private func step(forError error: Int32, fallback: String) -> Step {

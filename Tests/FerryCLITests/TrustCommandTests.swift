@@ -1,3 +1,4 @@
+import FerrySecurity
 import FerryWire
 import Foundation
 import Testing
@@ -169,19 +170,25 @@ import Testing
         let home = try ConfigHome()
         let text = await home.run(["id", "--name", "zoe"])
         let id = try DeviceIdentityStore(environment: home.environment).load()
+        // The fingerprint LocalSend peers see: the SHA-256 of localsend-identity.pem's certificate, upper-case hex.
+        let localSend = try DeviceIdentityStore(environment: home.environment).loadLocalSendIdentity()
+        #expect(localSend.fingerprint == LocalSendFingerprint(certificateDER: localSend.certificateDER))
         #expect(
             text
                 == FerryRun(
                     code: .success,
-                    stdout: "Device ID:  \(id)\nName:       zoe\nConfig:     \(home.ferryDirectory)\n",
+                    stdout: "Device ID:  \(id)\nLocalSend:  \(localSend.fingerprint)\nName:       zoe\n"
+                        + "Config:     \(home.ferryDirectory)\n",
                     stderr: ""))
         #expect(
             await home.run(["--name", "zoe", "id", "--json"]).stdout
                 == "{\"event\":\"identity\",\"deviceID\":\"\(id)\",\"hex\":\"\(id.hex)\",\"name\":\"zoe\",\"configDirectory\":"
-                + "\"\(home.ferryDirectory)\"}\n")
+                + "\"\(home.ferryDirectory)\",\"localSendFingerprint\":\"\(localSend.fingerprint)\"}\n")
         // The same ID every time, and the one the trust store would pin.
         #expect(try IdCommand.deviceID(environment: home.environment) == id)
         let plain = await home.run(["id"]).stdout
-        #expect(plain.hasPrefix("Device ID:  \(id)\nName:       \(GlobalOptions.hostName())\n"))
+        #expect(
+            plain.hasPrefix(
+                "Device ID:  \(id)\nLocalSend:  \(localSend.fingerprint)\nName:       \(GlobalOptions.hostName())\n"))
     }
 }

@@ -1,9 +1,12 @@
+import FerrySecurity
 import FerryWire
 
 extension IdCommand {
-    /// Prints the device ID (creating the identity on first use), the display name and the config directory.
+    /// Prints the device ID (creating the identity on first use), the fingerprint LocalSend peers see (likewise),
+    /// the display name and the config directory.
     public func run(context: CommandContext) async throws -> ExitCode {
         let deviceID = try Self.deviceID(environment: context.environment)
+        let localSend = try DeviceIdentityStore(environment: context.environment).loadLocalSendIdentity().fingerprint
         let name = global.displayName
         let directory = ConfigDirectory.url(environment: context.environment).path
         if json {
@@ -15,12 +18,14 @@ extension IdCommand {
                     "hex": .string(deviceID.hex),
                     "name": .string(name),
                     "configDirectory": .string(directory),
+                    "localSendFingerprint": .string(localSend.description),
                 ])
             context.stdout.writeLine(line.text)
         } else {
             context.stdout.write(
                 """
                 Device ID:  \(deviceID)
+                LocalSend:  \(localSend)
                 Name:       \(TerminalText.escape(name))
                 Config:     \(TerminalText.escape(directory))
 

@@ -27,4 +27,14 @@ struct DeviceIdentityStore {
     func load() throws -> DeviceID {
         try loadIdentity().deviceID
     }
+
+    /// The RSA key and certificate LocalSend peers see (`localsend-identity.pem` beside `identity.pem`), created
+    /// when missing.
+    func loadLocalSendIdentity() throws -> LocalSendIdentity {
+        do {
+            return try LocalSendIdentity.loadOrCreate(directory: directory.path)
+        } catch {
+            throw CLIError.failure(error.description)
+        }
+    }
 }
