@@ -187,4 +187,32 @@ struct LocalSendDiscoveryTests {
             #expect(!lost.contains(bob.fingerprint))
         }
     }
+
+    @Test func aPortHeldWithoutSharingIsSaidInOneLineAndFerryPeersGoesOn() async throws {
+        try await Self.onBed(hosts: 2, peers: []) { bed, harness in
+            // A program holding UDP 53317 without SO_REUSEADDR (what a LocalSend app that does not share it does).
+            let reactor = try Reactor()
+            defer { reactor.shutdown() }
+            let holder = try bed.perform(in: bed.hosts[0]) {
+                try reactor.openUDP(bindingTo: .ipv4(.any, port: 53317))
+            }
+            defer { holder.close() }
+            let chat = harness.registry.register(
+                try bed.startFerry(
+                    on: bed.hosts[1],
+                    ["chat", "--json", "--session", harness.session, "--name", "east", "--accept", "all"],
+                    environment: harness.environment("east")))
+            let peers = try Self.peers(harness, bed: bed, on: bed.hosts[0], name: "west")
+            let error = try peers.nextJSON(timeout: .seconds(30)) { $0["event"] as? String == "error" }
+            let message = error["message"] as? String ?? ""
+            #expect(message.hasPrefix("LocalSend discovery is off: UDP port 53317 is taken"), "\(message)")
+            // ... and ferry's own protocol goes on: the chat on the other host is listed.
+            let east = try peers.nextJSON(timeout: .seconds(30)) { $0["event"] as? String == "peer" }
+            #expect(east["name"] as? String == "east", "\(east)")
+            let errors = peers.allStdoutLines.filter { $0.contains("LocalSend discovery is off") }
+            #expect(errors.count == 1, "\(peers.capturedOutput())")
+            try peers.terminate()
+            try chat.terminate()
+        }
+    }
 }
