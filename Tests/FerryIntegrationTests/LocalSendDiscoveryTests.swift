@@ -64,6 +64,23 @@ struct LocalSendDiscoveryTests {
         }
     }
 
+    @Test func ferryPeersTextShowsALocalSendRowUnderTheHeader() async throws {
+        try await Self.onBed(hosts: 2, peers: [.localsendd]) { bed, harness in
+            let bob = try LocalSendDaemon(alias: "bob", on: bed.hosts[1])
+            let peers = harness.registry.register(
+                try bed.startFerry(
+                    on: bed.hosts[0], ["peers", "--timeout", "0", "--session", harness.session, "--name", "west"],
+                    environment: harness.environment("west")))
+            #expect(try peers.nextLine(timeout: .seconds(30)) == IntegrationTests.PeersTableTests.header)
+            let row = try peers.waitForLine(timeout: .seconds(30)) { $0.hasPrefix("bob ") }
+            // Alias, the fingerprint's first 8 hex digits, address, state, and what it is.
+            #expect(row.contains("  \(bob.fingerprint.prefix(8))   "), "\(row)")
+            #expect(row.contains("\(bed.hosts[1].address):53317"), "\(row)")
+            #expect(row.contains("  available     LocalSend: "), "\(row)")
+            try peers.terminate()
+        }
+    }
+
     @Test func aLocalsenddDaemonListsFerryByTheFingerprintFerryIdPrints() async throws {
         try await Self.onBed(hosts: 2, peers: [.localsendd]) { bed, harness in
             let expected = try Self.fingerprint(harness, name: "west")
