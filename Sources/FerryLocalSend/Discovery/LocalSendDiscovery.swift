@@ -35,6 +35,10 @@ public actor LocalSendDiscovery {
         public var interfaces: [String]?
         /// The table's tunables other than our own hash (filled in from the identity).
         public var capacity: Int
+        /// The whole device object to announce instead of the fields above (the HTTPS server's
+        /// `LocalSendServerConfiguration.device`, so that announcements, `register` answers and `/info` agree); its
+        /// fingerprint is replaced by the identity's.
+        public var device: LocalSendDevice?
 
         /// Our device as the apps will list it.
         public init(
@@ -103,10 +107,15 @@ public actor LocalSendDiscovery {
     /// - Throws: `Unavailable` with one line: the port is held by a program that does not share it (a LocalSend
     ///   app on this machine), or no interface could join the group.
     public init(configuration: Configuration, identity: LocalSendIdentity, reactor: Reactor) throws(Unavailable) {
-        ownDevice = LocalSendDevice(
-            alias: configuration.alias, version: configuration.version, deviceModel: configuration.deviceModel,
-            deviceType: configuration.deviceType, fingerprint: identity.fingerprint.description,
-            port: Int(configuration.serverPort), scheme: "https", download: false)
+        var own =
+            configuration.device
+            ?? LocalSendDevice(
+                alias: configuration.alias, version: configuration.version, deviceModel: configuration.deviceModel,
+                deviceType: configuration.deviceType, port: Int(configuration.serverPort), scheme: "https",
+                download: false)
+        own.fingerprint = identity.fingerprint.description
+        own.announce = nil
+        ownDevice = own
         self.reactor = reactor
         client = HTTPSClient(identity: identity)
         table = LocalSendDeviceTable(
