@@ -56,10 +56,14 @@ let package = Package(
         .target(
             name: "FerryTransfer",
             dependencies: ["FerryWire", "FerryStateMachines", "FerrySystem", "FerrySession"]),
+        .target(name: "FerryLocalSend", dependencies: ["FerryWire", "FerryStateMachines", "FerrySystem", "FerrySecurity", "FerryTransfer", "FerryHTTPClient"]),
         // 4. CLI.
         .target(
             name: "FerryCLI",
-            dependencies: ["FerryTransfer", "FerrySession", "FerrySecurity", "FerryStateMachines", "FerrySystem", "FerryWire"]),
+            dependencies: [
+                "FerryTransfer", "FerrySession", "FerrySecurity", "FerryStateMachines", "FerrySystem", "FerryWire",
+                "FerryLocalSend",
+            ]),
         .executableTarget(name: "ferry", dependencies: ["FerryCLI", "FerrySystem"]),
         .executableTarget(
             name: "ferry-bench",

@@ -63,14 +63,21 @@ import Testing
         and what it does with connections: 'accepts connections' (a ferry receive, or a
         chat in --mode server), 'accepts and makes connections' (a chat), 'only makes
         connections' or 'accepts none now'. With --json, the same as one JSON object per
-        line, whose mode (server, peer, client) and accepting keys say it.
+        line, whose mode (server, peer, client) and accepting keys say it. LocalSend
+        devices (phones and desktops running the LocalSend app) are listed too, found on
+        LocalSend's multicast group: their alias, the start of their certificate
+        fingerprint, their address, and 'LocalSend' with their model and type in the
+        last column (a 'localsend' JSON event); ferry announces itself there while it
+        lists.
 
-        USAGE: ferry peers [--timeout <seconds>] [--json] [<global options>]
+        USAGE: ferry peers [--timeout <seconds>] [--json] [--no-localsend]
+               [<global options>]
 
         OPTIONS:
           --timeout <seconds>     Stop listing after this many seconds; 0 runs until
                                   interrupted. (default: 3)
           --json                  Print one JSON object per line instead of text.
+          --no-localsend          Do not list LocalSend devices nor announce to them.
           -h, --help              Show help information.
         """ + "\n\n" + globalOptionsHelp
 

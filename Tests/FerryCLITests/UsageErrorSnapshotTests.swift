@@ -5,7 +5,8 @@ import Testing
 /// Pins the exact text and exit code of usage errors: `Error:` line, usage line, hint; exit 64; stdout empty.
 @Suite struct UsageErrorSnapshotTests {
     static let peersUsage = """
-        Usage: ferry peers [--timeout <seconds>] [--json] [<global options>]
+        Usage: ferry peers [--timeout <seconds>] [--json] [--no-localsend]
+               [<global options>]
           See 'ferry peers --help' for more information.
         """
 
@@ -92,7 +93,8 @@ import Testing
         )
         #expect(
             await FerryRun.run(["chat", "--accept", "some"])
-                == .usageError("Error: --accept: 'some' is not a valid policy (ask, all, trusted, none)\n" + Self.chatUsage)
+                == .usageError(
+                    "Error: --accept: 'some' is not a valid policy (ask, all, trusted, none)\n" + Self.chatUsage)
         )
     }
 

@@ -12,7 +12,11 @@ public struct PeersCommand: ParsableCommand, Equatable {
             its name, the start of its device ID, its address, its state, and what it does with connections: \
             'accepts connections' (a ferry receive, or a chat in --mode server), 'accepts and makes connections' \
             (a chat), 'only makes connections' or 'accepts none now'. With --json, the same as one JSON object \
-            per line, whose mode (server, peer, client) and accepting keys say it.
+            per line, whose mode (server, peer, client) and accepting keys say it. \
+            LocalSend devices (phones and desktops running the LocalSend app) are listed too, found on LocalSend's \
+            multicast group: their alias, the start of their certificate fingerprint, their address, and \
+            'LocalSend' with their model and type in the last column (a 'localsend' JSON event); ferry announces \
+            itself there while it lists.
             """,
         options: [
             .option(
@@ -22,6 +26,7 @@ public struct PeersCommand: ParsableCommand, Equatable {
                 default: "3"
             ),
             .flag("json", help: "Print one JSON object per line instead of text."),
+            .flag("no-localsend", help: "Do not list LocalSend devices nor announce to them."),
         ]
     )
 
@@ -34,13 +39,19 @@ public struct PeersCommand: ParsableCommand, Equatable {
     public var timeout: Double
     /// Whether to print JSON lines instead of text.
     public var json: Bool
+    /// Whether to list LocalSend devices too (on unless `--no-localsend`).
+    public var localSend: Bool
     /// The options every command accepts (session, name, port, peers, interfaces, verbosity).
     public var global: GlobalOptions
 
     /// Creates the command; by default it lists for 3 seconds, as text.
-    public init(timeout: Double = PeersCommand.defaultTimeout, json: Bool = false, global: GlobalOptions = .init()) {
+    public init(
+        timeout: Double = PeersCommand.defaultTimeout, json: Bool = false, localSend: Bool = true,
+        global: GlobalOptions = .init()
+    ) {
         self.timeout = timeout
         self.json = json
+        self.localSend = localSend
         self.global = global
     }
 
@@ -49,6 +60,7 @@ public struct PeersCommand: ParsableCommand, Equatable {
         self.init(
             timeout: try values.seconds("timeout") ?? Self.defaultTimeout,
             json: values.isSet("json"),
+            localSend: !values.isSet("no-localsend"),
             global: try GlobalOptions(parsing: values)
         )
     }

@@ -32,7 +32,7 @@ public enum JSONEvents {
     public enum Peers: String, JSONEvent {
         /// The heading of the section in docs/EVENTS.md.
         public static let command = "ferry peers --json"
-        case peer, error
+        case peer, localsend, error
     }
 
     /// `ferry send --json`, `ferry receive --json` and `ferry watch --json`: one engine, one set of events.

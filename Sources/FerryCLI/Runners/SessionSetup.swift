@@ -117,7 +117,7 @@ enum PeerFormat {
     }
 
     /// The columns padded to their widths (a name of 20, a short device ID of 9, an address of 22, a state of 12).
-    private static func columns(
+    static func columns(
         _ name: String, _ device: String, _ address: String, _ state: String, _ connections: String
     ) -> String {
         func padded(_ text: String, _ width: Int) -> String {
