@@ -25,10 +25,13 @@ public struct ForeignPeerIdentity: Sendable, Equatable {
 /// One file a foreign peer offers: its path (checked by `NameValidator` as a ferry sender's is), size, time and
 /// media type, and the SHA-256 of its bytes when the protocol gives one (nil: it is checked by its size alone).
 public struct ForeignFile: Sendable, Equatable {
+    /// The name the sender gave, folders separated by `/`, exactly as sent (validated when offered, never here).
     public var path: String
+    /// Its size in bytes as offered: the file fails when its end comes before that many, or a piece goes past it.
     public var size: UInt64
     /// Its modification time as the sender gave it (the epoch when unknown): set on the published file.
     public var modificationTime: FileTime
+    /// The sender's media type (`image/jpeg`), "" when unknown; shown and reported, never trusted.
     public var mediaType: String
     /// 32 bytes, or nil when the sender gives no digest (`FileVerification.size`).
     public var sha256: [UInt8]?
@@ -59,6 +62,7 @@ public enum ForeignPieceError: Error, Equatable, Sendable, CustomStringConvertib
     /// A second piece of a file while one is still being taken (pieces of one file come one at a time, in order).
     case overlapping
 
+    /// What went wrong, for a log line or an HTTP answer's message.
     public var description: String {
         switch self {
         case .notAccepted: "no accepted transfer takes this file"
