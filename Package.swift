@@ -56,10 +56,14 @@ let package = Package(
         .target(
             name: "FerryTransfer",
             dependencies: ["FerryWire", "FerryStateMachines", "FerrySystem", "FerrySession"]),
+        // LocalSend peers (issue 29): the HTTPS server that feeds the receive path (docs/ARCHITECTURE.md).
+        .target(
+            name: "FerryLocalSend",
+            dependencies: ["FerryTransfer", "FerrySecurity", "FerryStateMachines", "FerrySystem", "FerryWire"]),
         // 4. CLI.
         .target(
             name: "FerryCLI",
-            dependencies: ["FerryTransfer", "FerrySession", "FerrySecurity", "FerryStateMachines", "FerrySystem", "FerryWire"]),
+            dependencies: ["FerryLocalSend", "FerryTransfer", "FerrySession", "FerrySecurity", "FerryStateMachines", "FerrySystem", "FerryWire"]),
         .executableTarget(name: "ferry", dependencies: ["FerryCLI", "FerrySystem"]),
         .executableTarget(
             name: "ferry-bench",
