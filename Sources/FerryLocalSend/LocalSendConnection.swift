@@ -56,6 +56,9 @@ struct LocalSendConnection {
     private var request = Request.none
     private var peer = LocalSendPeer(address: "")
     private var waitingForHead = true
+    /// An answer that ends the connection was sent while the peer may still be sending: read and drop what comes
+    /// for a moment, so that the close does not reset the connection before the peer read the answer.
+    private var lingering = false
 
     init(server: LocalSendServer, stream: HTTPSStream, watchdog: Watchdog) {
         self.server = server
@@ -96,7 +99,21 @@ struct LocalSendConnection {
         if case .upload(let upload, _, _) = request {
             await server.sessions.abortUpload(upload, reason: "the connection ended during the upload")
         }
+        if lingering { await linger() }
     }
+
+    /// Reads and drops at most `lingerBytes` for at most `lingerTime` after a closing answer.
+    private func linger() async {
+        watchdog.arm(Self.lingerTime)
+        var dropped = 0
+        while dropped < Self.lingerBytes {
+            guard let bytes = try? await stream.read(maxBytes: LocalSendServer.readSize), !bytes.isEmpty else { return }
+            dropped += bytes.count
+        }
+    }
+
+    static let lingerTime = Duration.seconds(2)
+    static let lingerBytes = 16 * 1024 * 1024
 
     /// Takes every part the decoder has.
     private mutating func drain() async throws {
@@ -247,7 +264,7 @@ struct LocalSendConnection {
         }
     }
 
-    private func respond(_ answer: LocalSendSessions.Answer, keepAlive: Bool) async throws {
+    private mutating func respond(_ answer: LocalSendSessions.Answer, keepAlive: Bool) async throws {
         var headers = HTTPHeaders()
         let empty = answer.status == .noContent
         if !answer.body.isEmpty { headers.add(name: "Content-Type", value: "application/json") }
@@ -258,6 +275,7 @@ struct LocalSendConnection {
         try await stream.write(HTTPResponseEncoder.encode(head) + (empty ? [] : answer.body))
         if !keepAlive {
             await stream.finishWriting()
+            lingering = true
             throw Close()
         }
     }
