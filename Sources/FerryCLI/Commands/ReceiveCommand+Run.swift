@@ -194,7 +194,7 @@ extension ReceiveCommand {
                 "receiving into \(TerminalText.escape(directory)) as \(TerminalText.escape(name)) (port \(port))"
                     + stop)
             if let localSend {
-                context.stderr.writeLine("LocalSend apps can send here too (port \(localSend.port))")
+                context.stderr.writeLine("LocalSend apps can send here too, on TCP port \(localSend.port)")
             }
         }
     }
