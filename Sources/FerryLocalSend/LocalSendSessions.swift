@@ -285,7 +285,7 @@ actor LocalSendSessions {
         for waiter in entry.waiters.values { waiter.resume(returning: nil) }
         let foreign = entry.foreign
         Task { await foreign.detach(reason: reason) }
-        configuration.log?(2, "LocalSend session \(session.description.prefix(8)) ended: \(reason)")
+        configuration.log?(2, "LocalSend session ended: \(reason)")
     }
 
     // MARK: identity

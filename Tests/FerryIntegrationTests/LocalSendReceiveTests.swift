@@ -255,4 +255,30 @@ struct LocalSendReceiveTests {
             #expect(right.status == 200, "\(right) \(receiver.process.capturedOutput())")
         }
     }
+
+    @Test func underAcceptTrustedOnlyAPinnedCertificateIsTakenAndAClientWithoutOneNever() async throws {
+        try await LocalSendPeerTests.onBed(hosts: 2, peers: []) { bed, files in
+            let alice = try ClientCertificate.make(in: files, name: "alice")
+            let stranger = try ClientCertificate.make(in: files, name: "stranger")
+            let receiver = try Receiver(on: bed.hosts[1], bed: bed, accept: "trusted")
+            defer { receiver.stop() }
+            let hex = try FerryProcess.run(
+                "sh", ["-c", "openssl x509 -in '\(alice.certificate)' -outform DER | sha256sum"]
+            ).requireSuccess().stdout.prefix(64)
+            let id = try #require(LocalSendFingerprint(hex: String(hex))?.deviceID.description)
+            _ = try FerryProcess.ferry(
+                ["trust", "add", id, "--name", "alice"], environment: ["XDG_CONFIG_HOME": receiver.config.path]
+            ).waitForExit(timeout: .seconds(60))
+            let body = Self.prepareBody(alias: "alice", files: [("f1", "trusted.bin", 3, nil)])
+            let (client, address) = (bed.hosts[0], bed.hosts[1].address)
+            let path = "/api/localsend/v2/prepare-upload"
+            // No certificate: no identity, so never trusted, whatever the alias says.
+            let anonymous = try Self.curl(bed, from: client, to: address, path, body: body)
+            #expect(anonymous.status == 403, "\(anonymous)")
+            let unpinned = try Self.curl(bed, from: client, to: address, path, body: body, certificate: stranger)
+            #expect(unpinned.status == 403, "\(unpinned)")
+            let pinned = try Self.curl(bed, from: client, to: address, path, body: body, certificate: alice)
+            #expect(pinned.status == 200, "\(pinned) \(receiver.process.capturedOutput())")
+        }
+    }
 }
