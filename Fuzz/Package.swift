@@ -26,6 +26,8 @@ let package = Package(
         fuzzTarget("FuzzInflate"),
         fuzzTarget("FuzzTransferFrames"),
         fuzzTarget("FuzzDatagram"),
+        fuzzTarget("FuzzHTTPRequest"),
+        fuzzTarget("FuzzLocalSendJSON"),
     ]
 )
 

@@ -262,6 +262,49 @@ def seeds_datagram():
     }
 
 
+LOCALSEND = os.path.join(HERE, "..", "localsend")
+
+
+def localsend(name):
+    with open(os.path.join(LOCALSEND, name + ".json"), "rb") as file:
+        return file.read().strip()
+
+
+def seeds_http_request():
+    # Input: a byte n, n+1 split sizes, then the request stream (Fuzz/Sources/FuzzHTTPRequest).
+    splits = bytes([2, 7, 1, 200])
+    body = localsend("app-1.18-prepare-upload")
+    prepare = (b"POST /api/localsend/v2/prepare-upload?pin=123456 HTTP/1.1\r\nHost: 10.0.0.2:53317\r\n"
+               b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body)) + body
+    chunked = (b"POST /api/localsend/v2/upload?sessionId=s&fileId=f%20id&token=t+1 HTTP/1.1\r\nhost: h\r\n"
+               b"transfer-encoding: chunked\r\nExpect: 100-continue\r\n\r\n"
+               b"5;ext=1\r\nhello\r\nA\r\n0123456789\r\n0\r\nX-Trailer: t\r\n\r\n")
+    info = b"GET /api/localsend/v1/info?fingerprint=abc HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n"
+    old = b"\r\nPOST /api/localsend/v2/cancel?sessionId=s HTTP/1.0\r\nContent-Length: 2\r\n\r\nok"
+    return {
+        "prepare-upload": splits + prepare,
+        "chunked-upload": splits + chunked,
+        "pipelined": splits + info.replace(b"Connection: close\r\n", b"") + chunked + prepare,
+        "http10": splits + old,
+        "smuggle": splits + b"POST / HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n",
+    }
+
+
+def seeds_localsend_json():
+    # Input: a selector byte (0 device, 1 prepare-upload, 2 reply, 3 error body), then the body.
+    seeds = {
+        "app-1.17-announcement": b"\x00" + localsend("app-1.17-announcement"),
+        "app-1.18-announcement": b"\x00" + localsend("app-1.18-announcement"),
+        "v1-info": b"\x00" + localsend("v1-info"),
+        "reply": b"\x02" + localsend("app-1.18-prepare-upload-reply"),
+        "error": b"\x03" + b'{"message":"Invalid PIN \\u00e9\\ud83d\\ude00"}',
+    }
+    for name in ["app-1.17-prepare-upload", "app-1.18-prepare-upload", "localsendd-0.1.1-prepare-upload",
+                 "localsend-cli-0.1.1-prepare-upload", "localsend-0.1.2-prepare-upload"]:
+        seeds[name] = b"\x01" + localsend(name)
+    return seeds
+
+
 TARGETS = {
     "FuzzFrameDecoder": seeds_frame_decoder,
     "FuzzBeacon": lambda: {"beacon": golden("beacon"), "beacon-query": golden("beacon-query"),
@@ -271,6 +314,8 @@ TARGETS = {
     "FuzzNameValidator": seeds_name_validator,
     "FuzzInflate": seeds_inflate,
     "FuzzTransferFrames": seeds_transfer_frames,
+    "FuzzHTTPRequest": seeds_http_request,
+    "FuzzLocalSendJSON": seeds_localsend_json,
 }
 
 

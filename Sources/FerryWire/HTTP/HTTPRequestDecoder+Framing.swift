@@ -17,7 +17,7 @@ extension HTTPRequestDecoder {
             if let unknown = elements.first(where: { !HTTPHeaders.equalIgnoringCase($0, "chunked") }) {
                 throw .notImplemented(String(unknown.prefix(32)))
             }
-            guard elements.count == 1 else { throw .malformed("Transfer-Encoding: chunked more than once") }
+            guard elements.count == 1 else { throw .malformed("Transfer-Encoding: not exactly one chunked") }
             head.framing = .chunked
         } else if !lengths.isEmpty {
             var length: Int64?

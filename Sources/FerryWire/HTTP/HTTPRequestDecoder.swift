@@ -33,6 +33,9 @@ public struct HTTPRequestDecoder: Sendable {
     /// While in `.head`: bytes after `readIndex` already checked as complete lines, and how many lines that was.
     var headScanned = 0
     var headLines = 0
+    /// Where (after `readIndex`) the line `lineEnd` last left unfinished starts, and how far it was checked.
+    var lineScanStart = 0
+    var lineScanned = 0
     private var failure: HTTPError?
 
     /// Above this capacity an emptied buffer gives its memory back.
@@ -134,6 +137,8 @@ public struct HTTPRequestDecoder: Sendable {
     }
 
     mutating func consume(upTo index: Int) {
+        lineScanStart = max(0, lineScanStart - (index - readIndex))
+        lineScanned = max(0, lineScanned - (index - readIndex))
         readIndex = index
         if readIndex == buffer.count {
             buffer.removeAll(keepingCapacity: buffer.capacity <= Self.retainedCapacity)
@@ -143,21 +148,26 @@ public struct HTTPRequestDecoder: Sendable {
 
     /// The index of the LF ending the line that starts `offset` bytes after `readIndex`, or nil when it has not
     /// arrived and the part that has is within `limit` (else `tooLong` is thrown). Checks the line as it goes:
-    /// no NUL, every CR followed by LF, every LF preceded by CR.
-    func lineEnd(from offset: Int, limit: Int, tooLong: HTTPError) throws(HTTPError) -> Int? {
+    /// no NUL, every CR followed by LF, every LF preceded by CR. Bytes of the same line checked by an earlier call
+    /// that returned nil are not checked again (`lineScanned`), so a line fed a byte at a time costs linear time.
+    mutating func lineEnd(from offset: Int, limit: Int, tooLong: HTTPError) throws(HTTPError) -> Int? {
         let start = readIndex + offset
-        var index = start
+        var index = lineScanStart == offset ? max(start, readIndex + lineScanned) : start
         while index < buffer.count {
             let byte = buffer[index]
             if byte == HTTPSyntax.lf {
                 guard index > start, buffer[index - 1] == HTTPSyntax.cr else { throw .malformed("bare LF") }
                 guard index - 1 - start <= limit else { throw tooLong }
+                lineScanStart = index + 1 - readIndex
+                lineScanned = lineScanStart
                 return index
             }
             if byte == 0 { throw .malformed("NUL byte") }
             if index > start, buffer[index - 1] == HTTPSyntax.cr { throw .malformed("bare CR") }
             index += 1
         }
+        lineScanStart = offset
+        lineScanned = index - readIndex
         // The last byte may be the CR of a CRLF still to come; it is not part of the line's length.
         let partial = index - start - (index > start && buffer[index - 1] == HTTPSyntax.cr ? 1 : 0)
         guard partial <= limit else { throw tooLong }

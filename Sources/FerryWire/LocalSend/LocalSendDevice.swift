@@ -14,7 +14,7 @@ public struct LocalSendDevice: Equatable, Sendable {
     /// "mobile", "desktop", "web", "headless", "server", or another value a newer app sends (shown as desktop).
     public var deviceType: String?
     public var fingerprint: String?
-    /// 1...65535.
+    /// 1...65535; nil when absent or -1 (the apps' "my receive server is off").
     public var port: Int?
     /// The `protocol` field: "http" or "https" (kept as sent; ferry only ever speaks HTTPS).
     public var scheme: String?
@@ -52,7 +52,11 @@ public struct LocalSendDevice: Equatable, Sendable {
         deviceModel = try object.optionalString("deviceModel", in: path, maxBytes: LocalSendLimits.maxAliasBytes)
         deviceType = try object.optionalString("deviceType", in: path, maxBytes: short)
         fingerprint = try object.optionalString("fingerprint", in: path, maxBytes: LocalSendLimits.maxFingerprintBytes)
-        port = try object.optionalInteger("port", in: path, range: 1...65535).map { Int($0) }
+        // -1 is what apps 1.17 and 1.18 write when their own receive server is off (`serverState?.port ?? -1`):
+        // no port to call back, not a malformed message.
+        let port = try object.optionalInteger("port", in: path, range: -1...65535)
+        guard port != 0 else { throw .invalidJSON("\(path).port: 0 is outside 1...65535") }
+        self.port = port == -1 ? nil : port.map { Int($0) }
         scheme = try object.optionalString("protocol", in: path, maxBytes: short)
         download = try object.optionalBool("download", in: path)
         let announce = try object.optionalBool("announce", in: path)
