@@ -40,6 +40,8 @@ final class CurlRequest: @unchecked Sendable {
     private var bodySent: Int64 = 0
     private var sourceError: String?
     private var progressReported: Int64 = -1
+    /// The most body bytes one read callback produced: the most of a file in this process's memory at once (tests).
+    private(set) var largestPiece = 0
 
     init(
         identity: LocalSendIdentity, pin: CertificatePin, body: Body, maxResponseBytes: Int,
@@ -232,6 +234,7 @@ final class CurlRequest: @unchecked Sendable {
                     return ferry_curl_read_abort()
                 }
                 bodySent += Int64(count)
+                largestPiece = max(largestPiece, count)
                 return count
             }
         }

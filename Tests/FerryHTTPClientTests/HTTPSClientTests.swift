@@ -1,4 +1,4 @@
-import FerryHTTPClient
+@testable import FerryHTTPClient
 import FerrySecurity
 import FerrySystem
 import FerryTestSupport
@@ -87,6 +87,29 @@ struct HTTPSClientTests {
             #expect(seen.last == Int64(bytes.count))
             #expect(seen == seen.sorted())
             #expect(seen.count > 1)
+        }
+    }
+
+    /// The file goes through libcurl's upload buffer one piece at a time: no read is larger than that buffer, so a
+    /// 1 GiB file never sits in memory whole.
+    @Test func anUploadReadsTheFileInPiecesNoLargerThanLibcurlsBuffer() async throws {
+        try await withServer { server, client, directory in
+            let path = directory.path + "/video.mp4"
+            let size = 8 * CurlRequest.uploadBufferBytes + 12345
+            _ = FileManager.default.createFile(atPath: path, contents: Data(repeating: 0x5A, count: size))
+            let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+            defer { close(descriptor) }
+            let request = CurlRequest(
+                identity: client.identity, pin: CertificatePin(expected: server.fingerprint),
+                body: .file(descriptor: descriptor, offset: 0, length: Int64(size)), maxResponseBytes: 1024,
+                progress: nil)
+            let response = try await request.run(
+                url: server.url("/upload"), contentType: "application/octet-stream", connectTimeout: .seconds(10),
+                stallTimeout: .seconds(60), totalTimeout: nil)
+            #expect(response.status == 200)
+            #expect(try server.nextRecord()["length"] as? Int == size)
+            #expect(request.largestPiece > 0)
+            #expect(request.largestPiece <= CurlRequest.uploadBufferBytes)
         }
     }
 

@@ -177,6 +177,56 @@ struct HTTPSServerTests {
         }
     }
 
+    /// An upload's worth of bytes through TLSEngine with TLS 1.2 (new for it: links are TLS 1.3 only) and 1.3,
+    /// read whole and in order, and an answer back.
+    @Test(arguments: ["TLSv1_2", "TLSv1_3"])
+    func manyMegabytesFromPythonArriveWholeAndInOrder(version: String) async throws {
+        let reactor = try Reactor()
+        defer { reactor.shutdown() }
+        let listener = try reactor.listenTCP(on: .ipv4(.loopback, port: 0))
+        defer { listener.close() }
+        let context = try HTTPSContext(identity: try LocalSendIdentity.generate())
+        let size = 24 << 20
+        let server = Task { () async throws -> [UInt8] in
+            let stream = try HTTPSStream(over: try await listener.accept(), context: context)
+            defer { stream.close() }
+            let hasher = SHA256Hasher()
+            var total = 0
+            while total < size {
+                let bytes = try await stream.read(maxBytes: 1 << 20)
+                if bytes.isEmpty { break }
+                hasher.update(bytes)
+                total += bytes.count
+            }
+            try await stream.write(Array("\(total)\n".utf8))
+            await stream.finishWriting()
+            return hasher.finalize()
+        }
+        let script = """
+            import hashlib, socket, ssl, sys
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+            context.check_hostname = False
+            context.verify_mode = ssl.CERT_NONE
+            context.minimum_version = context.maximum_version = ssl.TLSVersion.\(version)
+            state, digest, left = 1, hashlib.sha256(), \(size)
+            with socket.create_connection(("127.0.0.1", int(sys.argv[1]))) as raw:
+                with context.wrap_socket(raw) as tls:
+                    while left:
+                        block = (hashlib.sha256(state.to_bytes(8, "big")).digest() * 2048)[:left]
+                        state += 1
+                        tls.sendall(block)
+                        digest.update(block)
+                        left -= len(block)
+                    print(digest.hexdigest())
+                    print(tls.recv(100).decode().strip())
+            """
+        let result = try await runOffTheCooperativePool("python3", ["-c", script, "\(listener.localAddress.port)"])
+        let digest = try await server.value
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.first == Hex.string(digest), "\(result.stderr)")
+        #expect(lines.dropFirst().first == "\(size)")
+    }
+
     /// Why LocalSend peers get an RSA certificate: a client that offers BoringSSL's default signature algorithms
     /// (Dart's `HttpClient`, the apps up to 1.15) cannot complete a handshake with ferry's Ed25519 certificate, and
     /// does with ours.
