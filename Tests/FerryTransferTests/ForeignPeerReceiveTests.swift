@@ -284,4 +284,44 @@ import Testing
             #expect(try Self.contents(inbox).visible.isEmpty)
         }
     }
+
+    @Test func anEmptyFileIsVerifiedByTheSHA256OfNothingAndPublished() async throws {
+        try await Self.withReceiver { engine, inbox in
+            let phone = await ForeignUploader(engine: engine)
+            let empty = SHA256Hasher.digest([UInt8]())
+            let (id, reply) = await phone.offer([
+                ForeignFile(path: "empty.txt", size: 0, sha256: empty),
+                ForeignFile(path: "wrong-empty.txt", size: 0, sha256: [UInt8](repeating: 1, count: 32)),
+            ])
+            #expect(reply?.accepted == true)
+            try await phone.peer.endFile(0, of: id)
+            try await phone.peer.endFile(1, of: id)
+            #expect(try #require(await phone.result(of: 0, id)).status == .published)
+            #expect(try #require(await phone.result(of: 1, id)).status == .hashMismatch)
+            #expect(try Self.contents(inbox).visible == ["empty.txt"])
+        }
+    }
+
+    @Test func aFileEndedShortOrAPieceTooLongIsRefusedAndPublishesNothing() async throws {
+        try await Self.withReceiver { engine, inbox in
+            let phone = await ForeignUploader(engine: engine)
+            let (id, reply) = await phone.offer([
+                ForeignFile(path: "short.bin", size: 300_000, sha256: nil),
+                ForeignFile(path: "long.bin", size: 1000, sha256: nil),
+            ])
+            #expect(reply?.accepted == true)
+            await #expect(throws: ForeignPieceError.incomplete) {
+                try await phone.upload(Array(Self.photo[..<299_999]), file: 0, of: id)
+            }
+            #expect(try #require(await phone.result(of: 0, id)).status == .cancelled)
+            await #expect(throws: ForeignPieceError.tooLong) {
+                try await phone.upload(Array(Self.photo[..<1001]), file: 1, of: id)
+            }
+            try await phone.upload(Array(Self.photo[..<1000]), file: 1, of: id)
+            #expect(try #require(await phone.result(of: 1, id)).status == .published)
+            #expect(try Self.contents(inbox).visible == ["long.bin"])
+            _ = await Self.event(engine) { if case .finished(let o) = $0 { o } else { nil } }
+            #expect(try Self.contents(inbox).staged.isEmpty)
+        }
+    }
 }

@@ -106,7 +106,11 @@ extension TransferEngine {
                 rest = rest.dropFirst(length)
             } else {
                 let take = min(length - held, rest.count)
-                withIncoming(key) { $0.files[file].partialChunk += rest.prefix(take) }
+                withIncoming(key) { transfer in
+                    // One allocation per chunk, not a doubling per piece.
+                    if held == 0 { transfer.files[file].partialChunk.reserveCapacity(length) }
+                    transfer.files[file].partialChunk += rest.prefix(take)
+                }
                 rest = rest.dropFirst(take)
                 guard held + take == length else { break }
                 raw =
