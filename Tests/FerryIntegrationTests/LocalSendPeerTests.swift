@@ -49,6 +49,32 @@ struct LocalSendPeerTests {
         }
     }
 
+    @Test func localsenddSendsManyFilesIncludingAnEmptyOneThatALocalSendCLIReceiverStoresIntact() async throws {
+        try await Self.onBed(hosts: 2, peers: [.localsendd, .localsendCLI]) { bed, files in
+            let (senderHost, receiverHost) = (bed.hosts[0], bed.hosts[1])
+            // As above: no announcements from the receiver, so localsendd sends to its address unpinned.
+            _ = try bed.run(host: receiverHost, ["ip", "route", "del", "224.0.0.0/4"]).requireSuccess()
+            let made = TestFiles(in: files)
+            // Not named *.txt: localsend-cli prints a one-file session of a text/* type instead of saving it.
+            let sent = [
+                try made.random("one.bin", size: 300_000, seed: 34), try made.random("two.bin", size: 1, seed: 35),
+                try made.write("empty.bin", bytes: []),
+            ]
+            let receiver = try LocalSendCLIReceiver(on: receiverHost)
+            let sender = try LocalSendDaemon(alias: "alice", on: senderHost)
+
+            let outcome = try sender.send(sent, to: receiverHost.address)
+            #expect(outcome.kind == "sent", "\(outcome) \(sender.process.capturedOutput())")
+            var saved: [String] = []
+            for _ in sent { saved.append(try receiver.waitForSaved()["name"] as? String ?? "") }
+            #expect(Set(saved) == ["one.bin", "two.bin", "empty.bin"])
+            for file in sent {
+                let arrived = receiver.outputDirectory.appendingPathComponent(file.lastPathComponent)
+                #expect(try Data(contentsOf: arrived) == Data(contentsOf: file), "\(file.lastPathComponent)")
+            }
+        }
+    }
+
     @Test func localSendCLISendsAFileThatALocalsenddReceiverStoresIntact() async throws {
         try await Self.onBed(hosts: 2, peers: [.localsendd, .localsendCLI]) { bed, files in
             let (senderHost, receiverHost) = (bed.hosts[0], bed.hosts[1])
@@ -129,6 +155,34 @@ struct LocalSendPeerTests {
             _ = try receiver.waitForUpload()
             let arrived = receiver.downloadDirectory.appendingPathComponent("chunked.bin")
             #expect(try Data(contentsOf: arrived) == Data(contentsOf: file), "\(sender.process.capturedOutput())")
+        }
+    }
+
+    @Test func aVenvWithoutTheLocalsendPeerFailsItsTestsWithTheScriptsReasonInsteadOfSkipping() throws {
+        let venv = try TemporaryDirectory(prefix: "ferry-localsend-venv")
+        defer { venv.remove() }
+        let bin = venv.url.appendingPathComponent("bin")
+        try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
+        let cli = bin.appendingPathComponent("localsend-cli")
+        try "#!/bin/sh\n".write(to: cli, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: cli.path)
+        let reason = "no Python 3.12 found: localsend 0.1.2 needs Python >= 3.12"
+        try reason.write(
+            to: venv.url.appendingPathComponent("localsend-unavailable"), atomically: true, encoding: .utf8)
+
+        #expect(try LocalSendPeers.requireAvailability(.localsendCLI, venv: venv.url))
+        #expect {
+            try LocalSendPeers.requireAvailability(.localsend, venv: venv.url)
+        } throws: { error in
+            "\(error)".contains(reason)
+        }
+        // A peer the venv lacks skips visibly, unless FERRY_REQUIRE_NETNS=1 demands it (CI): then it fails too.
+        if Requirement.isDemanded {
+            #expect(throws: TestSupportError.self) {
+                try LocalSendPeers.requireAvailability(.localsendd, venv: venv.url)
+            }
+        } else {
+            #expect(try !LocalSendPeers.requireAvailability(.localsendd, venv: venv.url))
         }
     }
 }

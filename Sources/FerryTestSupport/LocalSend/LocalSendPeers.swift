@@ -45,8 +45,8 @@ public enum LocalSendPeers {
     /// Throws when FERRY_REQUIRE_NETNS=1 demands the peers and the venv is missing, and always when the venv exists
     /// but the script could not install `kind` (the `localsend` peer without a Python 3.12): that promise then goes
     /// unchecked, and a failure says so where a skip would hide it.
-    public static func requireAvailability(_ kind: Kind) throws -> Bool {
-        let command = kind == .localsendd ? "localsendd" : kind.rawValue
+    public static func requireAvailability(_ kind: Kind, venv: URL = LocalSendPeers.venv) throws -> Bool {
+        let command = venv.appendingPathComponent("bin").appendingPathComponent(kind.rawValue).path
         if kind == .localsend {
             let marker = venv.appendingPathComponent("localsend-unavailable")
             if let reason = try? String(contentsOf: marker, encoding: .utf8) {
@@ -55,10 +55,10 @@ public enum LocalSendPeers {
                     reason: reason.trimmingCharacters(in: .whitespacesAndNewlines))
             }
         }
-        let available = FileManager.default.isExecutableFile(atPath: executable(command))
         return try Requirement.check(
-            "the LocalSend test peer `\(kind.rawValue)`", available: available,
-            reason: "\(executable(command)) is missing; run scripts/localsend-peers (it makes \(venv.path))")
+            "the LocalSend test peer `\(kind.rawValue)`",
+            available: FileManager.default.isExecutableFile(atPath: command),
+            reason: "\(command) is missing; run scripts/localsend-peers (it makes \(venv.path))")
     }
 
     /// The prefix that starts a peer's command without the variables that would change its TLS or its
