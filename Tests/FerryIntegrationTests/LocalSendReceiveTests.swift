@@ -281,4 +281,44 @@ struct LocalSendReceiveTests {
             #expect(pinned.status == 200, "\(pinned) \(receiver.process.capturedOutput())")
         }
     }
+
+    @Test func onlyTheSessionsPeerCancelsItAndACancelledSessionTakesNoUploadButFreesTheReceiver() async throws {
+        try await LocalSendPeerTests.onBed(hosts: 2, peers: []) { bed, files in
+            let receiver = try Receiver(on: bed.hosts[1], bed: bed)
+            defer { receiver.stop() }
+            let alice = try ClientCertificate.make(in: files, name: "alice")
+            let mallory = try ClientCertificate.make(in: files, name: "mallory")
+            let (client, address) = (bed.hosts[0], bed.hosts[1].address)
+            let payload = try TestFiles(in: files).random("kept-out.bin", size: 1000, seed: 46)
+            let body = Self.prepareBody(alias: "alice", files: [("f1", "kept-out.bin", 1000, nil)])
+
+            // register is answered with our device, whoever calls.
+            let registered = try Self.curl(
+                bed, from: client, to: address, "/api/localsend/v2/register",
+                body: "{\"alias\":\"alice\",\"version\":\"2.1\",\"fingerprint\":\"not-her-certificate\"}",
+                certificate: alice)
+            #expect(registered.status == 200 && Self.json(registered.body)["protocol"] as? String == "https")
+
+            let prepared = try Self.curl(
+                bed, from: client, to: address, "/api/localsend/v2/prepare-upload", body: body, certificate: alice)
+            #expect(prepared.status == 200, "\(prepared)")
+            let reply = Self.json(prepared.body)
+            let session = reply["sessionId"] as? String ?? ""
+            let token = (reply["files"] as? [String: Any])?["f1"] as? String ?? ""
+            let cancel = "/api/localsend/v2/cancel?sessionId=\(session)"
+            let foreign = try Self.curl(bed, from: client, to: address, cancel, certificate: mallory)
+            #expect(foreign.status == 403, "\(foreign)")
+            let own = try Self.curl(bed, from: client, to: address, cancel, certificate: alice)
+            #expect(own.status == 200, "\(own)")
+            let late = try Self.curl(
+                bed, from: client, to: address,
+                "/api/localsend/v2/upload?sessionId=\(session)&fileId=f1&token=\(token)",
+                bodyFile: payload.path, certificate: alice)
+            #expect(late.status == 409, "\(late)")
+            #expect(try receiver.published().isEmpty)
+            let again = try Self.curl(
+                bed, from: client, to: address, "/api/localsend/v2/prepare-upload", body: body, certificate: mallory)
+            #expect(again.status == 200, "\(again) \(receiver.process.capturedOutput())")
+        }
+    }
 }
