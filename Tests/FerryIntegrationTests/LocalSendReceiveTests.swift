@@ -65,9 +65,10 @@ struct LocalSendReceiveTests {
     /// One HTTPS request with `curl` from `host`: the status and the body.
     static func curl(
         _ bed: TestBed, from host: TestHost, to address: String, _ path: String, method: String = "POST",
-        body: String? = nil, bodyFile: String? = nil, certificate: ClientCertificate? = nil
+        body: String? = nil, bodyFile: String? = nil, certificate: ClientCertificate? = nil, chunked: Bool = false
     ) throws -> (status: Int, body: String) {
         var arguments = ["curl", "-sk", "--max-time", "60", "-X", method, "-o", "-", "-w", "\n%{http_code}"]
+        if chunked { arguments += ["-H", "Transfer-Encoding: chunked"] }
         if let certificate { arguments += ["--cert", certificate.certificate, "--key", certificate.key] }
         if let body { arguments += ["-H", "Content-Type: application/json", "--data-binary", body] }
         if let bodyFile { arguments += ["--data-binary", "@" + bodyFile] }
@@ -319,6 +320,49 @@ struct LocalSendReceiveTests {
             let again = try Self.curl(
                 bed, from: client, to: address, "/api/localsend/v2/prepare-upload", body: body, certificate: mallory)
             #expect(again.status == 200, "\(again) \(receiver.process.capturedOutput())")
+        }
+    }
+
+    /// The apps' chunked bodies (and localsend 0.1.2's, which sends no sha256: checked by its size alone).
+    @Test func chunkedUploadsArePublishedVerifiedBySha256OrBySizeWhenNoneIsGiven() async throws {
+        try await LocalSendPeerTests.onBed(hosts: 2, peers: []) { bed, files in
+            let receiver = try Receiver(on: bed.hosts[1], bed: bed)
+            defer { receiver.stop() }
+            let alice = try ClientCertificate.make(in: files, name: "alice")
+            let (client, address) = (bed.hosts[0], bed.hosts[1].address)
+            let made = TestFiles(in: files)
+            let hashed = try made.random("hashed.bin", size: 1 << 20 + 17, seed: 47)
+            let bare = try made.random("bare.bin", size: 300_000, seed: 48)
+            let body = Self.prepareBody(
+                alias: "alice",
+                files: [
+                    ("h", "album/hashed.bin", 1 << 20 + 17, try TransferHarness.sha256(hashed.path)),
+                    ("b", "bare.bin", 300_000, nil),
+                ])
+            let prepared = try Self.curl(
+                bed, from: client, to: address, "/api/localsend/v2/prepare-upload", body: body, certificate: alice)
+            #expect(prepared.status == 200, "\(prepared)")
+            let reply = Self.json(prepared.body)
+            let session = reply["sessionId"] as? String ?? ""
+            let tokens = reply["files"] as? [String: String] ?? [:]
+            for (id, file) in [("h", hashed), ("b", bare)] {
+                let uploaded = try Self.curl(
+                    bed, from: client, to: address,
+                    "/api/localsend/v2/upload?sessionId=\(session)&fileId=\(id)&token=\(tokens[id] ?? "")",
+                    bodyFile: file.path, certificate: alice, chunked: true)
+                #expect(uploaded.status == 200, "\(uploaded) \(receiver.process.capturedOutput())")
+            }
+            var verification: [String: String] = [:]
+            for _ in 0..<2 {
+                let event = try receiver.nextFile()
+                verification[event["name"] as? String ?? ""] = event["verification"] as? String
+            }
+            #expect(verification == ["album/hashed.bin": "sha256", "bare.bin": "size"], "\(verification)")
+            #expect(try receiver.published() == ["album/hashed.bin": 1 << 20 + 17, "bare.bin": 300_000])
+            #expect(
+                try TransferHarness.sha256(receiver.inbox.path + "/album/hashed.bin")
+                    == TransferHarness.sha256(hashed.path))
+            #expect(try TransferHarness.sha256(receiver.inbox.path + "/bare.bin") == TransferHarness.sha256(bare.path))
         }
     }
 }
