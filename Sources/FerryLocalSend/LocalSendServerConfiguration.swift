@@ -12,6 +12,7 @@ public struct LocalSendRegistration: Sendable, Equatable {
     /// Its IP address as the socket reported it.
     public var address: String
 
+    /// A registration with the given fields.
     public init(device: LocalSendDevice, certificateFingerprint: LocalSendFingerprint?, address: String) {
         self.device = device
         self.certificateFingerprint = certificateFingerprint
@@ -46,6 +47,7 @@ public struct LocalSendServerConfiguration: Sendable {
     /// Diagnostics (level, text), as `TransferConfiguration.log`.
     public var log: (@Sendable (Int, String) -> Void)?
 
+    /// A configuration with the given fields; the defaults are the bounds docs/SECURITY.md names.
     public init(
         port: UInt16 = LocalSendServerConfiguration.defaultPort, device: LocalSendDevice, pin: String? = nil,
         sessionLimits: LocalSendReceiver.Limits = LocalSendReceiver.Limits(), maxConnections: Int = 32,
@@ -82,6 +84,7 @@ public enum LocalSendServerError: Error, Equatable, Sendable, CustomStringConver
     /// Another failure of the listening socket or the TLS context.
     case cannotListen(String)
 
+    /// One line for people: which port, and the likely reason.
     public var description: String {
         switch self {
         case .portInUse(let port):
