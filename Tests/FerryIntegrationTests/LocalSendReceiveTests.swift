@@ -160,6 +160,18 @@ struct LocalSendReceiveTests {
                 certificate: alice)
             #expect(tooLarge.status == 413, "\(tooLarge)")
 
+            // 20,001 files in 1.3 MB of JSON: more entries than an offer may hold, refused before they are built.
+            let many = files.path + "/many.json"
+            let entries = (0...20_000).map {
+                "\"f\($0)\":{\"id\":\"f\($0)\",\"fileName\":\"f\($0)\",\"size\":1,\"fileType\":\"x\"}"
+            }
+            try Data(("{\"info\":{\"alias\":\"a\"},\"files\":{" + entries.joined(separator: ",") + "}}").utf8)
+                .write(to: URL(fileURLWithPath: many))
+            let tooMany = try Self.curl(
+                bed, from: client, to: address, "/api/localsend/v2/prepare-upload", bodyFile: many,
+                certificate: alice)
+            #expect(tooMany.status == 413, "\(tooMany)")
+
             // A name that leaves the directory: refused by ferry's name validator before consent.
             let escaping = try Self.curl(
                 bed, from: client, to: address, "/api/localsend/v2/prepare-upload",
