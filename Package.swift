@@ -56,13 +56,18 @@ let package = Package(
         .target(
             name: "FerryTransfer",
             dependencies: ["FerryWire", "FerryStateMachines", "FerrySystem", "FerrySession"]),
-        .target(name: "FerryLocalSend", dependencies: ["FerryWire", "FerryStateMachines", "FerrySystem", "FerrySecurity", "FerryTransfer", "FerryHTTPClient"]),
+        // LocalSend peers (issue 29): the HTTPS server that feeds the receive path and discovery (docs/ARCHITECTURE.md).
+        .target(
+            name: "FerryLocalSend",
+            dependencies: [
+                "FerryWire", "FerryStateMachines", "FerrySystem", "FerrySecurity", "FerryTransfer", "FerryHTTPClient",
+            ]),
         // 4. CLI.
         .target(
             name: "FerryCLI",
             dependencies: [
-                "FerryTransfer", "FerrySession", "FerrySecurity", "FerryStateMachines", "FerrySystem", "FerryWire",
-                "FerryLocalSend",
+                "FerryLocalSend", "FerryTransfer", "FerrySession", "FerrySecurity", "FerryStateMachines", "FerrySystem",
+                "FerryWire",
             ]),
         .executableTarget(name: "ferry", dependencies: ["FerryCLI", "FerrySystem"]),
         .executableTarget(

@@ -16,6 +16,7 @@ import Testing
     /// Modules whose every public declaration must be documented.
     static let enforced = [
         "FerryWire", "FerryStateMachines", "FerrySystem", "FerrySecurity", "FerrySession", "FerryTransfer", "FerryCLI",
+        "FerryLocalSend",
     ]
 
     /// `file:line: declaration` for each public declaration of `module` without a doc comment.

@@ -137,11 +137,21 @@ import Testing
         receive starts (it says how many), and --clear-staged removes them all now
         (except those a running receiver is writing).
 
+        LocalSend apps (phones, other desktops) can send here too: ferry serves
+        LocalSend's HTTPS API on port 53317 beside its own protocol, with the same
+        --accept policy, checks and summaries (their peers show their certificate's
+        SHA-256 as device ID; pin one with ferry trust add). --pin-file FILE makes
+        LocalSend senders give the PIN in FILE (its first line; a file others can read
+        is refused); --no-localsend serves ferry peers only. When a LocalSend app on
+        this machine holds the port, ferry says so once and goes on with its own
+        protocol.
+
         The first line tells where ferry listens; with --json it is
         {"event":"listening","port":P,"directory":"...","name":"...","peerID":"..."}.
 
         USAGE: ferry receive [--into <dir>] [--accept <policy>]
-               [--ask-timeout <seconds>] [--once] [--no-relay] [--clear-staged] [--json]
+               [--ask-timeout <seconds>] [--once] [--no-relay] [--clear-staged]
+               [--no-localsend] [--pin-file <file>] [--localsend-port <port>] [--json]
                [<global options>]
 
         OPTIONS:
@@ -160,6 +170,11 @@ import Testing
                                   pass nothing on to other receivers.
           --clear-staged          Remove the partial files kept for resuming
                                   (DIR/.ferry-staging), say how many, and exit.
+          --no-localsend          Serve ferry peers only, not LocalSend apps.
+          --pin-file <file>       LocalSend senders must give the PIN this file holds
+                                  (never on the command line).
+          --localsend-port <port> Serve LocalSend apps on this TCP port. (default:
+                                  53317)
           --json                  Print one JSON object per line for every event instead
                                   of text.
           -h, --help              Show help information.

@@ -1,4 +1,6 @@
+import FerryLocalSend
 import FerrySession
+import FerrySystem
 import FerryStateMachines
 import FerryTransfer
 import FerryWire
@@ -16,6 +18,14 @@ extension ReceiveCommand {
             into.map { Self.absolute($0) } ?? DownloadDirectory.resolve(environment: context.environment),
             createParents: into == nil)
         expireStaged(in: directory, context: context)
+        let pin = try pinFile.map(Self.readPin)
+        let reactor: Reactor
+        do {
+            reactor = try Reactor()
+        } catch {
+            throw CLIError.failure("could not start the event loop: \(error)")
+        }
+        defer { reactor.shutdown() }
         let asking = accept == .ask && context.isStdinTerminal
         // With no one to ask, the engine accepts pinned peers' offers and refuses the others itself (as "nobody to
         // ask"), so that no answer has to travel through this loop.
@@ -29,7 +39,7 @@ extension ReceiveCommand {
         let configuration = engineConfiguration(directory: directory, policy: policy, log: setup.configuration.log)
         let once = self.once
         let code = try await TransferSession.run(
-            setup: setup, engine: configuration, reporter: reporter, forwardEvents: true,
+            setup: setup, engine: configuration, reporter: reporter, reactor: reactor, forwardEvents: true,
             onSessionEvent: { event in
                 // Who connects shows its pairing code at once, before any offer, so that both people compare it
                 // while the sender is asked to confirm; whom the session refused by itself leaves one line. Swarm
@@ -46,86 +56,100 @@ extension ReceiveCommand {
                 }
             }
         ) { run in
-            await announce(run, directory: directory, context: context, reporter: reporter)
-            let directoryCheck = Self.stopWhenDirectoryIsGone(directory, run: run, reporter: reporter)
-            defer { directoryCheck?.cancel() }
-            let trustFollower = Self.followTrustedPeers(trustStore, run: run, reporter: reporter)
-            defer { trustFollower.cancel() }
-            if accept == .trusted, setup.configuration.trustedDevices.isEmpty {
-                context.stderr.writeLine(
-                    "Note: no peer is trusted yet, so every peer will be refused; pin one with 'ferry trust add <id>"
-                        + " --name <name>' (its 'ferry id' prints the ID), or answer 'a' to a --accept ask prompt")
+            let localSend = await startLocalSend(
+                reactor: reactor, run: run, pin: pin, context: context, reporter: reporter)
+            await announce(run, directory: directory, context: context, reporter: reporter, localSend: localSend)
+            // The LocalSend server stops before the engine does, so that its session ends as the peers' do.
+            do {
+                let code = try await receiving()
+                await localSend?.stop()
+                return code
+            } catch {
+                await localSend?.stop()
+                throw error
             }
-            if accept == .ask, !asking {
-                context.stderr.writeLine(
-                    "Note: stdin is not a terminal, so no one can be asked: offers from trusted peers are accepted,"
-                        + " every other is refused (use --accept all to accept them all)")
-            }
-            let (updates, prompt) = AsyncStream.makeStream(of: OfferPrompt.Update.self)
-            let prompter =
-                asking
-                ? Task {
-                    await OfferPrompt(show: { reporter.say(lines: $0) }).run(
-                        updates: updates, lines: StandardInputLines.stream()
-                    ) { offer, answer in
-                        if answer == .always {
-                            do {
-                                try trustStore.pin(offer.peer.deviceID, name: offer.peer.displayName)
-                                await run.session.trust(offer.peer.deviceID, name: offer.peer.displayName)
-                            } catch {
-                                reporter.say(
-                                    "could not trust \(TerminalText.escape(offer.peer.displayName)): "
-                                        + TerminalText.escape("\(error)"))
-                            }
-                        }
-                        await run.engine.respond(
-                            to: offer.transferID, from: offer.peer.peerID, accept: answer != .deny)
-                    }
-                } : nil
-            defer {
-                prompt.finish()
-                prompter?.cancel()
-            }
-            guard let events = run.events else { return ExitCode.failure }
-            // Prompts are a person's attention: offers become prompts at the rate the session allows connection
-            // prompts, so a stranger may not fill the terminal with offers either.
-            let promptRate = setup.configuration.connectionRequestRate
-            let promptRatePerPeer = setup.configuration.connectionRequestRatePerPeer
-            var prompts = RequestLimiter<DeviceID>(global: promptRate, perRequester: promptRatePerPeer, now: .now)
-            for await event in events {
-                switch event {
-                case .offerReceived(let offer) where offer.peer.isTrusted:
-                    reporter.say(
-                        "\(OfferPrompt.text(for: offer)[0].dropLast()): accepted, a trusted peer (key verified)")
-                    await run.engine.respond(to: offer.transferID, from: offer.peer.peerID, accept: true)
-                case .offerReceived(let offer) where asking && prompts.admit(offer.peer.deviceID, now: .now) != nil:
-                    // The sender hears the true reason (offer reason 8), not "denied by the user".
-                    let limits = "at most \(promptRatePerPeer) from one peer, \(promptRate) from all"
-                    let why = "denied without asking, too many offers (\(limits))"
-                    reporter.noteDenial(offer.transferID, from: offer.peer, reason: why)
-                    await run.engine.respond(
-                        to: offer.transferID, from: offer.peer.peerID, accept: false, reason: .tooManyOffers,
-                        detail: limits)
-                case .offerReceived(let offer):
-                    prompt.yield(.offer(offer))
-                case .finished(let outcome) where outcome.direction == .receiving:
-                    prompt.yield(.gone(outcome.transferID, outcome.peer.peerID, reason: outcome.failure ?? "finished"))
-                    if once {
-                        await Self.linger(until: outcome.peer.peerID, leaves: run.tracker)
-                        return outcome.isSuccess ? ExitCode.success : .failure
-                    }
-                case .denied(let transferID, let peer, .receiving, let reason):
-                    prompt.yield(.gone(transferID, peer.peerID, reason: reason))
-                    if once {
-                        await Self.linger(until: peer.peerID, leaves: run.tracker)
-                        return ExitCode.failure
-                    }
-                default:
-                    continue
+            func receiving() async throws -> ExitCode {
+                let directoryCheck = Self.stopWhenDirectoryIsGone(directory, run: run, reporter: reporter)
+                defer { directoryCheck?.cancel() }
+                let trustFollower = Self.followTrustedPeers(trustStore, run: run, reporter: reporter)
+                defer { trustFollower.cancel() }
+                if accept == .trusted, setup.configuration.trustedDevices.isEmpty {
+                    context.stderr.writeLine(
+                        "Note: no peer is trusted yet, so every peer will be refused; pin one with 'ferry trust add <id>"
+                            + " --name <name>' (its 'ferry id' prints the ID), or answer 'a' to a --accept ask prompt")
                 }
+                if accept == .ask, !asking {
+                    context.stderr.writeLine(
+                        "Note: stdin is not a terminal, so no one can be asked: offers from trusted peers are accepted,"
+                            + " every other is refused (use --accept all to accept them all)")
+                }
+                let (updates, prompt) = AsyncStream.makeStream(of: OfferPrompt.Update.self)
+                let prompter =
+                    asking
+                    ? Task {
+                        await OfferPrompt(show: { reporter.say(lines: $0) }).run(
+                            updates: updates, lines: StandardInputLines.stream()
+                        ) { offer, answer in
+                            if answer == .always {
+                                do {
+                                    try trustStore.pin(offer.peer.deviceID, name: offer.peer.displayName)
+                                    await run.session.trust(offer.peer.deviceID, name: offer.peer.displayName)
+                                } catch {
+                                    reporter.say(
+                                        "could not trust \(TerminalText.escape(offer.peer.displayName)): "
+                                            + TerminalText.escape("\(error)"))
+                                }
+                            }
+                            await run.engine.respond(
+                                to: offer.transferID, from: offer.peer.peerID, accept: answer != .deny)
+                        }
+                    } : nil
+                defer {
+                    prompt.finish()
+                    prompter?.cancel()
+                }
+                guard let events = run.events else { return ExitCode.failure }
+                // Prompts are a person's attention: offers become prompts at the rate the session allows connection
+                // prompts, so a stranger may not fill the terminal with offers either.
+                let promptRate = setup.configuration.connectionRequestRate
+                let promptRatePerPeer = setup.configuration.connectionRequestRatePerPeer
+                var prompts = RequestLimiter<DeviceID>(global: promptRate, perRequester: promptRatePerPeer, now: .now)
+                for await event in events {
+                    switch event {
+                    case .offerReceived(let offer) where offer.peer.isTrusted:
+                        reporter.say(
+                            "\(OfferPrompt.text(for: offer)[0].dropLast()): accepted, a trusted peer (key verified)")
+                        await run.engine.respond(to: offer.transferID, from: offer.peer.peerID, accept: true)
+                    case .offerReceived(let offer) where asking && prompts.admit(offer.peer.deviceID, now: .now) != nil:
+                        // The sender hears the true reason (offer reason 8), not "denied by the user".
+                        let limits = "at most \(promptRatePerPeer) from one peer, \(promptRate) from all"
+                        let why = "denied without asking, too many offers (\(limits))"
+                        reporter.noteDenial(offer.transferID, from: offer.peer, reason: why)
+                        await run.engine.respond(
+                            to: offer.transferID, from: offer.peer.peerID, accept: false, reason: .tooManyOffers,
+                            detail: limits)
+                    case .offerReceived(let offer):
+                        prompt.yield(.offer(offer))
+                    case .finished(let outcome) where outcome.direction == .receiving:
+                        prompt.yield(
+                            .gone(outcome.transferID, outcome.peer.peerID, reason: outcome.failure ?? "finished"))
+                        if once {
+                            await Self.linger(until: outcome.peer.peerID, leaves: run.tracker)
+                            return outcome.isSuccess ? ExitCode.success : .failure
+                        }
+                    case .denied(let transferID, let peer, .receiving, let reason):
+                        prompt.yield(.gone(transferID, peer.peerID, reason: reason))
+                        if once {
+                            await Self.linger(until: peer.peerID, leaves: run.tracker)
+                            return ExitCode.failure
+                        }
+                    default:
+                        continue
+                    }
+                }
+                try Task.checkCancellation()
+                return ExitCode.failure
             }
-            try Task.checkCancellation()
-            return ExitCode.failure
         }
         reporter.board?.clear()
         return code
@@ -147,7 +171,8 @@ extension ReceiveCommand {
 
     /// The first line: where this process listens, for people (stderr) or scripts (stdout, JSON).
     private func announce(
-        _ run: TransferSession, directory: String, context: CommandContext, reporter: TransferReporter
+        _ run: TransferSession, directory: String, context: CommandContext, reporter: TransferReporter,
+        localSend: LocalSendServer?
     ) async {
         let port = await run.session.listenPort
         let name = run.session.configuration.displayName
@@ -160,6 +185,7 @@ extension ReceiveCommand {
                         "peerID": .string(run.session.localPeerID.description),
                         "deviceID": .string(run.session.configuration.deviceID.description),
                         "session": .string(run.session.configuration.sessionID),
+                        "localSendPort": localSend.map { .int(Int($0.port)) } ?? .null,
                     ]))
         } else {
             // A journal (a service, stdin from /dev/null) has no Ctrl-C: the hint is for a person at a terminal.
@@ -167,6 +193,9 @@ extension ReceiveCommand {
             context.stderr.writeLine(
                 "receiving into \(TerminalText.escape(directory)) as \(TerminalText.escape(name)) (port \(port))"
                     + stop)
+            if let localSend {
+                context.stderr.writeLine("LocalSend apps can send here too, on TCP port \(localSend.port)")
+            }
         }
     }
 

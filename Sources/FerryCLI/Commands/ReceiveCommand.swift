@@ -47,6 +47,13 @@ public struct ReceiveCommand: ParsableCommand, Equatable {
             resumes; those untouched for 7 days are removed when ferry receive starts (it says how many), and \
             --clear-staged removes them all now (except those a running receiver is writing).
 
+            LocalSend apps (phones, other desktops) can send here too: ferry serves LocalSend's HTTPS API on port \
+            53317 beside its own protocol, with the same --accept policy, checks and summaries (their peers show \
+            their certificate's SHA-256 as device ID; pin one with ferry trust add). --pin-file FILE makes LocalSend \
+            senders give the PIN in FILE (its first line; a file others can read is refused); --no-localsend \
+            serves ferry peers only. When a LocalSend app on this machine holds the port, ferry says so once and \
+            goes on with its own protocol.
+
             The first line tells where ferry listens; with --json it is \
             {"event":"listening","port":P,"directory":"...","name":"...","peerID":"..."}.
             """,
@@ -77,6 +84,16 @@ public struct ReceiveCommand: ParsableCommand, Equatable {
             .flag(
                 "clear-staged",
                 help: "Remove the partial files kept for resuming (DIR/.ferry-staging), say how many, and exit."),
+            .flag("no-localsend", help: "Serve ferry peers only, not LocalSend apps."),
+            .option(
+                "pin-file",
+                valueName: "file",
+                help: "LocalSend senders must give the PIN this file holds (never on the command line)."),
+            .option(
+                "localsend-port",
+                valueName: "port",
+                help: "Serve LocalSend apps on this TCP port.",
+                default: "53317"),
             .flag("json", help: "Print one JSON object per line for every event instead of text."),
         ]
     )
@@ -101,6 +118,12 @@ public struct ReceiveCommand: ParsableCommand, Equatable {
     public var relay: Bool
     /// Whether to print JSON lines for every event instead of text.
     public var json: Bool
+    /// Whether LocalSend apps are served too (false: `--no-localsend`).
+    public var localSend: Bool
+    /// `--pin-file`: the file holding the PIN LocalSend senders must give.
+    public var pinFile: String?
+    /// `--localsend-port`: the TCP port of the LocalSend server.
+    public var localSendPort: UInt16
     /// The options every command accepts (session, name, port, peers, interfaces, verbosity).
     public var global: GlobalOptions
 
@@ -108,8 +131,12 @@ public struct ReceiveCommand: ParsableCommand, Equatable {
     public init(
         into: String? = nil, accept: AcceptPolicy = .ask, askTimeout: Double = ReceiveCommand.defaultAskTimeout,
         once: Bool = false, clearStaged: Bool = false, relay: Bool = true, json: Bool = false,
+        localSend: Bool = true, pinFile: String? = nil, localSendPort: UInt16 = 53317,
         global: GlobalOptions = .init()
     ) {
+        self.localSend = localSend
+        self.pinFile = pinFile
+        self.localSendPort = localSendPort
         self.relay = relay
         self.into = into
         self.accept = accept
@@ -124,10 +151,23 @@ public struct ReceiveCommand: ParsableCommand, Equatable {
     /// `--clear-staged` together with an option that only applies to receiving.
     public init(parsing values: ParsedValues) throws {
         if values.isSet("clear-staged"),
-            let other = ["accept", "ask-timeout", "once", "no-relay"].first(where: { values.count($0) > 0 })
+            let other = ["accept", "ask-timeout", "once", "no-relay", "no-localsend", "pin-file", "localsend-port"]
+                .first(where: { values.count($0) > 0 })
         {
             throw CLIError.usage(
                 "--clear-staged removes staged files and exits; it takes --into and --json, not --\(other)")
+        }
+        if values.isSet("no-localsend"),
+            let other = ["pin-file", "localsend-port"].first(where: { values.count($0) > 0 })
+        {
+            throw CLIError.usage("--no-localsend serves no LocalSend app; --\(other) is for LocalSend apps")
+        }
+        var port: UInt16 = 53317
+        if let text = values.last("localsend-port") {
+            guard let value = UInt16(text), value > 0 else {
+                throw CLIError.usage("--localsend-port: a TCP port is a number from 1 to 65535 (got \(text))")
+            }
+            port = value
         }
         self.init(
             into: values.last("into"),
@@ -137,6 +177,9 @@ public struct ReceiveCommand: ParsableCommand, Equatable {
             clearStaged: values.isSet("clear-staged"),
             relay: !values.isSet("no-relay"),
             json: values.isSet("json"),
+            localSend: !values.isSet("no-localsend"),
+            pinFile: values.last("pin-file"),
+            localSendPort: port,
             global: try GlobalOptions(parsing: values)
         )
     }

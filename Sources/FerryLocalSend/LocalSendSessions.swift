@@ -1,0 +1,359 @@
+import FerrySecurity
+import FerryStateMachines
+import FerryTransfer
+import FerryWire
+import Foundation
+
+/// The one LocalSend receive session of a server: the pure `LocalSendReceiver` machine, and the transfer engine's
+/// side of it (the session's `ForeignPeer`, its transfer, which file ID is which file, the results of files).
+///
+/// Every connection's requests come here; the actor performs the machine's actions: consent through the engine's
+/// `offer` (its accept policy asks or decides), uploads into `ForeignPeer.write`/`endFile`, a cancel or a timeout
+/// into `cancel`/`detach`. Nothing the peer wrote in JSON is identity: the peer is `LocalSendPeer` (certificate
+/// hash, else address) and its device ID the certificate's hash.
+actor LocalSendSessions {
+    /// The engine's side of the current session.
+    private struct Current {
+        var session: LocalSendSecret
+        var foreign: ForeignPeer
+        var transferID: TransferID?
+        /// File ID -> index in the offer.
+        var indices: [String: Int]
+        var results: [Int: FileResult] = [:]
+        var waiters: [Int: CheckedContinuation<FileResult?, Never>] = [:]
+        var answers: Task<Void, Never>?
+        var ended = false
+    }
+
+    /// An upload the machine let through: where its bytes go.
+    struct Upload: Sendable {
+        let session: LocalSendSecret
+        let fileID: String
+        let size: UInt64
+        let foreign: ForeignPeer
+        let transferID: TransferID
+        let index: Int
+    }
+
+    /// What a route answers.
+    struct Answer: Error, Sendable {
+        var status: HTTPStatus
+        var body: [UInt8]
+
+        static func json(_ status: HTTPStatus, _ body: [UInt8]) -> Answer { Answer(status: status, body: body) }
+        static func message(_ status: HTTPStatus, _ text: String) -> Answer {
+            Answer(status: status, body: LocalSendErrorBody(message: text).encoded())
+        }
+    }
+
+    private let engine: TransferEngine
+    private let configuration: LocalSendServerConfiguration
+    private var machine: LocalSendReceiver
+    private var generator = SystemRandomNumberGenerator()
+    private var current: Current?
+    private var ticker: Task<Void, Never>?
+
+    init(engine: TransferEngine, configuration: LocalSendServerConfiguration) {
+        self.engine = engine
+        self.configuration = configuration
+        machine = LocalSendReceiver(pin: configuration.pin, limits: configuration.sessionLimits)
+    }
+
+    // MARK: prepare-upload
+
+    /// A `prepare-upload` from `peer`: the machine's PIN, 409 and file checks, then consent through the engine
+    /// (held until the accept policy decided), then the session ID and a token per accepted file.
+    func prepareUpload(_ request: LocalSendPrepareUpload, from peer: LocalSendPeer, pin: String?) async -> Answer {
+        // The digests are checked before the machine opens a session: a malformed one is the request's fault.
+        var digests: [[UInt8]?] = []
+        for file in request.files {
+            guard let text = file.sha256 else {
+                digests.append(nil)
+                continue
+            }
+            guard let digest = Self.digest(hex: text) else {
+                return .message(.badRequest, "file \(file.id): sha256 is not 64 hexadecimal digits")
+            }
+            digests.append(digest)
+        }
+        let offers = request.files.map { LocalSendFileOffer(id: $0.id, size: UInt64($0.size)) }
+        switch machine.prepareUploadReceived(from: peer, files: offers, pin: pin, now: .now, using: &generator) {
+        case .respond(let status, let reason):
+            return .message(HTTPStatus(localSend: status), reason)
+        case .askConsent(let session, _):
+            let foreign = await engine.attachForeignPeer(identity(of: peer, alias: request.info.alias))
+            var indices: [String: Int] = [:]
+            for (index, file) in request.files.enumerated() { indices[file.id] = index }
+            var entry = Current(session: session, foreign: foreign, indices: indices)
+            entry.answers = Task { [weak self] in
+                for await message in foreign.answers { await self?.answered(message, session: session) }
+                await self?.answersEnded(session: session)
+            }
+            current = entry
+            startTicker()
+            let files = zip(request.files, digests).map { file, digest in
+                ForeignFile(
+                    path: file.fileName, size: UInt64(file.size), modificationTime: Self.time(file.modified),
+                    mediaType: String(file.fileType.prefix(255)), sha256: digest)
+            }
+            let (transferID, reply) = await foreign.offer(files)
+            return consentDecided(session: session, transferID: transferID, reply: reply)
+        }
+    }
+
+    private func consentDecided(session: LocalSendSecret, transferID: TransferID, reply: OfferReply?) -> Answer {
+        guard let reply else {
+            // Detached meanwhile (cancelled, timed out, the engine stopped): the machine may still wait.
+            _ = machine.consentRefused(session: session)
+            end(session, reason: "no answer to the offer")
+            return .message(.forbidden, "the session was cancelled or timed out before consent")
+        }
+        let action: LocalSendReceiver.ConsentAction
+        if reply.accepted {
+            var accepted = Set<String>()
+            for (fileID, index) in current?.indices ?? [:]
+            where reply.files.indices.contains(index) && reply.files[index].accepted {
+                accepted.insert(fileID)
+            }
+            action = machine.consentGiven(session: session, accepted: accepted, now: .now, using: &generator)
+        } else {
+            action = machine.consentRefused(session: session)
+        }
+        switch action {
+        case .accept(let session, let tokens):
+            current?.transferID = transferID
+            let reply = LocalSendPrepareUploadReply(
+                sessionID: session.description,
+                tokens: tokens.sorted { $0.key < $1.key }.map { (fileID: $0.key, token: $0.value.description) })
+            return .json(.ok, reply.encoded())
+        case .respond(let status, let reason):
+            end(session, reason: reason)
+            let why = reply.accepted || reply.detail.isEmpty ? reason : "\(reason): \(reply.detail)"
+            return .message(HTTPStatus(localSend: status), why)
+        case .ignore:
+            end(session, reason: "cancelled or timed out before consent")
+            return .message(.forbidden, "the session was cancelled or timed out before consent")
+        }
+    }
+
+    // MARK: upload
+
+    /// An `upload`'s query from `peer`: the machine checks session ID, token, file and peer (once per file).
+    func beginUpload(_ query: LocalSendQuery, from peer: LocalSendPeer) -> Result<Upload, Answer> {
+        let action = machine.uploadReceived(
+            from: peer, session: query.sessionID.flatMap(LocalSendSecret.init(hex:)), fileID: query.fileID,
+            token: query.token.flatMap(LocalSendSecret.init(hex:)), now: .now)
+        switch action {
+        case .refuse(let status, let reason):
+            return .failure(.message(HTTPStatus(localSend: status), reason))
+        case .receive(let fileID, let size):
+            guard let current, let transferID = current.transferID, let index = current.indices[fileID] else {
+                return .failure(.message(.conflict, "no session"))
+            }
+            return .success(
+                Upload(
+                    session: current.session, fileID: fileID, size: size, foreign: current.foreign,
+                    transferID: transferID, index: index))
+        }
+    }
+
+    /// Body bytes of an upload arrived: the session is alive.
+    func progressed() {
+        machine.uploadProgressed(now: .now)
+    }
+
+    /// The body of `upload` ended after all its bytes: the engine verifies and publishes the file; answers once its
+    /// result came (200 only when published).
+    func finishUpload(_ upload: Upload) async -> Answer {
+        var failure: String?
+        do {
+            try await upload.foreign.endFile(upload.index, of: upload.transferID)
+        } catch {
+            failure = "\(error)"
+        }
+        let result = await result(of: upload)
+        let published = failure == nil && result?.status == .published
+        let ended = machine.uploadEnded(fileID: upload.fileID, outcome: published ? .received : .failed, now: .now)
+        if ended != nil { end(upload.session, reason: "every file ended") }
+        if published { return Answer(status: .ok, body: []) }
+        let why = result.map { $0.detail.isEmpty ? $0.status.description : "\($0.status): \($0.detail)" }
+        return .message(.internalServerError, "not stored: " + (failure ?? why ?? "the session ended"))
+    }
+
+    /// An upload that cannot go on (its body broke, was too long, the connection went): the session ends (no
+    /// resume in LocalSend), nothing unverified is kept.
+    func abortUpload(_ upload: Upload, reason: String) async {
+        guard current?.session == upload.session else { return }
+        _ = machine.stopRequested()
+        await cancelTransfer(reason: .protocolError, detail: reason)
+        end(upload.session, reason: reason)
+    }
+
+    private func result(of upload: Upload) async -> FileResult? {
+        guard var entry = current, entry.session == upload.session else { return nil }
+        if let result = entry.results.removeValue(forKey: upload.index) {
+            current = entry
+            return result
+        }
+        if entry.ended { return nil }
+        return await withCheckedContinuation { continuation in
+            current?.waiters[upload.index] = continuation
+        }
+    }
+
+    private func answered(_ message: TransferMessage, session: LocalSendSecret) {
+        guard current?.session == session else { return }
+        switch message {
+        case .fileResult(let result):
+            let index = Int(result.fileIndex)
+            if let waiter = current?.waiters.removeValue(forKey: index) {
+                waiter.resume(returning: result)
+            } else {
+                current?.results[index] = result
+            }
+        default:
+            break
+        }
+    }
+
+    private func answersEnded(session: LocalSendSecret) {
+        guard current?.session == session else { return }
+        current?.ended = true
+        for waiter in current?.waiters.values ?? [:].values { waiter.resume(returning: nil) }
+        current?.waiters = [:]
+    }
+
+    // MARK: cancel, timers, stop
+
+    /// A `cancel` from `peer`: only the session's own peer, with its session ID once it knows it.
+    func cancel(_ query: LocalSendQuery, from peer: LocalSendPeer) async -> Answer {
+        switch machine.cancelReceived(from: peer, session: query.sessionID.flatMap(LocalSendSecret.init(hex:))) {
+        case .refuse(let status, let reason):
+            return .message(HTTPStatus(localSend: status), reason)
+        case .cancel(let session):
+            await cancelTransfer(reason: .cancelledByUser, detail: "the LocalSend sender cancelled")
+            end(session, reason: "cancelled by the sender")
+            return Answer(status: .ok, body: [])
+        }
+    }
+
+    /// Ends the session on our side (the server stops).
+    func stop() async {
+        ticker?.cancel()
+        ticker = nil
+        guard let session = machine.stopRequested() ?? current?.session else { return }
+        await cancelTransfer(reason: .shuttingDown, detail: "the receiver stopped")
+        end(session, reason: "the receiver stopped")
+    }
+
+    private func startTicker() {
+        guard ticker == nil else { return }
+        ticker = Task { [weak self] in
+            // The machine's deadlines are in seconds; a tick a second is their resolution.
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(1))
+                await self?.tick()
+            }
+        }
+    }
+
+    private func tick() async {
+        switch machine.timerFired(now: .now) {
+        case .consentExpired(let session)?:
+            end(session, reason: "consent timed out")
+        case .sessionAbandoned(let session)?:
+            await cancelTransfer(reason: .timedOut, detail: "the LocalSend sender went quiet")
+            end(session, reason: "the sender went quiet")
+        case nil:
+            if !machine.isBusy, current == nil {
+                ticker?.cancel()
+                ticker = nil
+            }
+        }
+    }
+
+    private func cancelTransfer(reason: CancelReason, detail: String) async {
+        guard let entry = current, let transferID = entry.transferID else { return }
+        await entry.foreign.cancel(transferID, reason: reason, detail: detail)
+    }
+
+    /// Forgets the session `session` and detaches its peer from the engine (what was verified stays published, the
+    /// rest of its staged data is removed); a held `prepare-upload` gets no consent.
+    private func end(_ session: LocalSendSecret, reason: String) {
+        guard let entry = current, entry.session == session else { return }
+        current = nil
+        for waiter in entry.waiters.values { waiter.resume(returning: nil) }
+        let foreign = entry.foreign
+        Task { await foreign.detach(reason: reason) }
+        configuration.log?(2, "LocalSend session ended: \(reason)")
+    }
+
+    // MARK: identity
+
+    /// The engine's view of `peer`: device ID = the certificate's hash; trusted iff pinned; the alias only as a name.
+    /// A peer without a certificate has no identity: a device ID derived from its address under a label of its own
+    /// (so it never equals a certificate's hash a person pinned), and never trusted.
+    private func identity(of peer: LocalSendPeer, alias: String) -> ForeignPeerIdentity {
+        let name = alias.isEmpty ? "LocalSend device" : alias
+        if let hex = peer.certificateFingerprint, let fingerprint = LocalSendFingerprint(hex: hex) {
+            return ForeignPeerIdentity(
+                deviceID: fingerprint.deviceID, displayName: name,
+                isTrusted: configuration.isTrusted(fingerprint.deviceID), protocolName: "localsend")
+        }
+        let hash = SHA256Hasher.digest(Array("ferry-localsend-no-certificate-1 \(peer.address)".utf8))
+        return ForeignPeerIdentity(
+            deviceID: DeviceID(bytes: hash)!, displayName: name, isTrusted: false, protocolName: "localsend")
+    }
+
+    /// 32 bytes from 64 hex digits (either case), else nil.
+    static func digest(hex text: String) -> [UInt8]? {
+        let digits = Array(text.utf8)
+        guard digits.count == 64 else { return nil }
+        var bytes: [UInt8] = []
+        for index in stride(from: 0, to: 64, by: 2) {
+            guard let high = nibble(digits[index]), let low = nibble(digits[index + 1]) else { return nil }
+            bytes.append(high << 4 | low)
+        }
+        return bytes
+    }
+
+    private static func nibble(_ digit: UInt8) -> UInt8? {
+        switch digit {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+
+    /// The file's `metadata.modified` (ISO 8601), else now (LocalSend senders that give none: the moment it came).
+    static func time(_ text: String?) -> FileTime {
+        let now = Date().timeIntervalSince1970
+        var seconds = now
+        if let text {
+            let parser = ISO8601DateFormatter()
+            parser.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+            if let date = parser.date(from: text) ?? ISO8601DateFormatter().date(from: text) {
+                seconds = date.timeIntervalSince1970
+            }
+        }
+        let whole = seconds.rounded(.down)
+        return FileTime(seconds: Int64(whole), nanoseconds: UInt32(min(999_999_999, (seconds - whole) * 1e9)))
+    }
+}
+
+extension HTTPStatus {
+    /// The HTTP status of a machine's answer.
+    init(localSend status: LocalSendStatus) {
+        switch status {
+        case .ok: self = .ok
+        case .noContent: self = .noContent
+        case .badRequest: self = .badRequest
+        case .unauthorized: self = .unauthorized
+        case .forbidden: self = .forbidden
+        case .conflict: self = .conflict
+        case .tooManyRequests: self = .tooManyRequests
+        default: self = HTTPStatus(code: status.rawValue, reason: "Error")
+        }
+    }
+}

@@ -1,0 +1,380 @@
+import FerrySecurity
+import FerryTestSupport
+import Foundation
+import Testing
+
+/// `ferry receive` takes files from LocalSend peers (issue 29, "Receiving"): real PyPI senders in one network
+/// namespace, a real `ferry receive --accept all` process in another, and hand-made hostile requests from `curl`
+/// with or without a client certificate. Files appear only complete and verified.
+@Suite("LocalSend receive", .serialized)
+struct LocalSendReceiveTests {
+    /// A `ferry receive --json --accept all` on `host`, LocalSend on its default port.
+    struct Receiver {
+        let process: FerryProcess
+        let inbox: TemporaryDirectory
+        let config: TemporaryDirectory
+        let localSendPort: Int
+
+        init(on host: TestHost, bed: TestBed, extra: [String] = [], accept: String = "all") throws {
+            inbox = try TemporaryDirectory(prefix: "ferry-ls-inbox")
+            config = try TemporaryDirectory(prefix: "ferry-ls-config")
+            process = try bed.startFerry(
+                on: host,
+                [
+                    "receive", "--json", "--into", inbox.path, "--accept", accept, "--name", "ferry-box", "--port", "0",
+                    "--session", "ls-\(UInt32.random(in: 0...UInt32.max))",
+                ] + extra,
+                environment: ["XDG_CONFIG_HOME": config.path])
+            let listening = try process.nextJSON { $0["event"] as? String == "listening" }
+            localSendPort = listening["localSendPort"] as? Int ?? 0
+        }
+
+        func stop() {
+            _ = try? process.terminate()
+            inbox.remove()
+            config.remove()
+        }
+
+        /// The next `file` event of the receiving side.
+        func nextFile(timeout: Duration = .seconds(120)) throws -> [String: Any] {
+            try process.nextJSON(timeout: timeout) { $0["event"] as? String == "file" }
+        }
+
+        func published() throws -> [String: Int] { try TransferHarness.visibleFiles(in: inbox.path) }
+    }
+
+    /// A self-signed client certificate made by `openssl`, as a LocalSend app presents one.
+    struct ClientCertificate {
+        let certificate: String
+        let key: String
+
+        static func make(in directory: TemporaryDirectory, name: String) throws -> ClientCertificate {
+            let made = ClientCertificate(
+                certificate: directory.path + "/\(name).pem", key: directory.path + "/\(name).key")
+            _ = try FerryProcess.run(
+                "openssl",
+                [
+                    "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", made.key, "-out", made.certificate,
+                    "-subj", "/CN=LocalSend User", "-days", "10",
+                ]
+            ).requireSuccess()
+            return made
+        }
+    }
+
+    /// One HTTPS request with `curl` from `host`: the status and the body.
+    static func curl(
+        _ bed: TestBed, from host: TestHost, to address: String, _ path: String, method: String = "POST",
+        body: String? = nil, bodyFile: String? = nil, certificate: ClientCertificate? = nil, chunked: Bool = false
+    ) throws -> (status: Int, body: String) {
+        var arguments = ["curl", "-sk", "--max-time", "60", "-X", method, "-o", "-", "-w", "\n%{http_code}"]
+        if chunked { arguments += ["-H", "Transfer-Encoding: chunked"] }
+        if let certificate { arguments += ["--cert", certificate.certificate, "--key", certificate.key] }
+        if let body { arguments += ["-H", "Content-Type: application/json", "--data-binary", body] }
+        if let bodyFile { arguments += ["--data-binary", "@" + bodyFile] }
+        arguments.append("https://\(address):53317\(path)")
+        let result = try bed.run(host: host, arguments, timeout: .seconds(90))
+        let lines = result.stdout.split(separator: "\n", omittingEmptySubsequences: false)
+        let status = Int(lines.last ?? "") ?? 0
+        return (status, lines.dropLast().joined(separator: "\n"))
+    }
+
+    static func prepareBody(alias: String, files: [(id: String, name: String, size: Int, sha256: String?)]) -> String {
+        let entries = files.map { file in
+            let digest = file.sha256.map { ",\"sha256\":\"\($0)\"" } ?? ""
+            return "\"\(file.id)\":{\"id\":\"\(file.id)\",\"fileName\":\"\(file.name)\",\"size\":\(file.size),"
+                + "\"fileType\":\"application/octet-stream\"\(digest)}"
+        }
+        return "{\"info\":{\"alias\":\"\(alias)\",\"version\":\"2.1\",\"deviceType\":\"desktop\"},\"files\":{"
+            + entries.joined(separator: ",") + "}}"
+    }
+
+    static func json(_ text: String) -> [String: Any] {
+        (text.data(using: .utf8).flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] }) ?? [:]
+    }
+
+    @Test func aLocalSendCLISenderDeliversSeveralFilesAndAnEmptyOneThatFerryPublishesVerifiedBySha256() async throws {
+        try await LocalSendPeerTests.onBed(hosts: 2, peers: [.localsendCLI]) { bed, files in
+            let receiver = try Receiver(on: bed.hosts[1], bed: bed)
+            defer { receiver.stop() }
+            #expect(receiver.localSendPort == 53317)
+            let made = TestFiles(in: files)
+            let sources = [
+                try made.random("photo.bin", size: 3 << 20, seed: 41),
+                try made.random("notes.txt.bin", size: 100_001, seed: 42),
+                try made.write("empty.bin", bytes: []),
+            ]
+            let outcome = try LocalSendCLI.send(sources, to: bed.hosts[1].address, from: bed.hosts[0])
+            #expect(outcome.status == 0 && outcome.errors.isEmpty, "\(outcome) \(receiver.process.capturedOutput())")
+            var events: [[String: Any]] = []
+            for _ in sources { events.append(try receiver.nextFile()) }
+            for event in events {
+                #expect(event["ok"] as? Bool == true, "\(event)")
+                #expect(event["verification"] as? String == "sha256", "\(event)")
+                #expect(event["protocol"] as? String == "localsend", "\(event)")
+            }
+            #expect(try receiver.published() == ["photo.bin": 3 << 20, "notes.txt.bin": 100_001, "empty.bin": 0])
+            for source in sources {
+                let arrived = receiver.inbox.path + "/" + source.lastPathComponent
+                #expect(try TransferHarness.sha256(arrived) == TransferHarness.sha256(source.path))
+            }
+        }
+    }
+
+    @Test func localsenddSendsWithItsClientCertificateAndFerryKnowsItByTheCertificateHash() async throws {
+        try await LocalSendPeerTests.onBed(hosts: 2, peers: [.localsendd]) { bed, files in
+            let receiver = try Receiver(on: bed.hosts[1], bed: bed)
+            defer { receiver.stop() }
+            let sender = try LocalSendDaemon(alias: "alice's phone", on: bed.hosts[0])
+            let file = try TestFiles(in: files).random("movie.bin", size: 5 << 20 + 3, seed: 43)
+
+            let outcome = try sender.send([file], to: bed.hosts[1].address)
+            #expect(outcome.kind == "sent", "\(outcome) \(receiver.process.capturedOutput())")
+            let event = try receiver.nextFile()
+            #expect(event["ok"] as? Bool == true && event["verification"] as? String == "sha256", "\(event)")
+            // Identity is the certificate's hash, the alias only a name.
+            let expected = LocalSendFingerprint(hex: sender.fingerprint)?.deviceID.description
+            #expect(expected != nil && event["deviceID"] as? String == expected, "\(event)")
+            #expect(event["peer"] as? String == "alice's phone")
+            #expect(
+                try TransferHarness.sha256(receiver.inbox.path + "/movie.bin") == TransferHarness.sha256(file.path))
+        }
+    }
+
+    @Test func hostileRequestsAreRefusedAndNothingIsWritten() async throws {
+        try await LocalSendPeerTests.onBed(hosts: 2, peers: []) { bed, files in
+            let receiver = try Receiver(on: bed.hosts[1], bed: bed)
+            defer { receiver.stop() }
+            let (client, address) = (bed.hosts[0], bed.hosts[1].address)
+            let alice = try ClientCertificate.make(in: files, name: "alice")
+            let mallory = try ClientCertificate.make(in: files, name: "mallory")
+            let made = TestFiles(in: files)
+            let payload = try made.random("payload.bin", size: 200_000, seed: 44)
+            let other = try made.random("other.bin", size: 200_000, seed: 45)
+
+            // A 10 MB JSON body: refused from its declared length (4 MiB is prepare-upload's bound).
+            let huge = files.path + "/huge.json"
+            try Data(repeating: UInt8(ascii: " "), count: 10_000_000).write(to: URL(fileURLWithPath: huge))
+            let tooLarge = try Self.curl(
+                bed, from: client, to: address, "/api/localsend/v2/prepare-upload", bodyFile: huge,
+                certificate: alice)
+            #expect(tooLarge.status == 413, "\(tooLarge)")
+
+            // 20,001 files in 1.3 MB of JSON: more entries than an offer may hold, refused before they are built.
+            let many = files.path + "/many.json"
+            let entries = (0...20_000).map {
+                "\"f\($0)\":{\"id\":\"f\($0)\",\"fileName\":\"f\($0)\",\"size\":1,\"fileType\":\"x\"}"
+            }
+            try Data(("{\"info\":{\"alias\":\"a\"},\"files\":{" + entries.joined(separator: ",") + "}}").utf8)
+                .write(to: URL(fileURLWithPath: many))
+            let tooMany = try Self.curl(
+                bed, from: client, to: address, "/api/localsend/v2/prepare-upload", bodyFile: many,
+                certificate: alice)
+            #expect(tooMany.status == 413, "\(tooMany)")
+
+            // A name that leaves the directory: refused by ferry's name validator before consent.
+            let escaping = try Self.curl(
+                bed, from: client, to: address, "/api/localsend/v2/prepare-upload",
+                body: Self.prepareBody(alias: "a", files: [("f1", "../evil.bin", 10, nil)]), certificate: alice)
+            #expect(escaping.status == 403, "\(escaping)")
+
+            // A session whose file announces another file's SHA-256.
+            let wrongDigest = try TransferHarness.sha256(other.path)
+            let prepared = try Self.curl(
+                bed, from: client, to: address, "/api/localsend/v2/prepare-upload",
+                body: Self.prepareBody(alias: "a", files: [("f1", "payload.bin", 200_000, wrongDigest)]),
+                certificate: alice)
+            #expect(prepared.status == 200, "\(prepared) \(receiver.process.capturedOutput())")
+            let reply = Self.json(prepared.body)
+            let session = reply["sessionId"] as? String ?? ""
+            let token = (reply["files"] as? [String: Any])?["f1"] as? String ?? ""
+
+            // One session at a time: another prepare-upload meets 409, from anyone.
+            let second = try Self.curl(
+                bed, from: client, to: address, "/api/localsend/v2/prepare-upload",
+                body: Self.prepareBody(alias: "m", files: [("g1", "g.bin", 5, nil)]), certificate: mallory)
+            #expect(second.status == 409, "\(second)")
+
+            let upload = "/api/localsend/v2/upload?sessionId=\(session)&fileId=f1&token="
+            // A wrong token: 403, nothing taken.
+            let forged = try Self.curl(
+                bed, from: client, to: address, upload + String(repeating: "0", count: 32), bodyFile: payload.path,
+                certificate: alice)
+            #expect(forged.status == 403, "\(forged)")
+            // The right token from another peer (another certificate): 403.
+            let stolen = try Self.curl(
+                bed, from: client, to: address, upload + token, bodyFile: payload.path, certificate: mallory)
+            #expect(stolen.status == 403, "\(stolen)")
+            // The right peer and token, bytes that do not match the announced SHA-256: 500, nothing published.
+            let mismatched = try Self.curl(
+                bed, from: client, to: address, upload + token, bodyFile: payload.path, certificate: alice)
+            #expect(mismatched.status == 500, "\(mismatched)")
+            let event = try receiver.nextFile()
+            #expect(event["ok"] as? Bool == false && event["name"] as? String == "payload.bin", "\(event)")
+            #expect(try receiver.published().isEmpty)
+            #expect(
+                !FileManager.default.fileExists(
+                    atPath: receiver.inbox.url.deletingLastPathComponent().path + "/evil.bin"))
+
+            // A client without a certificate is served (test peers and old apps have none), with no identity.
+            let info = try Self.curl(bed, from: client, to: address, "/api/localsend/v2/info", method: "GET")
+            #expect(info.status == 200 && Self.json(info.body)["alias"] as? String == "ferry-box", "\(info)")
+        }
+    }
+
+    @Test func aSecondReceiverOnTheHostSaysOnceThatThePortIsTakenAndGoesOnWithFerrysOwnProtocol() async throws {
+        try await LocalSendPeerTests.onBed(hosts: 1, peers: []) { bed, _ in
+            let first = try Receiver(on: bed.hosts[0], bed: bed)
+            defer { first.stop() }
+            #expect(first.localSendPort == 53317)
+            let second = try Receiver(on: bed.hosts[0], bed: bed)
+            defer { second.stop() }
+            #expect(second.localSendPort == 0)
+            let line = try second.process.waitForErrorLine { $0.contains("LocalSend") }
+            #expect(
+                line
+                    == "LocalSend port 53317 is in use (a LocalSend app on this machine?): going on with ferry's own"
+                    + " protocol")
+        }
+    }
+
+    @Test func aPinFromAPrivateFileIsRequiredAndAFileOthersCanReadIsRefused() async throws {
+        try await LocalSendPeerTests.onBed(hosts: 2, peers: []) { bed, files in
+            let pinFile = files.path + "/pin"
+            try Data("4821\n".utf8).write(to: URL(fileURLWithPath: pinFile))
+            chmod(pinFile, 0o644)
+            let config = try TemporaryDirectory(prefix: "ferry-ls-config")
+            defer { config.remove() }
+            let refused = try bed.startFerry(
+                on: bed.hosts[1], ["receive", "--json", "--into", files.path, "--pin-file", pinFile, "--port", "0"],
+                environment: ["XDG_CONFIG_HOME": config.path])
+            #expect(try refused.waitForExit(timeout: .seconds(60)) != 0)
+            #expect(
+                refused.allStderrLines.contains { $0.contains("other users can read it") },
+                "\(refused.capturedOutput())")
+
+            chmod(pinFile, 0o600)
+            let receiver = try Receiver(on: bed.hosts[1], bed: bed, extra: ["--pin-file", pinFile])
+            defer { receiver.stop() }
+            let body = Self.prepareBody(alias: "a", files: [("f1", "pinned.bin", 3, nil)])
+            let (client, address) = (bed.hosts[0], bed.hosts[1].address)
+            let without = try Self.curl(bed, from: client, to: address, "/api/localsend/v2/prepare-upload", body: body)
+            #expect(without.status == 401, "\(without)")
+            let wrong = try Self.curl(
+                bed, from: client, to: address, "/api/localsend/v2/prepare-upload?pin=1111", body: body)
+            #expect(wrong.status == 401, "\(wrong)")
+            let right = try Self.curl(
+                bed, from: client, to: address, "/api/localsend/v2/prepare-upload?pin=4821", body: body)
+            #expect(right.status == 200, "\(right) \(receiver.process.capturedOutput())")
+        }
+    }
+
+    @Test func underAcceptTrustedOnlyAPinnedCertificateIsTakenAndAClientWithoutOneNever() async throws {
+        try await LocalSendPeerTests.onBed(hosts: 2, peers: []) { bed, files in
+            let alice = try ClientCertificate.make(in: files, name: "alice")
+            let stranger = try ClientCertificate.make(in: files, name: "stranger")
+            let receiver = try Receiver(on: bed.hosts[1], bed: bed, accept: "trusted")
+            defer { receiver.stop() }
+            let hex = try FerryProcess.run(
+                "sh", ["-c", "openssl x509 -in '\(alice.certificate)' -outform DER | sha256sum"]
+            ).requireSuccess().stdout.prefix(64)
+            let id = try #require(LocalSendFingerprint(hex: String(hex))?.deviceID.description)
+            _ = try FerryProcess.ferry(
+                ["trust", "add", id, "--name", "alice"], environment: ["XDG_CONFIG_HOME": receiver.config.path]
+            ).waitForExit(timeout: .seconds(60))
+            let body = Self.prepareBody(alias: "alice", files: [("f1", "trusted.bin", 3, nil)])
+            let (client, address) = (bed.hosts[0], bed.hosts[1].address)
+            let path = "/api/localsend/v2/prepare-upload"
+            // No certificate: no identity, so never trusted, whatever the alias says.
+            let anonymous = try Self.curl(bed, from: client, to: address, path, body: body)
+            #expect(anonymous.status == 403, "\(anonymous)")
+            let unpinned = try Self.curl(bed, from: client, to: address, path, body: body, certificate: stranger)
+            #expect(unpinned.status == 403, "\(unpinned)")
+            let pinned = try Self.curl(bed, from: client, to: address, path, body: body, certificate: alice)
+            #expect(pinned.status == 200, "\(pinned) \(receiver.process.capturedOutput())")
+        }
+    }
+
+    @Test func onlyTheSessionsPeerCancelsItAndACancelledSessionTakesNoUploadButFreesTheReceiver() async throws {
+        try await LocalSendPeerTests.onBed(hosts: 2, peers: []) { bed, files in
+            let receiver = try Receiver(on: bed.hosts[1], bed: bed)
+            defer { receiver.stop() }
+            let alice = try ClientCertificate.make(in: files, name: "alice")
+            let mallory = try ClientCertificate.make(in: files, name: "mallory")
+            let (client, address) = (bed.hosts[0], bed.hosts[1].address)
+            let payload = try TestFiles(in: files).random("kept-out.bin", size: 1000, seed: 46)
+            let body = Self.prepareBody(alias: "alice", files: [("f1", "kept-out.bin", 1000, nil)])
+
+            // register is answered with our device, whoever calls.
+            let registered = try Self.curl(
+                bed, from: client, to: address, "/api/localsend/v2/register",
+                body: "{\"alias\":\"alice\",\"version\":\"2.1\",\"fingerprint\":\"not-her-certificate\"}",
+                certificate: alice)
+            #expect(registered.status == 200 && Self.json(registered.body)["protocol"] as? String == "https")
+
+            let prepared = try Self.curl(
+                bed, from: client, to: address, "/api/localsend/v2/prepare-upload", body: body, certificate: alice)
+            #expect(prepared.status == 200, "\(prepared)")
+            let reply = Self.json(prepared.body)
+            let session = reply["sessionId"] as? String ?? ""
+            let token = (reply["files"] as? [String: Any])?["f1"] as? String ?? ""
+            let cancel = "/api/localsend/v2/cancel?sessionId=\(session)"
+            let foreign = try Self.curl(bed, from: client, to: address, cancel, certificate: mallory)
+            #expect(foreign.status == 403, "\(foreign)")
+            let own = try Self.curl(bed, from: client, to: address, cancel, certificate: alice)
+            #expect(own.status == 200, "\(own)")
+            let late = try Self.curl(
+                bed, from: client, to: address,
+                "/api/localsend/v2/upload?sessionId=\(session)&fileId=f1&token=\(token)",
+                bodyFile: payload.path, certificate: alice)
+            #expect(late.status == 409, "\(late)")
+            #expect(try receiver.published().isEmpty)
+            let again = try Self.curl(
+                bed, from: client, to: address, "/api/localsend/v2/prepare-upload", body: body, certificate: mallory)
+            #expect(again.status == 200, "\(again) \(receiver.process.capturedOutput())")
+        }
+    }
+
+    /// The apps' chunked bodies (and localsend 0.1.2's, which sends no sha256: checked by its size alone).
+    @Test func chunkedUploadsArePublishedVerifiedBySha256OrBySizeWhenNoneIsGiven() async throws {
+        try await LocalSendPeerTests.onBed(hosts: 2, peers: []) { bed, files in
+            let receiver = try Receiver(on: bed.hosts[1], bed: bed)
+            defer { receiver.stop() }
+            let alice = try ClientCertificate.make(in: files, name: "alice")
+            let (client, address) = (bed.hosts[0], bed.hosts[1].address)
+            let made = TestFiles(in: files)
+            let hashed = try made.random("hashed.bin", size: 1 << 20 + 17, seed: 47)
+            let bare = try made.random("bare.bin", size: 300_000, seed: 48)
+            let body = Self.prepareBody(
+                alias: "alice",
+                files: [
+                    ("h", "album/hashed.bin", 1 << 20 + 17, try TransferHarness.sha256(hashed.path)),
+                    ("b", "bare.bin", 300_000, nil),
+                ])
+            let prepared = try Self.curl(
+                bed, from: client, to: address, "/api/localsend/v2/prepare-upload", body: body, certificate: alice)
+            #expect(prepared.status == 200, "\(prepared)")
+            let reply = Self.json(prepared.body)
+            let session = reply["sessionId"] as? String ?? ""
+            let tokens = reply["files"] as? [String: String] ?? [:]
+            for (id, file) in [("h", hashed), ("b", bare)] {
+                let uploaded = try Self.curl(
+                    bed, from: client, to: address,
+                    "/api/localsend/v2/upload?sessionId=\(session)&fileId=\(id)&token=\(tokens[id] ?? "")",
+                    bodyFile: file.path, certificate: alice, chunked: true)
+                #expect(uploaded.status == 200, "\(uploaded) \(receiver.process.capturedOutput())")
+            }
+            var verification: [String: String] = [:]
+            for _ in 0..<2 {
+                let event = try receiver.nextFile()
+                verification[event["name"] as? String ?? ""] = event["verification"] as? String
+            }
+            #expect(verification == ["album/hashed.bin": "sha256", "bare.bin": "size"], "\(verification)")
+            #expect(try receiver.published() == ["album/hashed.bin": 1 << 20 + 17, "bare.bin": 300_000])
+            #expect(
+                try TransferHarness.sha256(receiver.inbox.path + "/album/hashed.bin")
+                    == TransferHarness.sha256(hashed.path))
+            #expect(try TransferHarness.sha256(receiver.inbox.path + "/bare.bin") == TransferHarness.sha256(bare.path))
+        }
+    }
+}
