@@ -141,6 +141,11 @@ struct LocalSendConnection {
             return try await refuse(
                 .message(.methodNotAllowed, "\(route) takes \(allowed.joined(separator: ", "))"), head)
         }
+        // Files only from a client with an identity: every official app presents a client certificate
+        // (docs/LOCALSEND.md, "Certificates and TLS"); refused from the head, before a session or a byte.
+        if route == .prepareUpload || route == .upload, peer.certificateFingerprint == nil {
+            return try await refuse(.message(.forbidden, Self.certificateNeeded), head)
+        }
         if route == .upload {
             return try await beginUpload(head, target)
         }
@@ -247,12 +252,15 @@ struct LocalSendConnection {
             return .json(.ok, device.encoded())
         case .register:
             let registered = try LocalSendDevice(json: body[...])
-            await server.configuration.onRegister(
-                LocalSendRegistration(
-                    device: registered,
-                    certificateFingerprint: peer.certificateFingerprint.flatMap(LocalSendFingerprint.init(hex:)),
-                    address: peer.address))
-            return .json(.ok, device.encoded())
+            guard let onRegister = server.configuration.onRegister else { return .json(.ok, device.encoded()) }
+            let registration = LocalSendRegistration(
+                device: registered,
+                certificateFingerprint: peer.certificateFingerprint.flatMap(LocalSendFingerprint.init(hex:)),
+                address: peer.address)
+            switch await onRegister(registration) {
+            case .success(let ours): return .json(.ok, ours.encoded())
+            case .failure(let refusal): return .message(.badRequest, refusal.description)
+            }
         case .prepareUpload:
             let query = try LocalSendQuery(target)
             let prepared = try LocalSendPrepareUpload(json: body[...])
@@ -279,6 +287,11 @@ struct LocalSendConnection {
             throw Close()
         }
     }
+
+    /// Why a client without a certificate may not send files.
+    static let certificateNeeded =
+        "ferry needs the client certificate every LocalSend app presents; this client presented none, so it has no"
+        + " identity to accept files from"
 
     static let continueBytes = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
 }

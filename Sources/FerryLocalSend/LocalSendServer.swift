@@ -18,8 +18,8 @@ import Synchronization
 /// the engine's bound), so a 1 GiB body passes in pieces of at most `readSize` and is never held whole.
 ///
 /// Identity: the client certificate's SHA-256 (LocalSend's fingerprint) is the peer; the JSON alias is only a name.
-/// A client without a certificate is served (test peers and old apps present none) but has no identity: it is
-/// never trusted and is told apart from others by its address (docs/SECURITY.md, "LocalSend server").
+/// A client without a certificate has no identity: it may ask `/info` and `register`, never `prepare-upload` or
+/// `upload` (403; every official app presents one, docs/SECURITY.md, "LocalSend server").
 public final class LocalSendServer: Sendable {
     /// The port it listens on (the configured one, or the kernel's choice for 0).
     public let port: UInt16
@@ -29,23 +29,23 @@ public final class LocalSendServer: Sendable {
     let configuration: LocalSendServerConfiguration
     let context: HTTPSContext
     let sessions: LocalSendSessions
-    private let listener: TCPListener
+    private let listeners: [TCPListener]
     private let state = Mutex<(accepting: Task<Void, Never>?, open: [ObjectIdentifier: HTTPSStream], count: Int)>(
         (nil, [:], 0))
 
     private init(
-        listener: TCPListener, context: HTTPSContext, sessions: LocalSendSessions,
+        listeners: [TCPListener], port: UInt16, context: HTTPSContext, sessions: LocalSendSessions,
         configuration: LocalSendServerConfiguration
     ) {
-        self.listener = listener
+        self.listeners = listeners
         self.context = context
         self.sessions = sessions
         self.configuration = configuration
-        port = listener.localAddress.port
+        self.port = port
     }
 
-    /// Listens on `configuration.port` (all IPv4 addresses) and serves until `stop`. Throws `portInUse` when
-    /// something else holds the port.
+    /// Listens on `configuration.port` (on each of `configuration.addresses`, or all IPv4 addresses when it is
+    /// empty) and serves until `stop`. Throws `portInUse` when something else holds the port.
     public static func start(
         reactor: Reactor, engine: TransferEngine, identity: LocalSendIdentity,
         configuration: LocalSendServerConfiguration
@@ -56,18 +56,30 @@ public final class LocalSendServer: Sendable {
         } catch {
             throw .cannotListen("\(error)")
         }
-        let listener: TCPListener
-        do {
-            listener = try reactor.listenTCP(on: .ipv4(.any, port: configuration.port), reuseAddress: true)
-        } catch let error as SystemError where error.errno == .addressInUse {
-            throw .portInUse(configuration.port)
-        } catch {
-            throw .cannotListen("\(error)")
+        var listeners: [TCPListener] = []
+        var port = configuration.port
+        for address in configuration.addresses.isEmpty ? [IPv4Address.any] : configuration.addresses {
+            do {
+                // Port 0 (tests): the kernel's choice for the first address, the same port for the others.
+                let listener = try reactor.listenTCP(on: .ipv4(address, port: port), reuseAddress: true)
+                port = listener.localAddress.port
+                listeners.append(listener)
+            } catch let error as SystemError where error.errno == .addressInUse {
+                for listener in listeners { listener.close() }
+                throw .portInUse(configuration.port)
+            } catch {
+                for listener in listeners { listener.close() }
+                throw .cannotListen("\(error)")
+            }
         }
         let server = LocalSendServer(
-            listener: listener, context: context,
+            listeners: listeners, port: port, context: context,
             sessions: LocalSendSessions(engine: engine, configuration: configuration), configuration: configuration)
-        let accepting = Task { await server.acceptLoop() }
+        let accepting = Task {
+            await withTaskGroup(of: Void.self) { group in
+                for listener in listeners { group.addTask { await server.acceptLoop(listener) } }
+            }
+        }
         server.state.withLock { $0.accepting = accepting }
         return server
     }
@@ -81,7 +93,7 @@ public final class LocalSendServer: Sendable {
             }
             return (state.accepting, Array(state.open.values))
         }
-        listener.close()
+        for listener in listeners { listener.close() }
         accepting?.cancel()
         for stream in open { stream.close() }
         await sessions.stop()
@@ -90,7 +102,7 @@ public final class LocalSendServer: Sendable {
     /// Connections served now.
     public var connectionCount: Int { state.withLock { $0.count } }
 
-    private func acceptLoop() async {
+    private func acceptLoop(_ listener: TCPListener) async {
         while !Task.isCancelled {
             let connection: TCPConnection
             do {

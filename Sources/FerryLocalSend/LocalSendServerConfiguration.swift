@@ -1,5 +1,6 @@
 import FerrySecurity
 import FerryStateMachines
+import FerrySystem
 import FerryWire
 
 /// What a LocalSend peer that registered with us (`POST /api/localsend/v2/register`) presented: the JSON it sent,
@@ -28,6 +29,8 @@ public struct LocalSendServerConfiguration: Sendable {
 
     /// The TCP port (0: any, for tests).
     public var port: UInt16
+    /// The IPv4 addresses to listen on (empty: all of them).
+    public var addresses: [IPv4Address]
     /// Our info as `/info` and `/register` answer it (alias, version, model, type, fingerprint, port, protocol).
     public var device: LocalSendDevice
     /// The PIN a sender must give with `prepare-upload` (nil: none).
@@ -42,21 +45,28 @@ public struct LocalSendServerConfiguration: Sendable {
     public var idleTimeout: Duration
     /// Whether a device ID is pinned in the trust store (called for each new session's peer).
     public var isTrusted: @Sendable (DeviceID) -> Bool
-    /// Called for every valid `register` request before it is answered (the discovery side fills it).
-    public var onRegister: @Sendable (LocalSendRegistration) async -> Void
+    /// Called for every valid `register` request (the discovery side fills it with
+    /// `LocalSendDiscovery.registerReceived`): its device answers 200, its refusal 400 with the refusal's
+    /// description. Nil (no discovery runs): 200 with `device`.
+    public var onRegister:
+        (@Sendable (LocalSendRegistration) async -> Result<LocalSendDevice, LocalSendDiscovery.RegisterRefusal>)?
     /// Diagnostics (level, text), as `TransferConfiguration.log`.
     public var log: (@Sendable (Int, String) -> Void)?
 
     /// A configuration with the given fields; the defaults are the bounds docs/SECURITY.md names.
     public init(
-        port: UInt16 = LocalSendServerConfiguration.defaultPort, device: LocalSendDevice, pin: String? = nil,
+        port: UInt16 = LocalSendServerConfiguration.defaultPort, addresses: [IPv4Address] = [],
+        device: LocalSendDevice, pin: String? = nil,
         sessionLimits: LocalSendReceiver.Limits = LocalSendReceiver.Limits(), maxConnections: Int = 32,
         headerTimeout: Duration = .seconds(10), idleTimeout: Duration = .seconds(60),
         isTrusted: @escaping @Sendable (DeviceID) -> Bool = { _ in false },
-        onRegister: @escaping @Sendable (LocalSendRegistration) async -> Void = { _ in },
+        onRegister: (
+            @Sendable (LocalSendRegistration) async -> Result<LocalSendDevice, LocalSendDiscovery.RegisterRefusal>
+        )? = nil,
         log: (@Sendable (Int, String) -> Void)? = nil
     ) {
         self.port = port
+        self.addresses = addresses
         self.device = device
         self.pin = pin
         self.sessionLimits = sessionLimits

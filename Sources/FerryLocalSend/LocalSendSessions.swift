@@ -300,6 +300,8 @@ actor LocalSendSessions {
                 deviceID: fingerprint.deviceID, displayName: name,
                 isTrusted: configuration.isTrusted(fingerprint.deviceID), protocolName: "localsend")
         }
+        // Not reached through `LocalSendServer`, which refuses files from a client without a certificate; kept so
+        // that such a peer could never share a device ID with one that has a certificate.
         let hash = SHA256Hasher.digest(Array("ferry-localsend-no-certificate-1 \(peer.address)".utf8))
         return ForeignPeerIdentity(
             deviceID: DeviceID(bytes: hash)!, displayName: name, isTrusted: false, protocolName: "localsend")

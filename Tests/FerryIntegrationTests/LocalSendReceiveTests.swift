@@ -62,6 +62,21 @@ struct LocalSendReceiveTests {
         }
     }
 
+    /// The SHA-256 of a certificate's DER, upper-case hex: its LocalSend fingerprint.
+    static func fingerprint(of certificate: ClientCertificate) throws -> String {
+        try FerryProcess.run(
+            "sh", ["-c", "openssl x509 -in '\(certificate.certificate)' -outform DER | sha256sum"]
+        ).requireSuccess().stdout.prefix(64).uppercased()
+    }
+
+    /// The LocalSend fingerprint `ferry id` prints for the install in `config`.
+    static func ferryFingerprint(config: TemporaryDirectory) throws -> String {
+        let id = try FerryProcess.ferry(["id", "--json"], environment: ["XDG_CONFIG_HOME": config.path])
+        defer { _ = try? id.terminate() }
+        let line = try id.nextJSON { $0["event"] as? String == "identity" }
+        return try #require(line["localSendFingerprint"] as? String)
+    }
+
     /// One HTTPS request with `curl` from `host`: the status and the body.
     static func curl(
         _ bed: TestBed, from host: TestHost, to address: String, _ path: String, method: String = "POST",
@@ -93,19 +108,35 @@ struct LocalSendReceiveTests {
         (text.data(using: .utf8).flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] }) ?? [:]
     }
 
-    @Test func aLocalSendCLISenderDeliversSeveralFilesAndAnEmptyOneThatFerryPublishesVerifiedBySha256() async throws {
+    /// localsend-cli 0.1.1 presents no client certificate; every official LocalSend app presents one
+    /// (docs/LOCALSEND.md, "Certificates and TLS"), so ferry refuses its upload: no identity, no files.
+    @Test func aLocalSendCLISenderWithoutAClientCertificateIsRefusedAndNothingIsWritten() async throws {
         try await LocalSendPeerTests.onBed(hosts: 2, peers: [.localsendCLI]) { bed, files in
             let receiver = try Receiver(on: bed.hosts[1], bed: bed)
             defer { receiver.stop() }
             #expect(receiver.localSendPort == 53317)
+            let source = try TestFiles(in: files).random("photo.bin", size: 100_001, seed: 41)
+            let outcome = try LocalSendCLI.send([source], to: bed.hosts[1].address, from: bed.hosts[0])
+            #expect(outcome.sentNames.isEmpty, "\(outcome) \(receiver.process.capturedOutput())")
+            #expect(outcome.status != 0 || !outcome.errors.isEmpty, "\(outcome)")
+            #expect(try receiver.published().isEmpty)
+            #expect(!receiver.process.allStdoutLines.contains { $0.contains("\"event\":\"file\"") })
+        }
+    }
+
+    @Test func aLocalsenddSenderDeliversSeveralFilesAndAnEmptyOneThatFerryPublishesVerifiedBySha256() async throws {
+        try await LocalSendPeerTests.onBed(hosts: 2, peers: [.localsendd]) { bed, files in
+            let receiver = try Receiver(on: bed.hosts[1], bed: bed)
+            defer { receiver.stop() }
+            let sender = try LocalSendDaemon(alias: "bob", on: bed.hosts[0])
             let made = TestFiles(in: files)
             let sources = [
                 try made.random("photo.bin", size: 3 << 20, seed: 41),
                 try made.random("notes.txt.bin", size: 100_001, seed: 42),
                 try made.write("empty.bin", bytes: []),
             ]
-            let outcome = try LocalSendCLI.send(sources, to: bed.hosts[1].address, from: bed.hosts[0])
-            #expect(outcome.status == 0 && outcome.errors.isEmpty, "\(outcome) \(receiver.process.capturedOutput())")
+            let outcome = try sender.send(sources, to: bed.hosts[1].address)
+            #expect(outcome.kind == "sent", "\(outcome) \(receiver.process.capturedOutput())")
             var events: [[String: Any]] = []
             for _ in sources { events.append(try receiver.nextFile()) }
             for event in events {
@@ -138,6 +169,68 @@ struct LocalSendReceiveTests {
             #expect(event["peer"] as? String == "alice's phone")
             #expect(
                 try TransferHarness.sha256(receiver.inbox.path + "/movie.bin") == TransferHarness.sha256(file.path))
+        }
+    }
+
+    /// The "Done when": a LocalSend peer discovers `ferry receive` by multicast (ferry announces as it starts
+    /// and answers announcements) and sends to the device it found, not to a bare address; ferry publishes the
+    /// files verified by their SHA-256.
+    @Test func aLocalsenddDaemonDiscoversFerryReceiveByMulticastAndSendsItFilesFerryPublishesVerified() async throws {
+        try await LocalSendPeerTests.onBed(hosts: 2, peers: [.localsendd]) { bed, files in
+            let receiver = try Receiver(on: bed.hosts[1], bed: bed)
+            defer { receiver.stop() }
+            let sender = try LocalSendDaemon(alias: "alice's phone", on: bed.hosts[0])
+            let found = try sender.waitForDevice(alias: "ferry-box", timeout: .seconds(60))
+            let ours = try Self.ferryFingerprint(config: receiver.config)
+            #expect(found["fingerprint"] as? String == ours, "\(found) \(receiver.process.capturedOutput())")
+            #expect((found["ip"] as? String ?? "").hasSuffix(bed.hosts[1].address), "\(found)")
+            #expect(found["deviceModel"] as? String == "ferry" && found["port"] as? Int == 53317, "\(found)")
+
+            let made = TestFiles(in: files)
+            let sources = [
+                try made.random("found.bin", size: 2 << 20 + 5, seed: 49),
+                try made.random("also.bin", size: 70_001, seed: 50),
+            ]
+            let outcome = try sender.send(sources, to: ours)
+            #expect(outcome.kind == "sent", "\(outcome) \(receiver.process.capturedOutput())")
+            for _ in sources {
+                let event = try receiver.nextFile()
+                #expect(event["ok"] as? Bool == true && event["verification"] as? String == "sha256", "\(event)")
+                #expect(
+                    event["deviceID"] as? String == LocalSendFingerprint(hex: sender.fingerprint)?.deviceID.description,
+                    "\(event)")
+            }
+            #expect(try receiver.published() == ["found.bin": 2 << 20 + 5, "also.bin": 70_001])
+            for source in sources {
+                let arrived = receiver.inbox.path + "/" + source.lastPathComponent
+                #expect(try TransferHarness.sha256(arrived) == TransferHarness.sha256(source.path))
+            }
+        }
+    }
+
+    @Test func aRegisterIsAnsweredWithOurDeviceOnlyWhenItsFingerprintIsTheClientCertificatesHash() async throws {
+        try await LocalSendPeerTests.onBed(hosts: 2, peers: []) { bed, files in
+            let receiver = try Receiver(on: bed.hosts[1], bed: bed)
+            defer { receiver.stop() }
+            let alice = try ClientCertificate.make(in: files, name: "alice")
+            let (client, address) = (bed.hosts[0], bed.hosts[1].address)
+            let path = "/api/localsend/v2/register"
+            // A fingerprint that is not the certificate's hash: refused, as LocalSend 1.18 ignores such a register.
+            let forged = try Self.curl(
+                bed, from: client, to: address, path,
+                body: "{\"alias\":\"alice\",\"version\":\"2.1\",\"fingerprint\":\"not-her-certificate\"}",
+                certificate: alice)
+            #expect(forged.status == 400, "\(forged)")
+            #expect((Self.json(forged.body)["message"] as? String ?? "").contains("fingerprint"), "\(forged)")
+            let honest = try Self.curl(
+                bed, from: client, to: address, path,
+                body:
+                    "{\"alias\":\"alice\",\"version\":\"2.1\",\"fingerprint\":\"\(try Self.fingerprint(of: alice))\"}",
+                certificate: alice)
+            #expect(honest.status == 200, "\(honest)")
+            let answer = Self.json(honest.body)
+            #expect(answer["alias"] as? String == "ferry-box" && answer["protocol"] as? String == "https", "\(honest)")
+            #expect(answer["fingerprint"] as? String == (try Self.ferryFingerprint(config: receiver.config)))
         }
     }
 
@@ -205,6 +298,9 @@ struct LocalSendReceiveTests {
             let stolen = try Self.curl(
                 bed, from: client, to: address, upload + token, bodyFile: payload.path, certificate: mallory)
             #expect(stolen.status == 403, "\(stolen)")
+            // The right token from a client without a certificate: 403 (no identity), nothing taken.
+            let anonymousUpload = try Self.curl(bed, from: client, to: address, upload + token, bodyFile: payload.path)
+            #expect(anonymousUpload.status == 403, "\(anonymousUpload)")
             // The right peer and token, bytes that do not match the announced SHA-256: 500, nothing published.
             let mismatched = try Self.curl(
                 bed, from: client, to: address, upload + token, bodyFile: payload.path, certificate: alice)
@@ -216,9 +312,18 @@ struct LocalSendReceiveTests {
                 !FileManager.default.fileExists(
                     atPath: receiver.inbox.url.deletingLastPathComponent().path + "/evil.bin"))
 
-            // A client without a certificate is served (test peers and old apps have none), with no identity.
+            // A client without a certificate (every official app presents one; localsend-cli and localsend 0.1.2
+            // do not) may ask who we are, but never offer files: 403, with the reason.
             let info = try Self.curl(bed, from: client, to: address, "/api/localsend/v2/info", method: "GET")
             #expect(info.status == 200 && Self.json(info.body)["alias"] as? String == "ferry-box", "\(info)")
+            let anonymous = try Self.curl(
+                bed, from: client, to: address, "/api/localsend/v2/prepare-upload",
+                body: Self.prepareBody(alias: "a", files: [("f1", "anonymous.bin", 10, nil)]))
+            #expect(anonymous.status == 403, "\(anonymous)")
+            #expect(
+                (Self.json(anonymous.body)["message"] as? String ?? "").contains(
+                    "ferry needs the client certificate every LocalSend app presents"), "\(anonymous)")
+            #expect(try receiver.published().isEmpty)
         }
     }
 
@@ -235,6 +340,38 @@ struct LocalSendReceiveTests {
                 line
                     == "LocalSend port 53317 is in use (a LocalSend app on this machine?): going on with ferry's own"
                     + " protocol")
+        }
+    }
+
+    /// Host tests run `ferry receive --interface lo` side by side: LocalSend stays off without a word (no phone
+    /// reaches loopback), so none of them holds port 53317 nor says it is taken.
+    @Test func twoReceiversOnLoopbackOnTheHostLeaveLocalSendOffQuietlyAndDoNotHoldItsPort() async throws {
+        var receivers: [(FerryProcess, TemporaryDirectory, TemporaryDirectory)] = []
+        defer {
+            for (process, inbox, config) in receivers {
+                _ = try? process.terminate()
+                inbox.remove()
+                config.remove()
+            }
+        }
+        for _ in 0..<2 {
+            let inbox = try TemporaryDirectory(prefix: "ferry-ls-inbox")
+            let config = try TemporaryDirectory(prefix: "ferry-ls-config")
+            let process = try FerryProcess.ferry(
+                [
+                    "receive", "--json", "--interface", "lo", "--into", inbox.path, "--accept", "all", "--port", "0",
+                    "--session", "ls-lo-\(UInt32.random(in: 0...UInt32.max))",
+                ], environment: ["XDG_CONFIG_HOME": config.path])
+            receivers.append((process, inbox, config))
+            let listening = try process.nextJSON { $0["event"] as? String == "listening" }
+            #expect(listening["localSendPort"] is NSNull, "\(listening)")
+        }
+        // Every socket on port 53317 of the host, TCP and UDP, with its process: none is ours.
+        let held = try FerryProcess.run("ss", ["-Hanptu", "sport = :53317"]).requireSuccess().stdout
+        for (process, _, _) in receivers {
+            #expect(!held.contains("pid=\(process.pid),"), "\(held)")
+            _ = try process.terminate()
+            #expect(!process.allStderrLines.contains { $0.contains("LocalSend") }, "\(process.capturedOutput())")
         }
     }
 
@@ -258,13 +395,17 @@ struct LocalSendReceiveTests {
             defer { receiver.stop() }
             let body = Self.prepareBody(alias: "a", files: [("f1", "pinned.bin", 3, nil)])
             let (client, address) = (bed.hosts[0], bed.hosts[1].address)
-            let without = try Self.curl(bed, from: client, to: address, "/api/localsend/v2/prepare-upload", body: body)
+            let alice = try ClientCertificate.make(in: files, name: "alice")
+            let without = try Self.curl(
+                bed, from: client, to: address, "/api/localsend/v2/prepare-upload", body: body, certificate: alice)
             #expect(without.status == 401, "\(without)")
             let wrong = try Self.curl(
-                bed, from: client, to: address, "/api/localsend/v2/prepare-upload?pin=1111", body: body)
+                bed, from: client, to: address, "/api/localsend/v2/prepare-upload?pin=1111", body: body,
+                certificate: alice)
             #expect(wrong.status == 401, "\(wrong)")
             let right = try Self.curl(
-                bed, from: client, to: address, "/api/localsend/v2/prepare-upload?pin=4821", body: body)
+                bed, from: client, to: address, "/api/localsend/v2/prepare-upload?pin=4821", body: body,
+                certificate: alice)
             #expect(right.status == 200, "\(right) \(receiver.process.capturedOutput())")
         }
     }
@@ -305,13 +446,6 @@ struct LocalSendReceiveTests {
             let payload = try TestFiles(in: files).random("kept-out.bin", size: 1000, seed: 46)
             let body = Self.prepareBody(alias: "alice", files: [("f1", "kept-out.bin", 1000, nil)])
 
-            // register is answered with our device, whoever calls.
-            let registered = try Self.curl(
-                bed, from: client, to: address, "/api/localsend/v2/register",
-                body: "{\"alias\":\"alice\",\"version\":\"2.1\",\"fingerprint\":\"not-her-certificate\"}",
-                certificate: alice)
-            #expect(registered.status == 200 && Self.json(registered.body)["protocol"] as? String == "https")
-
             let prepared = try Self.curl(
                 bed, from: client, to: address, "/api/localsend/v2/prepare-upload", body: body, certificate: alice)
             #expect(prepared.status == 200, "\(prepared)")
@@ -335,7 +469,9 @@ struct LocalSendReceiveTests {
         }
     }
 
-    /// The apps' chunked bodies (and localsend 0.1.2's, which sends no sha256: checked by its size alone).
+    /// The apps' chunked bodies, and a file without `sha256` (older apps send none: checked by its size alone).
+    /// No test peer with a client certificate sends chunked bodies (localsendd sends a `Content-Length`; localsend
+    /// 0.1.2, which does send chunked, presents no certificate and is refused), so `curl` with one sends them here.
     @Test func chunkedUploadsArePublishedVerifiedBySha256OrBySizeWhenNoneIsGiven() async throws {
         try await LocalSendPeerTests.onBed(hosts: 2, peers: []) { bed, files in
             let receiver = try Receiver(on: bed.hosts[1], bed: bed)

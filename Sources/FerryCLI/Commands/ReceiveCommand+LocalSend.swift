@@ -35,12 +35,57 @@ extension ReceiveCommand {
         return pin
     }
 
-    /// Starts the LocalSend server beside ferry's own protocol; nil (with one line saying why) when the port is
-    /// taken or it cannot start: ferry's own protocol goes on.
+    /// The LocalSend side of a receive: the HTTPS server, and the discovery that announces it and answers
+    /// announcements (nil when discovery could not start: apps that know the address can still send).
+    struct LocalSendReceiving: Sendable {
+        let server: LocalSendServer
+        let discovery: LocalSendDiscovery?
+
+        /// Stops announcing, then serving.
+        func stop() async {
+            await discovery?.stop()
+            await server.stop()
+        }
+    }
+
+    /// Where LocalSend is served, from `--interface` (`chosen`) and the interfaces there are.
+    struct LocalSendPlacement: Equatable {
+        /// The addresses the server binds (empty: all).
+        var addresses: [IPv4Address]
+        /// Whether discovery runs (a chosen interface other than loopback, or none chosen).
+        var discovery: Bool
+
+        /// Nil when LocalSend stays off without a word: only loopback chosen and no `--localsend-port` (no phone
+        /// reaches loopback, and tests on one host must not fight over port 53317), or no chosen interface has an
+        /// IPv4 address. With `--localsend-port` and only loopback, the server binds loopback's address (for tests
+        /// by hand) and discovery stays off. Otherwise the server binds the chosen interfaces' addresses (all when
+        /// none is chosen).
+        static func of(chosen: [String], portGiven: Bool, interfaces: [NetworkInterface]) -> LocalSendPlacement? {
+            guard !chosen.isEmpty else { return LocalSendPlacement(addresses: [], discovery: true) }
+            let named = interfaces.filter { chosen.contains($0.name) }
+            let lan = named.contains { !$0.isLoopback }
+            guard lan || portGiven else { return nil }
+            var addresses: [IPv4Address] = []
+            for interface in named {
+                if let address = interface.ipv4, !addresses.contains(address) { addresses.append(address) }
+            }
+            return addresses.isEmpty ? nil : LocalSendPlacement(addresses: addresses, discovery: lan)
+        }
+    }
+
+    /// Starts the LocalSend server beside ferry's own protocol, and LocalSend discovery beside it with the same
+    /// device object (so that announcements, `register` answers and `/info` agree); the server's `register` route
+    /// goes to the discovery's table. Nil (with one line saying why) when the port is taken or the server cannot
+    /// start: ferry's own protocol goes on. When only discovery cannot start, one line says so and the server runs.
     func startLocalSend(
         reactor: Reactor, run: TransferSession, pin: String?, context: CommandContext, reporter: TransferReporter
-    ) async -> LocalSendServer? {
-        guard localSend else { return nil }
+    ) async -> LocalSendReceiving? {
+        guard localSend,
+            let placement = LocalSendPlacement.of(
+                chosen: global.interfaces, portGiven: localSendPort != nil,
+                interfaces: (try? NetworkInterface.all()) ?? [])
+        else { return nil }
+        let localSendPort = self.localSendPort ?? LocalSendServerConfiguration.defaultPort
         let identity: LocalSendIdentity
         do {
             identity = try DeviceIdentityStore(environment: context.environment).loadLocalSendIdentity()
@@ -48,20 +93,45 @@ extension ReceiveCommand {
             context.stderr.writeLine("LocalSend: \(error): going on with ferry's own protocol")
             return nil
         }
-        let trustStore = TrustStore(environment: context.environment)
-        let configuration = LocalSendServerConfiguration(
-            port: localSendPort,
-            device: LocalSendServerConfiguration.device(
-                alias: run.session.configuration.displayName, fingerprint: identity.fingerprint, port: localSendPort),
-            pin: pin,
-            isTrusted: { id in (try? trustStore.entry(for: id)) != nil },
-            log: run.session.configuration.log)
+        let device = LocalSendServerConfiguration.device(
+            alias: run.session.configuration.displayName, fingerprint: identity.fingerprint, port: localSendPort)
+        var presence = LocalSendDiscovery.Configuration(
+            alias: device.alias, serverPort: localSendPort, deviceType: device.deviceType ?? "headless",
+            interfaces: global.interfaces.isEmpty ? nil : global.interfaces)
+        presence.device = device
+        var discovery: LocalSendDiscovery?
         do {
-            return try LocalSendServer.start(
+            if placement.discovery {
+                discovery = try LocalSendDiscovery(configuration: presence, identity: identity, reactor: reactor)
+            }
+        } catch {
+            // `--interface` naming no LAN interface leaves discovery nowhere to be: asked for, not a problem.
+            if !(error.noInterface && !global.interfaces.isEmpty) {
+                context.stderr.writeLine(
+                    "\(error.description); LocalSend apps that know this address can still send here")
+            }
+        }
+        let trustStore = TrustStore(environment: context.environment)
+        var configuration = LocalSendServerConfiguration(
+            port: localSendPort, addresses: placement.addresses, device: device, pin: pin,
+            isTrusted: { id in (try? trustStore.entry(for: id)) != nil }, log: run.session.configuration.log)
+        if let registry = discovery {
+            configuration.onRegister = { @Sendable registration in
+                await registry.registerReceived(
+                    device: registration.device, clientCertificate: registration.certificateFingerprint,
+                    address: registration.address)
+            }
+        }
+        let server: LocalSendServer
+        do {
+            server = try LocalSendServer.start(
                 reactor: reactor, engine: run.engine, identity: identity, configuration: configuration)
         } catch {
+            await discovery?.stop()
             context.stderr.writeLine("\(error): going on with ferry's own protocol")
             return nil
         }
+        await discovery?.start()
+        return LocalSendReceiving(server: server, discovery: discovery)
     }
 }

@@ -172,7 +172,7 @@ extension ReceiveCommand {
     /// The first line: where this process listens, for people (stderr) or scripts (stdout, JSON).
     private func announce(
         _ run: TransferSession, directory: String, context: CommandContext, reporter: TransferReporter,
-        localSend: LocalSendServer?
+        localSend: LocalSendReceiving?
     ) async {
         let port = await run.session.listenPort
         let name = run.session.configuration.displayName
@@ -185,7 +185,7 @@ extension ReceiveCommand {
                         "peerID": .string(run.session.localPeerID.description),
                         "deviceID": .string(run.session.configuration.deviceID.description),
                         "session": .string(run.session.configuration.sessionID),
-                        "localSendPort": localSend.map { .int(Int($0.port)) } ?? .null,
+                        "localSendPort": localSend.map { .int(Int($0.server.port)) } ?? .null,
                     ]))
         } else {
             // A journal (a service, stdin from /dev/null) has no Ctrl-C: the hint is for a person at a terminal.
@@ -194,7 +194,7 @@ extension ReceiveCommand {
                 "receiving into \(TerminalText.escape(directory)) as \(TerminalText.escape(name)) (port \(port))"
                     + stop)
             if let localSend {
-                context.stderr.writeLine("LocalSend apps can send here too, on TCP port \(localSend.port)")
+                context.stderr.writeLine("LocalSend apps can send here too, on TCP port \(localSend.server.port)")
             }
         }
     }

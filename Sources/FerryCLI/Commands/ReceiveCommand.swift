@@ -122,8 +122,8 @@ public struct ReceiveCommand: ParsableCommand, Equatable {
     public var localSend: Bool
     /// `--pin-file`: the file holding the PIN LocalSend senders must give.
     public var pinFile: String?
-    /// `--localsend-port`: the TCP port of the LocalSend server.
-    public var localSendPort: UInt16
+    /// `--localsend-port`: the TCP port of the LocalSend server; nil when not given (LocalSend's 53317).
+    public var localSendPort: UInt16?
     /// The options every command accepts (session, name, port, peers, interfaces, verbosity).
     public var global: GlobalOptions
 
@@ -131,7 +131,7 @@ public struct ReceiveCommand: ParsableCommand, Equatable {
     public init(
         into: String? = nil, accept: AcceptPolicy = .ask, askTimeout: Double = ReceiveCommand.defaultAskTimeout,
         once: Bool = false, clearStaged: Bool = false, relay: Bool = true, json: Bool = false,
-        localSend: Bool = true, pinFile: String? = nil, localSendPort: UInt16 = 53317,
+        localSend: Bool = true, pinFile: String? = nil, localSendPort: UInt16? = nil,
         global: GlobalOptions = .init()
     ) {
         self.localSend = localSend
@@ -162,7 +162,7 @@ public struct ReceiveCommand: ParsableCommand, Equatable {
         {
             throw CLIError.usage("--no-localsend serves no LocalSend app; --\(other) is for LocalSend apps")
         }
-        var port: UInt16 = 53317
+        var port: UInt16?
         if let text = values.last("localsend-port") {
             guard let value = UInt16(text), value > 0 else {
                 throw CLIError.usage("--localsend-port: a TCP port is a number from 1 to 65535 (got \(text))")
