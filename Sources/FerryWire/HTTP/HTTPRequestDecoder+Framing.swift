@@ -87,6 +87,7 @@ extension HTTPRequestDecoder {
                 return true
             }
             _ = try Self.parseField(line, what: "trailer field")
+            trailerFieldsParsed &+= 1
             offset = lineFeed + 1 - readIndex
             guard offset <= limit else { throw tooLarge }
         }
