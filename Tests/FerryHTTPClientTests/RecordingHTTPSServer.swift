@@ -117,7 +117,8 @@ struct RecordingHTTPSServer {
             throw TestSupportError.timedOut(waitingFor: "a certificate hash", process: "sha256sum", captured: hashed)
         }
         let process = try registry.start(
-            executable: "python3", arguments: ["-c", script, certificate, key, clientCertificate] + (tls12Ciphers.map { [$0] } ?? []))
+            executable: "python3",
+            arguments: ["-c", script, certificate, key, clientCertificate] + (tls12Ciphers.map { [$0] } ?? []))
         let line = try process.waitForLine { $0.hasPrefix("PORT ") }
         return RecordingHTTPSServer(
             process: process, port: UInt16(line.dropFirst(5)) ?? 0, fingerprint: fingerprint)

@@ -119,7 +119,8 @@ struct LocalSendJSONTests {
         let small = "[" + Array(repeating: "0", count: 200).joined(separator: ",") + "]"
         let device = Array(#"{"alias":"a","x":[\#(Array(repeating: small, count: 40).joined(separator: ","))]}"#.utf8)
         #expect(device.count < LocalSendLimits.maxDeviceBodyBytes)
-        #expect(throws: HTTPError.tooManyEntries("$ (values in the document)", limit: LocalSendLimits.maxDeviceValues)) {
+        #expect(throws: HTTPError.tooManyEntries("$ (values in the document)", limit: LocalSendLimits.maxDeviceValues))
+        {
             try LocalSendDevice(json: device[...])
         }
     }
