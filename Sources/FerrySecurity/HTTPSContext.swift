@@ -22,7 +22,7 @@ public final class HTTPSContext: @unchecked Sendable {
     }
 
     /// TLS 1.2 suites: ECDHE with AES-GCM or ChaCha20-Poly1305, as rustls and BoringSSL offer them.
-    static let tls12CipherList = "ECDHE+AESGCM:ECDHE+CHACHA20"
+    public static let tls12CipherList = "ECDHE+AESGCM:ECDHE+CHACHA20"
 
     /// The key and certificate presented to every client.
     public let identity: LocalSendIdentity

@@ -24,6 +24,12 @@ enum KeyFile {
         guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
             throw .identity("\(path) is not a regular file; remove it to create a new \(what)")
         }
+        guard status.st_uid == geteuid() else {
+            throw .identity(
+                "\(path) is owned by user \(status.st_uid), not by this user (\(geteuid())), who could read or replace"
+                    + " its private key; run `chown \(geteuid()) \(path)` if that user is you, or remove it to create a"
+                    + " new \(what)")
+        }
         guard status.st_mode & 0o077 == 0 else {
             throw .identity(
                 "\(path) can be read by other users, so its private key is no longer secret; run"

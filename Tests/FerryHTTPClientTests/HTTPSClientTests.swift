@@ -60,6 +60,28 @@ struct HTTPSClientTests {
         }
     }
 
+    /// Over TLS 1.2 the client offers only ECDHE with an AEAD (the server's list): a server whose only suite is
+    /// CBC with RSA key exchange (no forward secrecy) fails the handshake, and no request byte reaches it.
+    @Test func aTLS12ServerWithOnlyACBCSuiteIsRefused() async throws {
+        let identity = try Self.identity.get()
+        let registry = ProcessRegistry()
+        defer { registry.stopAll() }
+        try await TemporaryDirectory.with(prefix: "ferry-https-client") { directory in
+            let server = try RecordingHTTPSServer.start(
+                in: directory, registry: registry, client: identity, tls12Ciphers: "AES128-SHA")
+            await #expect {
+                _ = try await HTTPSClient(identity: identity).postJSON(
+                    to: server.url("/api/localsend/v2/info"), pinned: server.fingerprint, json: [])
+            } throws: { error in
+                if case .handshakeFailed = error as? HTTPSClientError { return true }
+                return false
+            }
+            let record = try server.nextRecord()
+            #expect(record["handshake"] as? String == "failed")
+            #expect(record["path"] == nil)
+        }
+    }
+
     @Test func aFileIsUploadedFromItsDescriptorInPiecesWithProgress() async throws {
         try await withServer { server, client, directory in
             let path = directory.path + "/photo.jpg"

@@ -23,6 +23,10 @@ struct RecordingHTTPSServer {
         # signature and its dates, as LocalSend 1.18 does).
         context.verify_mode = ssl.CERT_REQUIRED
         context.load_verify_locations(sys.argv[3])
+        if len(sys.argv) > 4:
+            # A TLS 1.2-only server offering only these suites (an old or misconfigured peer).
+            context.maximum_version = ssl.TLSVersion.TLSv1_2
+            context.set_ciphers(sys.argv[4])
         listener = socket.socket()
         listener.bind(("127.0.0.1", 0))
         listener.listen(16)
@@ -88,9 +92,10 @@ struct RecordingHTTPSServer {
         """#
 
     /// Starts the server with a new RSA certificate made by `openssl req` in `directory`; it accepts only `client`'s
-    /// certificate.
+    /// certificate. With `tls12Ciphers` it speaks TLS 1.2 only, with only those suites (an OpenSSL cipher list).
     static func start(
-        in directory: TemporaryDirectory, registry: ProcessRegistry, client: LocalSendIdentity
+        in directory: TemporaryDirectory, registry: ProcessRegistry, client: LocalSendIdentity,
+        tls12Ciphers: String? = nil
     ) throws -> RecordingHTTPSServer {
         let clientCertificate = directory.path + "/client.pem"
         let pem = String(decoding: try client.pem(), as: UTF8.self)
@@ -112,7 +117,8 @@ struct RecordingHTTPSServer {
             throw TestSupportError.timedOut(waitingFor: "a certificate hash", process: "sha256sum", captured: hashed)
         }
         let process = try registry.start(
-            executable: "python3", arguments: ["-c", script, certificate, key, clientCertificate])
+            executable: "python3",
+            arguments: ["-c", script, certificate, key, clientCertificate] + (tls12Ciphers.map { [$0] } ?? []))
         let line = try process.waitForLine { $0.hasPrefix("PORT ") }
         return RecordingHTTPSServer(
             process: process, port: UInt16(line.dropFirst(5)) ?? 0, fingerprint: fingerprint)

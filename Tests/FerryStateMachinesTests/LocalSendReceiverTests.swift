@@ -136,6 +136,16 @@ import Testing
         }
     }
 
+    @Test func theRightPinFollowedByAMultipleOf256NulBytesIsRejected() {
+        var pins = LocalSendPinGuard(expected: "4821")
+        let now = ContinuousClock.now
+        for padding in [1, 256, 512] {
+            let given = "4821" + String(repeating: "\u{0}", count: padding)
+            #expect(pins.check(given, from: "10.0.3.\(padding % 250)", now: now) == .rejected, "\(padding) NULs")
+        }
+        #expect(pins.check("4821", from: "10.0.3.9", now: now) == .accepted)
+    }
+
     @Test func wrongPinsFromManyAddressesAreBoundedOverall() {
         var pins = LocalSendPinGuard(expected: "4821")
         let now = ContinuousClock.now

@@ -105,6 +105,26 @@ struct LocalSendJSONTests {
         }
     }
 
+    /// An unknown field of nested arrays (30 x 10000 zeros, 600 KB, every container within its own entry
+    /// bound) is refused by the document's value budget instead of being built (4 MiB of it was 2M values).
+    @Test func manySmallContainersAreRefusedByTheDocumentsValueBudget() {
+        let zeros = "[" + Array(repeating: "0", count: 10_000).joined(separator: ",") + "]"
+        let nested = "[" + Array(repeating: zeros, count: 30).joined(separator: ",") + "]"
+        let body = Array(#"{"info":{"alias":"a","x":\#(nested)},"files":{}}"#.utf8)
+        #expect(body.count < LocalSendLimits.maxPrepareUploadBytes)
+        let limit = LocalSendLimits.maxPrepareUploadValues
+        #expect(throws: HTTPError.tooManyEntries("$ (values in the document)", limit: limit)) {
+            try LocalSendPrepareUpload(json: body[...])
+        }
+        let small = "[" + Array(repeating: "0", count: 200).joined(separator: ",") + "]"
+        let device = Array(#"{"alias":"a","x":[\#(Array(repeating: small, count: 40).joined(separator: ","))]}"#.utf8)
+        #expect(device.count < LocalSendLimits.maxDeviceBodyBytes)
+        #expect(throws: HTTPError.tooManyEntries("$ (values in the document)", limit: LocalSendLimits.maxDeviceValues))
+        {
+            try LocalSendDevice(json: device[...])
+        }
+    }
+
     static let refusals: [(String, String)] = [
         (
             #"{"info":{"alias":"a"},"files":{"x":{"id":"x","fileName":"n","size":"1","fileType":"t"}}}"#,

@@ -1,14 +1,18 @@
 import FerryWire
 import FuzzSupport
 
+/// The longest stream also fed a byte at a time (`next()` after each byte; linear, but one part per byte).
+let byteByByteCap = 8 * 1024
+
 /// libFuzzer entry: a request stream for ferry's HTTPS server, fed to `HTTPRequestDecoder` in the pieces TCP might
 /// deliver.
 ///
 /// Input: a byte n, then n+1 split sizes (0...255 bytes each, used in turn); the rest is the stream.
-/// Invariants: fed whole or in those pieces the decoder yields the same parts (body pieces joined) and the same
-/// error; parts come as head, body pieces, end, head...; a body framed by `Content-Length` ends after exactly that
-/// many bytes; the decoder never holds more than it was given; every head's target splits into an `HTTPTarget`
-/// or throws `HTTPError`, and its LocalSend query reads or throws, never traps.
+/// Invariants: fed whole, in those pieces or (up to `byteByByteCap` bytes) a byte at a time the decoder yields the
+/// same parts (body pieces joined) and the same error; parts come as head, body pieces, end, head...; a body framed
+/// by `Content-Length` ends after exactly that many bytes; the decoder never holds more than it was given; every
+/// head's target splits into an `HTTPTarget` or throws `HTTPError`, and its LocalSend query reads or throws, never
+/// traps.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     var input = FuzzInput(data, size)
@@ -19,6 +23,11 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     let whole = Outcome(stream: stream, splits: [max(1, stream.count)])
     let pieces = Outcome(stream: stream, splits: splits)
     Invariant.check(whole == pieces, "whole and split decoding differ: \(whole) vs \(pieces)")
+    // A byte at a time too (as a slow or hostile client sends), for inputs short enough to keep a run fast.
+    if stream.count <= byteByByteCap {
+        let bytes = Outcome(stream: stream, splits: [1])
+        Invariant.check(whole == bytes, "whole and byte-by-byte decoding differ: \(whole) vs \(bytes)")
+    }
 
     var expectedBody: Int64?
     var bodySeen: Int64 = 0

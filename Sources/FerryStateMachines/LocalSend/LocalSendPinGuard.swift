@@ -56,7 +56,8 @@ public struct LocalSendPinGuard: Sendable {
     }
 
     private static func equalInConstantTime(_ left: [UInt8], _ right: [UInt8]) -> Bool {
-        var difference = UInt8(truncatingIfNeeded: left.count ^ right.count)
+        // Lengths compared whole: truncated to a byte, the right PIN plus 256 NUL bytes was equal.
+        var difference: UInt8 = left.count == right.count ? 0 : 1
         for index in 0..<max(left.count, right.count) {
             let a = index < left.count ? left[index] : 0
             let b = index < right.count ? right[index] : 0

@@ -72,23 +72,27 @@ extension HTTPRequestDecoder {
     }
 
     /// Reads and checks the trailer section after the last chunk, discarding its fields; returns false when its
-    /// empty line has not arrived yet. Nothing is consumed until the whole section is here.
+    /// empty line has not arrived yet. Nothing is consumed until the whole section is here; lines already checked
+    /// are not scanned or parsed again (`trailerScanned`), so a section fed a byte at a time costs linear time.
     mutating func skipTrailers() throws(HTTPError) -> Bool {
         let limit = limits.maxTrailerBytes
         let tooLarge = HTTPError.headersTooLarge("trailer section longer than \(limit) bytes")
-        var offset = 0
+        var offset = trailerScanned
         while true {
             guard let lineFeed = try lineEnd(from: offset, limit: limit - offset, tooLong: tooLarge) else {
                 return false
             }
             let line = buffer[(readIndex + offset)..<(lineFeed - 1)]
             if line.isEmpty {
+                trailerScanned = 0
                 consume(upTo: lineFeed + 1)
                 return true
             }
             _ = try Self.parseField(line, what: "trailer field")
+            trailerFieldsParsed &+= 1
             offset = lineFeed + 1 - readIndex
             guard offset <= limit else { throw tooLarge }
+            trailerScanned = offset
         }
     }
 

@@ -37,6 +37,12 @@ public struct HTTPRequestDecoder: Sendable {
     /// Where (after `readIndex`) the line `lineEnd` last left unfinished starts, and how far it was checked.
     var lineScanStart = 0
     var lineScanned = 0
+    /// While in `.trailers`: bytes after `readIndex` already checked and parsed as complete trailer lines.
+    var trailerScanned = 0
+    /// Work counters for tests that the decoder stays linear when fed a byte at a time: bytes `lineEnd` looked at,
+    /// trailer fields parsed (wrapping; never read by the decoder itself).
+    var scannedByteCount = 0
+    var trailerFieldsParsed = 0
     private var failure: HTTPError?
 
     /// Above this capacity an emptied buffer gives its memory back.
@@ -156,6 +162,8 @@ public struct HTTPRequestDecoder: Sendable {
     mutating func lineEnd(from offset: Int, limit: Int, tooLong: HTTPError) throws(HTTPError) -> Int? {
         let start = readIndex + offset
         var index = lineScanStart == offset ? max(start, readIndex + lineScanned) : start
+        let firstIndex = index
+        defer { scannedByteCount &+= index - firstIndex }
         while index < buffer.count {
             let byte = buffer[index]
             if byte == HTTPSyntax.lf {

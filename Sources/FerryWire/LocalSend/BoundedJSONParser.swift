@@ -13,11 +13,14 @@ struct BoundedJSONParser {
         var maxEntries: Int
         var maxStringBytes: Int
         var maxNumberLength = 32
+        /// Values in the whole document: the per-container bound alone lets many small containers build millions.
+        var maxValues: Int
     }
 
     let bounds: Bounds
     let bytes: [UInt8]
     var index = 0
+    var values = 0
 
     /// Parses `body` whole; throws `bodyTooLarge` above `maxBytes` without reading it.
     static func parse(_ body: ArraySlice<UInt8>, bounds: Bounds) throws(HTTPError) -> JSONValue {
@@ -45,6 +48,10 @@ struct BoundedJSONParser {
 
     private mutating func value(depth: Int, path: String) throws(HTTPError) -> JSONValue {
         guard index < bytes.count else { throw error("unexpected end") }
+        values += 1
+        guard values <= bounds.maxValues else {
+            throw .tooManyEntries("$ (values in the document)", limit: bounds.maxValues)
+        }
         switch bytes[index] {
         case UInt8(ascii: "{"): return try object(depth: depth, path: path)
         case UInt8(ascii: "["): return try array(depth: depth, path: path)

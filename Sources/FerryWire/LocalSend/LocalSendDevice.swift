@@ -47,7 +47,8 @@ public struct LocalSendDevice: Equatable, Sendable {
     /// Decodes a register body, an info response or an announcement datagram (at most `maxDeviceBodyBytes`).
     public init(json body: ArraySlice<UInt8>) throws(HTTPError) {
         let bounds = BoundedJSONParser.Bounds(
-            maxBytes: LocalSendLimits.maxDeviceBodyBytes, maxEntries: 256, maxStringBytes: 4096)
+            maxBytes: LocalSendLimits.maxDeviceBodyBytes, maxEntries: 256, maxStringBytes: 4096,
+            maxValues: LocalSendLimits.maxDeviceValues)
         try self.init(object: JSONObject.from(BoundedJSONParser.parse(body, bounds: bounds), path: "$"), path: "$")
     }
 

@@ -12,7 +12,7 @@ public struct LocalSendErrorBody: Equatable, Sendable {
     public init(json body: ArraySlice<UInt8>) throws(HTTPError) {
         let bounds = BoundedJSONParser.Bounds(
             maxBytes: LocalSendLimits.maxErrorBodyBytes, maxEntries: 64,
-            maxStringBytes: LocalSendLimits.maxErrorBodyBytes)
+            maxStringBytes: LocalSendLimits.maxErrorBodyBytes, maxValues: LocalSendLimits.maxDeviceValues)
         let root = try JSONObject.from(BoundedJSONParser.parse(body, bounds: bounds), path: "$")
         message = try root.string("message", in: "$", maxBytes: LocalSendLimits.maxMessageBytes)
     }

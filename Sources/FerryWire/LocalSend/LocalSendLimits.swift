@@ -15,6 +15,14 @@ public enum LocalSendLimits {
     public static let maxErrorBodyBytes = 16 * 1024
     /// Files in one prepare-upload (413 above), and entries of any one object or array in a body.
     public static let maxFiles = Limits.maxOfferFiles
+    /// Values (objects, arrays, strings, numbers, literals) in one prepare-upload request or response body (413
+    /// above), counted as they are parsed. The per-container bound alone would let 4 MiB of small nested arrays
+    /// build 2M values (~48 MB); 10000 files of about 12 values each (the file object, its 8 fields, metadata's
+    /// object and 2 timestamps) plus the sender's info fit in 200000 with room for fields we do not know.
+    public static let maxPrepareUploadValues = 200_000
+    /// Values in one register, info, announcement or error body: a device info has about 12, so 4096 leaves room
+    /// for a newer version's fields while a 64 KiB body of small arrays (up to 32000 values) is refused.
+    public static let maxDeviceValues = 4096
     /// Alias and device model, in UTF-8 bytes.
     public static let maxAliasBytes = 256
     /// Fingerprint: a SHA-256 in hex is 64 bytes, an HTTP-mode random string shorter.

@@ -20,7 +20,7 @@ public struct LocalSendPrepareUpload: Equatable, Sendable {
     public init(json body: ArraySlice<UInt8>) throws(HTTPError) {
         let bounds = BoundedJSONParser.Bounds(
             maxBytes: LocalSendLimits.maxPrepareUploadBytes, maxEntries: LocalSendLimits.maxFiles,
-            maxStringBytes: LocalSendLimits.maxPreviewBytes)
+            maxStringBytes: LocalSendLimits.maxPreviewBytes, maxValues: LocalSendLimits.maxPrepareUploadValues)
         let root = try JSONObject.from(BoundedJSONParser.parse(body, bounds: bounds), path: "$")
         guard let info = try root.optionalObject("info", in: "$") else { throw .invalidJSON("$.info: missing") }
         self.info = try LocalSendDevice(object: info, path: "$.info")

@@ -16,7 +16,7 @@ public struct LocalSendPrepareUploadReply: Equatable, Sendable {
     public init(json body: ArraySlice<UInt8>) throws(HTTPError) {
         let bounds = BoundedJSONParser.Bounds(
             maxBytes: LocalSendLimits.maxPrepareUploadBytes, maxEntries: LocalSendLimits.maxFiles,
-            maxStringBytes: LocalSendLimits.maxIdentifierBytes)
+            maxStringBytes: LocalSendLimits.maxIdentifierBytes, maxValues: LocalSendLimits.maxPrepareUploadValues)
         let root = try JSONObject.from(BoundedJSONParser.parse(body, bounds: bounds), path: "$")
         let identifier = LocalSendLimits.maxIdentifierBytes
         sessionID = try root.string("sessionId", in: "$", maxBytes: identifier)
