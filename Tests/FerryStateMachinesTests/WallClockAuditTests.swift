@@ -31,6 +31,10 @@ import Testing
                 + "file timestamps) with now; a wrong clock expires a leftover early or late (a resume then starts "
                 + "over), never one a transfer holds (those are locked and skipped)"),
         Allowed(
+            file: "FerryLocalSend/LocalSendSessions.swift", api: "Date()",
+            why: "a LocalSend file's modification time when the sender gives none (the moment it arrived), set on "
+                + "the published file as a ferry sender's mtime is; no decision, bound or timeout reads it"),
+        Allowed(
             file: "FerryTransfer/Receiving/ReceiveDirectory.swift", api: "Date()",
             why: "removeStale compares staged files' modification times (themselves wall-clock file timestamps) with "
                 + "now, to delete leftovers a week old; a wrong clock removes a leftover early or late, never touches "

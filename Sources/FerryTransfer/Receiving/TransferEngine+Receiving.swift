@@ -400,6 +400,9 @@ extension TransferEngine {
                     transfer.filesFailed += 1
                     transfer.pending.removeAll { $0 == file }
                     transfer.files[file].wholeHasher = nil
+                    // A foreign peer's bytes held for the file's next chunk go with it (review: a failed file kept
+                    // up to a chunk each until the transfer ended).
+                    transfer.files[file].partialChunk = []
                     var outcome = FileOutcome(
                         transferID: key.transferID, peer: transfer.peer, direction: .receiving, fileIndex: file,
                         fileName: transfer.offer.files[file].path, size: transfer.files[file].size, publishedName: nil,
