@@ -1,4 +1,3 @@
-import FerrySession
 import FerryWire
 
 /// The engine's test seam (`TransferEngineProbe`): what tests switch, and the gates they close and open. Nothing
@@ -36,36 +35,6 @@ extension TransferEngine {
 
     /// Tests: whether the completion loop waits for `releaseCompletions` with one completion taken.
     var completionLoopIsHeld: Bool { probe.completionsReleased != nil }
-
-    /// Tests: the frame loop waits before handling the next chunk frame until `releaseChunkFrames`; the frames after
-    /// it gather in the session's channel.
-    func holdChunkFrames() {
-        probe.chunkFramesHeld = true
-    }
-
-    /// Tests: lets the frame loop go on with the chunk frame it holds and everything that gathered behind it.
-    func releaseChunkFrames() {
-        probe.chunkFramesHeld = false
-        probe.chunkFramesReleased?.resume()
-        probe.chunkFramesReleased = nil
-    }
-
-    /// Tests: whether the frame loop waits for `releaseChunkFrames` with a chunk frame taken.
-    var frameLoopIsHeld: Bool { probe.chunkFramesReleased != nil }
-
-    /// Tests: frames waiting in the session's channel for the frame loop.
-    var framesWaiting: Int { session.transferEvents.bufferedCount }
-
-    /// Tests: queues `body` on the receive path's I/O queue (a stalled disk holds it shut), after everything before.
-    func submitToReceiveQueue(_ body: @escaping @Sendable () -> Void) { io.submit(body) }
-
-    /// Tests: jobs the receive path handed to its I/O queue.
-    var receiveQueueJobs: Int { io.jobs }
-
-    func waitWhileChunkFramesHeld(_ event: TransferLinkEvent) async {
-        guard probe.chunkFramesHeld, case .frame(let frame, _) = event, frame.kind == .chunk else { return }
-        await withCheckedContinuation { probe.chunkFramesReleased = $0 }
-    }
 
     func waitWhileCompletionsHeld() async {
         guard probe.completionsHeld else { return }

@@ -22,9 +22,8 @@ public actor TransferEngine {
     let session: Session
     let receiveDirectory: ReceiveDirectory?
     let clock = ContinuousClock()
-    /// Where the receiving side's blocking work runs (staged writes, syncs, renames), in order; the writes of frames
-    /// that arrived together go there as one job (`GatheringIO`).
-    let io = GatheringIO(label: "ferry.receive-directory")
+    /// Where the receiving side's blocking work runs (staged writes, syncs, renames), in order.
+    let io = BlockingIO(label: "ferry.receive-directory")
     /// Where write-behind waits for the disk and drops written pages, beside the writes on `io` (`Writeback`).
     var writeback = Writeback()
     /// Where verified files are synced and renamed into place, beside the writes of the files after them.
@@ -40,8 +39,6 @@ public actor TransferEngine {
     /// The receive path: every incoming transfer, the asks, what each sender has queued, the held acknowledgements.
     let incoming = IncomingTransfers()
     var loop: Task<Void, Never>?
-    /// The frame loop is handling a frame: the staged writes it queues may wait in `io`'s list (`handleGathering`).
-    var isGatheringWrites = false
     var isStopped = false
     /// What tests count and hold (`TransferEngineProbe`): apart from the roles' state.
     var probe = TransferEngineProbe()
@@ -120,7 +117,7 @@ public actor TransferEngine {
         loop = Task { [weak self] in
             for await event in stream {
                 guard let self else { return }
-                await self.handleGathering(event)
+                await self.handle(event)
             }
         }
     }
@@ -148,7 +145,6 @@ public actor TransferEngine {
     func stop(reason: CancelReason, detail: String) async {
         guard !isStopped else { return }
         isStopped = true
-        io.flush()
         for id in operations.ids {
             await cancelOperation(id, reason: reason, detail: "")
         }
@@ -167,25 +163,6 @@ public actor TransferEngine {
         loop?.cancel()
         completions.finish()
         eventSink.finish()
-    }
-
-    /// Handles an event of the frame loop. The writes a chunk or a file's end queues are gathered (`GatheringIO`) while
-    /// more frames wait in the channel, and go to the I/O queue together once none does (or at the gathering's
-    /// bounds). Any other event, and anything that may wait (a frame sent: `send`), hands what was gathered to the
-    /// queue first: gathered writes never wait for a wait of the loop's.
-    func handleGathering(_ event: TransferLinkEvent) async {
-        await waitWhileChunkFramesHeld(event)
-        let gathers: Bool
-        if case .frame(let frame, _) = event, frame.kind == .chunk || frame.kind == .fileEnd {
-            gathers = true
-        } else {
-            gathers = false
-            io.flush()
-        }
-        isGatheringWrites = gathers
-        await handle(event)
-        isGatheringWrites = false
-        if session.transferEvents.bufferedCount == 0 { io.flush() }
     }
 
     func handle(_ event: TransferLinkEvent) async {
@@ -286,7 +263,6 @@ public actor TransferEngine {
     func send(
         _ message: TransferMessage, to peerID: PeerID, discardable: TransferID? = nil, waitForRoom: Bool = true
     ) async -> Bool {
-        io.flush()  // this may wait for room on the link: gathered writes do not wait with it
         if peerID.isForeign { return answerForeign(message, to: peerID) }
         // Acknowledgements held for this peer go first, in the same queue entry (`IncomingTransfers.hold`).
         var frames = discardable == nil ? incoming.takeHeldAcks(for: peerID) : []

@@ -33,10 +33,6 @@ struct TransferEngineProbe: Sendable {
     /// loop's wait.
     var completionsHeld = false
     var completionsReleased: CheckedContinuation<Void, Never>?
-    /// While set, the frame loop waits before handling a chunk frame, and the frames behind it gather in the channel;
-    /// and the loop's wait.
-    var chunkFramesHeld = false
-    var chunkFramesReleased: CheckedContinuation<Void, Never>?
     /// A pump about to prepare a chunk of this file waits for `openChunkGate` (a chunk slow to prepare); and the
     /// pumps waiting there.
     var chunkGateFile: Int?

@@ -18,7 +18,7 @@ import Testing
     /// The I/O queue held shut until `release` (or the end of the test).
     final class StalledDisk: Sendable {
         let gate = DispatchSemaphore(value: 0)
-        init(_ engine: TransferEngine) async { await engine.submitToReceiveQueue { [gate] in gate.wait() } }
+        init(_ engine: TransferEngine) async { await engine.io.submit { [gate] in gate.wait() } }
         func release() { gate.signal() }
     }
 

@@ -155,7 +155,8 @@ extension TransferEngine {
                 // Stands for the queued writes of other transfers to a slow disk: nothing behind it runs until the
                 // test ends.
                 let gate = DispatchSemaphore(value: 0)
-                await engine.submitToReceiveQueue { gate.wait() }
+                let io = await engine.io
+                io.submit { gate.wait() }
                 defer { gate.signal() }
                 let sender = HostileSender(session: mallory, receiver: bob)
                 try await sender.send(.offer(sender.offer([("x.bin", 4)])))

@@ -40,7 +40,7 @@ import Testing
                                     toAddress: .ipv4(.loopback, port: await bob.listenPort), timeout: .seconds(30))
                                 // The receiver's disk stalls: every chunk that arrives stays queued, unacknowledged.
                                 let gate = DispatchSemaphore(value: 0)
-                                await receiver.submitToReceiveQueue { gate.wait() }
+                                await receiver.io.submit { gate.wait() }
                                 var opened = false
                                 defer { if !opened { gate.signal() } }
                                 let sends = sources.map { file in

@@ -28,7 +28,7 @@ import Testing
 
                 // The disk stalls: nothing queued is written, so nothing is acknowledged and nothing leaves the queue.
                 let gate = DispatchSemaphore(value: 0)
-                await engine.submitToReceiveQueue { gate.wait() }
+                await engine.io.submit { gate.wait() }
                 defer { gate.signal() }
 
                 let data = [UInt8](repeating: 0x5A, count: Self.chunk)

@@ -118,53 +118,6 @@ import Testing
         }
     }
 
-    /// Receiver: the writes of chunks that arrived together, and the verification turns of their files, go to the I/O
-    /// queue as one job (`GatheringIO`), not one job each; every file is still published whole, with its bytes.
-    @Test func writesOfChunksThatArriveTogetherGoToTheQueueTogether() async throws {
-        try await TemporaryDirectory.with(prefix: "small-src") { source in
-            try await TemporaryDirectory.with(prefix: "small-in") { inbox in
-                let count = 20
-                var files: [SourceFile] = []
-                var contents: [[UInt8]] = []
-                for index in 0..<count {
-                    let url = try TestFiles(in: source).random("f\(index).bin", size: 900, seed: UInt64(500 + index))
-                    files.append(SourceFile(path: url.path, name: "f\(index).bin"))
-                    contents.append(try [UInt8](Data(contentsOf: url)))
-                }
-                try await TransferEngineTests.withEngines(
-                    inbox: inbox.path, chunkSize: Self.chunk, compression: .none
-                ) { receiver, sender, bob in
-                    await receiver.holdChunkFrames()
-                    let sources = files
-                    let sending = Task { try await sender.send(sources, to: [bob]) }
-                    // The frame loop holds the first chunk; the other 19 chunks and the 20 file ends gather behind it.
-                    let clock = ContinuousClock()
-                    let deadline = clock.now + .seconds(30)
-                    var held = false
-                    while clock.now < deadline {
-                        let loopHeld = await receiver.frameLoopIsHeld
-                        let waiting = await receiver.framesWaiting
-                        held = loopHeld && waiting >= 2 * count - 1
-                        if held { break }
-                        try await Task.sleep(for: .milliseconds(5))
-                    }
-                    let waiting = await receiver.framesWaiting
-                    #expect(held, "\(waiting) frames gathered behind the held chunk")
-                    let before = await receiver.receiveQueueJobs
-                    await receiver.releaseChunkFrames()
-                    let outcomes = try await sending.value
-                    #expect(outcomes.first?.filesSucceeded == count, "\(outcomes)")
-                    let jobs = await receiver.receiveQueueJobs - before
-                    #expect(jobs <= 2, "\(jobs) jobs on the I/O queue for the \(2 * count) writes and turns")
-                    for (index, bytes) in contents.enumerated() {
-                        let copy = try [UInt8](Data(contentsOf: URL(fileURLWithPath: inbox.path + "/f\(index).bin")))
-                        #expect(copy == bytes, "f\(index).bin")
-                    }
-                }
-            }
-        }
-    }
-
     /// Receiver: the staged files of the next files are created ahead of their first chunk (off the engine actor),
     /// and those that never got a byte are removed when the transfer ends; the one with data stays for a resume.
     @Test func stagedFilesCreatedAheadGoWhenTheTransferEndsWithoutThem() async throws {

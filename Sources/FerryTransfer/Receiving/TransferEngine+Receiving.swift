@@ -173,7 +173,6 @@ extension TransferEngine {
             let chunkSize = UInt64(incoming[key]?.offer.chunkSize ?? 1)
             let position = SwarmChunk(file: file, index: Int(chunk.offset / chunkSize))
             let swarmActions = withMemberSwarm(swarmID) { $0.fetcher.senderChunkStored(position) } ?? []
-            io.flush()  // carrying them out may wait for room on links: gathered writes do not wait with it
             await carryOut(swarmActions, swarmID)
         }
         // The write runs on the I/O queue while this actor checks the next chunk; the acknowledgement waits for the
@@ -182,7 +181,7 @@ extension TransferEngine {
         let offset = chunk.offset
         let (writeback, failure) = (self.writeback, incoming[key]?.files[file].writebackFailure ?? WritebackFailure())
         let written = incoming[key]?.files[file].written
-        enqueue(actions, key, file: file, bytes: raw.count, gathering: true) { () throws(SystemError) in
+        enqueue(actions, key, file: file, bytes: raw.count) { () throws(SystemError) in
             try handle.write(raw, at: offset)
             written?.add(raw.count)
             try writeBehind.perform(on: handle, writeback, failure: failure)
@@ -190,15 +189,13 @@ extension TransferEngine {
     }
 
     /// Queues `actions` behind every write queued before them (and after `write`, if given), so that frames go out in
-    /// the order the machine decided them, each after the bytes it reports are written. `gathering`: from the frame
-    /// loop's handling of a chunk or a file's end, where the work may wait in `io`'s list for the frames after it
-    /// (`handleGathering`); anything else goes to the queue at once, after what was gathered.
+    /// the order the machine decided them, each after the bytes it reports are written.
     func enqueue(
         _ actions: [IncomingTransferMachine.Action], _ key: IncomingKey, file: Int = 0, bytes: Int = 0,
-        gathering: Bool = false, write: (@Sendable () throws(SystemError) -> Void)? = nil
+        write: (@Sendable () throws(SystemError) -> Void)? = nil
     ) {
         let completions = self.completions
-        let work: @Sendable () -> Void = {
+        io.submit {
             var failure: SystemError?
             do throws(SystemError) {
                 try write?()
@@ -206,11 +203,6 @@ extension TransferEngine {
                 failure = error
             }
             completions.yield(WriteCompletion(key: key, file: file, bytes: bytes, actions: actions, failure: failure))
-        }
-        if gathering && isGatheringWrites {
-            io.gather(bytes: bytes, work)
-        } else {
-            io.submit(work)
         }
     }
 
@@ -282,7 +274,7 @@ extension TransferEngine {
             } ?? nil
         switch outcome {
         case .success(let actions):
-            enqueue(actions, key, gathering: true)
+            enqueue(actions, key)
         case .failure(let error):
             await violation(by: peerID, error.description)
         case nil:
