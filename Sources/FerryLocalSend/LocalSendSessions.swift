@@ -309,24 +309,10 @@ actor LocalSendSessions {
 
     /// 32 bytes from 64 hex digits (either case), else nil.
     static func digest(hex text: String) -> [UInt8]? {
-        let digits = Array(text.utf8)
-        guard digits.count == 64 else { return nil }
-        var bytes: [UInt8] = []
-        for index in stride(from: 0, to: 64, by: 2) {
-            guard let high = nibble(digits[index]), let low = nibble(digits[index + 1]) else { return nil }
-            bytes.append(high << 4 | low)
-        }
-        return bytes
+        guard text.utf8.count == 64 else { return nil }
+        return Hex.bytes(text.utf8)
     }
 
-    private static func nibble(_ digit: UInt8) -> UInt8? {
-        switch digit {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
-        default: nil
-        }
-    }
 
     /// The file's `metadata.modified` (ISO 8601), else now (LocalSend senders that give none: the moment it came).
     static func time(_ text: String?) -> FileTime {

@@ -23,17 +23,8 @@ public struct LocalSendFingerprint: Hashable, Sendable, CustomStringConvertible 
     /// Parses exactly 64 hex digits, either case; nil for anything else (a random string from an app with HTTPS
     /// off, a truncated or padded value).
     public init?(hex text: String) {
-        let digits = Array(text.utf8)
-        guard digits.count == DeviceID.length * 2 else { return nil }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(DeviceID.length)
-        var index = 0
-        while index < digits.count {
-            guard let high = Self.nibble(digits[index]), let low = Self.nibble(digits[index + 1]) else { return nil }
-            bytes.append(high << 4 | low)
-            index += 2
-        }
-        guard let id = DeviceID(bytes: bytes) else { return nil }
+        guard text.utf8.count == DeviceID.length * 2, let bytes = Hex.bytes(text.utf8), let id = DeviceID(bytes: bytes)
+        else { return nil }
         deviceID = id
     }
 
@@ -42,12 +33,4 @@ public struct LocalSendFingerprint: Hashable, Sendable, CustomStringConvertible 
         Hex.string(deviceID.bytes).uppercased()
     }
 
-    private static func nibble(_ character: UInt8) -> UInt8? {
-        switch character {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): character - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): character - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): character - UInt8(ascii: "A") + 10
-        default: nil
-        }
-    }
 }

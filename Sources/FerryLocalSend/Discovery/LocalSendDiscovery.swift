@@ -197,34 +197,11 @@ public actor LocalSendDiscovery {
     /// The devices listed now, by key (upper-case fingerprint).
     public var devices: [String: LocalSendDeviceTable<SocketAddress>.Record] { table.records }
 
-    /// The HTTPS server's `register` hook: `body` is the request body as received, `clientCertificate` the
-    /// fingerprint of the client certificate the handshake showed (nil when none), `address` the connection's
-    /// source. Returns our device info to answer with 200, or the refusal's reason to answer with 400 (a body
-    /// that is not a device, a fingerprint that is not the client certificate's hash).
-    public func registerReceived(
-        body: ArraySlice<UInt8>, clientCertificate: LocalSendFingerprint?, from address: SocketAddress
-    ) -> Result<LocalSendDevice, RegisterRefusal> {
-        let device: LocalSendDevice
-        do {
-            device = try LocalSendDevice(json: body)
-        } catch {
-            statistics.registersRefused += 1
-            return .failure(RegisterRefusal(description: "not a LocalSend device: \(error)"))
-        }
-        switch table.registerReceived(
-            device, clientCertificate: clientCertificate?.deviceID, from: address, now: .now)
-        {
-        case .recorded(let actions):
-            perform(actions)
-            return .success(ownDevice)
-        case .refused(let reason):
-            statistics.registersRefused += 1
-            return .failure(RegisterRefusal(description: reason))
-        }
-    }
-
-    /// The same hook for a body the server decoded already, with the peer's IP address as text (an IPv4 address,
-    /// or IPv4-mapped IPv6 as a dual-stack socket reports it; the device's `port` is taken as its server's).
+    /// The HTTPS server's `register` hook, for a body the server decoded: `clientCertificate` is the fingerprint of
+    /// the client certificate the handshake showed (nil when none), `address` the peer's IP address as text (an IPv4
+    /// address, or IPv4-mapped IPv6 as a dual-stack socket reports it; the device's `port` is taken as its
+    /// server's). Returns our device info to answer with 200, or the refusal's reason to answer with 400 (a
+    /// fingerprint that is not the client certificate's hash, no usable address).
     public func registerReceived(
         device: LocalSendDevice, clientCertificate: LocalSendFingerprint?, address: String
     ) -> Result<LocalSendDevice, RegisterRefusal> {

@@ -234,16 +234,7 @@ public struct LocalSendDeviceTable<Address: Hashable & Sendable>: Sendable {
 
     /// The fingerprint's certificate hash: exactly 64 hex digits, either case (localsend-cli writes lower case).
     public static func certificateHash(_ fingerprint: String) -> DeviceID? {
-        let digits = Array(fingerprint.utf8)
-        guard digits.count == DeviceID.length * 2 else { return nil }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(DeviceID.length)
-        var index = 0
-        while index < digits.count {
-            guard let high = nibble(digits[index]), let low = nibble(digits[index + 1]) else { return nil }
-            bytes.append(high << 4 | low)
-            index += 2
-        }
+        guard fingerprint.utf8.count == DeviceID.length * 2, let bytes = Hex.bytes(fingerprint.utf8) else { return nil }
         return DeviceID(bytes: bytes)
     }
 
@@ -252,14 +243,6 @@ public struct LocalSendDeviceTable<Address: Hashable & Sendable>: Sendable {
         Hex.string(hash.bytes).uppercased()
     }
 
-    private static func nibble(_ character: UInt8) -> UInt8? {
-        switch character {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): character - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): character - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): character - UInt8(ascii: "A") + 10
-        default: nil
-        }
-    }
 
     /// Lists or refreshes the device; nil when it was dropped for capacity.
     private mutating func upsert(

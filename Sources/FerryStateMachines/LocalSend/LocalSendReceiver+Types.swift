@@ -1,3 +1,5 @@
+import FerryWire
+
 /// Who sent a LocalSend request, as the TLS layer saw it: never the JSON's alias or fingerprint field.
 ///
 /// Why both: the apps present a client certificate and are then known by its hash; a sender without one (localsend-cli,
@@ -72,16 +74,7 @@ public struct LocalSendSecret: Hashable, Sendable, CustomStringConvertible {
 
     /// Parses hex text (either case); nil for anything else or fewer than 32 digits.
     public init?(hex text: String) {
-        let digits = Array(text.utf8)
-        guard digits.count >= 32, digits.count % 2 == 0, digits.count <= 128 else { return nil }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(digits.count / 2)
-        var index = 0
-        while index < digits.count {
-            guard let high = Self.nibble(digits[index]), let low = Self.nibble(digits[index + 1]) else { return nil }
-            bytes.append(high << 4 | low)
-            index += 2
-        }
+        guard (32...128).contains(text.utf8.count), let bytes = Hex.bytes(text.utf8) else { return nil }
         self.bytes = bytes
     }
 
@@ -95,23 +88,9 @@ public struct LocalSendSecret: Hashable, Sendable, CustomStringConvertible {
 
     /// The bytes as lower-case hex (32 digits for 16 bytes), as sent on the wire.
     public var description: String {
-        let digits = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = []
-        for byte in bytes {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: text, as: UTF8.self)
+        Hex.string(bytes)
     }
 
-    private static func nibble(_ digit: UInt8) -> UInt8? {
-        switch digit {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return digit - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return digit - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return digit - UInt8(ascii: "A") + 10
-        default: return nil
-        }
-    }
 }
 
 /// An HTTP status the LocalSend server answers with: an open set, so a driver can carry any code.

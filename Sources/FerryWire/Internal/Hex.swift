@@ -39,8 +39,8 @@ public enum Hex {
         }
     }
 
-    /// Parses an even number of hex digits into bytes, or nil.
-    static func bytes(_ text: some Collection<UInt8>) -> [UInt8]? {
+    /// Parses an even number of hex digits (either case) into bytes, or nil (an odd count, any other byte).
+    public static func bytes(_ text: some Collection<UInt8>) -> [UInt8]? {
         guard text.count % 2 == 0 else { return nil }
         var result: [UInt8] = []
         result.reserveCapacity(text.count / 2)
