@@ -59,17 +59,17 @@ import Testing
                 == FerryRun(
                     code: .success,
                     stdout: """
-                        NAME            ADDED       DEVICE ID
-                        al\\u{1B}[2Jice  2026-11-30  \(alice)
-                        bob             2026-11-30  \(bob)
+                        NAME            KIND       ADDED       DEVICE ID
+                        al\\u{1B}[2Jice  ferry      2026-11-30  \(alice)
+                        bob             ferry      2026-11-30  \(bob)
 
                         """,
                     stderr: ""))
         let json = await home.run(["trust", "list", "--json"])
         #expect(
             json.stdout == """
-                {"event":"trustedPeer","deviceID":"\(alice)","hex":"\(alice.hex)","name":"al\\u001b[2Jice","added":"2026-11-30T12:00:00Z"}
-                {"event":"trustedPeer","deviceID":"\(bob)","hex":"\(bob.hex)","name":"bob","added":"2026-11-30T12:00:00Z"}
+                {"event":"trustedPeer","deviceID":"\(alice)","hex":"\(alice.hex)","name":"al\\u001b[2Jice","added":"2026-11-30T12:00:00Z","kind":"ferry"}
+                {"event":"trustedPeer","deviceID":"\(bob)","hex":"\(bob.hex)","name":"bob","added":"2026-11-30T12:00:00Z","kind":"ferry"}
 
                 """)
     }

@@ -67,7 +67,13 @@ import Testing
         Adding an ID that is pinned already changes its name. A name belongs to one ID
         only: to give it to another one, remove the old one first.
 
-        USAGE: ferry trust add [--name <name>] [--wait <seconds>] [<peer>]
+        With --localsend, the ID is a LocalSend device's fingerprint (64 hex digits: its
+        app shows them under About LocalSend, Debugging, Security), pinned as a
+        LocalSend device: 'ferry receive --accept trusted' then takes its files without
+        a first question. A LocalSend device is also pinned by answering a to the
+        question 'ferry receive' asks about its first offer.
+
+        USAGE: ferry trust add [--name <name>] [--localsend] [--wait <seconds>] [<peer>]
                [<global options>]
 
         ARGUMENTS:
@@ -78,6 +84,8 @@ import Testing
 
         OPTIONS:
           --name <name>           The name to know the peer by. (default: none)
+          --localsend             The ID is a LocalSend device's fingerprint (64 hex
+                                  digits); pin it as a LocalSend device.
           --wait <seconds>        How long to look for a peer given by name. (default:
                                   10)
           -h, --help              Show help information.
@@ -96,7 +104,7 @@ import Testing
         """
 
     static let trustAddUsage = """
-        Usage: ferry trust add [--name <name>] [--wait <seconds>] [<peer>]
+        Usage: ferry trust add [--name <name>] [--localsend] [--wait <seconds>] [<peer>]
                [<global options>]
           See 'ferry trust add --help' for more information.
         """

@@ -13,10 +13,10 @@ final class TerminalPane: Sendable {
 
     /// Starts `ferry ARGUMENTS` with `environment` in a new pane, `columns` wide (200 by default) and 50 lines
     /// high; with `stdinFile`, standard input is that file instead of the terminal (which stays the controlling
-    /// terminal, `/dev/tty`).
+    /// terminal, `/dev/tty`); with `namespace`, inside that network namespace (`ip netns exec`, a test bed's host).
     init(
         _ arguments: [String], environment: [String: String], name: String = "pane", stdinFile: String? = nil,
-        columns: Int = 200
+        columns: Int = 200, namespace: String? = nil
     ) throws {
         socket = "ferry-test-\(name.filter { $0.isLetter || $0.isNumber })-\(UInt32.random(in: 0...UInt32.max))"
         let binary = try FerryBinary.url.path
@@ -24,7 +24,8 @@ final class TerminalPane: Sendable {
         let command =
             ([binary] + arguments).map(Self.quote).joined(separator: " ")
             + (stdinFile.map { " < " + Self.quote($0) } ?? "")
-        let script = "env \(assignments) \(command); echo \"[exit $?]\"; exec cat >/dev/null"
+        let netns = namespace.map { "ip netns exec \(Self.quote($0)) " } ?? ""
+        let script = "\(netns)env \(assignments) \(command); echo \"[exit $?]\"; exec cat >/dev/null"
         try Self.tmux(["-L", socket, "new-session", "-d", "-x", "\(columns)", "-y", "50", "sh", "-c", script])
     }
 

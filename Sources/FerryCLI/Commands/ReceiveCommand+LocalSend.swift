@@ -1,5 +1,6 @@
 import FerryLocalSend
 import FerrySecurity
+import FerrySession
 import FerrySystem
 import FerryTransfer
 import FerryWire
@@ -40,6 +41,23 @@ extension ReceiveCommand {
     struct LocalSendReceiving: Sendable {
         let server: LocalSendServer
         let discovery: LocalSendDiscovery?
+        /// The hash of our LocalSend certificate (what peers see as our fingerprint).
+        let ownFingerprint: DeviceID
+
+        /// What identifies `peer`, a LocalSend sender, to a person: its certificate hash, ours (for the Verify
+        /// page's text), and its model, type and address when it registered with that same certificate (a
+        /// `verified` record of discovery: what it wrote in JSON, under a key TLS proved).
+        func contact(for peer: PeerInfo) async -> LocalSendContact {
+            var contact = LocalSendContact(
+                alias: peer.displayName, fingerprint: peer.deviceID, ownFingerprint: ownFingerprint)
+            let key = LocalSendVerification.fingerprint(peer.deviceID)
+            if let record = await discovery?.devices[key], record.verified, record.certificateHash == peer.deviceID {
+                contact.deviceModel = record.deviceModel
+                contact.deviceType = record.deviceType
+                contact.address = "\(record.address)"
+            }
+            return contact
+        }
 
         /// Stops announcing, then serving.
         func stop() async {
@@ -132,6 +150,6 @@ extension ReceiveCommand {
             return nil
         }
         await discovery?.start()
-        return LocalSendReceiving(server: server, discovery: discovery)
+        return LocalSendReceiving(server: server, discovery: discovery, ownFingerprint: identity.fingerprint.deviceID)
     }
 }

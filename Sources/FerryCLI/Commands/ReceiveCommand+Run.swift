@@ -92,7 +92,11 @@ extension ReceiveCommand {
                         ) { offer, answer in
                             if answer == .always {
                                 do {
-                                    try trustStore.pin(offer.peer.deviceID, name: offer.peer.displayName)
+                                    if offer.peer.protocolName == OfferPrompt.localSend {
+                                        try Self.pinLocalSend(offer.peer, in: trustStore, reporter: reporter)
+                                    } else {
+                                        try trustStore.pin(offer.peer.deviceID, name: offer.peer.displayName)
+                                    }
                                     await run.session.trust(offer.peer.deviceID, name: offer.peer.displayName)
                                 } catch {
                                     reporter.say(
@@ -128,6 +132,8 @@ extension ReceiveCommand {
                         await run.engine.respond(
                             to: offer.transferID, from: offer.peer.peerID, accept: false, reason: .tooManyOffers,
                             detail: limits)
+                    case .offerReceived(let offer) where offer.peer.protocolName == OfferPrompt.localSend:
+                        prompt.yield(.offer(offer, await localSend?.contact(for: offer.peer)))
                     case .offerReceived(let offer):
                         prompt.yield(.offer(offer))
                     case .finished(let outcome) where outcome.direction == .receiving:
@@ -197,6 +203,22 @@ extension ReceiveCommand {
                 context.stderr.writeLine("LocalSend apps can send here too, on TCP port \(localSend.server.port)")
             }
         }
+    }
+
+    /// Pins a LocalSend device after `always`: kind `localsend`, its alias, and its alias as the name unless another
+    /// pinned device has that name (aliases are not unique: two phones may both be "iPhone"), then without a name.
+    static func pinLocalSend(_ peer: PeerInfo, in store: TrustStore, reporter: TransferReporter) throws {
+        let alias = String(decoding: peer.displayName.utf8.prefix(TrustStore.maximumAliasBytes), as: UTF8.self)
+        var name =
+            alias.utf8.count <= GlobalOptions.maximumNameBytes && !DisplayNameMatch.key(alias).isEmpty ? alias : ""
+        if !name.isEmpty, let other = try store.entry(named: name), other.deviceID != peer.deviceID {
+            reporter.say(
+                "'\(TerminalText.escape(name))' is the name of another trusted peer: this LocalSend device is pinned"
+                    + " without a name (ferry trust add \(LocalSendVerification.fingerprint(peer.deviceID)) --name"
+                    + " NAME gives it one)")
+            name = ""
+        }
+        try store.pin(peer.deviceID, name: name, kind: .localsend, alias: alias)
     }
 
     /// How long `--once` waits for the sender to hang up before closing the session itself.

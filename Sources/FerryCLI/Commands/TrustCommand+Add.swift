@@ -29,6 +29,11 @@ extension TrustCommand {
 
                 Adding an ID that is pinned already changes its name. A name belongs to one ID only: to give it \
                 to another one, remove the old one first.
+
+                With --localsend, the ID is a LocalSend device's fingerprint (64 hex digits: its app shows them \
+                under About LocalSend, Debugging, Security), pinned as a LocalSend device: 'ferry receive --accept \
+                trusted' then takes its files without a first question. A LocalSend device is also pinned by \
+                answering a to the question 'ferry receive' asks about its first offer.
                 """,
             arguments: [
                 ArgumentDefinition(
@@ -39,6 +44,9 @@ extension TrustCommand {
             ],
             options: [
                 .option("name", valueName: "name", help: "The name to know the peer by.", default: "none"),
+                .flag(
+                    "localsend",
+                    help: "The ID is a LocalSend device's fingerprint (64 hex digits); pin it as a LocalSend device."),
                 .option(
                     "wait",
                     valueName: "seconds",
@@ -56,6 +64,8 @@ extension TrustCommand {
         public var name: String?
         /// Seconds to look for the peer.
         public var wait: Double
+        /// Whether `deviceID` is a LocalSend device's fingerprint, pinned with kind `localsend`.
+        public var localSend = false
         /// The options every command accepts (session, name, port, peers, interfaces, verbosity).
         public var global: GlobalOptions
 
@@ -95,7 +105,18 @@ extension TrustCommand {
                 self.init(peerName: nil, name: values.last("name"), wait: wait, global: global)
                 return
             }
-            if let deviceID = DeviceID(string: text) {
+            if values.isSet("localsend") {
+                // A LocalSend fingerprint is hex as every app shows it; ferry's grouped base32 form is a ferry ID.
+                guard text.utf8.count == DeviceID.length * 2, Hex.bytes(text.utf8) != nil,
+                    let deviceID = DeviceID(string: text)
+                else {
+                    throw CLIError.usage(
+                        "'\(TerminalText.excerpt(text))' is not a LocalSend fingerprint; give the 64 hex digits the"
+                            + " app shows (About LocalSend, Debugging, Security)")
+                }
+                self.init(deviceID: deviceID, name: values.last("name"), global: global)
+                localSend = true
+            } else if let deviceID = DeviceID(string: text) {
                 self.init(deviceID: deviceID, name: values.last("name"), global: global)
             } else if Self.isShortID(text) {
                 // The short ID ferry prints everywhere (`FVQN-OCPD`): the start of the device ID of a peer to find on
@@ -153,15 +174,21 @@ extension TrustCommand {
                 return try await pairOverNetwork(context: context)
             }
             let store = TrustStore(environment: context.environment)
-            if name == nil, let existing = try store.entry(for: deviceID) {
+            let kind: TrustedPeer.Kind? = localSend ? .localsend : nil
+            let existing = try store.entry(for: deviceID)
+            if name == nil, let existing, kind == nil || existing.kind == kind {
                 context.stdout.writeLine("Already trusted: \(TrustCommand.label(existing)).")
                 return .success
             }
-            let name = self.name ?? ""
-            let pinned = TrustedPeer(deviceID: deviceID, name: name, added: .now)
-            switch try store.pin(deviceID, name: name) {
+            let name = self.name ?? existing?.name ?? ""
+            let pinned = TrustedPeer(
+                deviceID: deviceID, name: name, added: .now, kind: kind ?? existing?.kind ?? .ferry,
+                alias: existing?.alias)
+            switch try store.pin(deviceID, name: name, kind: kind) {
             case nil:
                 context.stdout.writeLine("Trusted \(TrustCommand.label(pinned)).")
+            case let previous? where previous.kind != pinned.kind:
+                context.stdout.writeLine("Trusted \(TrustCommand.label(pinned)), now as a LocalSend device.")
             case let previous? where previous.name == name:
                 context.stdout.writeLine("Already trusted: \(TrustCommand.label(previous)).")
             case let previous?:

@@ -41,13 +41,19 @@ extension TrustCommand {
             }
             let names = peers.map { $0.name.isEmpty ? "-" : TerminalText.escape($0.name) }
             let width = max("NAME".count, names.map(\.count).max() ?? 0)
-            func pad(_ text: String) -> String {
-                text + String(repeating: " ", count: width - text.count)
+            func pad(_ text: String, _ width: Int) -> String {
+                text + String(repeating: " ", count: max(0, width - text.count))
             }
-            var text = "\(pad("NAME"))  ADDED       DEVICE ID\n"
+            // A LocalSend device: its fingerprint as the app shows it, and its alias when that is not its name.
+            var text = "\(pad("NAME", width))  \(pad("KIND", 9))  ADDED       DEVICE ID\n"
             for (peer, name) in zip(peers, names) {
                 let day = peer.added.formatted(.iso8601.year().month().day())
-                text += "\(pad(name))  \(day)  \(peer.deviceID)\n"
+                let kind = peer.kind == .localsend ? "LocalSend" : "ferry"
+                var id = peer.localSendFingerprint ?? "\(peer.deviceID)"
+                if let alias = peer.alias, alias != peer.name {
+                    id += "  alias '\(TerminalText.escape(alias))'"
+                }
+                text += "\(pad(name, width))  \(pad(kind, 9))  \(day)  \(id)\n"
             }
             context.stdout.write(text)
             return .success

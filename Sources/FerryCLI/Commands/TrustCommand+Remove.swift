@@ -2,7 +2,8 @@ import FerryWire
 
 extension TrustCommand {
     /// `ferry trust remove ID|NAME`: unpins a peer, named as `trust add` names it: its whole device ID, the name it is
-    /// pinned under, or a unique prefix of its ID (the short ID ferry prints, `FVQN-OCPD`).
+    /// pinned under, or a unique prefix of its ID (the short ID ferry prints, `FVQN-OCPD`; a LocalSend device's
+    /// fingerprint as its app shows it, `247E5F0A`); a LocalSend device also by its alias.
     public struct Remove: ParsableCommand, Equatable {
         /// The name, help text and argument of `ferry trust remove`.
         public static let configuration = CommandConfiguration(
@@ -13,7 +14,8 @@ extension TrustCommand {
                     "peer",
                     help: "The peer's device ID, the name it is pinned under ('ferry trust list'), or the first"
                         + " \(minimumPrefix) characters or more of its ID when no other trusted peer's ID begins with"
-                        + " them.")
+                        + " them; a LocalSend device also by its fingerprint (or its first \(minimumPrefix) hex digits"
+                        + " or more) or its alias.")
             ]
         )
 
@@ -61,6 +63,14 @@ extension TrustCommand {
                 deviceID = whole
             } else if let named = try store.entry(named: target) {
                 deviceID = named.deviceID
+            } else if case let aliased = try store.entries(alias: target), !aliased.isEmpty {
+                guard aliased.count == 1 else {
+                    throw CLIError.failure(
+                        "\(aliased.count) trusted LocalSend devices have the alias '\(shown)': "
+                            + aliased.map(TrustCommand.label).joined(separator: ", ")
+                            + "; give the fingerprint of the one to remove")
+                }
+                deviceID = aliased[0].deviceID
             } else {
                 let matches = isUsablePrefix ? try store.entries(matching: target) : []
                 guard let match = matches.first else {

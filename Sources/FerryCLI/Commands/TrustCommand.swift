@@ -38,22 +38,32 @@ public struct TrustCommand: ParsableCommand, Equatable {
         throw CLIError.usage("Missing subcommand; choose one of: list, add, remove")
     }
 
-    /// `alice-laptop (AAAQ-EAYE-...)`, or the ID alone for a peer pinned without a name; the name escaped.
+    /// `alice-laptop (AAAQ-EAYE-...)`, or the ID alone for a peer pinned without a name; the name escaped. A
+    /// LocalSend device shows its fingerprint as the app does: `'Nice Orange' (LocalSend 247E5F...)`.
     static func label(_ peer: TrustedPeer) -> String {
-        peer.name.isEmpty ? "\(peer.deviceID)" : "'\(TerminalText.escape(peer.name))' (\(peer.deviceID))"
+        let id = peer.localSendFingerprint.map { "LocalSend \($0)" } ?? "\(peer.deviceID)"
+        return peer.name.isEmpty ? id : "'\(TerminalText.escape(peer.name))' (\(id))"
     }
 
     /// The peer as `--json` shows it: `{"event":"trustedPeer","deviceID":...,"hex":...,"name":...,"added":...}`,
     /// the same first keys as `ferry id --json` (an `identity` event), so that one reader takes both.
+    /// Then `kind` ("ferry" or "localsend"), and for a LocalSend device its `fingerprint` as the app shows it and
+    /// the `alias` it had when pinned (null when pinned by `trust add`).
     static func json(_ peer: TrustedPeer) -> JSONLine {
-        JSONLine(
+        var line = JSONLine(
             event: JSONEvents.TrustList.trustedPeer,
             [
                 "deviceID": .string(peer.deviceID.description),
                 "hex": .string(peer.deviceID.hex),
                 "name": .string(peer.name),
                 "added": .string(peer.added.formatted(.iso8601)),
+                "kind": .string(peer.kind.rawValue),
             ])
+        if let fingerprint = peer.localSendFingerprint {
+            line.append("fingerprint", .string(fingerprint))
+            line.append("alias", peer.alias.map { .string($0) } ?? .null)
+        }
+        return line
     }
 
     /// The usage error for text that is not a device ID.

@@ -27,6 +27,9 @@ public struct TrustStore: Sendable {
         self.directory = directory
     }
 
+    /// The longest alias kept: LocalSend's own bound on `alias` (docs/LOCALSEND.md, "JSON fields").
+    public static let maximumAliasBytes = 256
+
     /// `trusted-peers`: one JSON object per line (`TrustedPeer`).
     public var file: URL { directory.appendingPathComponent("trusted-peers") }
 
@@ -103,10 +106,21 @@ public struct TrustStore: Sendable {
         try load().filter { $0.deviceID.hasPrefix(prefix) }
     }
 
+    /// The pinned LocalSend devices whose alias is `alias` (compared as `DisplayNameMatch` does).
+    public func entries(alias: String) throws -> [TrustedPeer] {
+        try load().filter { peer in peer.alias.map { DisplayNameMatch.same($0, alias) } ?? false }
+    }
+
     /// Pins `id` under `name` (empty for none), or renames it when it is pinned already; returns the entry as it
-    /// was before, `nil` when `id` is new. Throws when another ID is pinned under `name`.
+    /// was before, `nil` when `id` is new. Throws when another ID is pinned under `name`. `kind` and `alias` (a
+    /// LocalSend device's) are set when given and otherwise kept (a new entry is a ferry peer).
     @discardableResult
-    public func pin(_ id: DeviceID, name: String, now: Date = Date()) throws -> TrustedPeer? {
+    public func pin(
+        _ id: DeviceID, name: String, kind: TrustedPeer.Kind? = nil, alias: String? = nil, now: Date = Date()
+    ) throws -> TrustedPeer? {
+        guard (alias?.utf8.count ?? 0) <= Self.maximumAliasBytes else {
+            throw CLIError.failure("a LocalSend alias must be at most \(Self.maximumAliasBytes) UTF-8 bytes")
+        }
         guard name.utf8.count <= GlobalOptions.maximumNameBytes else {
             throw CLIError.failure("a peer's name must be at most \(GlobalOptions.maximumNameBytes) UTF-8 bytes")
         }
@@ -114,7 +128,9 @@ public struct TrustStore: Sendable {
             throw CLIError.failure("a peer's name must have a visible character (it is compared as people read it)")
         }
         return try update { peers in
-            if !name.isEmpty, let other = peers.first(where: { DisplayNameMatch.same($0.name, name) && $0.deviceID != id }) {
+            if !name.isEmpty,
+                let other = peers.first(where: { DisplayNameMatch.same($0.name, name) && $0.deviceID != id })
+            {
                 throw CLIError.failure(
                     "'\(TerminalText.escape(name))' is pinned to \(other.deviceID); remove it first with"
                         + " 'ferry trust remove \(other.deviceID.shortDescription)'")
@@ -122,9 +138,13 @@ public struct TrustStore: Sendable {
             if let index = peers.firstIndex(where: { $0.deviceID == id }) {
                 let previous = peers[index]
                 peers[index].name = name
+                if let kind { peers[index].kind = kind }
+                if let alias { peers[index].alias = alias }
                 return previous
             }
-            peers.append(TrustedPeer(deviceID: id, name: name, added: TrustedPeer.wholeSeconds(now)))
+            peers.append(
+                TrustedPeer(
+                    deviceID: id, name: name, added: TrustedPeer.wholeSeconds(now), kind: kind ?? .ferry, alias: alias))
             return nil
         }
     }

@@ -23,8 +23,8 @@ struct OfferPrompt: Sendable {
 
     /// What the receive loop tells the prompt.
     enum Update: Sendable {
-        /// An offer to ask about.
-        case offer(IncomingOffer)
+        /// An offer to ask about; a LocalSend device's with what identifies it (`LocalSendContact`).
+        case offer(IncomingOffer, LocalSendContact? = nil)
         /// The engine reported an end for this offer (denied, cancelled), and why: stop asking about it.
         case gone(TransferID, PeerID, reason: String)
     }
@@ -68,19 +68,22 @@ struct OfferPrompt: Sendable {
             forwarders.forEach { $0.cancel() }
             continuation.finish()
         }
-        var waiting: [IncomingOffer] = []
+        var waiting: [(offer: IncomingOffer, contact: LocalSendContact?)] = []
         var current: IncomingOffer?
+        var currentContact: LocalSendContact?
         var shownAt = ContinuousClock.now
         var inputOpen = true
         var timer: Task<Void, Never>?
         func next() {
             timer?.cancel()
             current = nil
+            currentContact = nil
             guard !waiting.isEmpty else { return }
-            let offer = waiting.removeFirst()
+            let (offer, contact) = waiting.removeFirst()
             current = offer
+            currentContact = contact
             shownAt = .now
-            show(Self.text(for: offer))
+            show(Self.text(for: offer, contact: contact))
             timer = Task {
                 guard (try? await Task.sleep(until: offer.deadline, clock: .continuous)) != nil else { return }
                 continuation.yield(.expired(offer.transferID, offer.peer.peerID))
@@ -89,18 +92,18 @@ struct OfferPrompt: Sendable {
         for await input in inputs {
             switch input {
             case .update(.gone(let transferID, let peerID, let reason)):
-                waiting.removeAll { $0.transferID == transferID && $0.peer.peerID == peerID }
+                waiting.removeAll { $0.offer.transferID == transferID && $0.offer.peer.peerID == peerID }
                 if let offer = current, offer.transferID == transferID, offer.peer.peerID == peerID {
                     show(["the offer of \(Self.sender(offer)) ended: \(TerminalText.escape(reason))"])
                     next()
                 }
-            case .update(.offer(let offer)):
+            case .update(.offer(let offer, let contact)):
                 guard inputOpen else {
                     show(["nobody can answer (end of input): denying the offer of \(Self.sender(offer))"])
                     await respond(offer, .deny)
                     continue
                 }
-                waiting.append(offer)
+                waiting.append((offer, contact))
                 if current == nil {
                     next()
                 }
@@ -114,6 +117,17 @@ struct OfferPrompt: Sendable {
                 switch answer {
                 case .deny: show(["denied"])
                 case .accept: show(["accepted"])
+                case .always where offer.peer.protocolName == Self.localSend && currentContact == nil:
+                    // A LocalSend device is pinned only once its fingerprint was shown to compare.
+                    answer = .accept
+                    show([
+                        "accepted, but \(Self.sender(offer)) is not trusted: no fingerprint was shown to compare"
+                    ])
+                case .always where offer.peer.protocolName == Self.localSend:
+                    show([
+                        "accepted; LocalSend device \(Self.sender(offer)) is trusted from now on, by its fingerprint"
+                            + " (ferry trust list)"
+                    ])
                 case .always where offer.peer.pairingCode == nil:
                     // Trusting from now on means a code was compared: a link without one is accepted this once.
                     answer = .accept
@@ -131,7 +145,7 @@ struct OfferPrompt: Sendable {
                 next()
             case .inputEnded:
                 inputOpen = false
-                for offer in [current].compactMap({ $0 }) + waiting {
+                for offer in [current].compactMap({ $0 }) + waiting.map(\.offer) {
                     await respond(offer, .deny)
                 }
                 waiting.removeAll()
@@ -160,10 +174,21 @@ struct OfferPrompt: Sendable {
         TerminalText.escape(offer.peer.displayName)
     }
 
-    static func text(for offer: IncomingOffer) -> [String] {
+    /// `PeerInfo.protocolName` of a LocalSend device.
+    static let localSend = "localsend"
+
+    /// The whole prompt for `offer`: the files, then who sends them (a LocalSend device's `contact`: its
+    /// fingerprint and the Verify page's text instead of a pairing code), then the question.
+    static func text(for offer: IncomingOffer, contact: LocalSendContact? = nil) -> [String] {
         var lines = text(sender: offer.peer.displayName, files: offer.files, totalBytes: offer.totalBytes)
         lines.removeLast()
-        lines += pairingLines(offer.peer)
+        if let contact, !offer.peer.isTrusted {
+            let name = TerminalText.escape(offer.peer.displayName)
+            lines += contact.lines()
+            lines.append("Accept? [y]es, [n]o, [a]lways (trust \(name) from now on, by this fingerprint)")
+        } else {
+            lines += pairingLines(offer.peer)
+        }
         return lines
     }
 
@@ -179,6 +204,15 @@ struct OfferPrompt: Sendable {
             return [
                 "From \(name), trusted (device \(peer.deviceID.shortDescription), key verified)"
                     + TransferReporter.codeAside(peer) + ".", "Accept? [y/N]",
+            ]
+        }
+        if peer.protocolName == localSend {
+            // Without a `LocalSendContact` (no LocalSend identity of ours to make the Verify page's text from):
+            // the fingerprint alone, and no `always`.
+            return [
+                "From LocalSend device \(name), fingerprint \(LocalSendVerification.fingerprint(peer.deviceID));"
+                    + " LocalSend has no pairing code.",
+                "Accept? [y/N]",
             ]
         }
         let code = peer.pairingCode.map { "; pairing code \(PairingCode.readable($0))" } ?? ""
