@@ -126,4 +126,23 @@ import Testing
         #expect(converted.stdout.contains("now as a LocalSend device"), "\(converted)")
         #expect(try home.store.entry(for: ferryPeer).map { ($0.kind, $0.name) } ?? (.ferry, "") == (.localsend, "box"))
     }
+
+    /// A LocalSend device refused as a stranger (`--accept ask` with nobody to ask) is named by its fingerprint as its
+    /// app shows it, and the hint is a `trust add --localsend` that pins it as a LocalSend device.
+    @Test func aRefusedLocalSendDeviceIsNamedByItsFingerprintAndTheHintPinsIt() async throws {
+        let peer = PeerInfo(
+            peerID: PeerID(rawValue: PeerID.firstForeign), deviceID: phone, displayName: "bob", mode: .peer,
+            address: nil, isDiscovered: false, isAcceptingConnections: false, state: .connected,
+            protocolName: "localsend")
+        let fingerprint = phone.hex.uppercased()
+        let line = TransferReporter.refusalLine("a transfer from", peer, why: "nobody to ask", pinHint: true)
+        #expect(
+            line
+                == "refused a transfer from LocalSend device bob (fingerprint \(fingerprint)): nobody to ask; to trust"
+                + " it: ferry trust add --localsend \(fingerprint) --name bob")
+        let home = try ConfigHome()
+        let hint = line.components(separatedBy: "ferry ").last?.split(separator: " ").map(String.init) ?? []
+        #expect(await home.run(hint).code == .success)
+        #expect(try home.store.entry(for: phone)?.kind == .localsend)
+    }
 }

@@ -214,15 +214,21 @@ final class TransferReporter: Sendable {
     }
 
     /// "refused WHAT alice (device AAAQ-...): WHY", with how to pin the peer when it was refused as a stranger.
+    /// A LocalSend device is named as one, with its fingerprint as its app shows it and `trust add --localsend`.
     static func refusalLine(_ what: String, _ peer: PeerInfo, why: String, pinHint: Bool) -> String {
         let name = TerminalText.escape(peer.displayName)
-        var line = "refused \(what) \(name) (device \(peer.deviceID)): \(why)"
+        let localSend = peer.protocolName == OfferPrompt.localSend
+        let fingerprint = LocalSendVerification.fingerprint(peer.deviceID)
+        let who =
+            localSend ? "LocalSend device \(name) (fingerprint \(fingerprint))" : "\(name) (device \(peer.deviceID))"
+        var line = "refused \(what) \(who): \(why)"
         if pinHint {
             let simple = peer.displayName.allSatisfy {
                 $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0))
             }
             let naming = simple && !peer.displayName.isEmpty ? " --name \(peer.displayName)" : ""
-            line += "; to trust it: ferry trust add \(peer.deviceID)\(naming)"
+            let id = localSend ? "--localsend \(fingerprint)" : "\(peer.deviceID)"
+            line += "; to trust it: ferry trust add \(id)\(naming)"
         }
         return line
     }
