@@ -54,7 +54,7 @@ extension ReceiveCommand {
             if let record = await discovery?.devices[key], record.verified, record.certificateHash == peer.deviceID {
                 contact.deviceModel = record.deviceModel
                 contact.deviceType = record.deviceType
-                contact.address = "\(record.address)"
+                contact.address = record.address.hostDescription
             }
             return contact
         }

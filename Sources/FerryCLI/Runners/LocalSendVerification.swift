@@ -49,15 +49,15 @@ struct LocalSendContact: Sendable, Equatable {
     /// The address it registered from with this certificate; nil when not known.
     var address: String?
 
-    /// The prompt's lines about the device, before the question:
+    /// The prompt's lines about the device, before the question (each fits 80 columns but the first):
     ///
     /// ```
-    /// From LocalSend device 'Nice Orange' (Pixel 7, mobile, at 192.168.1.20), fingerprint 247E...:
-    ///   LocalSend has no pairing code. On the device, tap Verify, then Text (LocalSend 1.18); it must show:
-    ///   0A5C... (64)
-    ///   247E... (64)
-    ///   (LocalSend 1.15 to 1.17 have no Verify page: there, About LocalSend > Debugging > Security shows the
-    ///   fingerprint above.)
+    /// From LocalSend device 'Nice Orange' (Pixel 7, mobile, at 192.168.1.20); LocalSend has no pairing code:
+    ///   fingerprint 247E5F...
+    ///   its Verify page (LocalSend 1.18: tap Verify, then Text) must show:
+    ///     0A5C... (64)
+    ///     247E... (64)
+    ///   (LocalSend 1.15 to 1.17: About LocalSend > Debugging > Security shows its fingerprint)
     /// ```
     func lines() -> [String] {
         let details =
@@ -66,12 +66,11 @@ struct LocalSendContact: Sendable, Equatable {
         let aside = details.isEmpty ? "" : " (\(details.joined(separator: ", ")))"
         let verify = LocalSendVerification.verifyPageLines(own: ownFingerprint, peer: fingerprint)
         return [
-            "From LocalSend device '\(TerminalText.escape(alias))'\(aside), fingerprint"
-                + " \(LocalSendVerification.fingerprint(fingerprint)):",
-            "  LocalSend has no pairing code. On the device, tap Verify, then Text (LocalSend 1.18); it must show:",
-        ] + verify.map { "  " + $0 } + [
-            "  (LocalSend 1.15 to 1.17 have no Verify page: there, About LocalSend > Debugging > Security shows the"
-                + " fingerprint above.)"
+            "From LocalSend device '\(TerminalText.escape(alias))'\(aside); LocalSend has no pairing code:",
+            "  fingerprint \(LocalSendVerification.fingerprint(fingerprint))",
+            "  its Verify page (LocalSend 1.18: tap Verify, then Text) must show:",
+        ] + verify.map { "    " + $0 } + [
+            "  (LocalSend 1.15 to 1.17: About LocalSend > Debugging > Security shows its fingerprint)"
         ]
     }
 }
