@@ -146,4 +146,27 @@ import Testing
         #expect(await home.run(hint).code == .success)
         #expect(try home.store.entry(for: phone)?.kind == .localsend)
     }
+
+    /// `a` on a LocalSend offer pins the device as LocalSend with its alias as the name; an alias that is another
+    /// pinned peer's name (aliases repeat) pins it without a name, says so, and leaves the other peer alone.
+    @Test func alwaysPinsUnderTheAliasUnlessAnotherPeerHasThatName() async throws {
+        let home = try ConfigHome()
+        let err = CapturingTextSink()
+        let context = CommandContext(stdout: CapturingTextSink(), stderr: err, environment: home.environment)
+        let reporter = TransferReporter(context: context, json: false, bars: false)
+        func localSend(_ id: DeviceID, _ alias: String) -> PeerInfo {
+            PeerInfo(
+                peerID: PeerID(rawValue: PeerID.firstForeign), deviceID: id, displayName: alias, mode: .peer,
+                address: nil, isDiscovered: false, isAcceptingConnections: false, state: .connected,
+                protocolName: "localsend")
+        }
+        try ReceiveCommand.pinLocalSend(localSend(phone, "iPhone"), in: home.store, reporter: reporter)
+        let other = testDeviceID([0xCD], rest: 0x77)
+        try ReceiveCommand.pinLocalSend(localSend(other, "iphone"), in: home.store, reporter: reporter)
+        let pinned = try home.store.load()
+        #expect(pinned.map(\.name) == ["iPhone", ""])
+        #expect(pinned.map(\.alias) == ["iPhone", "iphone"])
+        #expect(pinned.map(\.kind) == [.localsend, .localsend])
+        #expect(err.text.contains("this LocalSend device is pinned without a name"), "\(err.text)")
+    }
 }
