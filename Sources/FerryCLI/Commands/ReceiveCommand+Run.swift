@@ -76,7 +76,8 @@ extension ReceiveCommand {
                 if accept == .trusted, setup.configuration.trustedDevices.isEmpty {
                     context.stderr.writeLine(
                         "Note: no peer is trusted yet, so every peer will be refused; pin one with 'ferry trust add <id>"
-                            + " --name <name>' (its 'ferry id' prints the ID), or answer 'a' to a --accept ask prompt")
+                            + " --name <name>' (its 'ferry id' prints the ID; a LocalSend device: 'ferry trust add"
+                            + " --localsend <fingerprint>'), or answer 'a' to a --accept ask prompt")
                 }
                 if accept == .ask, !asking {
                     context.stderr.writeLine(
@@ -214,7 +215,7 @@ extension ReceiveCommand {
         if !name.isEmpty, let other = try store.entry(named: name), other.deviceID != peer.deviceID {
             reporter.say(
                 "'\(TerminalText.escape(name))' is the name of another trusted peer: this LocalSend device is pinned"
-                    + " without a name (ferry trust add \(LocalSendVerification.fingerprint(peer.deviceID)) --name"
+                    + " without a name (ferry trust add --localsend \(LocalSendVerification.fingerprint(peer.deviceID)) --name"
                     + " NAME gives it one)")
             name = ""
         }
