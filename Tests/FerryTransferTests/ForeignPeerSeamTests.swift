@@ -90,6 +90,24 @@ import Testing
         }
     }
 
+    @Test func aStagedFileCreatedAheadBetweenRemovalAndReleaseIsRemovedToo() async throws {
+        try await Receive.withReceiver { engine, inbox in
+            let phone = await ForeignUploader(engine: engine)
+            let (id, reply) = await phone.offer([ForeignFile(path: "a.bin", size: 1000, sha256: nil)])
+            #expect(reply?.accepted == true)
+            let key = IncomingKey(peer: phone.peer.peerID, transferID: id)
+            let staged = try #require(await engine.stagedKey(of: 0, key))
+            // The creation ahead of the file's first chunk lands after its staged data was removed, before the
+            // reservation is released (it runs on another thread; here it is made to land there).
+            await engine.createStagedBetweenRemovalAndRelease()
+            await #expect(throws: ForeignPieceError.incomplete) {
+                try await phone.upload(Array(Receive.photo[..<10]), of: id)
+            }
+            let left = FileManager.default.fileExists(atPath: inbox + "/.ferry-staging/" + staged)
+            #expect(!left, "an empty staged file of a failed foreign file was left behind")
+        }
+    }
+
     @Test func answersCarryNoChunkAcknowledgements() async throws {
         try await Receive.withReceiver { engine, _ in
             let phone = await ForeignUploader(engine: engine)
@@ -156,6 +174,17 @@ import Testing
 extension TransferEngine {
     /// Blocks the publishing queue until `gate` is signalled.
     fileprivate func holdPublishing(_ gate: DispatchSemaphore) { publishing.submit { gate.wait() } }
+
+    /// The staged name of file `file` of transfer `key`.
+    fileprivate func stagedKey(of file: Int, _ key: IncomingKey) -> String? { incoming[key]?.files[file].key }
+
+    /// Makes a failed file's staged file be created again (empty, locked by its reservation, as `stageAhead` does)
+    /// right after its removal, before its reservation is released.
+    fileprivate func createStagedBetweenRemovalAndRelease() {
+        probe.betweenStagedRemovalAndRelease = { reservation in
+            _ = try? reservation.lockAcrossProcesses(creating: true)
+        }
+    }
 
     /// Whether transfer `key` has a publish turn under way.
     fileprivate func isPublishing(_ key: IncomingKey) -> Bool? { incoming[key]?.isPublishing }

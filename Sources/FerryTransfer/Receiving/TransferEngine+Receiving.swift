@@ -410,6 +410,7 @@ extension TransferEngine {
         // A foreign peer's staged data never serves a resume: it goes with its file whatever the failure.
         let removing = removeStaged || !keepsStaged
         if removing { receiveDirectory?.removeStaged(key: stagedKey) }
+        if let reservation { probe.betweenStagedRemovalAndRelease?(reservation) }
         // After the removal: no other transfer takes up data that is going. An empty staged file created ahead
         // (`stageAhead`, on another thread) between the removal and the release is removed by the release itself,
         // under the lock that creation holds (review of issue 29: one could be left until the stale-file expiry).
