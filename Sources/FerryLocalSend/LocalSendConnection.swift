@@ -96,8 +96,9 @@ struct LocalSendConnection {
         } catch {
             server.configuration.log?(2, "LocalSend: connection from \(address) ended: \(error)")
         }
-        if case .upload(let upload, _, _) = request {
-            await server.sessions.abortUpload(upload, reason: "the connection ended during the upload")
+        if case .upload(let upload, let received, _) = request {
+            await server.sessions.failUpload(
+                upload, received: received, reason: "the connection ended during the upload")
         }
         if lingering { await linger() }
     }
@@ -165,7 +166,8 @@ struct LocalSendConnection {
             try await refuse(answer, head)
         case .success(let upload):
             if case .contentLength(let length) = head.framing, length != Int64(clamping: upload.size) {
-                await server.sessions.abortUpload(upload, reason: "a body of \(length) bytes for \(upload.size)")
+                await server.sessions.failUpload(
+                    upload, received: 0, reason: "a body of \(length) bytes was announced")
                 try await respond(
                     .message(.badRequest, "the body is \(length) bytes, the file \(upload.size)"), keepAlive: false)
                 throw Close()
@@ -209,7 +211,7 @@ struct LocalSendConnection {
             do {
                 try await upload.foreign.write(piece[...], file: upload.index, of: upload.transferID)
             } catch {
-                await server.sessions.abortUpload(upload, reason: "\(error)")
+                await server.sessions.failUpload(upload, received: received, reason: "\(error)")
                 request = .none
                 let status: HTTPStatus = error == .tooLong ? .payloadTooLarge : .internalServerError
                 try await respond(.message(status, "not stored: \(error)"), keepAlive: false)

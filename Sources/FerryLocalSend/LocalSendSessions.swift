@@ -9,8 +9,8 @@ import Foundation
 ///
 /// Every connection's requests come here; the actor performs the machine's actions: consent through the engine's
 /// `offer` (its accept policy asks or decides), uploads into `ForeignPeer.write`/`endFile`, a cancel or a timeout
-/// into `cancel`/`detach`. Nothing the peer wrote in JSON is identity: the peer is `LocalSendPeer` (certificate
-/// hash, else address) and its device ID the certificate's hash.
+/// into `cancel`/`detach`. Nothing the peer wrote in JSON is identity: the peer is `LocalSendPeer` (its
+/// certificate's hash; a peer without a certificate sends nothing) and its device ID the certificate's hash.
 actor LocalSendSessions {
     /// The engine's side of the current session.
     private struct Current {
@@ -76,12 +76,18 @@ actor LocalSendSessions {
             }
             digests.append(digest)
         }
+        // Files only from a peer with an identity (the connection refuses one without a certificate from the head;
+        // checked here too, so that no session ever has a peer without one).
+        guard let identity = identity(of: peer, alias: request.info.alias) else {
+            return .message(.forbidden, LocalSendConnection.certificateNeeded)
+        }
+        let message = Self.message(in: request)
         let offers = request.files.map { LocalSendFileOffer(id: $0.id, size: UInt64($0.size)) }
         switch machine.prepareUploadReceived(from: peer, files: offers, pin: pin, now: .now, using: &generator) {
         case .respond(let status, let reason):
             return .message(HTTPStatus(localSend: status), reason)
         case .askConsent(let session, _):
-            let foreign = await engine.attachForeignPeer(identity(of: peer, alias: request.info.alias))
+            let foreign = await engine.attachForeignPeer(identity)
             var indices: [String: Int] = [:]
             for (index, file) in request.files.enumerated() { indices[file.id] = index }
             var entry = Current(session: session, foreign: foreign, indices: indices)
@@ -91,6 +97,9 @@ actor LocalSendSessions {
             }
             current = entry
             startTicker()
+            if let message {
+                return await deliver(message, named: request.files[0].fileName, session: session, foreign: foreign)
+            }
             let files = zip(request.files, digests).map { file, digest in
                 ForeignFile(
                     path: file.fileName, size: UInt64(file.size), modificationTime: Self.time(file.modified),
@@ -99,6 +108,54 @@ actor LocalSendSessions {
             let (transferID, reply) = await foreign.offer(files)
             return consentDecided(session: session, transferID: transferID, reply: reply)
         }
+    }
+
+    /// The text of a message, when `request` is one as the apps send it: one file of a `text` media type
+    /// (`text/plain`; `text` from v1 senders) whose `preview` is the text (`send_provider.dart` embeds a single
+    /// text into the preview and expects 204, "read and close", with no upload after it).
+    static func message(in request: LocalSendPrepareUpload) -> String? {
+        guard request.files.count == 1, let file = request.files.first, let text = file.preview else { return nil }
+        let type = file.fileType.lowercased()
+        guard type == "text" || type.hasPrefix("text/") else { return nil }
+        return text
+    }
+
+    /// Delivers a LocalSend text message as ferry's own `--text` messages are: one entry of ferry's message media
+    /// type offered through the engine (the accept policy asks or decides; the prompt says "a message"), its bytes
+    /// taken from the `preview`, verified by their SHA-256, then shown by the application (`message` event; kept as
+    /// a file only where ferry keeps messages, `MemoryDelivery`). Answers 204 once shown, as the apps expect; 403
+    /// when declined.
+    private func deliver(_ text: String, named name: String, session: LocalSendSecret, foreign: ForeignPeer) async
+        -> Answer
+    {
+        let bytes = Array(text.utf8)
+        let file = ForeignFile(
+            path: name, size: UInt64(bytes.count), modificationTime: Self.time(nil),
+            mediaType: Payload.messageMediaType,
+            sha256: SHA256Hasher.digest(bytes))
+        let (transferID, reply) = await foreign.offer([file])
+        guard let reply, reply.accepted, reply.files.first?.accepted == true else {
+            return consentDecided(session: session, transferID: transferID, reply: reply)
+        }
+        current?.transferID = transferID
+        var failure: String?
+        do {
+            if !bytes.isEmpty { try await foreign.write(bytes[...], file: 0, of: transferID) }
+            try await foreign.endFile(0, of: transferID)
+        } catch {
+            failure = "\(error)"
+        }
+        let upload = Upload(
+            session: session, fileID: "", size: UInt64(bytes.count), foreign: foreign, transferID: transferID, index: 0)
+        let result = await result(of: upload)
+        // Nothing for the sender to upload: the machine's session ends as one with no file accepted (204).
+        _ = machine.consentGiven(session: session, accepted: [], now: .now, using: &generator)
+        end(session, reason: "a message")
+        guard failure == nil, result?.status == .published else {
+            let why = result.map { $0.detail.isEmpty ? $0.status.description : "\($0.status): \($0.detail)" }
+            return .message(.internalServerError, "not shown: " + (failure ?? why ?? "the session ended"))
+        }
+        return Answer(status: .noContent, body: [])
     }
 
     private func consentDecided(session: LocalSendSecret, transferID: TransferID, reply: OfferReply?) -> Answer {
@@ -180,13 +237,19 @@ actor LocalSendSessions {
         return .message(.internalServerError, "not stored: " + (failure ?? why ?? "the session ended"))
     }
 
-    /// An upload that cannot go on (its body broke, was too long, the connection went): the session ends (no
-    /// resume in LocalSend), nothing unverified is kept.
-    func abortUpload(_ upload: Upload, reason: String) async {
+    /// An upload that cannot go on (its body broke after `received` bytes, was too long, the connection went): that
+    /// file fails alone, its staged data removed and its outcome saying how far it came and why; the session's
+    /// other files go on, as the apps' own receiver does (`receive_controller.dart` marks the file failed and ends
+    /// the session when every file is finished, skipped or failed). LocalSend has no resume, and the file's token was
+    /// spent when its upload began: a retry with it is refused 409 (the apps remove the token then too).
+    func failUpload(_ upload: Upload, received: UInt64, reason: String) async {
         guard current?.session == upload.session else { return }
-        _ = machine.stopRequested()
-        await cancelTransfer(reason: .protocolError, detail: reason)
-        end(upload.session, reason: reason)
+        await upload.foreign.failFile(
+            upload.index, of: upload.transferID,
+            detail: "its upload broke after \(received) of \(upload.size) bytes (\(reason))")
+        if machine.uploadEnded(fileID: upload.fileID, outcome: .failed, now: .now) != nil {
+            end(upload.session, reason: "every file ended")
+        }
     }
 
     private func result(of upload: Upload) async -> FileResult? {
@@ -291,20 +354,15 @@ actor LocalSendSessions {
     // MARK: identity
 
     /// The engine's view of `peer`: device ID = the certificate's hash; trusted iff pinned; the alias only as a name.
-    /// A peer without a certificate has no identity: a device ID derived from its address under a label of its own
-    /// (so it never equals a certificate's hash a person pinned), and never trusted.
-    private func identity(of peer: LocalSendPeer, alias: String) -> ForeignPeerIdentity {
-        let name = alias.isEmpty ? "LocalSend device" : alias
-        if let hex = peer.certificateFingerprint, let fingerprint = LocalSendFingerprint(hex: hex) {
-            return ForeignPeerIdentity(
-                deviceID: fingerprint.deviceID, displayName: name,
-                isTrusted: configuration.isTrusted(fingerprint.deviceID), protocolName: "localsend")
+    /// Nil for a peer without a certificate: it has no identity, and sends no files (`LocalSendConnection` refuses
+    /// it from the request's head).
+    private func identity(of peer: LocalSendPeer, alias: String) -> ForeignPeerIdentity? {
+        guard let hex = peer.certificateFingerprint, let fingerprint = LocalSendFingerprint(hex: hex) else {
+            return nil
         }
-        // Not reached through `LocalSendServer`, which refuses files from a client without a certificate; kept so
-        // that such a peer could never share a device ID with one that has a certificate.
-        let hash = SHA256Hasher.digest(Array("ferry-localsend-no-certificate-1 \(peer.address)".utf8))
         return ForeignPeerIdentity(
-            deviceID: DeviceID(bytes: hash)!, displayName: name, isTrusted: false, protocolName: "localsend")
+            deviceID: fingerprint.deviceID, displayName: alias.isEmpty ? "LocalSend device" : alias,
+            isTrusted: configuration.isTrusted(fingerprint.deviceID), protocolName: "localsend")
     }
 
     /// 32 bytes from 64 hex digits (either case), else nil.
@@ -312,7 +370,6 @@ actor LocalSendSessions {
         guard text.utf8.count == 64 else { return nil }
         return Hex.bytes(text.utf8)
     }
-
 
     /// The file's `metadata.modified` (ISO 8601), else now (LocalSend senders that give none: the moment it came).
     static func time(_ text: String?) -> FileTime {

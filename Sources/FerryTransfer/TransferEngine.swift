@@ -200,7 +200,10 @@ public actor TransferEngine {
             case .swarmRefuse(let refuse): await swarmRefuseReceived(refuse, from: peerID)
             }
         case .peerDisconnected(let peerID, _) where peerID.isForeign:
-            return  // its frames were refused; a foreign peer of that ID is not the one that left
+            // A ferry link that claimed an ID of the foreign range left. It held nothing here: its frames were
+            // refused (the link cut at the first one), and nothing is sent to it (`send` refuses such an ID), so it
+            // has no transfer, swarm or operation to end; a foreign peer of that ID is not the one that left.
+            return
         case .peerDisconnected(let peerID, let reason):
             await peerLost(peerID, reason: reason)
         }

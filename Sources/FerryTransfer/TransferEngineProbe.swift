@@ -37,4 +37,7 @@ struct TransferEngineProbe: Sendable {
     /// pumps waiting there.
     var chunkGateFile: Int?
     var chunkGateWaiters: [(id: TransferID, opened: CheckedContinuation<Void, Never>)] = []
+    /// Runs between a failed file's staged-data removal and the release of its reservation (tests: a creation ahead
+    /// landing there, `stageAhead`'s `lockAcrossProcesses(creating:)` on the accepting queue). Nil: nothing runs.
+    var betweenStagedRemovalAndRelease: (@Sendable (StagedReservation) -> Void)?
 }

@@ -20,6 +20,9 @@ public enum TransferError: Error, Equatable, Sendable, CustomStringConvertible {
     case tooManyFiles(Int, limit: Int)
     /// The peer's session runs no transfer engine (e.g. `ferry chat`).
     case peerCannotReceive(String)
+    /// The peer's ID is in the range kept for peers of other protocols (`PeerID.isForeign`): an older ferry that
+    /// picked one; it takes no transfer until it runs again with another ID.
+    case foreignRangePeerID(String)
     /// A peer to send to is not connected.
     case notConnected(String)
     /// The receive directory cannot be used.
@@ -56,6 +59,9 @@ public enum TransferError: Error, Equatable, Sendable, CustomStringConvertible {
             "\(count) files are more than one transfer can carry (\(limit)); send fewer at a time, or archive them."
         case .peerCannotReceive(let name):
             "\(name) does not receive files (it is not running `ferry receive`)."
+        case .foreignRangePeerID(let name):
+            "\(name) uses a peer ID of the range kept for other protocols (an older ferry picks one once in 4 billion"
+                + " runs); restart ferry there to get another."
         case .notConnected(let name):
             "\(name) is not connected."
         case .receiveDirectory(let text):

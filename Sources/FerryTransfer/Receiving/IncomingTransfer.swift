@@ -114,6 +114,8 @@ struct IncomingFile: Sendable {
     /// chunk), and whether a piece of it is being taken now (`ForeignPeer.write`).
     var partialChunk: [UInt8] = []
     var isTakingPiece = false
+    /// A foreign peer's file: its end (or its failure) was taken from the adapter; a second one is refused `ended`.
+    var endTaken = false
 }
 
 /// A count of bytes written to one staged file, shared by the engine and the writes it queues.

@@ -81,7 +81,12 @@ final class IncomingTransfers {
 
     /// The transfer is over here: its record goes, and its key is remembered as ended.
     func end(_ key: IncomingKey) -> IncomingTransfer? {
-        transfers.end(key)
+        let transfer = transfers.end(key)
+        // A foreign peer's bytes held for its files' next chunks are counted as queued (`ForeignPeer.write`).
+        if key.peer.isForeign, let held = transfer?.files.reduce(0, { $0 + $1.partialChunk.count }) {
+            written(held, by: key.peer)
+        }
+        return transfer
     }
 
     /// Whether `key` ended here recently (its frames in flight are dropped).
@@ -89,7 +94,8 @@ final class IncomingTransfers {
 
     // MARK: What each sender has queued to be written
 
-    /// Raw bytes of `peerID`'s chunks queued to be written and not written yet.
+    /// Raw bytes of `peerID`'s chunks queued to be written and not written yet (a foreign peer's: with the bytes
+    /// held for its files' next chunks).
     func queued(by peerID: PeerID) -> Int { queuedBytes[peerID, default: 0] }
 
     /// Whether `count` more raw bytes from `peerID` stay within `maxQueuedBytes`.

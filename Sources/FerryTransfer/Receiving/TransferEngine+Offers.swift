@@ -180,6 +180,8 @@ extension TransferEngine {
         /// The record under `key` is still the offer being accepted, waiting for this acceptance.
         func isStillThisOffer() -> Bool {
             guard let now = incoming[key] else { return false }
+            // A foreign peer's offer also needs its peer still attached: one being detached takes no transfer.
+            guard !key.peer.isForeign || isAttached(key.peer) else { return false }
             return now.generation == generation && now.phase == .asking && !now.isEnding && !isStopped
         }
         var reservations: [StagedReservation] = []

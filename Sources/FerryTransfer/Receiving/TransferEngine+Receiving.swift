@@ -289,7 +289,7 @@ extension TransferEngine {
             case .acknowledge(let file, let offset, let status):
                 let ack = ChunkAck(transferID: key.transferID, fileIndex: UInt32(file), offset: offset, status: status)
                 if key.peer.isForeign {
-                    _ = answerForeign(.chunkAck(ack), to: key.peer)
+                    continue  // an adapter is sent no acknowledgements (`answerForeign`)
                 } else if incoming.isHoldingAcks {
                     incoming.hold(TransferMessage.chunkAck(ack).frame.encoded(), for: key.peer)
                 } else {
@@ -377,6 +377,7 @@ extension TransferEngine {
         _ file: Int, status: FerryWire.FileStatus, detail: String, _ key: IncomingKey, removeStaged: Bool,
         finishing: Bool = true
     ) async {
+        var held = 0
         guard
             let (outcome, stagedKey, reservation, keepsStaged) = withIncoming(
                 key,
@@ -394,6 +395,7 @@ extension TransferEngine {
                     transfer.files[file].wholeHasher = nil
                     // A foreign peer's bytes held for the file's next chunk go with it (review: a failed file kept
                     // up to a chunk each until the transfer ended).
+                    held = transfer.files[file].partialChunk.count
                     transfer.files[file].partialChunk = []
                     var outcome = FileOutcome(
                         transferID: key.transferID, peer: transfer.peer, direction: .receiving, fileIndex: file,
@@ -404,9 +406,15 @@ extension TransferEngine {
                     return (outcome, transfer.files[file].key, transfer.files[file].reservation, transfer.keepsStaged)
                 }) ?? nil
         else { return }
+        incoming.written(held, by: key.peer)  // bytes held for its next chunk are no longer queued
         // A foreign peer's staged data never serves a resume: it goes with its file whatever the failure.
-        if removeStaged || !keepsStaged { receiveDirectory?.removeStaged(key: stagedKey) }
-        reservation?.release()  // after the removal: no other transfer takes up data that is going
+        let removing = removeStaged || !keepsStaged
+        if removing { receiveDirectory?.removeStaged(key: stagedKey) }
+        if let reservation { probe.betweenStagedRemovalAndRelease?(reservation) }
+        // After the removal: no other transfer takes up data that is going. An empty staged file created ahead
+        // (`stageAhead`, on another thread) between the removal and the release is removed by the release itself,
+        // under the lock that creation holds (review of issue 29: one could be left until the stale-file expiry).
+        reservation?.release(removingEmpty: removing)
         await swarmFileEnded(file, published: false, key)
         emit(.fileFinished(outcome))
         let result = FileResult(

@@ -64,9 +64,10 @@ extension TransferEngine {
         for entry in transfer.files {
             entry.staged?.close()
             // A foreign peer's file is never resumed: what it staged goes with its transfer.
-            if !transfer.keepsStaged, entry.accepted, !entry.ended { receiveDirectory?.removeStaged(key: entry.key) }
+            let removed = !transfer.keepsStaged && entry.accepted && !entry.ended
+            if removed { receiveDirectory?.removeStaged(key: entry.key) }
             let unused = entry.accepted && !entry.ended && entry.resumeOffset == 0 && entry.stored == 0
-            entry.reservation?.release(removingEmpty: unused)
+            entry.reservation?.release(removingEmpty: unused || removed)
         }
     }
 }

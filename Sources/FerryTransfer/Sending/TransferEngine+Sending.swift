@@ -80,6 +80,10 @@ extension TransferEngine {
             guard await session.capabilities(of: peerID)?.contains(.transfers) == true else {
                 throw TransferError.peerCannotReceive(info.displayName)
             }
+            // A ferry peer whose ID is in the range kept for other protocols (an older version picks one with a
+            // chance of 2^-32 per run; PROTOCOL.md, hello): its frames are refused, and an offer to that ID would
+            // be handed to a foreign peer of the same ID. Refused before anything is sent.
+            guard !peerID.isForeign else { throw TransferError.foreignRangePeerID(info.displayName) }
             infos.append(info)
         }
         let codecs = Self.localCodecs

@@ -83,15 +83,17 @@ public struct ForeignPeer: Sendable {
     /// The peer as every event of its transfers shows it.
     public let info: PeerInfo
     /// What the receive path answers after the offer's reply (which `offer` returns), in the order a ferry link
-    /// would carry it: `chunkAck`, `fileResult`, `cancel`. Ends when the peer is detached (by `detach`, a broken rule, or the engine stopping).
-    /// Unbounded: the adapter reads it as it goes (one `chunkAck` per chunk of the engine's chunk size).
+    /// would carry it: `fileResult`, `cancel` (no `chunkAck`: `write` returning is the adapter's flow control). Ends
+    /// when the peer is detached (by `detach`, a broken rule, or the engine stopping). At most one `fileResult` per
+    /// offered file and one `cancel` per transfer, so it stays small even when nobody reads it.
     public let answers: AsyncStream<TransferMessage>
     let engine: TransferEngine
 
     /// Offers `files` as one transfer and waits for its answer (consent: the offer policy, an `offerReceived` event
     /// and `respond`, space): the transfer's ID and the `offerReply` a ferry sender would get (not repeated on
     /// `answers`), nil when the offer went away unanswered (the peer detached or cancelled it, the engine stopped).
-    /// A denied offer stores nothing.
+    /// A denied offer stores nothing. Cancelling the calling task before the answer withdraws the offer (an ask
+    /// being shown is withdrawn, nothing is stored) and returns nil.
     public func offer(_ files: [ForeignFile]) async -> (transferID: TransferID, reply: OfferReply?) {
         await engine.foreignOffer(files, from: peerID)
     }
@@ -106,9 +108,17 @@ public struct ForeignPeer: Sendable {
     }
 
     /// Every byte of `file` came: it is verified (by its SHA-256 or its size) and published; its `fileResult` comes
-    /// on `answers`. Throws `incomplete` (and the file fails) when bytes are missing.
+    /// on `answers`. Throws `incomplete` (and the file fails) when bytes are missing, `ended` when the file was
+    /// ended or failed already (a second end changes nothing).
     public func endFile(_ file: Int, of transferID: TransferID) async throws(ForeignPieceError) {
         try await engine.foreignFileEnd(file, of: transferID, from: peerID)
+    }
+
+    /// The peer cannot give `file` whole (its upload broke mid-body): the file fails alone (its result's and
+    /// outcome's detail is `detail`), its staged data is removed, the transfer's other files go on. Call it once no
+    /// `write` of the file is under way; nothing happens when the file ended already.
+    public func failFile(_ file: Int, of transferID: TransferID, detail: String) async {
+        await engine.foreignFileFailed(file, of: transferID, from: peerID, detail: detail)
     }
 
     /// The peer cancelled the transfer: verified files are still published, the rest is removed.
@@ -128,4 +138,6 @@ public struct ForeignPeer: Sendable {
 struct ForeignPeerRecord {
     var info: PeerInfo
     var answers: AsyncStream<TransferMessage>.Continuation
+    /// `detach` began: no offer or piece is taken any more (`TransferEngine.isAttached`).
+    var isDetaching = false
 }

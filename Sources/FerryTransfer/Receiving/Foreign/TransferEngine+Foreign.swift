@@ -33,9 +33,19 @@ extension TransferEngine {
         return await session.peer(peerID)
     }
 
-    /// Hands an answer of the receive path to a foreign peer's adapter; false when it is not attached.
+    /// Whether foreign peer `peerID` is attached and not being detached: only then are its offers and pieces taken.
+    func isAttached(_ peerID: PeerID) -> Bool {
+        guard let record = incoming.foreignPeers[peerID] else { return false }
+        return !record.isDetaching
+    }
+
+    /// Hands an answer of the receive path to a foreign peer's adapter; false when it is not attached. Chunk
+    /// acknowledgements are not handed on: an adapter's flow control is `write` returning, and one per chunk would
+    /// pile up in `answers` with the bytes taken (review of issue 29), so `answers` holds at most a `fileResult`
+    /// per offered file and a `cancel` per transfer.
     func answerForeign(_ message: TransferMessage, to peerID: PeerID) -> Bool {
         guard let record = incoming.foreignPeers[peerID] else { return false }
+        if case .chunkAck = message { return true }
         if case .offerReply(let reply) = message,
             let waiter = incoming.offerWaiters.removeValue(
                 forKey: IncomingKey(peer: peerID, transferID: reply.transferID))
@@ -49,6 +59,7 @@ extension TransferEngine {
 
     /// A foreign peer's offer: a ferry `Offer` of `files` at this engine's chunk size (no codec, no digests section),
     /// through `offerReceived`. Returns the answer; nil when the offer went away unanswered (withdrawn, detached).
+    /// Cancelling the calling task withdraws the offer (`withdrawForeignOffer`) unless it was answered already.
     func foreignOffer(_ files: [ForeignFile], from peerID: PeerID) async -> (TransferID, OfferReply?) {
         let transferID = TransferID.random()
         let offer = Offer(
@@ -57,27 +68,46 @@ extension TransferEngine {
                 OfferedFile(
                     path: $0.path, size: $0.size, modificationTime: $0.modificationTime, mediaType: $0.mediaType)
             })
-        guard incoming.foreignPeers[peerID] != nil else { return (transferID, nil) }
+        guard isAttached(peerID), !Task.isCancelled else { return (transferID, nil) }
         let key = IncomingKey(peer: peerID, transferID: transferID)
-        let reply = await withCheckedContinuation { (continuation: CheckedContinuation<OfferReply?, Never>) in
-            incoming.offerWaiters[key] = continuation
-            Task {
-                // The limits a ferry offer is decoded with (file count, path and media type lengths), and digests of
-                // SHA-256's length.
-                do throws(WireError) {
-                    try offer.validate()
-                } catch {
-                    await self.deny(offer, to: peerID, .invalidOffer, "\(error)")
-                    return
+        let reply = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<OfferReply?, Never>) in
+                incoming.offerWaiters[key] = continuation
+                Task {
+                    // Withdrawn or detached before this ran: nothing is offered.
+                    guard self.incoming.offerWaiters[key] != nil, self.isAttached(peerID) else { return }
+                    // The limits a ferry offer is decoded with (file count, path and media type lengths), and
+                    // digests of SHA-256's length.
+                    do throws(WireError) {
+                        try offer.validate()
+                    } catch {
+                        await self.deny(offer, to: peerID, .invalidOffer, "\(error)")
+                        return
+                    }
+                    if let bad = files.firstIndex(where: { $0.sha256 != nil && $0.sha256?.count != FileDigest.length })
+                    {
+                        await self.deny(offer, to: peerID, .invalidOffer, "file \(bad + 1): a SHA-256 is 32 bytes")
+                        return
+                    }
+                    await self.offerReceived(offer, from: peerID, foreignDigests: files.map(\.sha256))
                 }
-                if let bad = files.firstIndex(where: { $0.sha256 != nil && $0.sha256?.count != FileDigest.length }) {
-                    await self.deny(offer, to: peerID, .invalidOffer, "file \(bad + 1): a SHA-256 is 32 bytes")
-                    return
-                }
-                await self.offerReceived(offer, from: peerID, foreignDigests: files.map(\.sha256))
             }
+        } onCancel: {
+            Task { await self.withdrawForeignOffer(key) }
         }
         return (transferID, reply)
+    }
+
+    /// The caller of a foreign offer gave up (its task was cancelled) before the offer was answered: the offer
+    /// answers nil, and its transfer ends as a ferry offer withdrawn by its sender does (an ask under way is
+    /// withdrawn: the application is told with `denied`; nothing was staged). Once answered, nothing changes here:
+    /// the adapter cancels the transfer itself.
+    func withdrawForeignOffer(_ key: IncomingKey) async {
+        guard let waiter = incoming.offerWaiters.removeValue(forKey: key) else { return }
+        waiter.resume(returning: nil)
+        if incoming[key] != nil {
+            await cancelIncoming(key, reason: nil, detail: "withdrawn by its sender", tellPeer: false)
+        }
     }
 
     /// Takes the next piece of a foreign peer's file: cut into chunks at the offer's chunk size (a piece covering a
@@ -106,6 +136,13 @@ extension TransferEngine {
                 rest = rest.dropFirst(length)
             } else {
                 let take = min(length - held, rest.count)
+                // Bytes held for the next chunk count under `maxQueuedBytes` as queued ones do (review of issue 29:
+                // a chunk less a byte to each of many files was held uncounted).
+                try await waitForRoom(take, peerID)
+                guard let now = incoming[key], now.phase == .receiving, !now.isEnding, !now.files[file].ended else {
+                    throw .ended
+                }
+                _ = incoming.admit(take, from: peerID)
                 withIncoming(key) { transfer in
                     // One allocation per chunk, not a doubling per piece.
                     if held == 0 { transfer.files[file].partialChunk.reserveCapacity(length) }
@@ -118,6 +155,8 @@ extension TransferEngine {
                         defer { transfer.files[file].partialChunk = [] }
                         return transfer.files[file].partialChunk[...]
                     } ?? []
+                // Held no more: the whole chunk is counted again as it is queued (`chunkReceived`).
+                incoming.written(raw.count, by: peerID)
             }
             try await waitForRoom(raw.count, peerID)
             guard let now = incoming[key], now.phase == .receiving, !now.isEnding, !now.files[file].ended else {
@@ -140,7 +179,7 @@ extension TransferEngine {
         else {
             throw .notAccepted
         }
-        guard !transfer.isEnding, !transfer.files[file].ended else { throw .ended }
+        guard !transfer.isEnding, !transfer.files[file].ended, !transfer.files[file].endTaken else { throw .ended }
         guard !transfer.files[file].isTakingPiece else { throw .overlapping }
         incoming[key]?.files[file].isTakingPiece = true
     }
@@ -149,11 +188,11 @@ extension TransferEngine {
     /// complete, `IncomingTransfers.written`); throws when the peer is detached meanwhile.
     private func waitForRoom(_ count: Int, _ peerID: PeerID) async throws(ForeignPieceError) {
         while !incoming.admits(count, from: peerID) {
-            guard incoming.foreignPeers[peerID] != nil else { throw .ended }
+            guard isAttached(peerID) else { throw .ended }
             probe.foreignRoomWaits += 1
             await withCheckedContinuation { incoming.roomWaiters[peerID, default: []].append($0) }
         }
-        guard incoming.foreignPeers[peerID] != nil else { throw .ended }
+        guard isAttached(peerID) else { throw .ended }
     }
 
     /// Every byte of a foreign peer's file came: its end goes through `fileEndReceived` with the sender's SHA-256
@@ -164,8 +203,11 @@ extension TransferEngine {
             transfer.files[file].accepted, let machine = transfer.machine
         else { throw .notAccepted }
         let entry = transfer.files[file]
-        guard !transfer.isEnding, !entry.ended else { throw .ended }
+        // A second end of a file (its first being verified or published) is the adapter's to refuse, not a broken
+        // rule that detaches the peer.
+        guard !transfer.isEnding, !entry.ended, !entry.endTaken else { throw .ended }
         guard !entry.isTakingPiece else { throw .overlapping }
+        incoming[key]?.files[file].endTaken = true
         let got = machine.expectedOffset(of: file) + UInt64(entry.partialChunk.count)
         guard got == entry.size else {
             await fileFailed(
@@ -177,10 +219,29 @@ extension TransferEngine {
             FileEnd(transferID: transferID, fileIndex: UInt32(file), digest: entry.givenSHA256), from: peerID)
     }
 
+    /// The adapter cannot give file `file` whole (its upload broke mid-body): it fails alone, with `detail`, its
+    /// staged data removed; the transfer's other files go on. Nothing when the file ended already.
+    func foreignFileFailed(_ file: Int, of transferID: TransferID, from peerID: PeerID, detail: String) async {
+        let key = IncomingKey(peer: peerID, transferID: transferID)
+        guard let transfer = incoming[key], transfer.phase == .receiving, transfer.files.indices.contains(file),
+            transfer.files[file].accepted, !transfer.isEnding, !transfer.files[file].ended,
+            !transfer.files[file].endTaken, !transfer.files[file].isTakingPiece
+        else { return }
+        incoming[key]?.files[file].endTaken = true
+        await fileFailed(file, status: .cancelled, detail: detail, key, removeStaged: true)
+    }
+
     /// A foreign peer is gone: its transfers end as over a lost link, then it is forgotten and `answers` ends.
+    ///
+    /// It is marked detaching before the first await: from then on its offers are not taken (`isAttached`), an
+    /// offer being accepted stops at its next check (`acceptOffer`'s `isStillThisOffer`), and writes waiting for
+    /// room give up; so no transfer of it outlives the detach (review of issue 29: an offer taken while the detach
+    /// awaited a cancel was left without its peer).
     func detachForeignPeer(_ peerID: PeerID, reason: String) async {
-        guard incoming.foreignPeers[peerID] != nil else { return }
-        for key in incoming.keys where key.peer == peerID {
+        guard isAttached(peerID) else { return }
+        incoming.foreignPeers[peerID]?.isDetaching = true
+        for waiter in incoming.roomWaiters.removeValue(forKey: peerID) ?? [] { waiter.resume() }
+        while let key = incoming.keys.first(where: { $0.peer == peerID && incoming[$0]?.isEnding == false }) {
             await cancelIncoming(key, reason: nil, detail: "the peer went away (\(reason))", tellPeer: false)
         }
         endForeignPeer(peerID)
