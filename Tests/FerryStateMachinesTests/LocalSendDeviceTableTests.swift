@@ -192,4 +192,36 @@ import Testing
         guard case .deviceUpdated(let updated) = try #require(actions.first) else { return }
         #expect(updated.verified && updated.key == hex(1))
     }
+
+    /// A datagram's source address is spoofable: an unverified announcement from a verified device's address keeps
+    /// it listed (it was heard) but cannot replace what was checked (alias, model, type, port shown as the
+    /// certificate's); from another address it is a claim again; a later verified register may change them.
+    @Test func anUnverifiedDatagramCannotRewriteAVerifiedDevicesFields() throws {
+        var table = table()
+        _ = table.registerReceived(device(1, announce: nil), clientCertificate: hash(1), from: "10.0.0.2", now: t0)
+        var forged = device(1, alias: "Bank", announce: false)
+        forged.deviceModel = "Forged"
+        forged.deviceType = "server"
+        forged.port = 4444
+        forged.version = "9.9"
+        let actions = table.announcementReceived(forged, from: "10.0.0.2", now: t0 + .seconds(5))
+        let kept = try #require(table.records[hex(1)])
+        #expect(kept.verified && actions.isEmpty, "\(actions)")
+        #expect(kept.alias == "Pixel" && kept.deviceModel == "Pixel 7" && kept.deviceType == "mobile")
+        #expect(kept.port == 53317 && kept.version == "2.1")
+        #expect(kept.lastSeen == t0 + .seconds(5))
+        var renamed = device(1, alias: "Pixel of Bob", announce: nil)
+        renamed.deviceModel = "Pixel 8"
+        let verdict = table.registerReceived(
+            renamed, clientCertificate: hash(1), from: "10.0.0.2", now: t0 + .seconds(6))
+        guard case .recorded(let updates) = verdict, case .deviceUpdated(let updated) = try #require(updates.first)
+        else {
+            Issue.record("expected an update, got \(verdict)")
+            return
+        }
+        #expect(updated.verified && updated.alias == "Pixel of Bob" && updated.deviceModel == "Pixel 8")
+        _ = table.announcementReceived(forged, from: "10.0.0.9", now: t0 + .seconds(7))
+        let claimed = try #require(table.records[hex(1)])
+        #expect(!claimed.verified && claimed.alias == "Bank" && claimed.address == "10.0.0.9")
+    }
 }

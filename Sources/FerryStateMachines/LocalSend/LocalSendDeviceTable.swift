@@ -243,7 +243,6 @@ public struct LocalSendDeviceTable<Address: Hashable & Sendable>: Sendable {
         Hex.string(hash.bytes).uppercased()
     }
 
-
     /// Lists or refreshes the device; nil when it was dropped for capacity.
     private mutating func upsert(
         _ device: LocalSendDevice, key: String, hash: DeviceID?, from address: Address, verified: Bool,
@@ -255,7 +254,14 @@ public struct LocalSendDeviceTable<Address: Hashable & Sendable>: Sendable {
             port: UInt16(device.port ?? 53317), scheme: device.scheme ?? "https", verified: verified, lastSeen: now)
         if let old = records[key] {
             // Verified stays verified while the device is heard from the same address; an unverified claim from
-            // elsewhere is listed (the pin is checked when ferry connects) but no longer counts as checked.
+            // elsewhere is listed (the pin is checked when ferry connects) but no longer counts as checked. A
+            // datagram's source address is spoofable, so an unverified one from that address keeps the device
+            // listed (it was heard) but changes none of what was checked: its alias, model, type and port stay the
+            // certificate holder's until it registers again.
+            if old.verified, !verified, old.address == address {
+                record = old
+                record.lastSeen = now
+            }
             record.verified = verified || (old.verified && old.address == address)
             records[key] = record
             var comparable = old
