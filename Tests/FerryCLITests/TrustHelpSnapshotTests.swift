@@ -180,7 +180,8 @@ import Testing
         #expect(
             await FerryRun.run(["trust", "add"])
                 == .usageError(
-                    "Error: give the peer's device ID, or its name to find it on the network (or --peer HOST:PORT)\n"
+                    "Error: give the peer's device ID, or its name to find it on the network (or --peer HOST:PORT);"
+                        + " a LocalSend device by its fingerprint: ferry trust add --localsend HEX\n"
                         + Self.trustAddUsage))
         // Any other text may be the name a peer is pinned under (TrustCommandTests.removeTakesWhatAddTakes).
         #expect(
@@ -188,6 +189,17 @@ import Testing
                 == .usageError(
                     "Error: give the trusted peer's device ID, or the name it is pinned under\n"
                         + Self.trustRemoveUsage))
+    }
+
+    /// `--localsend` pins a fingerprint; without one it is a usage error (it once paired the `--peer` as a ferry
+    /// peer, the flag ignored).
+    @Test func localSendWithoutAFingerprintIsAUsageErrorNotAFerryPairing() async {
+        let error = FerryRun.usageError(
+            "Error: --localsend takes the device's fingerprint: ferry trust add --localsend HEX (the 64 hex digits its"
+                + " app shows under About LocalSend, Debugging, Security); LocalSend devices are not paired over the"
+                + " network\n" + Self.trustAddUsage)
+        #expect(await FerryRun.run(["trust", "add", "--localsend", "--peer", "127.0.0.1:9", "--wait", "0"]) == error)
+        #expect(await FerryRun.run(["trust", "add", "--localsend"]) == error)
     }
 
     @Test func badNameIsAUsageError() async {

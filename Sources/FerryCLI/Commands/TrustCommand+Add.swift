@@ -98,9 +98,17 @@ extension TrustCommand {
             let global = try GlobalOptions(parsing: values)
             let wait = try values.seconds("wait") ?? SendCommand.defaultWait
             guard let text = values.arguments.first else {
+                // A LocalSend device is pinned by its fingerprint only: there is no code to compare over the network.
+                guard !values.isSet("localsend") else {
+                    throw CLIError.usage(
+                        "--localsend takes the device's fingerprint: ferry trust add --localsend HEX (the 64 hex digits"
+                            + " its app shows under About LocalSend, Debugging, Security); LocalSend devices are not"
+                            + " paired over the network")
+                }
                 guard !global.peers.isEmpty else {
                     throw CLIError.usage(
-                        "give the peer's device ID, or its name to find it on the network (or --peer HOST:PORT)")
+                        "give the peer's device ID, or its name to find it on the network (or --peer HOST:PORT); a"
+                            + " LocalSend device by its fingerprint: ferry trust add --localsend HEX")
                 }
                 self.init(peerName: nil, name: values.last("name"), wait: wait, global: global)
                 return
