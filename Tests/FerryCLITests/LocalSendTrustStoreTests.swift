@@ -169,4 +169,36 @@ import Testing
         #expect(pinned.map(\.kind) == [.localsend, .localsend])
         #expect(err.text.contains("this LocalSend device is pinned without a name"), "\(err.text)")
     }
+
+    /// A LocalSend device chooses its alias: one that is also the start of another pinned device's ID does not make
+    /// `trust remove` take the device with that alias (ambiguous, nothing removed), and `a` does not pin a device
+    /// under an ID-looking alias as its name.
+    @Test func anAliasThatLooksLikeAnotherDevicesIDIsNeitherAmbiguousNorAName() async throws {
+        let home = try ConfigHome()
+        try home.store.pin(ferryPeer, name: "alice", now: noon)
+        let forged = ferryPeer.shortDescription
+        try home.store.pin(phone, name: "", kind: .localsend, alias: forged, now: noon)
+        let ambiguous = await home.run(["trust", "remove", forged])
+        #expect(ambiguous.code == .failure && ambiguous.stderr.contains("ambiguous"), "\(ambiguous)")
+        #expect(try home.store.load().count == 2)
+        let hexPrefix = String(ferryPeer.hex.uppercased().prefix(10))
+        try home.store.pin(phone, name: "", kind: .localsend, alias: hexPrefix, now: noon)
+        #expect(await home.run(["trust", "remove", hexPrefix]).code == .failure)
+        #expect(try home.store.load().count == 2)
+
+        let reporter = TransferReporter(
+            context: CommandContext(
+                stdout: CapturingTextSink(), stderr: CapturingTextSink(), environment: home.environment),
+            json: false, bars: false)
+        for (byte, alias) in [(UInt8(0x31), forged), (0x32, hexPrefix), (0x33, ferryPeer.description)] {
+            let device = testDeviceID([byte], rest: byte)
+            let peer = PeerInfo(
+                peerID: PeerID(rawValue: PeerID.firstForeign), deviceID: device, displayName: alias, mode: .peer,
+                address: nil, isDiscovered: false, isAcceptingConnections: false, state: .connected,
+                protocolName: "localsend")
+            try ReceiveCommand.pinLocalSend(peer, in: home.store, reporter: reporter)
+            let entry = try home.store.entry(for: device)
+            #expect(entry?.name == "" && entry?.alias == alias, "\(String(describing: entry))")
+        }
+    }
 }

@@ -52,4 +52,40 @@ import Testing
             #expect(await session.trustedPeers.isEmpty)
         }
     }
+
+    /// `a` on a LocalSend device whose alias cannot be its name (another pinned peer has that name, or it is longer
+    /// than a name may be) pins it without a name; the session trusts it under that same name, so the follower finds
+    /// nothing changed and prints no "trusted peers changed: now trusting  (device ...)".
+    @Test func alwaysOnALocalSendDeviceWhoseAliasCannotBeItsNameIsNoChangeToTheFollower() async throws {
+        let home = try ConfigHome()
+        let alice = TestIdentity.named("alice").deviceID
+        try home.store.pin(alice, name: "iPhone")
+        var configuration = SessionConfiguration(
+            sessionID: "unit", displayName: "inbox", mode: .server, identity: TestIdentity.named("inbox"),
+            trustedDevices: [alice: "iPhone"], listenPort: 0, discoveryEnabled: false, acceptPolicy: .ask,
+            transfersEnabled: true)
+        configuration.handshakeTimeout = TestIdentity.handshakeTimeout
+        let context = CommandContext(
+            stdout: CapturingTextSink(), stderr: CapturingTextSink(), environment: home.environment)
+        let reporter = TransferReporter(context: context, json: false, bars: false)
+        func localSend(_ id: DeviceID, _ alias: String) -> PeerInfo {
+            PeerInfo(
+                peerID: PeerID(rawValue: PeerID.firstForeign), deviceID: id, displayName: alias, mode: .peer,
+                address: nil, isDiscovered: false, isAcceptingConnections: false, state: .connected,
+                protocolName: "localsend")
+        }
+        try await withSession(configuration) { session, _, _ in
+            for (id, alias) in [
+                (TestIdentity.named("phone").deviceID, "iphone"),
+                (TestIdentity.named("tablet").deviceID, String(repeating: "t", count: 65)),
+            ] {
+                try await ReceiveCommand.trustAlways(
+                    localSend(id, alias), in: home.store, session: session, reporter: reporter)
+                #expect(try home.store.entry(for: id)?.name == "")
+                let change = TrustFollower.change(from: await session.trustedPeers, to: try home.store.load())
+                #expect(change.isEmpty, "the follower would report \(change) after the prompt's own pin")
+                #expect(await session.trustedPeers[id] == "")
+            }
+        }
+    }
 }

@@ -93,12 +93,8 @@ extension ReceiveCommand {
                         ) { offer, answer in
                             if answer == .always {
                                 do {
-                                    if offer.peer.protocolName == OfferPrompt.localSend {
-                                        try Self.pinLocalSend(offer.peer, in: trustStore, reporter: reporter)
-                                    } else {
-                                        try trustStore.pin(offer.peer.deviceID, name: offer.peer.displayName)
-                                    }
-                                    await run.session.trust(offer.peer.deviceID, name: offer.peer.displayName)
+                                    try await Self.trustAlways(
+                                        offer.peer, in: trustStore, session: run.session, reporter: reporter)
                                 } catch {
                                     reporter.say(
                                         "could not trust \(TerminalText.escape(offer.peer.displayName)): "
@@ -206,12 +202,31 @@ extension ReceiveCommand {
         }
     }
 
+    /// What `always` (`a`) does: pins the peer in the trust store, and trusts it in the running session under the
+    /// name the store has, so that the trust follower sees nothing to change.
+    static func trustAlways(
+        _ peer: PeerInfo, in store: TrustStore, session: Session, reporter: TransferReporter
+    ) async throws {
+        var name = peer.displayName
+        if peer.protocolName == OfferPrompt.localSend {
+            name = try Self.pinLocalSend(peer, in: store, reporter: reporter)
+        } else {
+            try store.pin(peer.deviceID, name: name)
+        }
+        await session.trust(peer.deviceID, name: name)
+    }
+
     /// Pins a LocalSend device after `always`: kind `localsend`, its alias, and its alias as the name unless another
-    /// pinned device has that name (aliases are not unique: two phones may both be "iPhone"), then without a name.
-    static func pinLocalSend(_ peer: PeerInfo, in store: TrustStore, reporter: TransferReporter) throws {
+    /// pinned device has that name (aliases are not unique: two phones may both be "iPhone"), then without a name;
+    /// also without one when the alias is no valid name (too long, nothing visible) or looks like a device ID or a
+    /// prefix of one (the device chose it: `trust remove` must not take it for another device's ID). Returns the
+    /// name it pinned.
+    @discardableResult
+    static func pinLocalSend(_ peer: PeerInfo, in store: TrustStore, reporter: TransferReporter) throws -> String {
         let alias = String(decoding: peer.displayName.utf8.prefix(TrustStore.maximumAliasBytes), as: UTF8.self)
         var name =
-            alias.utf8.count <= GlobalOptions.maximumNameBytes && !DisplayNameMatch.key(alias).isEmpty ? alias : ""
+            alias.utf8.count <= GlobalOptions.maximumNameBytes && !DisplayNameMatch.key(alias).isEmpty
+                && !TrustCommand.looksLikeIDOrPrefix(alias) ? alias : ""
         if !name.isEmpty, let other = try store.entry(named: name), other.deviceID != peer.deviceID {
             reporter.say(
                 "'\(TerminalText.escape(name))' is the name of another trusted peer: this LocalSend device is pinned"
@@ -220,6 +235,7 @@ extension ReceiveCommand {
             name = ""
         }
         try store.pin(peer.deviceID, name: name, kind: .localsend, alias: alias)
+        return name
     }
 
     /// How long `--once` waits for the sender to hang up before closing the session itself.

@@ -54,7 +54,8 @@ extension TrustCommand {
         }
 
         /// Removes the one pinned peer `target` names: a whole device ID, else the name it is pinned under, else a
-        /// unique prefix of its ID. An unknown name or an unknown or ambiguous prefix fails and changes nothing.
+        /// LocalSend device's alias, else a unique prefix of its ID. An unknown name, an alias two devices share or
+        /// that also begins another pinned device's ID, or an unknown or ambiguous prefix fails and changes nothing.
         public func run(context: CommandContext) async throws -> ExitCode {
             let store = TrustStore(environment: context.environment)
             let shown = TerminalText.excerpt(target)
@@ -69,6 +70,14 @@ extension TrustCommand {
                         "\(aliased.count) trusted LocalSend devices have the alias '\(shown)': "
                             + aliased.map(TrustCommand.label).joined(separator: ", ")
                             + "; give the fingerprint of the one to remove")
+                }
+                // An alias is the device's own choice: one that also begins another pinned device's ID could
+                // otherwise remove the device that chose it instead of the one whose ID was typed.
+                let prefixed = isUsablePrefix ? try store.entries(matching: target) : []
+                if let other = prefixed.first(where: { $0.deviceID != aliased[0].deviceID }) {
+                    throw CLIError.failure(
+                        "'\(shown)' is ambiguous: the alias of \(TrustCommand.label(aliased[0])) and the start of the"
+                            + " device ID of \(TrustCommand.label(other)); give the whole fingerprint or device ID")
                 }
                 deviceID = aliased[0].deviceID
             } else {

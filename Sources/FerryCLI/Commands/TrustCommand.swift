@@ -66,6 +66,16 @@ public struct TrustCommand: ParsableCommand, Equatable {
         return line
     }
 
+    /// Whether peer-chosen `text` (a LocalSend alias) could be taken for a device ID or the start of one where a
+    /// command takes either: grouped as ferry's IDs are (`FVQN-OCPD`, either case), 52 letters and digits or more, or
+    /// `Remove.minimumPrefix` hex digits or more (the start of a fingerprint as a LocalSend app shows it).
+    static func looksLikeIDOrPrefix(_ text: String) -> Bool {
+        let upper = text.uppercased()
+        if Add.isShortID(upper) || Add.looksLikeID(upper) { return true }
+        let digits = text.unicodeScalars.filter { $0 != "-" && $0 != " " && $0 != "\t" }
+        return digits.count >= Remove.minimumPrefix && digits.allSatisfy { $0.properties.isASCIIHexDigit }
+    }
+
     /// The usage error for text that is not a device ID.
     static func invalidID(_ text: String) -> CLIError {
         .usage(
