@@ -18,6 +18,8 @@ import Foundation
 /// fingerprint (the SHA-256 of its certificate, which the app shows as these 64 hex digits in upper case). Both
 /// keys are left out for a ferry peer, so files written before them read the same, and ferry versions before them
 /// read such a line as a ferry peer with the same device ID (which is what it is to them: the same hash, trusted).
+/// They also rewrite the whole file on any `trust add` or `trust remove`, without the keys they do not know: the
+/// device stays trusted by the same hash, as a ferry peer (`trust add --localsend` makes it a LocalSend device again).
 public struct TrustedPeer: Codable, Equatable, Sendable {
     /// What kind of device a pinned ID belongs to: the protocol it was met through.
     public enum Kind: String, Codable, Sendable {
