@@ -25,6 +25,8 @@ public final class LocalSendServer: Sendable {
     public let port: UInt16
     /// The bytes one read takes from a connection at most.
     static let readSize = 256 * 1024
+    /// The name a sender that gives no alias is shown under (its `PeerInfo.displayName`); its alias is empty.
+    public static let unnamedDeviceName = "LocalSend device"
 
     let configuration: LocalSendServerConfiguration
     let context: HTTPSContext

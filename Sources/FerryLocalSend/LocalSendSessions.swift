@@ -361,7 +361,7 @@ actor LocalSendSessions {
             return nil
         }
         return ForeignPeerIdentity(
-            deviceID: fingerprint.deviceID, displayName: alias.isEmpty ? "LocalSend device" : alias,
+            deviceID: fingerprint.deviceID, displayName: alias.isEmpty ? LocalSendServer.unnamedDeviceName : alias,
             isTrusted: configuration.isTrusted(fingerprint.deviceID), protocolName: "localsend")
     }
 

@@ -201,4 +201,21 @@ import Testing
             #expect(entry?.name == "" && entry?.alias == alias, "\(String(describing: entry))")
         }
     }
+
+    /// A device that announces no alias is shown as "LocalSend device"; `a` pins it with its empty alias (and no
+    /// name), not with that stand-in, which `trust list` would show as the device's own alias.
+    @Test func anEmptyAliasIsPinnedEmptyNotAsTheStandInName() async throws {
+        let home = try ConfigHome()
+        let reporter = TransferReporter(
+            context: CommandContext(
+                stdout: CapturingTextSink(), stderr: CapturingTextSink(), environment: home.environment),
+            json: false, bars: false)
+        let peer = PeerInfo(
+            peerID: PeerID(rawValue: PeerID.firstForeign), deviceID: phone, displayName: "LocalSend device",
+            mode: .peer, address: nil, isDiscovered: false, isAcceptingConnections: false, state: .connected,
+            protocolName: "localsend")
+        #expect(try ReceiveCommand.pinLocalSend(peer, in: home.store, reporter: reporter) == "")
+        let entry = try home.store.entry(for: phone)
+        #expect(entry?.alias == "" && entry?.name == "", "\(String(describing: entry))")
+    }
 }

@@ -223,7 +223,10 @@ extension ReceiveCommand {
     /// name it pinned.
     @discardableResult
     static func pinLocalSend(_ peer: PeerInfo, in store: TrustStore, reporter: TransferReporter) throws -> String {
-        let alias = String(decoding: peer.displayName.utf8.prefix(TrustStore.maximumAliasBytes), as: UTF8.self)
+        // The stand-in name of a device without an alias is not its alias (a device that calls itself so is pinned
+        // with an empty alias too: the stand-in is no name to tell devices apart by anyway).
+        let shown = peer.displayName == LocalSendServer.unnamedDeviceName ? "" : peer.displayName
+        let alias = String(decoding: shown.utf8.prefix(TrustStore.maximumAliasBytes), as: UTF8.self)
         var name =
             alias.utf8.count <= GlobalOptions.maximumNameBytes && !DisplayNameMatch.key(alias).isEmpty
                 && !TrustCommand.looksLikeIDOrPrefix(alias) ? alias : ""
