@@ -34,59 +34,24 @@ public final class LocalSendIdentity: @unchecked Sendable {
         guard let key = ferry_generate_rsa2048() else {
             throw .openSSL(SecurityError.drainOpenSSLErrors(fallback: "could not generate an RSA key"))
         }
-        guard let certificate = X509_new() else {
-            EVP_PKEY_free(key)
-            throw .openSSL("could not allocate a certificate")
-        }
-        do {
-            try Self.fill(certificate, key: key)
-        } catch {
-            X509_free(certificate)
-            EVP_PKEY_free(key)
-            throw error
-        }
+        // SHA-256 with RSA: what every LocalSend stack verifies.
+        let certificate = try SelfSignedCertificate.make(
+            for: key, validity: .fixed(from: validFrom, until: validUntil), digest: EVP_sha256())
         return try LocalSendIdentity(key: key, certificate: certificate)
     }
 
     /// Reads a PEM file's contents: one RSA private key (2048 bits or more) and its certificate, in any order.
     public convenience init(pem: [UInt8]) throws(SecurityError) {
-        let key = pem.withUnsafeBytes { raw -> OpaquePointer? in
-            guard let bio = BIO_new_mem_buf(raw.baseAddress, Int32(raw.count)) else { return nil }
-            defer { BIO_free(bio) }
-            return ferry_PEM_read_private_key(bio)
-        }
-        let certificate = pem.withUnsafeBytes { raw -> OpaquePointer? in
-            guard let bio = BIO_new_mem_buf(raw.baseAddress, Int32(raw.count)) else { return nil }
-            defer { BIO_free(bio) }
-            return PEM_read_bio_X509(bio, nil, nil, nil)
-        }
-        ERR_clear_error()
-        guard let key, let certificate else {
-            if let key { EVP_PKEY_free(key) }
-            if let certificate { X509_free(certificate) }
-            throw .identity("no unencrypted private key and certificate in it")
-        }
-        guard ferry_EVP_PKEY_is_rsa(key) == 1, ferry_EVP_PKEY_bits(key) >= Self.keyBits else {
-            EVP_PKEY_free(key)
-            X509_free(certificate)
-            throw .identity("its key is not an RSA key of 2048 bits or more, which every LocalSend app accepts")
-        }
-        guard X509_check_private_key(certificate, key) == 1 else {
-            ERR_clear_error()
-            EVP_PKEY_free(key)
-            X509_free(certificate)
-            throw .identity("its certificate does not belong to its private key")
-        }
+        let (key, certificate) = try SelfSignedCertificate.parse(
+            pem: pem, missing: "no unencrypted private key and certificate in it",
+            wrongKey: "its key is not an RSA key of 2048 bits or more, which every LocalSend app accepts"
+        ) { ferry_EVP_PKEY_is_rsa($0) == 1 && ferry_EVP_PKEY_bits($0) >= Self.keyBits }
         try self.init(key: key, certificate: certificate)
     }
 
     /// Takes ownership of both objects.
     private init(key: OpaquePointer, certificate: OpaquePointer) throws(SecurityError) {
-        guard let der = DeviceIdentity.der(of: certificate) else {
-            EVP_PKEY_free(key)
-            X509_free(certificate)
-            throw .openSSL("could not encode the certificate")
-        }
+        let der = try SelfSignedCertificate.der(of: certificate, key: key)
         privateKey = key
         self.certificate = certificate
         certificateDER = der
@@ -100,14 +65,7 @@ public final class LocalSendIdentity: @unchecked Sendable {
 
     /// The private key and the certificate as PEM text: the contents of `localsend-identity.pem`. A secret.
     public func pem() throws(SecurityError) -> [UInt8] {
-        guard let bio = BIO_new(BIO_s_mem()) else { throw .openSSL("could not allocate a memory BIO") }
-        defer { BIO_free(bio) }
-        guard PEM_write_bio_PrivateKey(bio, privateKey, nil, nil, 0, nil, nil) == 1,
-            PEM_write_bio_X509(bio, certificate) == 1
-        else {
-            throw .openSSL(SecurityError.drainOpenSSLErrors(fallback: "could not write PEM"))
-        }
-        return DeviceIdentity.drain(bio)
+        try SelfSignedCertificate.pem(key: privateKey, certificate: certificate)
     }
 
     /// Loads `localsend-identity.pem` from `directory`, creating it (and the directory, mode 0700) when missing,
@@ -129,31 +87,6 @@ public final class LocalSendIdentity: @unchecked Sendable {
             throw .identity(
                 "\(path) is damaged (\(error)); remove it to create a new one (LocalSend peers will see"
                     + " this device as a new one)")
-        }
-    }
-
-    /// Version 3, a random positive 128-bit serial, subject and issuer "CN=ferry", the fixed validity, the public
-    /// key, and the self-signature (SHA-256 with RSA, which every LocalSend stack verifies).
-    private static func fill(_ certificate: OpaquePointer, key: OpaquePointer) throws(SecurityError) {
-        var serial = [UInt8](repeating: 0, count: 16)
-        guard RAND_bytes(&serial, Int32(serial.count)) == 1 else { throw .openSSL("no random bytes for a serial") }
-        serial[0] &= 0x7F  // a positive INTEGER
-        serial[0] |= 0x01  // and never a short one with a leading zero byte
-        let ok = serial.withUnsafeBufferPointer { buffer -> Bool in
-            guard let number = BN_bin2bn(buffer.baseAddress, Int32(buffer.count), nil) else { return false }
-            defer { BN_free(number) }
-            return BN_to_ASN1_INTEGER(number, X509_get_serialNumber(certificate)) != nil
-        }
-        guard ok, X509_set_version(certificate, 2) == 1,
-            ferry_ASN1_TIME_set(X509_getm_notBefore(certificate), validFrom) == 1,
-            ferry_ASN1_TIME_set(X509_getm_notAfter(certificate), validUntil) == 1,
-            X509_set_pubkey(certificate, key) == 1,
-            let name = X509_get_subject_name(certificate),
-            X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, "ferry", -1, -1, 0) == 1,
-            X509_set_issuer_name(certificate, name) == 1,
-            X509_sign(certificate, key, EVP_sha256()) > 0
-        else {
-            throw .openSSL(SecurityError.drainOpenSSLErrors(fallback: "could not build the certificate"))
         }
     }
 }

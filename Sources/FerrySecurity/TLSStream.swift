@@ -40,87 +40,31 @@ public final class TLSStream: ByteStream {
         public var established: ContinuousClock.Instant
     }
 
-    private enum HandshakeState {
-        case notStarted
-        case running
-        case done(Peer)
-        case failed(SecurityError)
-    }
-
-    private let transport: any ByteStream
     private let role: Role
-    private let engine: Mutex<TLSEngine>
-    private let handshakeState = Mutex<(state: HandshakeState, waiters: [CheckedContinuation<Peer, any Error>])>(
-        (.notStarted, []))
+    private let channel: TLSChannel<Peer>
 
     /// A TLS stream over `transport` as `role`; the handshake runs on the first read or write (or `handshake()`).
     public init(over transport: any ByteStream, context: TLSContext, role: Role) throws(SecurityError) {
-        self.transport = transport
         self.role = role
-        self.engine = Mutex(try TLSEngine(context: context, isClient: role == .client))
+        channel = TLSChannel(over: transport, engine: try TLSEngine(context: context, isClient: role == .client))
     }
 
     /// The transport's local address.
-    public var localAddress: SocketAddress { transport.localAddress }
+    public var localAddress: SocketAddress { channel.transport.localAddress }
     /// The transport's remote address.
-    public var remoteAddress: SocketAddress { transport.remoteAddress }
+    public var remoteAddress: SocketAddress { channel.transport.remoteAddress }
     /// The transport's bytes not yet acknowledged by the peer (records, so slightly more than the plaintext).
-    public var unacknowledgedBytes: Int? { transport.unacknowledgedBytes }
+    public var unacknowledgedBytes: Int? { channel.transport.unacknowledgedBytes }
     /// The transport's time limited by the peer's receive window.
-    public var receiveWindowLimitedSeconds: Double? { transport.receiveWindowLimitedSeconds }
+    public var receiveWindowLimitedSeconds: Double? { channel.transport.receiveWindowLimitedSeconds }
 
     /// The authenticated peer; nil until the handshake finished.
-    public var peer: Peer? {
-        handshakeState.withLock { entry in
-            if case .done(let peer) = entry.state { return peer }
-            return nil
-        }
-    }
+    public var peer: Peer? { channel.peer }
 
     /// Runs the handshake (once; later calls wait for the first) and returns the authenticated peer.
     @discardableResult
     public func handshake() async throws -> Peer {
-        enum Next {
-            case run
-            case wait
-            case settled(Result<Peer, SecurityError>)
-        }
-        let next = handshakeState.withLock { entry -> Next in
-            switch entry.state {
-            case .notStarted:
-                entry.state = .running
-                return .run
-            case .running: return .wait
-            case .done(let peer): return .settled(.success(peer))
-            case .failed(let error): return .settled(.failure(error))
-            }
-        }
-        // Every read and write passes here: once settled, no continuation (and no hop to another thread).
-        if case .settled(let result) = next { return try result.get() }
-        if case .run = next {
-            do {
-                let peer = try await runHandshake()
-                finishHandshake(.done(peer))
-                return peer
-            } catch {
-                let failure = (error as? SecurityError) ?? .closedDuringHandshake
-                finishHandshake(.failed(failure))
-                transport.close()
-                throw failure
-            }
-        }
-        return try await withCheckedThrowingContinuation { continuation in
-            let settled = handshakeState.withLock { entry -> Result<Peer, SecurityError>? in
-                switch entry.state {
-                case .done(let peer): return .success(peer)
-                case .failed(let error): return .failure(error)
-                case .notStarted, .running:
-                    entry.waiters.append(continuation)
-                    return nil
-                }
-            }
-            if let settled { continuation.resume(with: settled) }
-        }
+        try await channel.handshake { try await runHandshake() }
     }
 
     /// Decrypted bytes, at most `maxBytes` (positive); empty at the end of the stream. Runs the handshake first
@@ -128,20 +72,7 @@ public final class TLSStream: ByteStream {
     public func read(maxBytes: Int) async throws -> [UInt8] {
         precondition(maxBytes > 0, "read(maxBytes:) needs a positive maxBytes")
         try await handshake()
-        while true {
-            let (bytes, step) = engine.withLock { $0.read(maxBytes: maxBytes) }
-            if !bytes.isEmpty { return bytes }
-            switch step {
-            case .done, .needInput:
-                let input = try await transport.read(maxBytes: Self.inputLimit)
-                if input.isEmpty { return [] }
-                engine.withLock { $0.feed(input) }
-            case .closed:
-                return []
-            case .failed(let reason):
-                throw SecurityError.connectionFailed(reason)
-            }
-        }
+        return try await channel.read(maxBytes: maxBytes, inputLimit: Self.inputLimit)
     }
 
     /// Ciphertext read from the transport at a time.
@@ -160,7 +91,7 @@ public final class TLSStream: ByteStream {
         try await handshake()
         var frames: [Frame] = []
         while true {
-            let (count, step) = engine.withLock { engine in
+            let (count, step) = channel.engine.withLock { engine in
                 var total = 0
                 var step = TLSEngine.Step.done
                 while decoder.fillableByteCount > 0 {
@@ -182,9 +113,9 @@ public final class TLSStream: ByteStream {
             if count > 0 { return (frames, count) }
             switch step {
             case .done, .needInput:
-                let input = try await transport.read(maxBytes: Self.inputLimit)
+                let input = try await channel.transport.read(maxBytes: Self.inputLimit)
                 if input.isEmpty { return ([], 0) }
-                engine.withLock { $0.feed(input) }
+                channel.engine.withLock { $0.feed(input) }
             case .closed:
                 return ([], 0)
             case .failed(let reason):
@@ -223,39 +154,33 @@ public final class TLSStream: ByteStream {
                     offset = 0
                 }
             }
-            let records = try engine.withLock { engine throws(SecurityError) in try engine.write(pieces) }
-            if !records.isEmpty { try await transport.write(records) }
+            try await channel.send(pieces)
         } while block < blocks.count
     }
 
     /// Sends a TLS close_notify, then shuts down the transport's write side: the peer reads the end of the stream
     /// (PROTOCOL.md 3.5) and may still write to us. Before the handshake finished only the transport is shut down.
     public func finishWriting() async {
-        if peer != nil {
-            let records = engine.withLock { $0.closeNotify() }
-            if !records.isEmpty { try? await transport.write(records) }
-        }
-        await transport.finishWriting()
+        await channel.finishWriting()
     }
 
     /// Closes the transport at once, without a close_notify (see `finishWriting()` for an orderly end).
     public func close() {
-        transport.close()
-        finishHandshake(.failed(.closedDuringHandshake))
+        channel.close()
     }
 
     /// RFC 8446 exporter bytes bound to this link: both ends get the same bytes, a man in the middle (who holds two
     /// different TLS sessions) gets different ones. Nil before the handshake.
     public func exportKeyingMaterial(label: String, context: [UInt8], length: Int) -> [UInt8]? {
         guard peer != nil else { return nil }
-        return engine.withLock { $0.exportKeyingMaterial(label: label, context: context, length: length) }
+        return channel.engine.withLock { $0.exportKeyingMaterial(label: label, context: context, length: length) }
     }
 
     private func runHandshake() async throws -> Peer {
         var preface: [UInt8] = []
         var version: ProtocolVersion?
         do {
-            try await transport.write(Preface.encode())
+            try await channel.transport.write(Preface.encode())
         } catch let error as CancellationError {
             throw error
         } catch {
@@ -265,7 +190,7 @@ public final class TLSStream: ByteStream {
         while version == nil {
             let bytes: [UInt8]
             do {
-                bytes = try await transport.read(maxBytes: Preface.length - preface.count)
+                bytes = try await channel.transport.read(maxBytes: Preface.length - preface.count)
             } catch let error as CancellationError {
                 throw error
             } catch _ where preface.isEmpty {
@@ -281,58 +206,15 @@ public final class TLSStream: ByteStream {
                 throw SecurityError.badPreface(error.description)
             }
         }
-        while true {
-            let (step, records) = engine.withLock { engine in
-                let step = engine.handshake()
-                return (step, engine.drain())
-            }
-            if !records.isEmpty {
-                do {
-                    try await transport.write(records)
-                } catch {
-                    if case .failed(let reason) = step { throw SecurityError.handshakeFailed(reason) }
-                    throw error
-                }
-            }
-            switch step {
-            case .done:
-                guard let certificate = engine.withLock({ $0.peerCertificate() }) else {
-                    throw SecurityError.handshakeFailed("the peer presented no certificate")
-                }
-                let (cipher, group, signature) = engine.withLock {
-                    ($0.cipherName(), $0.groupName(), $0.peerSignatureName())
-                }
-                return Peer(
-                    deviceID: DeviceIdentity.deviceID(ofCertificate: certificate), version: version ?? .current,
-                    cipher: cipher, group: group, signature: signature, established: .now)
-            case .needInput:
-                let input = try await transport.read(maxBytes: 16 << 10)
-                guard !input.isEmpty else { throw SecurityError.closedDuringHandshake }
-                engine.withLock { $0.feed(input) }
-            case .closed:
-                throw SecurityError.closedDuringHandshake
-            case .failed(let reason):
-                throw SecurityError.handshakeFailed(reason)
-            }
+        try await channel.driveHandshake()
+        guard let certificate = channel.engine.withLock({ $0.peerCertificate() }) else {
+            throw SecurityError.handshakeFailed("the peer presented no certificate")
         }
-    }
-
-    private func finishHandshake(_ outcome: HandshakeState) {
-        let waiters = handshakeState.withLock { entry -> [CheckedContinuation<Peer, any Error>] in
-            switch entry.state {
-            case .done, .failed: return []  // the first outcome stands
-            case .notStarted, .running: break
-            }
-            entry.state = outcome
-            defer { entry.waiters = [] }
-            return entry.waiters
+        let (cipher, group, signature) = channel.engine.withLock {
+            ($0.cipherName(), $0.groupName(), $0.peerSignatureName())
         }
-        for waiter in waiters {
-            switch outcome {
-            case .done(let peer): waiter.resume(returning: peer)
-            case .failed(let error): waiter.resume(throwing: error)
-            case .notStarted, .running: break
-            }
-        }
+        return Peer(
+            deviceID: DeviceIdentity.deviceID(ofCertificate: certificate), version: version ?? .current,
+            cipher: cipher, group: group, signature: signature, established: .now)
     }
 }

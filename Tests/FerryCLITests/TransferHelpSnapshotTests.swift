@@ -142,7 +142,10 @@ import Testing
         --accept policy, checks and summaries (their peers show their certificate's
         SHA-256 as device ID; pin one with ferry trust add). --pin-file FILE makes
         LocalSend senders give the PIN in FILE (its first line; a file others can read
-        is refused); --no-localsend serves ferry peers only. When a LocalSend app on
+        is refused); --no-localsend serves ferry peers only. LocalSend follows
+        --interface: with none, ferry serves it on every IPv4 address and announces
+        itself on every interface but loopback; with some, on those; with only
+        --interface lo it is off (no phone reaches loopback). When a LocalSend app on
         this machine holds the port, ferry says so once and goes on with its own
         protocol.
 

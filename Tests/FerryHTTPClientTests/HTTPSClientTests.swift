@@ -159,6 +159,22 @@ struct HTTPSClientTests {
         }
     }
 
+    /// A redirect is an answer like any other status, never followed: following one would send the request (and a
+    /// file) to a place whose certificate nobody announced. The server sees the redirected request and then the next
+    /// one, never a request to where it pointed.
+    @Test func aRedirectIsNeverFollowed() async throws {
+        try await withServer { server, client, _ in
+            let json = Array(#"{"info":{"alias":"ferry"},"files":{}}"#.utf8)
+            await #expect(throws: HTTPSClientError.status(307, body: "moved")) {
+                _ = try await client.postJSON(
+                    to: server.url("/redirect/landed"), pinned: server.fingerprint, json: json)
+            }
+            #expect(try server.nextRecord()["path"] as? String == "/redirect/landed")
+            _ = try await client.postJSON(to: server.url("/after"), pinned: server.fingerprint, json: [])
+            #expect(try server.nextRecord()["path"] as? String == "/after")
+        }
+    }
+
     @Test func aRequestCancelledFromAnotherTaskStopsAndSaysCancelled() async throws {
         try await withServer { server, client, _ in
             let request = Task {

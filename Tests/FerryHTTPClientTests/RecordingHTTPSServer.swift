@@ -7,7 +7,7 @@ import Foundation
 /// (length and SHA-256) and the client certificate's fingerprint, before it answers.
 ///
 /// Paths choose the answer: `/status/NNN` answers NNN, `/large` a 1 MiB body, `/hang` nothing (it holds the
-/// connection until the client closes); anything else 200 with `{"ok":true}`.
+/// connection until the client closes), `/redirect/PATH` 307 to `/PATH`; anything else 200 with `{"ok":true}`.
 struct RecordingHTTPSServer {
     let process: FerryProcess
     let port: UInt16
@@ -77,13 +77,18 @@ struct RecordingHTTPSServer {
                 digest.update(data)
                 got += len(data)
             entry.update(length=got, sha256=digest.hexdigest())
-            status, body = 200, b'{"ok":true}'
+            status, body, fields = 200, b'{"ok":true}', b""
             if path.startswith("/status/"):
                 status, body = int(path[len("/status/"):]), b"refused by the test server"
             elif path == "/large":
                 body = b"x" * (1 << 20)
+            elif path.startswith("/redirect/"):
+                # 307 keeps the method and body when followed: a client that follows would POST them to the target.
+                status, body = 307, b"moved"
+                fields = b"Location: %s\r\n" % path[len("/redirect"):].encode()
             record(entry)
-            tls.sendall(b"HTTP/1.1 %d X\r\nContent-Length: %d\r\nConnection: close\r\n\r\n" % (status, len(body)) + body)
+            head = b"HTTP/1.1 %d X\r\n%sContent-Length: %d\r\nConnection: close\r\n\r\n" % (status, fields, len(body))
+            tls.sendall(head + body)
             tls.close()
 
         while True:

@@ -327,7 +327,9 @@ struct LocalSendReceiveTests {
         }
     }
 
-    @Test func aSecondReceiverOnTheHostSaysOnceThatThePortIsTakenAndGoesOnWithFerrysOwnProtocol() async throws {
+    /// With `--json`, stdout holds nothing but JSON lines and `listening` comes first: the one line saying that the
+    /// port is taken is an `error` event after it (as `ferry peers --json` says it), never plain text.
+    @Test func aSecondReceiverOnTheHostSaysOnceInJSONThatThePortIsTakenAndGoesOnWithFerrysOwnProtocol() async throws {
         try await LocalSendPeerTests.onBed(hosts: 1, peers: []) { bed, _ in
             let first = try Receiver(on: bed.hosts[0], bed: bed)
             defer { first.stop() }
@@ -335,11 +337,17 @@ struct LocalSendReceiveTests {
             let second = try Receiver(on: bed.hosts[0], bed: bed)
             defer { second.stop() }
             #expect(second.localSendPort == 0)
-            let line = try second.process.waitForErrorLine { $0.contains("LocalSend") }
+            let error = try second.process.nextJSON { $0["event"] as? String == "error" }
             #expect(
-                line
+                error["message"] as? String
                     == "LocalSend port 53317 is in use (a LocalSend app on this machine?): going on with ferry's own"
-                    + " protocol")
+                    + " protocol", "\(error)")
+            let head = second.process.allStdoutLines.first.map { Self.json($0) }
+            #expect(head?["event"] as? String == "listening", "\(second.process.allStdoutLines)")
+            _ = try second.process.terminate()
+            let plain = second.process.allStderrLines.filter { $0.contains("LocalSend") }
+            #expect(plain.isEmpty, "\(plain)")
+            #expect(second.process.allStdoutLines.filter { $0.contains("is in use") }.count == 1)
         }
     }
 

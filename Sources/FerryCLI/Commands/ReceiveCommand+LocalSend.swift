@@ -93,10 +93,11 @@ extension ReceiveCommand {
 
     /// Starts the LocalSend server beside ferry's own protocol, and LocalSend discovery beside it with the same
     /// device object (so that announcements, `register` answers and `/info` agree); the server's `register` route
-    /// goes to the discovery's table. Nil (with one line saying why) when the port is taken or the server cannot
-    /// start: ferry's own protocol goes on. When only discovery cannot start, one line says so and the server runs.
+    /// goes to the discovery's table. Nil (with one line to `warn` saying why) when the port is taken or the server
+    /// cannot start: ferry's own protocol goes on. When only discovery cannot start, one line says so and the server
+    /// runs. `warn` gets each line to say (`sayLocalSend` says them after the first line).
     func startLocalSend(
-        reactor: Reactor, run: TransferSession, pin: String?, context: CommandContext, reporter: TransferReporter
+        reactor: Reactor, run: TransferSession, pin: String?, context: CommandContext, warn: (String) -> Void
     ) async -> LocalSendReceiving? {
         guard localSend,
             let placement = LocalSendPlacement.of(
@@ -108,7 +109,7 @@ extension ReceiveCommand {
         do {
             identity = try DeviceIdentityStore(environment: context.environment).loadLocalSendIdentity()
         } catch {
-            context.stderr.writeLine("LocalSend: \(error): going on with ferry's own protocol")
+            warn("LocalSend: \(error): going on with ferry's own protocol")
             return nil
         }
         let device = LocalSendServerConfiguration.device(
@@ -125,8 +126,7 @@ extension ReceiveCommand {
         } catch {
             // `--interface` naming no LAN interface leaves discovery nowhere to be: asked for, not a problem.
             if !(error.noInterface && !global.interfaces.isEmpty) {
-                context.stderr.writeLine(
-                    "\(error.description); LocalSend apps that know this address can still send here")
+                warn("\(error.description); LocalSend apps that know this address can still send here")
             }
         }
         let trustStore = TrustStore(environment: context.environment)
@@ -146,10 +146,23 @@ extension ReceiveCommand {
                 reactor: reactor, engine: run.engine, identity: identity, configuration: configuration)
         } catch {
             await discovery?.stop()
-            context.stderr.writeLine("\(error): going on with ferry's own protocol")
+            warn("\(error): going on with ferry's own protocol")
             return nil
         }
         await discovery?.start()
         return LocalSendReceiving(server: server, discovery: discovery, ownFingerprint: identity.fingerprint.deviceID)
+    }
+
+    /// Says the lines `startLocalSend` gave, after the first line (`listening` leads `--json` output): with `--json`
+    /// each as an `error` event on stdout (which holds nothing but JSON lines; `ferry peers --json` says them so),
+    /// else as it is on stderr.
+    func sayLocalSend(_ warnings: [String], reporter: TransferReporter) {
+        for warning in warnings {
+            if json {
+                reporter.emit(JSONLine(event: JSONEvents.Transfers.error, ["message": .string(warning)]))
+            } else {
+                reporter.say(warning)
+            }
+        }
     }
 }

@@ -56,9 +56,12 @@ extension ReceiveCommand {
                 }
             }
         ) { run in
-            let localSend = await startLocalSend(
-                reactor: reactor, run: run, pin: pin, context: context, reporter: reporter)
+            var localSendWarnings: [String] = []
+            let localSend = await startLocalSend(reactor: reactor, run: run, pin: pin, context: context) {
+                localSendWarnings.append($0)
+            }
             await announce(run, directory: directory, context: context, reporter: reporter, localSend: localSend)
+            sayLocalSend(localSendWarnings, reporter: reporter)
             // The LocalSend server stops before the engine does, so that its session ends as the peers' do.
             do {
                 let code = try await receiving()

@@ -21,51 +21,42 @@ public final class LocalSendApp: Sendable {
         case send(URL)
     }
 
-    public let process: FerryProcess
+    /// The app's process.
+    public var process: FerryProcess { run.process }
     public let alias: String
     public let host: TestHost
     /// Where `receive` puts files (`~/Downloads` of its HOME).
     public let downloadDirectory: URL
-    private let home: TemporaryDirectory
+    private let run: LocalSendPeerRun
 
     /// Starts `localsend receive` or `localsend send PATH` on `host` and returns once uvicorn serves HTTPS and the
     /// multicast socket listens.
     public init(_ mode: Mode, alias: String, on host: TestHost, timeout: Duration = .seconds(60)) throws {
-        let home = try TemporaryDirectory(prefix: "ferry-localsend")
-        self.home = home
-        self.alias = alias
-        self.host = host
-        downloadDirectory = home.url.appendingPathComponent("Downloads", isDirectory: true)
-        do {
-            try Self.addDefaultRoute(on: host)
-            let arguments: [String]
-            switch mode {
-            case .receive: arguments = ["receive"]
-            case .send(let file): arguments = ["send", file.path]
-            }
-            process = try LocalSendPeers.start(
+        try Self.addDefaultRoute(on: host)
+        let arguments: [String]
+        switch mode {
+        case .receive: arguments = ["receive"]
+        case .send(let file): arguments = ["send", file.path]
+        }
+        run = try LocalSendPeerRun(prefix: "ferry-localsend") { home in
+            try LocalSendPeers.start(
                 "localsend", arguments, home: home.url,
                 extraEnvironment: ["LOCALSEND_HTTP_SERVER__DEV_MODE": "true", "LOCALSEND_INFO__ALIAS": alias],
                 host: host)
-            // Ready when uvicorn serves (its log goes to stderr) and the multicast socket has joined the group (the
-            // package's log and uvicorn's access log go to stdout): `send` announces only once, so an announcement
-            // made before the other side listens is lost for good.
-            _ = try process.waitForErrorLine(timeout: timeout) { $0.contains("Uvicorn running on") }
-            _ = try process.waitForLine(timeout: timeout) { $0.contains("Waiting for multicast messages") }
-        } catch {
-            home.remove()
-            throw error
         }
-    }
-
-    deinit {
-        stop()
-        home.remove()
+        self.alias = alias
+        self.host = host
+        downloadDirectory = run.home.url.appendingPathComponent("Downloads", isDirectory: true)
+        // Ready when uvicorn serves (its log goes to stderr) and the multicast socket has joined the group (the
+        // package's log and uvicorn's access log go to stdout): `send` announces only once, so an announcement
+        // made before the other side listens is lost for good.
+        _ = try run.process.waitForErrorLine(timeout: timeout) { $0.contains("Uvicorn running on") }
+        _ = try run.process.waitForLine(timeout: timeout) { $0.contains("Waiting for multicast messages") }
     }
 
     /// SIGTERM, SIGKILL after 5 s; idempotent.
     public func stop() {
-        if process.isRunning { _ = try? process.terminate() }
+        run.stop()
     }
 
     /// Waits until its access log (stdout) shows an upload answered 200 (`POST /api/localsend/v2/upload ... 200`):

@@ -16,39 +16,34 @@ import Foundation
 /// Each runs under `env -u REQUESTS_CA_BUNDLE -u CURL_CA_BUNDLE`: `requests` lets those override its
 /// `verify=False`, and the sender then refuses every self-signed certificate.
 public final class LocalSendCLIReceiver: Sendable {
-    public let process: FerryProcess
+    /// The receiver's process.
+    public var process: FerryProcess { run.process }
     /// Where received files land (`--output`).
     public let outputDirectory: URL
     public let host: TestHost?
-    private let home: TemporaryDirectory
+    private let run: LocalSendPeerRun
 
     /// Starts the receiver and returns once it printed `{"event": "ready", ...}` (its HTTPS socket is bound by then).
     ///
     /// The PIN goes on its command line: localsend-cli has no other way to take one.
     public init(on host: TestHost?, pin: String? = nil, timeout: Duration = .seconds(60)) throws {
-        let home = try TemporaryDirectory(prefix: "ferry-localsend-cli")
-        self.home = home
-        self.host = host
-        outputDirectory = home.url.appendingPathComponent("received", isDirectory: true)
-        do {
-            var arguments = ["receive", "--output", outputDirectory.path, "--json"]
+        run = try LocalSendPeerRun(prefix: "ferry-localsend-cli") { home in
+            var arguments = ["receive", "--output", Self.outputDirectory(in: home).path, "--json"]
             if let pin { arguments += ["--pin", pin] }
-            process = try LocalSendPeers.start("localsend-cli", arguments, home: home.url, host: host)
-            _ = try process.nextJSON(timeout: timeout) { $0["event"] as? String == "ready" }
-        } catch {
-            home.remove()
-            throw error
+            return try LocalSendPeers.start("localsend-cli", arguments, home: home.url, host: host)
         }
+        self.host = host
+        outputDirectory = Self.outputDirectory(in: run.home)
+        _ = try run.process.nextJSON(timeout: timeout) { $0["event"] as? String == "ready" }
     }
 
-    deinit {
-        stop()
-        home.remove()
+    private static func outputDirectory(in home: TemporaryDirectory) -> URL {
+        home.url.appendingPathComponent("received", isDirectory: true)
     }
 
     /// SIGTERM, SIGKILL after 5 s; idempotent.
     public func stop() {
-        if process.isRunning { _ = try? process.terminate() }
+        run.stop()
     }
 
     /// Waits for the next `saved` event and returns it (`name`, `path`, `sender`, `size`); the file is complete

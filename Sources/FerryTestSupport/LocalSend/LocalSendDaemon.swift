@@ -16,7 +16,8 @@ import Foundation
 ///
 /// The PIN goes into the config file (`pin = "..."`), never on the command line.
 public final class LocalSendDaemon: Sendable {
-    public let process: FerryProcess
+    /// The daemon's process.
+    public var process: FerryProcess { run.process }
     public let alias: String
     /// The daemon's fingerprint as it logs and announces it: SHA-256 of its certificate's DER, upper-case hex.
     public let fingerprint: String
@@ -24,7 +25,8 @@ public final class LocalSendDaemon: Sendable {
     public let downloadDirectory: URL
     /// The host the daemon runs on (nil: this host's namespace).
     public let host: TestHost?
-    private let home: TemporaryDirectory
+    private let run: LocalSendPeerRun
+    private var home: TemporaryDirectory { run.home }
 
     /// The control socket.
     public var socketPath: String { home.url.appendingPathComponent("ctl.sock").path }
@@ -35,41 +37,32 @@ public final class LocalSendDaemon: Sendable {
         alias: String, on host: TestHost?, pin: String? = nil, unattended: Bool = true,
         port: Int = LocalSendPeers.port, timeout: Duration = .seconds(60)
     ) throws {
-        let home = try TemporaryDirectory(prefix: "ferry-localsendd")
-        self.home = home
-        self.alias = alias
-        self.host = host
-        downloadDirectory = home.url.appendingPathComponent("received", isDirectory: true)
-        do {
+        run = try LocalSendPeerRun(prefix: "ferry-localsendd") { home in
             let config = home.url.appendingPathComponent("localsendd.toml")
             let pinLine = pin.map { "pin = \"\($0)\"\n" } ?? ""
             try pinLine.write(to: config, atomically: true, encoding: .utf8)
             var arguments = [
                 "--config", config.path, "--port", String(port), "--socket",
                 home.url.appendingPathComponent("ctl.sock").path, "--alias", alias, "--download-dir",
-                downloadDirectory.path, "--log-level", "info", "--no-log-time",
+                home.url.appendingPathComponent("received", isDirectory: true).path, "--log-level", "info",
+                "--no-log-time",
             ]
             arguments.append(unattended ? "--unattended" : "--no-unattended")
-            process = try LocalSendPeers.start("localsendd", arguments, home: home.url, host: host)
-            let line = try process.waitForErrorLine(timeout: timeout) { $0.contains(" fingerprint=") }
-            guard let field = line.split(separator: " ").first(where: { $0.hasPrefix("fingerprint=") }) else {
-                throw TestSupportError.unexpectedOutput(command: process.description, detail: line)
-            }
-            fingerprint = String(field.dropFirst("fingerprint=".count))
-        } catch {
-            home.remove()
-            throw error
+            return try LocalSendPeers.start("localsendd", arguments, home: home.url, host: host)
         }
-    }
-
-    deinit {
-        stop()
-        home.remove()
+        self.alias = alias
+        self.host = host
+        downloadDirectory = run.home.url.appendingPathComponent("received", isDirectory: true)
+        let line = try run.process.waitForErrorLine(timeout: timeout) { $0.contains(" fingerprint=") }
+        guard let field = line.split(separator: " ").first(where: { $0.hasPrefix("fingerprint=") }) else {
+            throw TestSupportError.unexpectedOutput(command: run.process.description, detail: line)
+        }
+        fingerprint = String(field.dropFirst("fingerprint=".count))
     }
 
     /// SIGTERM (the daemon shuts down its server), SIGKILL after 5 s; idempotent.
     public func stop() {
-        if process.isRunning { _ = try? process.terminate() }
+        run.stop()
     }
 
     /// Runs `localsendctl --socket SOCKET ARGS...` to completion.
