@@ -42,6 +42,12 @@ public enum LocalSendSendError: Error, Equatable, Sendable, CustomStringConverti
     }
 }
 
+/// Why the certificate of a LocalSend receiver could not be learned (cannot connect, no TLS).
+public struct LocalSendProbeError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// One line for people.
+    public let description: String
+}
+
 /// What became of one send to one LocalSend receiver.
 public struct LocalSendSendResult: Sendable, Equatable {
     /// What became of one file.
@@ -284,6 +290,27 @@ public struct LocalSendSender: Sendable {
             _ = try? await client.postJSON(
                 to: url, pinned: destination.fingerprint, json: [], timeout: .seconds(5))
         }.value
+    }
+
+    /// The fingerprint of the certificate the server at `host`:`port` presents, learned by a TLS handshake that
+    /// expects another (an impossible all-zero hash): the handshake fails at the certificate check, before our
+    /// Finished, so no request byte is written. A failure to connect is the error's text.
+    public func presentedCertificate(host: String, port: UInt16) async -> Result<
+        LocalSendFingerprint, LocalSendProbeError
+    > {
+        guard let nobody = DeviceID(bytes: [UInt8](repeating: 0, count: 32)) else { preconditionFailure("32 bytes") }
+        let destination = LocalSendDestination(
+            host: host, port: port, fingerprint: LocalSendFingerprint(deviceID: nobody))
+        do {
+            _ = try await client.postJSON(
+                to: destination.origin + "/api/localsend/v2/info", pinned: destination.fingerprint, json: [],
+                timeout: .seconds(15))
+            return .failure(LocalSendProbeError(description: "the server's certificate hashes to zero"))
+        } catch .wrongCertificate(_, let presented) {
+            return .success(presented)
+        } catch {
+            return .failure(LocalSendProbeError(description: error.description))
+        }
     }
 
     /// One sentence for each way a send stops before its uploads.
