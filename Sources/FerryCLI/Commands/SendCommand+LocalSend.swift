@@ -77,7 +77,7 @@ extension SendCommand {
         for target in targets {
             switch target {
             case .address(let text, let address) where Self.isLocalSendAddress(address):
-                chosen.append(await addressPeer(text, address, localSend))
+                chosen.append(await addressPeer(text, address, localSend, until: deadline))
             case .address: ferry.append(target)
             case .name: names.append(target)
             }
@@ -148,15 +148,20 @@ extension SendCommand {
 
     /// HOST:53317: the certificate a discovered device at that address announced (a verified record first), else
     /// the one a handshake with no request byte shows (to be pinned or confirmed before anything is sent).
-    private func addressPeer(_ text: String, _ address: SocketAddress, _ localSend: LocalSendSending) async
-        -> LocalSendPeer
-    {
-        let records =
-            await localSend.discovery?.devices.values.filter {
+    private func addressPeer(
+        _ text: String, _ address: SocketAddress, _ localSend: LocalSendSending, until deadline: ContinuousClock.Instant
+    ) async -> LocalSendPeer {
+        // A receiver answers our announcement within a second or so (the apps by multicast once their register to
+        // us failed: a send serves no HTTPS); localsend-cli announces every 5 s. Waited for a little, then learned.
+        let until = min(deadline, ContinuousClock.now + .seconds(6))
+        while let discovery = localSend.discovery {
+            let records = await discovery.devices.values.filter {
                 $0.address.hostDescription == address.hostDescription && $0.port == address.port
-            } ?? []
-        if let record = records.first(where: \.verified) ?? records.first {
-            return Self.peer(record)
+            }
+            if let record = records.first(where: \.verified) ?? records.first {
+                return Self.peer(record)
+            }
+            guard ContinuousClock.now < until, (try? await Task.sleep(for: .milliseconds(200))) != nil else { break }
         }
         let nobody = LocalSendFingerprint(deviceID: DeviceID(bytes: [UInt8](repeating: 0, count: 32))!)
         var peer = LocalSendPeer(
@@ -311,9 +316,9 @@ extension SendCommand {
                         "\(name) (LocalSend): offering \(items.count) \(items.count == 1 ? "file" : "files")"
                             + " (\(TransferFormat.bytes(UInt64(total))))")
                     let result = await localSend.sender.send(
-                        items, to: peer.destination,
+                        items, to: peer.destination, pin: pin,
                         askPin: { wrong in
-                            if let pin { return wrong ? nil : pin }
+                            if pin != nil { return nil }  // the file's PIN went with the first request
                             guard terminal else { return nil }
                             return await Self.readSecret(
                                 "\(name) (LocalSend) " + (wrong ? "refused the PIN; PIN again: " : "asks for a PIN: "),

@@ -134,10 +134,12 @@ public struct LocalSendSender: Sendable {
         return LocalSendPrepareUpload(info: device, files: files)
     }
 
-    /// Sends `items` to `destination`. `askPin(wrong)` gets a PIN when the receiver wants one (nil: none can be
-    /// had); `progress(index, bytes)` gets the bytes of item `index` sent so far, from libcurl's thread.
+    /// Sends `items` to `destination`. `pin`, when known beforehand (`--pin-file`), goes with the first request
+    /// (a receiver without a PIN ignores it; one with a PIN counts a request without as a wrong attempt);
+    /// `askPin(wrong)` gets a PIN when the receiver wants one (nil: none can be had); `progress(index, bytes)`
+    /// gets the bytes of item `index` sent so far, from libcurl's thread.
     public func send(
-        _ items: [LocalSendOutgoing], to destination: LocalSendDestination,
+        _ items: [LocalSendOutgoing], to destination: LocalSendDestination, pin knownPin: String? = nil,
         askPin: @escaping @Sendable (_ wrong: Bool) async -> String?,
         progress: @escaping @Sendable (_ index: Int, _ bytes: Int64) -> Void = { _, _ in }
     ) async -> LocalSendSendResult {
@@ -152,8 +154,13 @@ public struct LocalSendSender: Sendable {
         }
         let body = prepareUpload(items).encoded()
         var session = LocalSendSenderSession()
-        var step: LocalSendSenderSession.Step = .repeatRequest(pin: "")
         var pin: String?
+        var step: LocalSendSenderSession.Step
+        if let knownPin, !knownPin.isEmpty {
+            step = session.pin(knownPin)
+        } else {
+            step = .repeatRequest(pin: "")
+        }
         while true {
             switch step {
             case .repeatRequest(let given):

@@ -1,0 +1,269 @@
+import FerrySecurity
+import FerryTestSupport
+import Foundation
+import Testing
+
+/// `ferry send` to LocalSend receivers (issue 29, "Sending"): a real `ferry send` in one network namespace, the PyPI
+/// receivers (localsendd, localsend-cli, localsend) in others, found by LocalSend discovery or named by address.
+/// Files arrive complete with the same bytes; a receiver whose certificate is not the announced one gets nothing.
+@Suite("LocalSend send", .serialized)
+struct LocalSendSendTests {
+    /// What one `ferry send --json` run ended with.
+    struct SendRun {
+        let status: Int32
+        let summary: [String: Any]
+        let output: String
+
+        /// The summary's only peer.
+        var peer: [String: Any] { (summary["peers"] as? [[String: Any]])?.first ?? [:] }
+        var failure: String { peer["failure"] as? String ?? "" }
+    }
+
+    /// Runs `ferry send --json ARGUMENTS` on `host` with its own configuration (`config`) and waits for its end.
+    static func send(
+        _ bed: TestBed, from host: TestHost, _ arguments: [String], config: TemporaryDirectory
+    ) throws -> SendRun {
+        let process = try bed.startFerry(
+            on: host,
+            ["send", "--json"] + arguments + [
+                "--session", "ls-\(UInt32.random(in: 0...UInt32.max))", "--name", "ferry-out", "--port", "0",
+                "--wait", "20",
+            ],
+            environment: ["XDG_CONFIG_HOME": config.path])
+        defer { _ = try? process.terminate() }
+        let summary = (try? process.nextJSON(timeout: .seconds(120)) { $0["event"] as? String == "summary" }) ?? [:]
+        let status = try process.waitForExit(timeout: .seconds(60))
+        return SendRun(status: status, summary: summary, output: process.capturedOutput())
+    }
+
+    /// `album/a.bin`, `album/sub/b.bin` and, with `empty`, `album/sub/empty.bin` under `files`; returns the folder.
+    static func album(in files: TemporaryDirectory, empty: Bool = false) throws -> URL {
+        let folder = files.url.appendingPathComponent("album")
+        try FileManager.default.createDirectory(
+            at: folder.appendingPathComponent("sub"), withIntermediateDirectories: true)
+        try Data(TestFiles.randomBytes(count: 70_001, seed: 5)).write(to: folder.appendingPathComponent("a.bin"))
+        try Data(TestFiles.randomBytes(count: 130_003, seed: 6)).write(to: folder.appendingPathComponent("sub/b.bin"))
+        if empty { try Data().write(to: folder.appendingPathComponent("sub/empty.bin")) }
+        return folder
+    }
+
+    static func withConfig(_ body: (TemporaryDirectory) async throws -> Void) async throws {
+        let config = try TemporaryDirectory(prefix: "ferry-ls-send-config")
+        defer { config.remove() }
+        try await body(config)
+    }
+
+    /// localsendd keeps only the last component of a name (docs/LOCALSEND.md, "What each peer does"); the apps keep
+    /// folders inside their destination.
+    @Test func aFileAndAFolderGoToALocalsenddReceiverFoundByItsAliasAndArriveIntact() async throws {
+        try await LocalSendPeerTests.onBed(hosts: 2, peers: [.localsendd]) { bed, files in
+            try await Self.withConfig { config in
+                let receiver = try LocalSendDaemon(alias: "phone", on: bed.hosts[1])
+                let photo = try TestFiles(in: files).random("photo.bin", size: 3 << 20, seed: 3)
+                let album = try Self.album(in: files)
+                let run = try Self.send(
+                    bed, from: bed.hosts[0], [photo.path, album.path, "--to", "phone"], config: config)
+                #expect(run.status == 0, "\(run.output)")
+                #expect(run.peer["protocol"] as? String == "localsend", "\(run.summary)")
+                #expect(run.peer["filesSucceeded"] as? Int == 3, "\(run.summary)")
+                #expect(run.peer["peerID"] as? String == receiver.fingerprint)
+                let arrived = receiver.downloadDirectory
+                #expect(try Data(contentsOf: arrived.appendingPathComponent("photo.bin")) == Data(contentsOf: photo))
+                #expect(
+                    try Data(contentsOf: arrived.appendingPathComponent("a.bin"))
+                        == Data(contentsOf: album.appendingPathComponent("a.bin")))
+                #expect(
+                    try Data(contentsOf: arrived.appendingPathComponent("b.bin"))
+                        == Data(contentsOf: album.appendingPathComponent("sub/b.bin")))
+            }
+        }
+    }
+
+    /// localsendd's PIN: ferry gives the one in --pin-file; a wrong one is refused (401 once more: ferry cannot ask a
+    /// file again) and nothing arrives; the right one delivers.
+    @Test func aPinFromPinFileReachesLocalsenddAndAWrongOneFailsClearlyWithNothingReceived() async throws {
+        try await LocalSendPeerTests.onBed(hosts: 2, peers: [.localsendd]) { bed, files in
+            try await Self.withConfig { config in
+                let receiver = try LocalSendDaemon(alias: "locked", on: bed.hosts[1], pin: "4321")
+                let photo = try TestFiles(in: files).random("photo.bin", size: 200_000, seed: 7)
+                let wrong = files.url.appendingPathComponent("wrong-pin").path
+                let right = files.url.appendingPathComponent("right-pin").path
+                try "1111\n".write(toFile: wrong, atomically: true, encoding: .utf8)
+                try "4321\n".write(toFile: right, atomically: true, encoding: .utf8)
+                chmod(wrong, 0o600)
+                chmod(right, 0o600)
+
+                let refused = try Self.send(
+                    bed, from: bed.hosts[0], [photo.path, "--to", "locked", "--pin-file", wrong], config: config)
+                #expect(refused.status == 1, "\(refused.output)")
+                #expect(refused.failure.contains("refused the PIN in --pin-file"), "\(refused.output)")
+                let nothing = try? FileManager.default.contentsOfDirectory(atPath: receiver.downloadDirectory.path)
+                #expect((nothing ?? []).isEmpty)
+
+                let delivered = try Self.send(
+                    bed, from: bed.hosts[0], [photo.path, "--to", "locked", "--pin-file", right], config: config)
+                #expect(delivered.status == 0, "\(delivered.output)")
+                #expect(
+                    try Data(contentsOf: receiver.downloadDirectory.appendingPathComponent("photo.bin"))
+                        == Data(contentsOf: photo))
+            }
+        }
+    }
+
+    /// localsend-cli takes a PIN on its command line and empty files, stores a name as sent (but creates no folder:
+    /// a name with one fails there, so flat files here), and prints a one-file text/* session instead of saving it:
+    /// `--text` arrives as its `text` event. Named by address: the certificate is the one its announcements name.
+    @Test func aLocalSendCLIReceiverWithAPinGetsAFileAnEmptyFileAndAText() async throws {
+        try await LocalSendPeerTests.onBed(hosts: 2, peers: [.localsendCLI]) { bed, files in
+            try await Self.withConfig { config in
+                let receiver = try LocalSendCLIReceiver(on: bed.hosts[1], pin: "2468")
+                let photo = try TestFiles(in: files).random("photo.bin", size: 1 << 20, seed: 13)
+                let empty = try TestFiles(in: files).write("empty.bin", bytes: [])
+                let pin = files.url.appendingPathComponent("pin").path
+                try "2468\n".write(toFile: pin, atomically: true, encoding: .utf8)
+                chmod(pin, 0o600)
+                let target = "\(bed.hosts[1].address):53317"
+                let run = try Self.send(
+                    bed, from: bed.hosts[0], [photo.path, empty.path, "--to", target, "--pin-file", pin],
+                    config: config)
+                #expect(run.status == 0, "\(run.output)")
+                #expect(run.peer["filesSucceeded"] as? Int == 2, "\(run.summary)")
+                let out = receiver.outputDirectory
+                #expect(try Data(contentsOf: out.appendingPathComponent("photo.bin")) == Data(contentsOf: photo))
+                #expect(try Data(contentsOf: out.appendingPathComponent("empty.bin")).isEmpty)
+
+                let text = try Self.send(
+                    bed, from: bed.hosts[0], ["--text", "hello from ferry", "--to", target, "--pin-file", pin],
+                    config: config)
+                #expect(text.status == 0, "\(text.output)")
+                let shown = try receiver.waitForEvent("text")
+                #expect(shown["text"] as? String == "hello from ferry")
+            }
+        }
+    }
+
+    /// The `localsend` 0.1.2 receiver stores names as sent under ~/Downloads and takes a text as a file: ferry
+    /// uploads its bytes when a token comes back (the apps answer 204 and show it).
+    @Test func theLocalsendAppReceiverGetsAFolderWithItsPathsAndATextAsAFile() async throws {
+        try await LocalSendPeerTests.onBed(hosts: 2, peers: [.localsend]) { bed, files in
+            try await Self.withConfig { config in
+                let receiver = try LocalSendApp(.receive, alias: "pyapp", on: bed.hosts[1])
+                let album = try Self.album(in: files)
+                // localsend 0.1.2 answers our announcement only by a register to our HTTPS port, which a send does
+                // not serve (the apps fall back to multicast; it does not): named by address, its certificate is
+                // pinned first, as a person would after comparing it.
+                let fingerprint = try bed.run(
+                    host: bed.hosts[0],
+                    [
+                        "sh", "-c",
+                        "openssl s_client -connect \(bed.hosts[1].address):53317 </dev/null 2>/dev/null"
+                            + " | openssl x509 -outform DER | sha256sum",
+                    ]
+                ).requireSuccess().stdout.prefix(64).uppercased()
+                _ = try FerryProcess.ferry(
+                    ["trust", "add", String(fingerprint), "--name", "pyapp"],
+                    environment: ["XDG_CONFIG_HOME": config.path]
+                ).waitForExit()
+                let target = "\(bed.hosts[1].address):53317"
+                let run = try Self.send(
+                    bed, from: bed.hosts[0], [album.path, "--text", "a note", "--to", target], config: config)
+                #expect(run.status == 0, "\(run.output)")
+                let out = receiver.downloadDirectory
+                #expect(
+                    try Data(contentsOf: out.appendingPathComponent("album/sub/b.bin"))
+                        == Data(contentsOf: album.appendingPathComponent("sub/b.bin")))
+                #expect(
+                    try Data(contentsOf: out.appendingPathComponent("album/a.bin"))
+                        == Data(contentsOf: album.appendingPathComponent("a.bin")))
+                #expect(try String(contentsOf: out.appendingPathComponent("message.txt"), encoding: .utf8) == "a note")
+            }
+        }
+    }
+
+    /// A device announces a fingerprint, and its address forwards to another LocalSend receiver (localsendd) whose
+    /// certificate differs: ferry fails the handshake at the certificate, before a request byte, and localsendd
+    /// gets no session and no file.
+    @Test func aReceiverPresentingAnotherCertificateThanAnnouncedGetsNoRequestByte() async throws {
+        try await LocalSendPeerTests.onBed(hosts: 3, peers: [.localsendd]) { bed, files in
+            try await Self.withConfig { config in
+                let real = try LocalSendDaemon(alias: "real", on: bed.hosts[1])
+                let forged = String(repeating: "AB", count: 32)
+                let script = files.url.appendingPathComponent("forward.py").path
+                try Self.forwarderScript.write(toFile: script, atomically: true, encoding: .utf8)
+                let forwarder = try bed.start(
+                    on: bed.hosts[2], executable: "/usr/bin/python3", arguments: [script, bed.hosts[1].address, forged])
+                defer { _ = try? forwarder.terminate() }
+                _ = try forwarder.waitForLine(timeout: .seconds(30)) { $0.contains("forwarding") }
+                let photo = try TestFiles(in: files).random("photo.bin", size: 100_000, seed: 9)
+                let run = try Self.send(bed, from: bed.hosts[0], [photo.path, "--to", "impostor"], config: config)
+                #expect(run.status == 1, "\(run.output)")
+                #expect(run.failure.contains("presented certificate \(real.fingerprint)"), "\(run.output)")
+                let nothing = try? FileManager.default.contentsOfDirectory(atPath: real.downloadDirectory.path)
+                #expect((nothing ?? []).isEmpty)
+                #expect(!real.process.capturedOutput().contains("incoming"), "\(real.process.capturedOutput())")
+            }
+        }
+    }
+
+    /// A TCP forwarder on 53317 to the address given, announcing alias "impostor" with the fingerprint given by
+    /// multicast every second.
+    static let forwarderScript = """
+        import asyncio, json, socket, sys
+        target, fingerprint = sys.argv[1], sys.argv[2]
+        async def pipe(reader, writer):
+            try:
+                while data := await reader.read(65536):
+                    writer.write(data)
+                    await writer.drain()
+            finally:
+                writer.close()
+        async def handle(reader, writer):
+            upstream_reader, upstream_writer = await asyncio.open_connection(target, 53317)
+            await asyncio.gather(pipe(reader, upstream_writer), pipe(upstream_reader, writer))
+        async def announce():
+            udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            udp.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_TTL, 2)
+            body = json.dumps({"alias": "impostor", "version": "2.1", "deviceModel": "forged", "deviceType": "mobile",
+                "fingerprint": fingerprint, "port": 53317, "protocol": "https", "download": False,
+                "announce": False}).encode()
+            while True:
+                udp.sendto(body, ("224.0.0.167", 53317))
+                await asyncio.sleep(1)
+        async def main():
+            server = await asyncio.start_server(handle, "0.0.0.0", 53317)
+            print("forwarding", flush=True)
+            await asyncio.gather(server.serve_forever(), announce())
+        asyncio.run(main())
+        """
+
+    /// localsendd without a person to ask (not unattended, no control client) declines at once (403); with another
+    /// session open it answers 409. Each is said, nothing arrives, and the exit status is 1.
+    @Test func aReceiverThatRefusesAndOneThatIsBusyGiveClearMessagesAndAFailingExit() async throws {
+        try await LocalSendPeerTests.onBed(hosts: 3, peers: [.localsendd]) { bed, files in
+            try await Self.withConfig { config in
+                let declining = try LocalSendDaemon(alias: "declining", on: bed.hosts[1], unattended: false)
+                let busy = try LocalSendDaemon(alias: "busy", on: bed.hosts[2])
+                let photo = try TestFiles(in: files).random("photo.bin", size: 100_000, seed: 11)
+
+                let refused = try Self.send(bed, from: bed.hosts[0], [photo.path, "--to", "declining"], config: config)
+                #expect(refused.status == 1, "\(refused.output)")
+                #expect(refused.failure.contains("refused by the receiver"), "\(refused.output)")
+                let none = try? FileManager.default.contentsOfDirectory(atPath: declining.downloadDirectory.path)
+                #expect((none ?? []).isEmpty)
+
+                // Another sender's session, open while ferry asks (localsendd drops it after 45 s without uploads).
+                let other = LocalSendReceiveTests.prepareBody(
+                    alias: "other", files: [("x", "x.bin", 10, nil)])
+                let opened = try LocalSendReceiveTests.curl(
+                    bed, from: bed.hosts[0], to: bed.hosts[2].address, "/api/localsend/v2/prepare-upload", body: other)
+                #expect(opened.status == 200, "\(opened)")
+                let busyRun = try Self.send(bed, from: bed.hosts[0], [photo.path, "--to", "busy"], config: config)
+                #expect(busyRun.status == 1, "\(busyRun.output)")
+                #expect(busyRun.failure.contains("busy with another session"), "\(busyRun.output)")
+                #expect(
+                    !FileManager.default.fileExists(
+                        atPath: busy.downloadDirectory.appendingPathComponent("photo.bin").path))
+            }
+        }
+    }
+}
