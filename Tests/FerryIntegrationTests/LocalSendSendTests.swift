@@ -21,12 +21,13 @@ struct LocalSendSendTests {
 
     /// Runs `ferry send --json ARGUMENTS` on `host` with its own configuration (`config`) and waits for its end.
     static func send(
-        _ bed: TestBed, from host: TestHost, _ arguments: [String], config: TemporaryDirectory
+        _ bed: TestBed, from host: TestHost, _ arguments: [String], config: TemporaryDirectory,
+        session: String = "ls-\(UInt32.random(in: 0...UInt32.max))"
     ) throws -> SendRun {
         let process = try bed.startFerry(
             on: host,
             ["send", "--json"] + arguments + [
-                "--session", "ls-\(UInt32.random(in: 0...UInt32.max))", "--name", "ferry-out", "--port", "0",
+                "--session", session, "--name", "ferry-out", "--port", "0",
                 "--wait", "20",
             ],
             environment: ["XDG_CONFIG_HOME": config.path])
@@ -263,6 +264,84 @@ struct LocalSendSendTests {
                 #expect(
                     !FileManager.default.fileExists(
                         atPath: busy.downloadDirectory.appendingPathComponent("photo.bin").path))
+            }
+        }
+    }
+
+    /// A `ferry receive` in the session with `arguments`, started on `host`; returns once it listens.
+    static func ferryReceiver(
+        _ bed: TestBed, on host: TestHost, session: String, name: String, inbox: TemporaryDirectory,
+        config: TemporaryDirectory, _ arguments: [String] = []
+    ) throws -> FerryProcess {
+        let process = try bed.startFerry(
+            on: host,
+            [
+                "receive", "--json", "--into", inbox.path, "--accept", "all", "--name", name, "--port", "0",
+                "--session",
+                session,
+            ] + arguments,
+            environment: ["XDG_CONFIG_HOME": config.path])
+        _ = try process.nextJSON { $0["event"] as? String == "listening" }
+        return process
+    }
+
+    /// --all in one command: a ferry peer through the engine, a LocalSend receiver beside it by its own upload. The
+    /// ferry receiver serves LocalSend too (model "ferry") and is sent to once, through ferry's protocol.
+    @Test func oneSendWithAllReachesAFerryReceiverAndALocalSendReceiver() async throws {
+        try await LocalSendPeerTests.onBed(hosts: 3, peers: [.localsendd]) { bed, files in
+            try await Self.withConfig { config in
+                let session = "ls-mixed-\(UInt32.random(in: 0...UInt32.max))"
+                let inbox = try TemporaryDirectory(prefix: "ferry-ls-mixed-inbox")
+                let receiverConfig = try TemporaryDirectory(prefix: "ferry-ls-mixed-config")
+                defer {
+                    inbox.remove()
+                    receiverConfig.remove()
+                }
+                let box = try Self.ferryReceiver(
+                    bed, on: bed.hosts[1], session: session, name: "box", inbox: inbox, config: receiverConfig)
+                defer { _ = try? box.terminate() }
+                let phone = try LocalSendDaemon(alias: "phone", on: bed.hosts[2])
+                let photo = try TestFiles(in: files).random("photo.bin", size: 1 << 20, seed: 17)
+                let run = try Self.send(
+                    bed, from: bed.hosts[0], [photo.path, "--all"], config: config, session: session)
+                #expect(run.status == 0, "\(run.output)")
+                let peers = run.summary["peers"] as? [[String: Any]] ?? []
+                #expect(peers.count == 2, "\(run.summary)")
+                #expect(peers.contains { $0["peer"] as? String == "phone" && $0["protocol"] as? String == "localsend" })
+                #expect(peers.contains { $0["peer"] as? String == "box" && $0["protocol"] == nil })
+                #expect(
+                    try Data(contentsOf: phone.downloadDirectory.appendingPathComponent("photo.bin"))
+                        == Data(contentsOf: photo))
+                #expect(try Data(contentsOf: inbox.url.appendingPathComponent("photo.bin")) == Data(contentsOf: photo))
+            }
+        }
+    }
+
+    /// A name both a ferry peer and a LocalSend device answer to is refused, nothing sent to either.
+    @Test func aNameOfAFerryPeerAndALocalSendDeviceIsAmbiguousAndNothingIsSent() async throws {
+        try await LocalSendPeerTests.onBed(hosts: 3, peers: [.localsendd]) { bed, files in
+            try await Self.withConfig { config in
+                let session = "ls-twin-\(UInt32.random(in: 0...UInt32.max))"
+                let inbox = try TemporaryDirectory(prefix: "ferry-ls-twin-inbox")
+                let receiverConfig = try TemporaryDirectory(prefix: "ferry-ls-twin-config")
+                defer {
+                    inbox.remove()
+                    receiverConfig.remove()
+                }
+                let twin = try Self.ferryReceiver(
+                    bed, on: bed.hosts[1], session: session, name: "twin", inbox: inbox, config: receiverConfig,
+                    ["--no-localsend"])
+                defer { _ = try? twin.terminate() }
+                let phone = try LocalSendDaemon(alias: "twin", on: bed.hosts[2])
+                let photo = try TestFiles(in: files).random("photo.bin", size: 10_000, seed: 19)
+                let run = try Self.send(
+                    bed, from: bed.hosts[0], [photo.path, "--to", "twin"], config: config, session: session)
+                #expect(run.status == 1, "\(run.output)")
+                #expect(run.output.contains("names a ferry peer and a LocalSend device"), "\(run.output)")
+                #expect(
+                    !FileManager.default.fileExists(
+                        atPath: phone.downloadDirectory.appendingPathComponent("photo.bin").path))
+                #expect(try TransferHarness.visibleFiles(in: inbox.path).isEmpty)
             }
         }
     }

@@ -28,7 +28,14 @@ extension SendCommand {
         let discovery: LocalSendDiscovery?
         let sender: LocalSendSender
         let identity: LocalSendIdentity
+        /// When discovery started: devices answer our first announcement within about a second.
+        let started = ContinuousClock.now
     }
+
+    /// How long after discovery started a name that matches a ferry peer is held, so that a LocalSend device
+    /// answering to it too is heard (and the name refused as ambiguous) rather than missed: the apps and localsendd
+    /// answer our first announcement within a second.
+    static let localSendSettle = Duration.milliseconds(1500)
 
     /// Starts LocalSend discovery (unless `--no-localsend`; quietly none with only loopback chosen) and loads our
     /// LocalSend identity; nil with `--no-localsend`.
@@ -85,7 +92,7 @@ extension SendCommand {
         guard let discovery = localSend.discovery, !names.isEmpty else { return (ferry + names, chosen) }
         while !names.isEmpty {
             let generation = await run.tracker.generation
-            let devices = Array(await discovery.devices.values)
+            let devices = await discovery.devices.values.filter { !Self.isFerry($0) }
             let candidates = await run.tracker.reachable.map(PeerCandidate.init)
             let pinned = await run.session.trustedPeers
             var waiting: [PeerTarget] = []
@@ -109,7 +116,9 @@ extension SendCommand {
                 }
                 if let record = matches.first {
                     chosen.append(Self.peer(record))
-                } else if ferryMatched {
+                } else if ferryMatched,
+                    ContinuousClock.now >= min(deadline, localSend.started + Self.localSendSettle)
+                {
                     ferry.append(target)
                 } else {
                     waiting.append(target)
@@ -127,7 +136,14 @@ extension SendCommand {
     /// Every usable LocalSend device discovery heard (`--all`).
     func allLocalSendPeers(_ localSend: LocalSendSending?) async -> [LocalSendPeer] {
         guard let discovery = localSend?.discovery else { return [] }
-        return await discovery.devices.values.filter(\.isUsable).sorted { $0.alias < $1.alias }.map(Self.peer)
+        return await discovery.devices.values.filter { $0.isUsable && !Self.isFerry($0) }.sorted { $0.alias < $1.alias }
+            .map(Self.peer)
+    }
+
+    /// A `ferry receive` serves LocalSend too (model "ferry"): it is sent to through ferry's own protocol (resume,
+    /// per-chunk verification), never a second time as a LocalSend device, and its name is not ambiguous with itself.
+    static func isFerry(_ record: LocalSendFormat.Record) -> Bool {
+        record.deviceModel == "ferry"
     }
 
     static func listing(_ record: LocalSendFormat.Record) -> String {
@@ -315,6 +331,25 @@ extension SendCommand {
                     run.reporter.say(
                         "\(name) (LocalSend): offering \(items.count) \(items.count == 1 ? "file" : "files")"
                             + " (\(TransferFormat.bytes(UInt64(total))))")
+                    // A bar on the board, as for ferry peers: the bytes of the files before plus this file's.
+                    let key = ProgressBoard.Key(
+                        transferID: .random(), peerID: PeerID(rawValue: UInt64.random(in: 1...UInt64.max)))
+                    let starts = items.reduce(into: [Int64(0)]) { $0.append($0.last! + $1.size) }
+                    let started = ContinuousClock.now
+                    let board = run.reporter.board
+                    let progress: @Sendable (Int, Int64) -> Void = { index, bytes in
+                        guard let board else { return }
+                        let done = UInt64(max(0, starts[index] + bytes))
+                        let seconds = Double((ContinuousClock.now - started).components.seconds) + 0.001
+                        let rate = Double(done) / seconds
+                        board.update(
+                            key,
+                            ProgressLine(
+                                name: peer.name, bytesDone: done, totalBytes: UInt64(total), rate: rate,
+                                secondsLeft: rate > 0 ? Double(UInt64(total) - min(done, UInt64(total))) / rate : nil))
+                    }
+                    progress(0, 0)
+                    defer { board?.remove(key) }
                     let result = await localSend.sender.send(
                         items, to: peer.destination, pin: pin,
                         askPin: { wrong in
@@ -323,7 +358,7 @@ extension SendCommand {
                             return await Self.readSecret(
                                 "\(name) (LocalSend) " + (wrong ? "refused the PIN; PIN again: " : "asks for a PIN: "),
                                 context: context)
-                        })
+                        }, progress: progress)
                     return (index, Self.localSendResult(peer, result: result, items: items, pinGiven: pin != nil))
                 }
             }
