@@ -210,7 +210,7 @@ struct LocalSendSendTests {
     /// multicast every second.
     static let forwarderScript = """
         import asyncio, json, socket, sys
-        target, fingerprint = sys.argv[1], sys.argv[2]
+        target, fingerprint, scheme = sys.argv[1], sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else "https"
         async def pipe(reader, writer):
             try:
                 while data := await reader.read(65536):
@@ -225,7 +225,7 @@ struct LocalSendSendTests {
             udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
             udp.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_TTL, 2)
             body = json.dumps({"alias": "impostor", "version": "2.1", "deviceModel": "forged", "deviceType": "mobile",
-                "fingerprint": fingerprint, "port": 53317, "protocol": "https", "download": False,
+                "fingerprint": fingerprint, "port": 53317, "protocol": scheme, "download": False,
                 "announce": False}).encode()
             while True:
                 udp.sendto(body, ("224.0.0.167", 53317))
@@ -342,6 +342,60 @@ struct LocalSendSendTests {
                     !FileManager.default.fileExists(
                         atPath: phone.downloadDirectory.appendingPathComponent("photo.bin").path))
                 #expect(try TransferHarness.visibleFiles(in: inbox.path).isEmpty)
+            }
+        }
+    }
+
+    /// --trusted-only refuses a discovered LocalSend device that is not pinned, naming the command that pins it; once
+    /// pinned (`ferry trust add FINGERPRINT`), it is sent to.
+    @Test func trustedOnlyRefusesAnUnpinnedLocalSendDeviceAndSendsOncePinned() async throws {
+        try await LocalSendPeerTests.onBed(hosts: 2, peers: [.localsendd]) { bed, files in
+            try await Self.withConfig { config in
+                let receiver = try LocalSendDaemon(alias: "phone", on: bed.hosts[1])
+                let photo = try TestFiles(in: files).random("photo.bin", size: 50_000, seed: 23)
+                let refused = try Self.send(
+                    bed, from: bed.hosts[0], [photo.path, "--to", "phone", "--trusted-only"], config: config)
+                #expect(refused.status == 1, "\(refused.output)")
+                #expect(
+                    refused.failure.contains("ferry trust add \(receiver.fingerprint) --name phone"),
+                    "\(refused.output)")
+                #expect(
+                    !FileManager.default.fileExists(
+                        atPath: receiver.downloadDirectory.appendingPathComponent("photo.bin").path))
+
+                let pin = try FerryProcess.ferry(
+                    ["trust", "add", receiver.fingerprint, "--name", "phone"],
+                    environment: ["XDG_CONFIG_HOME": config.path])
+                #expect(try pin.waitForExit() == 0, "\(pin.capturedOutput())")
+                let sent = try Self.send(
+                    bed, from: bed.hosts[0], [photo.path, "--to", "phone", "--trusted-only"], config: config)
+                #expect(sent.status == 0, "\(sent.output)")
+                #expect(
+                    try Data(contentsOf: receiver.downloadDirectory.appendingPathComponent("photo.bin"))
+                        == Data(contentsOf: photo))
+            }
+        }
+    }
+
+    /// A device announcing `protocol: http` (encryption off in the app) is refused with the reason; ferry never falls
+    /// back to plain HTTP (the announcer's forwarder would have passed any connection on to localsendd).
+    @Test func aDeviceWithEncryptionOffIsRefusedWithTheReason() async throws {
+        try await LocalSendPeerTests.onBed(hosts: 3, peers: [.localsendd]) { bed, files in
+            try await Self.withConfig { config in
+                let real = try LocalSendDaemon(alias: "real", on: bed.hosts[1])
+                let script = files.url.appendingPathComponent("forward.py").path
+                try Self.forwarderScript.write(toFile: script, atomically: true, encoding: .utf8)
+                let forwarder = try bed.start(
+                    on: bed.hosts[2], executable: "/usr/bin/python3",
+                    arguments: [script, bed.hosts[1].address, "random-not-a-hash", "http"])
+                defer { _ = try? forwarder.terminate() }
+                _ = try forwarder.waitForLine(timeout: .seconds(30)) { $0.contains("forwarding") }
+                let photo = try TestFiles(in: files).random("photo.bin", size: 10_000, seed: 29)
+                let run = try Self.send(bed, from: bed.hosts[0], [photo.path, "--to", "impostor"], config: config)
+                #expect(run.status == 1, "\(run.output)")
+                #expect(run.failure.contains("encryption off (protocol http)"), "\(run.output)")
+                let nothing = try? FileManager.default.contentsOfDirectory(atPath: real.downloadDirectory.path)
+                #expect((nothing ?? []).isEmpty)
             }
         }
     }
