@@ -399,4 +399,46 @@ struct LocalSendSendTests {
             }
         }
     }
+
+    /// Ctrl-C during an upload: ferry sends `cancel` for the session, and localsendd ends it as cancelled at once
+    /// (two files, so the interrupted first one does not end the session by itself; without the cancel localsendd
+    /// keeps it until 45 s without uploads). Exit status 130.
+    @Test func ctrlCDuringAnUploadCancelsTheReceiversSession() async throws {
+        try await LocalSendPeerTests.onBed(hosts: 2, peers: [.localsendd]) { bed, files in
+            try await Self.withConfig { config in
+                let receiver = try LocalSendDaemon(alias: "phone", on: bed.hosts[1])
+                let big = try TestFiles(in: files).random("big.bin", size: 768 << 20, seed: 31)
+                let small = try TestFiles(in: files).random("small.bin", size: 1000, seed: 37)
+                let process = try bed.startFerry(
+                    on: bed.hosts[0],
+                    [
+                        "send", "--json", big.path, small.path, "--to", "phone", "--session", "ls-int", "--name",
+                        "ferry-out", "--port", "0", "--wait", "20",
+                    ],
+                    environment: ["XDG_CONFIG_HOME": config.path])
+                defer { _ = try? process.terminate() }
+                // The upload is under way once localsendd's partial file (written in place) has bytes.
+                let partial = receiver.downloadDirectory.appendingPathComponent("big.bin").path
+                let deadline = ContinuousClock.now + .seconds(120)
+                while ContinuousClock.now < deadline, process.isRunning {
+                    let size = (try? FileManager.default.attributesOfItem(atPath: partial)[.size] as? Int) ?? 0
+                    if size > 0 { break }
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+                #expect(
+                    process.isRunning, "the upload ended before it could be interrupted: \(process.capturedOutput())")
+                process.signal(SIGINT)
+                #expect(try process.waitForExit(timeout: .seconds(60)) == 130, "\(process.capturedOutput())")
+                var kind = ""
+                let settled = ContinuousClock.now + .seconds(20)
+                while ContinuousClock.now < settled {
+                    kind = (try receiver.state()["result"] as? [String: Any])?["kind"] as? String ?? ""
+                    if kind == "recv_cancelled" { break }
+                    try await Task.sleep(for: .milliseconds(100))
+                }
+                #expect(kind == "recv_cancelled", "\(receiver.process.capturedOutput())")
+                #expect(!FileManager.default.fileExists(atPath: partial))
+            }
+        }
+    }
 }
