@@ -441,4 +441,75 @@ struct LocalSendSendTests {
             }
         }
     }
+
+    /// On a terminal, a receiver nobody announced (`localsend` 0.1.2 answers announcements only by a register a send
+    /// does not serve) is shown with its fingerprint and the Verify page's Raw text (both fingerprints, sorted); `a`
+    /// sends and pins it, so the next send with --trusted-only goes without a question.
+    @Test func onATerminalAnUnpinnedReceiverIsShownAsItsVerifyPageShowsItAndAPinsIt() async throws {
+        try await LocalSendPeerTests.onBed(hosts: 2, peers: [.localsend]) { bed, files in
+            try await Self.withConfig { config in
+                let receiver = try LocalSendApp(.receive, alias: "pyapp", on: bed.hosts[1])
+                let photo = try TestFiles(in: files).random("photo.bin", size: 40_000, seed: 41)
+                let theirs = try bed.run(
+                    host: bed.hosts[0],
+                    [
+                        "sh", "-c",
+                        "openssl s_client -connect \(bed.hosts[1].address):53317 </dev/null 2>/dev/null"
+                            + " | openssl x509 -outform DER | sha256sum",
+                    ]
+                ).requireSuccess().stdout.prefix(64).uppercased()
+                let ours = try LocalSendReceiveTests.ferryFingerprint(config: config)
+                let target = "\(bed.hosts[1].address):53317"
+                let pane = try TerminalPane(
+                    [
+                        "send", photo.path, "--to", target, "--session", "ls-pane", "--name", "ferry-out", "--port",
+                        "0",
+                    ],
+                    environment: ["XDG_CONFIG_HOME": config.path], name: "lsverify", namespace: bed.hosts[0].namespace)
+                defer { pane.close() }
+                let screen = try pane.waitFor("Does it? [y]es, [n]o, [a]lways")
+                let sorted = [ours.uppercased(), String(theirs)].sorted()
+                #expect(screen.contains("presents certificate \(theirs)"), "\(screen)")
+                #expect(screen.contains("  \(sorted[0])\n  \(sorted[1])"), "\(screen)")
+                try pane.type("a")
+                let (status, end) = try pane.waitForExit()
+                #expect(status == 0, "\(end)")
+                #expect(
+                    try Data(contentsOf: receiver.downloadDirectory.appendingPathComponent("photo.bin"))
+                        == Data(contentsOf: photo))
+                let again = try Self.send(
+                    bed, from: bed.hosts[0], [photo.path, "--to", target, "--trusted-only"], config: config)
+                #expect(again.status == 0, "\(again.output)")
+            }
+        }
+    }
+
+    /// On a terminal the PIN is asked without echo when localsendd wants one, and asked again after a wrong one.
+    @Test func onATerminalThePinIsAskedWithoutEchoAndAgainAfterAWrongOne() async throws {
+        try await LocalSendPeerTests.onBed(hosts: 2, peers: [.localsendd]) { bed, files in
+            try await Self.withConfig { config in
+                let receiver = try LocalSendDaemon(alias: "locked", on: bed.hosts[1], pin: "4321")
+                let photo = try TestFiles(in: files).random("photo.bin", size: 40_000, seed: 43)
+                let pane = try TerminalPane(
+                    [
+                        "send", photo.path, "--to", "locked", "--session", "ls-pin", "--name", "ferry-out", "--port",
+                        "0",
+                    ],
+                    environment: ["XDG_CONFIG_HOME": config.path], name: "lspin", namespace: bed.hosts[0].namespace)
+                defer { pane.close() }
+                _ = try pane.waitFor("Does it? [y]es, [n]o, [a]lways")
+                try pane.type("y")
+                _ = try pane.waitFor("locked (LocalSend) asks for a PIN:")
+                try pane.type("1111")
+                _ = try pane.waitFor("locked (LocalSend) refused the PIN; PIN again:")
+                try pane.type("4321")
+                let (status, end) = try pane.waitForExit()
+                #expect(status == 0, "\(end)")
+                #expect(!end.contains("1111") && !end.contains("4321"), "\(end)")
+                #expect(
+                    try Data(contentsOf: receiver.downloadDirectory.appendingPathComponent("photo.bin"))
+                        == Data(contentsOf: photo))
+            }
+        }
+    }
 }

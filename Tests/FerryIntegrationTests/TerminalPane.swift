@@ -13,16 +13,17 @@ final class TerminalPane: Sendable {
 
     /// Starts `ferry ARGUMENTS` with `environment` in a new pane, `columns` wide (200 by default) and 50 lines
     /// high; with `stdinFile`, standard input is that file instead of the terminal (which stays the controlling
-    /// terminal, `/dev/tty`).
+    /// terminal, `/dev/tty`); with `namespace`, ferry runs in that network namespace (`ip netns exec`).
     init(
         _ arguments: [String], environment: [String: String], name: String = "pane", stdinFile: String? = nil,
-        columns: Int = 200
+        columns: Int = 200, namespace: String? = nil
     ) throws {
         socket = "ferry-test-\(name.filter { $0.isLetter || $0.isNumber })-\(UInt32.random(in: 0...UInt32.max))"
         let binary = try FerryBinary.url.path
         let assignments = environment.map { "\($0.key)=\(Self.quote($0.value))" }.sorted().joined(separator: " ")
         let command =
-            ([binary] + arguments).map(Self.quote).joined(separator: " ")
+            ((namespace.map { ["ip", "netns", "exec", $0] } ?? []) + [binary] + arguments).map(Self.quote)
+            .joined(separator: " ")
             + (stdinFile.map { " < " + Self.quote($0) } ?? "")
         let script = "env \(assignments) \(command); echo \"[exit $?]\"; exec cat >/dev/null"
         try Self.tmux(["-L", socket, "new-session", "-d", "-x", "\(columns)", "-y", "50", "sh", "-c", script])
