@@ -112,6 +112,7 @@ extension SendCommand {
                 files: items.count, messages: text == nil ? 0 : 1, bytes: totalBytes,
                 seconds: TransferFormat.seconds(elapsed ?? ContinuousClock.now - started), peers: results)
             summary.emptyFolders = collected.folders.count
+            await localSend?.discovery?.stop()  // before the reactor goes (the deferred stop covers errors)
             return summary
         }
         reporter.board?.clear()
