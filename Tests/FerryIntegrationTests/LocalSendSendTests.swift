@@ -512,4 +512,47 @@ struct LocalSendSendTests {
             }
         }
     }
+
+    /// localsendd checks each file's SHA-256 (422 on a mismatch, the file deleted): a file changed after ferry hashed
+    /// it (here while the file before it uploads) fails alone, the other arrives, and the exit status is 1.
+    @Test func aFileWhoseBytesFailTheReceiversSHA256CheckFailsAloneAndTheOtherArrives() async throws {
+        try await LocalSendPeerTests.onBed(hosts: 2, peers: [.localsendd]) { bed, files in
+            try await Self.withConfig { config in
+                let receiver = try LocalSendDaemon(alias: "phone", on: bed.hosts[1])
+                let big = try TestFiles(in: files).random("big.bin", size: 512 << 20, seed: 47)
+                let small = try TestFiles(in: files).random("small.bin", size: 5000, seed: 53)
+                let process = try bed.startFerry(
+                    on: bed.hosts[0],
+                    [
+                        "send", "--json", big.path, small.path, "--to", "phone", "--session", "ls-422", "--name",
+                        "ferry-out", "--port", "0", "--wait", "20",
+                    ],
+                    environment: ["XDG_CONFIG_HOME": config.path])
+                defer { _ = try? process.terminate() }
+                let partial = receiver.downloadDirectory.appendingPathComponent("big.bin").path
+                let deadline = ContinuousClock.now + .seconds(120)
+                while ContinuousClock.now < deadline, process.isRunning {
+                    let size = (try? FileManager.default.attributesOfItem(atPath: partial)[.size] as? Int) ?? 0
+                    if size > 0 { break }
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+                // Hashed and offered already; now other bytes of the same size.
+                let handle = try FileHandle(forWritingTo: small)
+                try handle.write(contentsOf: Data(TestFiles.randomBytes(count: 5000, seed: 59)))
+                try handle.close()
+                let summary = try process.nextJSON(timeout: .seconds(120)) { $0["event"] as? String == "summary" }
+                #expect(try process.waitForExit(timeout: .seconds(60)) == 1, "\(process.capturedOutput())")
+                let peer = (summary["peers"] as? [[String: Any]])?.first ?? [:]
+                #expect(peer["filesSucceeded"] as? Int == 1, "\(summary)")
+                #expect(peer["filesFailed"] as? Int == 1, "\(summary)")
+                #expect((peer["failure"] as? String ?? "").contains("SHA-256 check"), "\(summary)")
+                #expect(
+                    try Data(contentsOf: receiver.downloadDirectory.appendingPathComponent("big.bin"))
+                        == Data(contentsOf: big))
+                #expect(
+                    !FileManager.default.fileExists(
+                        atPath: receiver.downloadDirectory.appendingPathComponent("small.bin").path))
+            }
+        }
+    }
 }
