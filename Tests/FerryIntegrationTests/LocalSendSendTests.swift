@@ -555,4 +555,31 @@ struct LocalSendSendTests {
             }
         }
     }
+
+    /// 1500 files: the prepare-upload answer (a UUID token per file, about 70 KB from localsend-cli) is longer than
+    /// the HTTPS client's default 64 KiB answer bound; the sender reads it up to the reply's own bound (4 MiB), and
+    /// every file arrives.
+    @Test func fifteenHundredFilesReachALocalSendCLIReceiverWhoseAnswerIsLongerThan64KiB() async throws {
+        try await LocalSendPeerTests.onBed(hosts: 2, peers: [.localsendCLI]) { bed, files in
+            try await Self.withConfig { config in
+                let receiver = try LocalSendCLIReceiver(on: bed.hosts[1])
+                var paths: [String] = []
+                for index in 0..<1500 {
+                    let url = files.url.appendingPathComponent("f\(index).bin")
+                    try Data("file \(index)\n".utf8).write(to: url)
+                    paths.append(url.path)
+                }
+                let target = "\(bed.hosts[1].address):53317"
+                let run = try Self.send(bed, from: bed.hosts[0], paths + ["--to", target], config: config)
+                #expect(run.status == 0, "\(run.output)")
+                #expect(run.peer["filesSucceeded"] as? Int == 1500, "\(run.failure)")
+                let arrived = try FileManager.default.contentsOfDirectory(atPath: receiver.outputDirectory.path)
+                #expect(arrived.count == 1500)
+                #expect(
+                    try String(
+                        contentsOf: receiver.outputDirectory.appendingPathComponent("f1499.bin"), encoding: .utf8)
+                        == "file 1499\n")
+            }
+        }
+    }
 }

@@ -103,7 +103,11 @@ public struct LocalSendSender: Sendable {
 
     /// A sender with `identity`'s certificate, introducing itself as `device` (its fingerprint is set from the
     /// identity whatever `device` says).
+    /// Answers are read up to the prepare-upload reply's own bound (4 MiB: a token per file for thousands of files;
+    /// HTTPSClient's default 64 KiB holds about 1300), whatever `limits` says less.
     public init(identity: LocalSendIdentity, device: LocalSendDevice, limits: HTTPSClient.Limits = .init()) {
+        var limits = limits
+        limits.maxResponseBytes = max(limits.maxResponseBytes, LocalSendLimits.maxPrepareUploadBytes)
         client = HTTPSClient(identity: identity, limits: limits)
         var device = device
         device.fingerprint = identity.fingerprint.description
