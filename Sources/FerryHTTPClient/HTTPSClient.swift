@@ -64,6 +64,19 @@ public struct HTTPSClient: Sendable {
             totalTimeout: timeout)
     }
 
+    /// POSTs `bytes` (`application/octet-stream`, with its `Content-Length`) as an upload body: a short text's
+    /// bytes, bounded by the caller. Fails like `upload(to:pinned:descriptor:...)`.
+    public func upload(to url: String, pinned: LocalSendFingerprint, bytes: [UInt8]) async throws(HTTPSClientError)
+        -> HTTPSResponse
+    {
+        let request = CurlRequest(
+            identity: identity, pin: CertificatePin(expected: pinned), body: .bytes(bytes),
+            maxResponseBytes: limits.maxResponseBytes, progress: nil)
+        return try await request.run(
+            url: url, contentType: "application/octet-stream", connectTimeout: limits.connectTimeout,
+            stallTimeout: limits.stallTimeout, totalTimeout: nil)
+    }
+
     /// POSTs `length` bytes of the file open at `descriptor`, from `offset`, as the body
     /// (`application/octet-stream`, with its `Content-Length`), read piece by piece as libcurl sends them (never
     /// the whole file in memory); `progress` gets the body bytes sent so far, on libcurl's thread. The descriptor

@@ -67,12 +67,28 @@ import Testing
         receivers still check every chunk. --rehash hashes every file anyway (and keeps
         the new digests).
 
+        LocalSend apps (phones, other desktops) are receivers too, unless
+        --no-localsend: --to takes a LocalSend device's alias or the start of its
+        fingerprint (a name that both a ferry peer and a LocalSend device answer to is
+        refused as ambiguous), or HOST:53317; --all includes every LocalSend device
+        heard, each sent to by its own upload. The receiver's certificate must hash to
+        the fingerprint it announced (or, for HOST:53317 nobody announced, to a pinned
+        one) before a request byte is written, HTTPS only. A receiver not pinned here is
+        asked about on a terminal: ferry shows what the app's Verify page shows in its
+        Raw view, and a pins it (as 'ferry trust add FINGERPRINT' does); without a
+        terminal, a discovered device is sent to, a bare address is refused, and
+        --trusted-only refuses both. A PIN the receiver asks for comes from --pin-file
+        FILE, or is asked on the terminal without echo (never on the command line).
+        Folders keep their relative paths in the names sent; empty folders are not sent
+        to LocalSend receivers; --text arrives as a message in the app.
+
         Exit status: 0 when every file reached every peer, 1 otherwise, 130 when
         interrupted.
 
         USAGE: ferry send [--to <peer> ...] [--all] [--wait <seconds>] [--as <name>]
                [--compress <mode>] [--trusted-only] [--text <text>] [--no-relay]
-               [--rehash] [--json] [<file> ...] [<global options>]
+               [--rehash] [--no-localsend] [--pin-file <file>] [--json] [<file> ...]
+               [<global options>]
 
         ARGUMENTS:
           <file>                  A file or directory to send; - for standard input.
@@ -95,6 +111,9 @@ import Testing
                                   directly; they pass nothing on to each other.
           --rehash                Hash every file again instead of using the digests
                                   kept from an earlier send (then keep the new ones).
+          --no-localsend          Do not look for LocalSend devices nor send to them.
+          --pin-file <file>       The PIN a LocalSend receiver asks for, in FILE's first
+                                  line (a file others can read is refused).
           --json                  Print one JSON object per line for every event instead
                                   of text.
           -h, --help              Show help information.

@@ -9,7 +9,8 @@ import Testing
     static let sendUsage = """
         Usage: ferry send [--to <peer> ...] [--all] [--wait <seconds>] [--as <name>]
                [--compress <mode>] [--trusted-only] [--text <text>] [--no-relay]
-               [--rehash] [--json] [<file> ...] [<global options>]
+               [--rehash] [--no-localsend] [--pin-file <file>] [--json] [<file> ...]
+               [<global options>]
           See 'ferry send --help' for more information.
         """
 

@@ -1,4 +1,6 @@
+import FerryLocalSend
 import FerrySession
+import FerrySystem
 import FerryTransfer
 import FerryWire
 import Foundation
@@ -23,18 +25,47 @@ extension SendCommand {
             context: context, json: json, confirmsCodes: Self.confirmsCodes(context, trustedOnly: trustedOnly),
             summaryFollows: true)
         let configuration = engineConfiguration(log: setup.configuration.log, environment: context.environment)
-        let summary = try await TransferSession.run(setup: setup, engine: configuration, reporter: reporter) { run in
+        let pin = try pinFile.map(ReceiveCommand.readPin)
+        let reactor = try Reactor()
+        defer { reactor.shutdown() }
+        let summary = try await TransferSession.run(
+            setup: setup, engine: configuration, reporter: reporter, reactor: reactor
+        ) { run in
+            let localSend =
+                picking ? nil : try await startLocalSend(reactor: reactor, context: context, reporter: run.reporter)
+            defer { if let discovery = localSend?.discovery { Task { await discovery.stop() } } }
+            let deadline = ContinuousClock.now + .seconds(wait)
+            let split = try await splitTargets(targets, localSend: localSend, run: run, until: deadline)
+            let sendsToFerry = picking || all || !split.ferry.isEmpty
             // The items are opened, stat'ed and sniffed while the peers are found and connected (for 1000 small
             // files about as long as connecting to one by address: 20-45 ms), and before any pairing code is asked
             // about. Not while a person picks the peers, which can take minutes: what is prepared is what is offered,
             // and a file edited meanwhile would fail as changed during the send.
-            async let early: PreparedItems? = picking ? nil : run.engine.prepare(items, folders: collected.folders)
-            let (connected, unconnected) = try await connectPeers(run, context: context)
-            let prepared: PreparedItems
+            async let early: PreparedItems? =
+                picking || !sendsToFerry ? nil : run.engine.prepare(items, folders: collected.folders)
+            var (connected, unconnected): ([PeerInfo], [TransferSummary.PeerResult]) = ([], [])
+            if sendsToFerry {
+                (connected, unconnected) = try await connectPeers(
+                    run, targets: split.ferry, context: context, localSendDevices: localSend?.discovery != nil)
+            }
+            var localSendPeers = split.localSend
+            if all { localSendPeers += await allLocalSendPeers(localSend) }
+            if all, connected.isEmpty, unconnected.isEmpty, localSendPeers.isEmpty {
+                throw CLIError.failure(
+                    "no receiving peer was found in session \(TerminalText.escape(global.session)) within "
+                        + "\(wait.shortDescription) s; is `ferry receive` running there, with the same --session?")
+            }
+            var localSendFailures: [TransferSummary.PeerResult] = []
+            if let localSend, !localSendPeers.isEmpty {
+                (localSendPeers, localSendFailures) = try await confirmLocalSend(
+                    localSendPeers, localSend: localSend, run: run, context: context)
+            }
+            let localSendItems = localSendPeers.isEmpty ? [] : try Self.localSendItems(sources, text: text)
+            var prepared: PreparedItems?
             do {
                 if let items = try await early {
                     prepared = items
-                } else {
+                } else if sendsToFerry, !connected.isEmpty {
                     prepared = try await run.engine.prepare(items, folders: collected.folders)
                 }
             } catch let error as TransferError {
@@ -44,20 +75,44 @@ extension SendCommand {
             let started = ContinuousClock.now
             var results = failures
             var elapsed: Duration?
-            if !peers.isEmpty {
+            let localSendTask: Task<[TransferSummary.PeerResult], Never>? =
+                localSendPeers.isEmpty
+                ? nil
+                : Task { [localSendPeers, context] in
+                    await sendLocalSend(
+                        localSendItems, to: localSendPeers, localSend: localSend!, run: run, context: context,
+                        pin: pin)
+                }
+            if !peers.isEmpty, let prepared {
                 run.reporter.waitingForAnswer(peers)
                 do {
-                    let outcomes = try await run.engine.send(prepared, to: peers.map(\.peerID))
+                    let outcomes = try await withTaskCancellationHandler {
+                        try await run.engine.send(prepared, to: peers.map(\.peerID))
+                    } onCancel: {
+                        localSendTask?.cancel()
+                    }
                     results = outcomes.map(TransferSummary.PeerResult.init) + failures
                     elapsed = TransferSummary.transferTime(outcomes)
                 } catch let error as TransferError {
+                    localSendTask?.cancel()
                     throw CLIError.failure(error.description)
                 }
             }
+            if let localSendTask {
+                let sent = await withTaskCancellationHandler {
+                    await localSendTask.value
+                } onCancel: {
+                    localSendTask.cancel()
+                }
+                results += sent
+                try Task.checkCancellation()
+            }
+            results += localSendFailures
             var summary = TransferSummary(
                 files: items.count, messages: text == nil ? 0 : 1, bytes: totalBytes,
                 seconds: TransferFormat.seconds(elapsed ?? ContinuousClock.now - started), peers: results)
             summary.emptyFolders = collected.folders.count
+            await localSend?.discovery?.stop()  // before the reactor goes (the deferred stop covers errors)
             return summary
         }
         reporter.board?.clear()
@@ -84,7 +139,9 @@ extension SendCommand {
     }
 
     /// The peers to send to, connected: the `--to` targets, every receiver (`--all`), or the picker's choice.
-    private func connectPeers(_ run: TransferSession, context: CommandContext) async throws
+    private func connectPeers(
+        _ run: TransferSession, targets: [PeerTarget], context: CommandContext, localSendDevices: Bool
+    ) async throws
         -> (peers: [PeerInfo], failures: [TransferSummary.PeerResult])
     {
         let resolver = TargetResolver(run: run, sessionID: global.session)
@@ -92,7 +149,8 @@ extension SendCommand {
         if all {
             let found = await resolver.collectAll(until: deadline, quiet: Self.allQuietPeriod)
             try Task.checkCancellation()
-            if found.peers.isEmpty, found.failures.isEmpty {
+            // LocalSend devices heard may be all there is: the caller says so when there is none either.
+            if found.peers.isEmpty, found.failures.isEmpty, !localSendDevices {
                 throw CLIError.failure(
                     "no receiving peer was found in session \(TerminalText.escape(global.session)) within "
                         + "\(wait.shortDescription) s; is `ferry receive` running there, with the same --session?")

@@ -61,6 +61,18 @@ public struct SendCommand: ParsableCommand, Equatable {
             hashing it; receivers still check every chunk. --rehash hashes every file anyway (and keeps the new \
             digests).
 
+            LocalSend apps (phones, other desktops) are receivers too, unless --no-localsend: --to takes a \
+            LocalSend device's alias or the start of its fingerprint (a name that both a ferry peer and a \
+            LocalSend device answer to is refused as ambiguous), or HOST:53317; --all includes every LocalSend \
+            device heard, each sent to by its own upload. The receiver's certificate must hash to the fingerprint \
+            it announced (or, for HOST:53317 nobody announced, to a pinned one) before a request byte is written, \
+            HTTPS only. A receiver not pinned here is asked about on a terminal: ferry shows what the app's Verify \
+            page shows in its Raw view, and a pins it (as 'ferry trust add FINGERPRINT' does); without a terminal, \
+            a discovered device is sent to, a bare address is refused, and --trusted-only refuses both. A PIN the \
+            receiver asks for comes from --pin-file FILE, or is asked on the terminal without echo (never on the \
+            command line). Folders keep their relative paths in the names sent; empty folders are not sent to \
+            LocalSend receivers; --text arrives as a message in the app.
+
             Exit status: 0 when every file reached every peer, 1 otherwise, 130 when interrupted.
             """,
         arguments: [
@@ -92,6 +104,11 @@ public struct SendCommand: ParsableCommand, Equatable {
                 "rehash",
                 help: "Hash every file again instead of using the digests kept from an earlier send (then keep "
                     + "the new ones)."),
+            .flag("no-localsend", help: "Do not look for LocalSend devices nor send to them."),
+            .option(
+                "pin-file", valueName: "file",
+                help: "The PIN a LocalSend receiver asks for, in FILE's first line (a file others can read is refused)."
+            ),
             .flag("json", help: "Print one JSON object per line for every event instead of text."),
         ]
     )
@@ -134,6 +151,10 @@ public struct SendCommand: ParsableCommand, Equatable {
     public var relay: Bool
     /// Whether the chunk digests kept from earlier sends of an unchanged file are used (false: `--rehash`).
     public var usesKeptDigests: Bool
+    /// Whether LocalSend devices are looked for and sent to (false: `--no-localsend`).
+    public var localSend: Bool
+    /// `--pin-file`: where the PIN for LocalSend receivers is; nil when not given (asked on a terminal).
+    public var pinFile: String?
     /// The options every command accepts (session, name, port, peers, interfaces, verbosity).
     public var global: GlobalOptions
 
@@ -142,8 +163,10 @@ public struct SendCommand: ParsableCommand, Equatable {
         files: [String], targets: [PeerTarget] = [], all: Bool = false, wait: Double = SendCommand.defaultWait,
         compression: CompressionMode = .auto, standardInputName: String? = nil, trustedOnly: Bool = false,
         json: Bool = false, text: String? = nil, relay: Bool = true, usesKeptDigests: Bool = true,
-        global: GlobalOptions = .init()
+        localSend: Bool = true, pinFile: String? = nil, global: GlobalOptions = .init()
     ) {
+        self.localSend = localSend
+        self.pinFile = pinFile
         self.usesKeptDigests = usesKeptDigests
         self.text = text
         self.relay = relay
@@ -172,6 +195,8 @@ public struct SendCommand: ParsableCommand, Equatable {
             text: values.last("text"),
             relay: !values.isSet("no-relay"),
             usesKeptDigests: !values.isSet("rehash"),
+            localSend: !values.isSet("no-localsend"),
+            pinFile: values.last("pin-file"),
             global: try GlobalOptions(parsing: values)
         )
     }
@@ -181,6 +206,9 @@ public struct SendCommand: ParsableCommand, Equatable {
         try Self.validateText(text, files: files)
         try Self.validateTargets(targets, all: all)
         try Self.validateStandardInput(files, name: standardInputName)
+        if !localSend, pinFile != nil {
+            throw CLIError.usage("--no-localsend sends to no LocalSend device; --pin-file is for LocalSend receivers")
+        }
         guard wait >= 0, wait <= Self.maximumWait else {
             throw CLIError.usage(
                 "--wait: the wait must be 0 to \(Int(Self.maximumWait)) seconds (got \(wait.shortDescription))")

@@ -42,6 +42,8 @@ public struct TransferSummary: Sendable, Equatable {
         public var keptBytes: UInt64
         /// How the transfer stopped early, when it did.
         public var stop: TransferStop?
+        /// "localsend" for a LocalSend receiver (`protocol` in JSON); nil for a ferry peer.
+        public var protocolName: String?
 
         /// A result from its parts; every count defaults to zero and every text to nil (success).
         public init(
@@ -281,6 +283,8 @@ public struct TransferSummary: Sendable, Equatable {
                         fields.append(("resumedBytes", TransferReporter.int(peer.resumedBytes)))
                     }
                     if peer.keptBytes > 0 { fields.append(("keptBytes", TransferReporter.int(peer.keptBytes))) }
+                    // Only for a LocalSend receiver: which protocol it spoke.
+                    if let name = peer.protocolName { fields.append(("protocol", .string(name))) }
                     return .object(fields)
                 }))
         line.append("chunkBytes", TransferReporter.int(chunkBytes))

@@ -1,0 +1,89 @@
+import FerryWire
+import Glibc
+
+/// One file (or a text) as a LocalSend receiver is offered it: its name (folders joined by `/`), size, media type
+/// and whole-content SHA-256, computed before the offer (docs/LOCALSEND.md, "Sending").
+public struct LocalSendOutgoing: Sendable, Equatable {
+    /// Where the bytes come from.
+    public enum Source: Sendable, Equatable {
+        /// A regular file, read piece by piece when uploaded.
+        case file(path: String)
+        /// A text message (its UTF-8 bytes are the upload body, when the receiver wants one).
+        case text(String)
+    }
+
+    /// The bytes' source.
+    public let source: Source
+    /// `fileName`: the name the receiver stores it under, folders joined by `/`.
+    public let name: String
+    /// `size`: the bytes hashed (the file as read to its end, or the text's UTF-8 length).
+    public let size: Int64
+    /// `fileType`: a media type from the name's extension, `application/octet-stream` when unknown, `text/plain`
+    /// for a text.
+    public let fileType: String
+    /// `sha256`: the SHA-256 of the content, 64 lower-case hex digits.
+    public let sha256: String
+
+    /// The size of each read while hashing (and the most of the file held in memory at once).
+    public static let readSize = 1 << 20
+
+    /// The text message `text`: one `text/plain` file whose `preview` is the text (apps show it instead of
+    /// storing a file) and whose body, if the receiver asks for it, is the text's UTF-8 bytes.
+    public static func text(_ text: String) -> LocalSendOutgoing {
+        let bytes = Array(text.utf8)
+        return LocalSendOutgoing(
+            source: .text(text), name: "message.txt", size: Int64(bytes.count), fileType: "text/plain",
+            sha256: Hex.string(SHA256Hasher.digest(bytes)))
+    }
+
+    /// The regular file at `path`, offered as `name`: hashed here, `readSize` bytes at a time, to its end.
+    /// - Throws: `LocalSendSendError.unreadable` when it cannot be opened or read, or is not a regular file.
+    public static func file(path: String, name: String) throws(LocalSendSendError) -> LocalSendOutgoing {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw .unreadable(path: path, reason: Self.errorText()) }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { throw .unreadable(path: path, reason: Self.errorText()) }
+        guard status.st_mode & S_IFMT == S_IFREG else { throw .unreadable(path: path, reason: "not a regular file") }
+        let hasher = SHA256Hasher()
+        var buffer = [UInt8](repeating: 0, count: readSize)
+        var offset: Int64 = 0
+        while true {
+            let count = buffer.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, readSize, off_t(offset)) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw .unreadable(path: path, reason: Self.errorText())
+            }
+            if count == 0 { break }
+            buffer.withUnsafeBytes { hasher.update(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+            offset += Int64(count)
+        }
+        return LocalSendOutgoing(
+            source: .file(path: path), name: name, size: offset, fileType: fileType(forName: name),
+            sha256: Hex.string(hasher.finalize()))
+    }
+
+    /// A media type from the extension of `name` (case ignored), `application/octet-stream` when unknown. The
+    /// apps show an icon and preview by it; nothing else depends on it.
+    public static func fileType(forName name: String) -> String {
+        let last = name.split(separator: "/").last.map(String.init) ?? name
+        guard let dot = last.lastIndex(of: "."), dot != last.startIndex else { return "application/octet-stream" }
+        let suffix = last[last.index(after: dot)...].lowercased()
+        return mediaTypes[suffix] ?? "application/octet-stream"
+    }
+
+    private static let mediaTypes: [String: String] = [
+        "jpg": "image/jpeg", "jpeg": "image/jpeg", "png": "image/png", "gif": "image/gif", "webp": "image/webp",
+        "heic": "image/heic", "heif": "image/heif", "bmp": "image/bmp", "svg": "image/svg+xml",
+        "tif": "image/tiff", "tiff": "image/tiff", "mp4": "video/mp4", "mov": "video/quicktime",
+        "mkv": "video/x-matroska", "webm": "video/webm", "avi": "video/x-msvideo", "mp3": "audio/mpeg",
+        "m4a": "audio/mp4", "ogg": "audio/ogg", "opus": "audio/opus", "flac": "audio/flac", "wav": "audio/wav",
+        "pdf": "application/pdf", "zip": "application/zip", "gz": "application/gzip", "tar": "application/x-tar",
+        "apk": "application/vnd.android.package-archive", "json": "application/json", "txt": "text/plain",
+        "md": "text/markdown", "html": "text/html", "htm": "text/html", "csv": "text/csv",
+    ]
+
+    private static func errorText() -> String {
+        String(cString: strerror(errno)).lowercased()
+    }
+}
