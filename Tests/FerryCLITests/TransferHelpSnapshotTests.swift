@@ -74,8 +74,8 @@ import Testing
         heard, each sent to by its own upload. The receiver's certificate must hash to
         the fingerprint it announced (or, for HOST:53317 nobody announced, to a pinned
         one) before a request byte is written, HTTPS only. A receiver not pinned here is
-        asked about on a terminal: ferry shows what the app's Verify page shows in its
-        Raw view, and a pins it (as 'ferry trust add FINGERPRINT' does); without a
+        asked about on a terminal: ferry shows what the app's Verify page shows (Text),
+        and a pins it (as 'ferry trust add --localsend FINGERPRINT' does); without a
         terminal, a discovered device is sent to, a bare address is refused, and
         --trusted-only refuses both. A PIN the receiver asks for comes from --pin-file
         FILE, or is asked on the terminal without echo (never on the command line).

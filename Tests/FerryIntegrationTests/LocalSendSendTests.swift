@@ -347,7 +347,7 @@ struct LocalSendSendTests {
     }
 
     /// --trusted-only refuses a discovered LocalSend device that is not pinned, naming the command that pins it; once
-    /// pinned (`ferry trust add FINGERPRINT`), it is sent to.
+    /// pinned (`ferry trust add --localsend FINGERPRINT`), it is sent to.
     @Test func trustedOnlyRefusesAnUnpinnedLocalSendDeviceAndSendsOncePinned() async throws {
         try await LocalSendPeerTests.onBed(hosts: 2, peers: [.localsendd]) { bed, files in
             try await Self.withConfig { config in
@@ -357,14 +357,14 @@ struct LocalSendSendTests {
                     bed, from: bed.hosts[0], [photo.path, "--to", "phone", "--trusted-only"], config: config)
                 #expect(refused.status == 1, "\(refused.output)")
                 #expect(
-                    refused.failure.contains("ferry trust add \(receiver.fingerprint) --name phone"),
+                    refused.failure.contains("ferry trust add --localsend \(receiver.fingerprint) --name phone"),
                     "\(refused.output)")
                 #expect(
                     !FileManager.default.fileExists(
                         atPath: receiver.downloadDirectory.appendingPathComponent("photo.bin").path))
 
                 let pin = try FerryProcess.ferry(
-                    ["trust", "add", receiver.fingerprint, "--name", "phone"],
+                    ["trust", "add", "--localsend", receiver.fingerprint, "--name", "phone"],
                     environment: ["XDG_CONFIG_HOME": config.path])
                 #expect(try pin.waitForExit() == 0, "\(pin.capturedOutput())")
                 let sent = try Self.send(
@@ -469,8 +469,9 @@ struct LocalSendSendTests {
                 defer { pane.close() }
                 let screen = try pane.waitFor("Does it? [y]es, [n]o, [a]lways")
                 let sorted = [ours.uppercased(), String(theirs)].sorted()
-                #expect(screen.contains("presents certificate \(theirs)"), "\(screen)")
-                #expect(screen.contains("  \(sorted[0])\n  \(sorted[1])"), "\(screen)")
+                #expect(screen.contains("To LocalSend device at \(target); LocalSend has no"), "\(screen)")
+                #expect(screen.contains("  fingerprint \(theirs)"), "\(screen)")
+                #expect(screen.contains("    \(sorted[0])\n    \(sorted[1])"), "\(screen)")
                 try pane.type("a")
                 let (status, end) = try pane.waitForExit()
                 #expect(status == 0, "\(end)")
@@ -480,6 +481,15 @@ struct LocalSendSendTests {
                 let again = try Self.send(
                     bed, from: bed.hosts[0], [photo.path, "--to", target, "--trusted-only"], config: config)
                 #expect(again.status == 0, "\(again.output)")
+                // Pinned as what it is: a LocalSend device, as receive's `a` pins one.
+                let list = try FerryProcess.ferry(
+                    ["trust", "list", "--json"], environment: ["XDG_CONFIG_HOME": config.path])
+                #expect(try list.waitForExit() == 0, "\(list.capturedOutput())")
+                let entries = list.allStdoutLines.map(LocalSendReceiveTests.json).filter { !$0.isEmpty }
+                #expect(entries.first?["kind"] as? String == "localsend", "\(entries)")
+                #expect(entries.first?["fingerprint"] as? String == String(theirs), "\(entries)")
+                // Nobody announced it: no alias to keep (its address is no name).
+                #expect(entries.first?["alias"] as? String == "", "\(entries)")
             }
         }
     }

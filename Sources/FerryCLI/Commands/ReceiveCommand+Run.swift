@@ -219,29 +219,13 @@ extension ReceiveCommand {
         await session.trust(peer.deviceID, name: name)
     }
 
-    /// Pins a LocalSend device after `always`: kind `localsend`, its alias, and its alias as the name unless another
-    /// pinned device has that name (aliases are not unique: two phones may both be "iPhone"), then without a name;
-    /// also without one when the alias is no valid name (too long, nothing visible) or looks like a device ID or a
-    /// prefix of one (the device chose it: `trust remove` must not take it for another device's ID). Returns the
-    /// name it pinned.
+    /// Pins a LocalSend device after `always` (`LocalSendVerification.pin`); returns the name it pinned.
     @discardableResult
     static func pinLocalSend(_ peer: PeerInfo, in store: TrustStore, reporter: TransferReporter) throws -> String {
         // The stand-in name of a device without an alias is not its alias (a device that calls itself so is pinned
         // with an empty alias too: the stand-in is no name to tell devices apart by anyway).
         let shown = peer.displayName == LocalSendServer.unnamedDeviceName ? "" : peer.displayName
-        let alias = String(decoding: shown.utf8.prefix(TrustStore.maximumAliasBytes), as: UTF8.self)
-        var name =
-            alias.utf8.count <= GlobalOptions.maximumNameBytes && !DisplayNameMatch.key(alias).isEmpty
-                && !TrustCommand.looksLikeIDOrPrefix(alias) ? alias : ""
-        if !name.isEmpty, let other = try store.entry(named: name), other.deviceID != peer.deviceID {
-            reporter.say(
-                "'\(TerminalText.escape(name))' is the name of another trusted peer: this LocalSend device is pinned"
-                    + " without a name (ferry trust add --localsend \(LocalSendVerification.fingerprint(peer.deviceID)) --name"
-                    + " NAME gives it one)")
-            name = ""
-        }
-        try store.pin(peer.deviceID, name: name, kind: .localsend, alias: alias)
-        return name
+        return try LocalSendVerification.pin(peer.deviceID, alias: shown, in: store) { reporter.say($0) }
     }
 
     /// How long `--once` waits for the sender to hang up before closing the session itself.

@@ -191,12 +191,6 @@ extension SendCommand {
         return peer
     }
 
-    /// What the app's Verify page shows in its "Raw" view: both fingerprints (upper-case hex), sorted as strings
-    /// and joined; here on two lines of 64 digits.
-    static func verifyText(ours: LocalSendFingerprint, theirs: LocalSendFingerprint) -> [String] {
-        [ours.description.uppercased(), theirs.description.uppercased()].sorted()
-    }
-
     /// The receivers that may be sent to: pinned ones; on a terminal, the ones whose fingerprint the person
     /// confirmed (a sends and pins); without one, discovered ones unless `--trusted-only` (as for ferry peers: nobody
     /// is asked), never a bare address whose certificate nobody pinned or compared.
@@ -222,7 +216,7 @@ extension SendCommand {
                 kept.append(peer)
                 continue
             }
-            let pinCommand = "ferry trust add \(fingerprint) --name \(TerminalText.escape(peer.name))"
+            let pinCommand = LocalSendVerification.pinCommand(fingerprint.deviceID, name: peer.name)
             if trustedOnly {
                 fail(
                     "not trusted here, and --trusted-only sends to trusted receivers only; compare its fingerprint"
@@ -240,13 +234,13 @@ extension SendCommand {
                 }
                 continue
             }
+            // Its alias and address only: the model and type a datagram claims are not shown as if checked.
+            let contact = LocalSendContact(
+                alias: peer.discovered ? peer.name : "", fingerprint: fingerprint.deviceID,
+                ownFingerprint: localSend.identity.fingerprint.deviceID,
+                address: "\(peer.destination.host):\(peer.destination.port)")
             let lines =
-                [
-                    "\(TerminalText.escape(peer.name)) (LocalSend at \(peer.destination.host):\(peer.destination.port))"
-                        + " presents certificate \(fingerprint).",
-                    "Its LocalSend app's Verify page (Raw) should show:",
-                ] + Self.verifyText(ours: localSend.identity.fingerprint, theirs: fingerprint).map { "  " + $0 }
-                + ["Does it? [y]es, [n]o, [a]lways (yes, and trust it from now on)"]
+                contact.lines(sending: true) + ["Does it? [y]es, [n]o, [a]lways (yes, and trust it from now on)"]
             run.reporter.say(lines: lines)
             switch await Self.readAnswer() {
             case .accept:
@@ -254,7 +248,11 @@ extension SendCommand {
             case .always:
                 kept.append(peer)
                 do {
-                    _ = try store.pin(fingerprint.deviceID, name: peer.name)
+                    try LocalSendVerification.pin(
+                        fingerprint.deviceID, alias: peer.discovered ? peer.name : "", in: store
+                    ) {
+                        run.reporter.say($0)
+                    }
                     run.reporter.say("\(TerminalText.escape(peer.name)) is trusted from now on (ferry trust list)")
                 } catch {
                     run.reporter.say(

@@ -1,4 +1,5 @@
 import FerrySecurity
+import FerrySession
 import FerryWire
 
 /// What a person compares to know a LocalSend device on first contact (docs/LOCALSEND.md, "Trust"; SECURITY.md,
@@ -23,6 +24,34 @@ enum LocalSendVerification {
     /// A fingerprint as every LocalSend app shows and sends it: 64 upper-case hex digits.
     static func fingerprint(_ id: DeviceID) -> String {
         LocalSendFingerprint(deviceID: id).description
+    }
+
+    /// The command that pins the device whose certificate hashes to `id`, for a line telling a person how.
+    static func pinCommand(_ id: DeviceID, name: String) -> String {
+        "ferry trust add --localsend \(fingerprint(id)) --name \(name.isEmpty ? "NAME" : TerminalText.escape(name))"
+    }
+
+    /// Pins a LocalSend device a person confirmed (`always` on either side): kind `localsend`, its `alias`, and the
+    /// alias as the name unless another pinned device has that name (aliases are not unique: two phones may both be
+    /// "iPhone"), then without a name (`say` tells how to give it one); also without one when the alias is no valid
+    /// name (too long, nothing visible) or looks like a device ID or a prefix of one (the device chose it: `trust
+    /// remove` must not take it for another device's ID). Returns the name it pinned.
+    @discardableResult
+    static func pin(_ id: DeviceID, alias shown: String, in store: TrustStore, say: (String) -> Void) throws
+        -> String
+    {
+        let alias = String(decoding: shown.utf8.prefix(TrustStore.maximumAliasBytes), as: UTF8.self)
+        var name =
+            alias.utf8.count <= GlobalOptions.maximumNameBytes && !DisplayNameMatch.key(alias).isEmpty
+                && !TrustCommand.looksLikeIDOrPrefix(alias) ? alias : ""
+        if !name.isEmpty, let other = try store.entry(named: name), other.deviceID != id {
+            say(
+                "'\(TerminalText.escape(name))' is the name of another trusted peer: this LocalSend device is pinned"
+                    + " without a name (\(pinCommand(id, name: "")) gives it one)")
+            name = ""
+        }
+        try store.pin(id, name: name, kind: .localsend, alias: alias)
+        return name
     }
 
     /// `verifyPageText` cut into its two halves (each half is one device's fingerprint), for a terminal line each.
@@ -59,14 +88,23 @@ struct LocalSendContact: Sendable, Equatable {
     ///     247E... (64)
     ///   (LocalSend 1.15 to 1.17: About LocalSend > Debugging > Security shows its fingerprint)
     /// ```
-    func lines() -> [String] {
+    /// With `sending`, the first line introduces the device as a receiver ("To LocalSend device ...": `ferry send`
+    /// asks before the first request byte).
+    func lines(sending: Bool = false) -> [String] {
         let details =
             [deviceModel, deviceType].compactMap { $0.map { TerminalText.escape($0) } }
             + [address.map { "at \(TerminalText.escape($0))" }].compactMap { $0 }
-        let aside = details.isEmpty ? "" : " (\(details.joined(separator: ", ")))"
+        var aside = details.isEmpty ? "" : " (\(details.joined(separator: ", ")))"
+        // A device known by its address alone (nobody announced it) has no alias to show.
+        var named = " '\(TerminalText.escape(alias))'"
+        if alias.isEmpty, let address {
+            named = " at \(TerminalText.escape(address))"
+            aside = ""
+        }
         let verify = LocalSendVerification.verifyPageLines(own: ownFingerprint, peer: fingerprint)
         return [
-            "From LocalSend device '\(TerminalText.escape(alias))'\(aside); LocalSend has no pairing code:",
+            "\(sending ? "To" : "From") LocalSend device\(named)\(aside); LocalSend has no"
+                + " pairing code:",
             "  fingerprint \(LocalSendVerification.fingerprint(fingerprint))",
             "  its Verify page (LocalSend 1.18: tap Verify, then Text) must show:",
         ] + verify.map { "    " + $0 } + [
