@@ -83,7 +83,7 @@ public struct LocalSendServerConfiguration: Sendable {
     public static func device(alias: String, fingerprint: LocalSendFingerprint, port: UInt16) -> LocalSendDevice {
         LocalSendDevice(
             alias: alias, version: "2.1", deviceModel: "ferry", deviceType: "headless",
-            fingerprint: fingerprint.description, port: Int(port), scheme: "https", download: true)
+            fingerprint: fingerprint.description, port: Int(port), scheme: "https", download: false)
     }
 }
 

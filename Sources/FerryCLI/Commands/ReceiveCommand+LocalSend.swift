@@ -18,7 +18,8 @@ extension ReceiveCommand {
         guard status.st_mode & S_IFMT == S_IFREG else {
             throw CLIError.failure("--pin-file \(shown): not a regular file")
         }
-        guard status.st_mode & S_IROTH == 0 else {
+        // Group members are other users too (as for the key files: KeyFile refuses any group or other bit).
+        guard status.st_mode & (S_IRGRP | S_IROTH) == 0 else {
             throw CLIError.failure(
                 "--pin-file \(shown): other users can read it (mode \(String(status.st_mode & 0o777, radix: 8)));"
                     + " make it private with chmod 600 \(shown)")
