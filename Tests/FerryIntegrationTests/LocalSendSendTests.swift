@@ -22,7 +22,7 @@ struct LocalSendSendTests {
     /// Runs `ferry send --json ARGUMENTS` on `host` with its own configuration (`config`) and waits for its end.
     static func send(
         _ bed: TestBed, from host: TestHost, _ arguments: [String], config: TemporaryDirectory,
-        session: String = "ls-\(UInt32.random(in: 0...UInt32.max))"
+        session: String = "ls-\(UInt32.random(in: 0...UInt32.max))", environment: [String: String] = [:]
     ) throws -> SendRun {
         let process = try bed.startFerry(
             on: host,
@@ -30,7 +30,7 @@ struct LocalSendSendTests {
                 "--session", session, "--name", "ferry-out", "--port", "0",
                 "--wait", "20",
             ],
-            environment: ["XDG_CONFIG_HOME": config.path])
+            environment: environment.merging(["XDG_CONFIG_HOME": config.path]) { $1 })
         defer { _ = try? process.terminate() }
         let summary = (try? process.nextJSON(timeout: .seconds(120)) { $0["event"] as? String == "summary" }) ?? [:]
         let status = try process.waitForExit(timeout: .seconds(60))
@@ -334,8 +334,11 @@ struct LocalSendSendTests {
                 defer { _ = try? twin.terminate() }
                 let phone = try LocalSendDaemon(alias: "twin", on: bed.hosts[2])
                 let photo = try TestFiles(in: files).random("photo.bin", size: 10_000, seed: 19)
+                // Each kind alone is held until the other had 15 s to answer (not the 1.5 s a person waits): on a
+                // loaded machine both are heard for sure, and the run ends as soon as both are.
                 let run = try Self.send(
-                    bed, from: bed.hosts[0], [photo.path, "--to", "twin"], config: config, session: session)
+                    bed, from: bed.hosts[0], [photo.path, "--to", "twin"], config: config, session: session,
+                    environment: ["FERRY_LOCALSEND_SETTLE_MS": "15000"])
                 #expect(run.status == 1, "\(run.output)")
                 #expect(run.output.contains("names a ferry peer and a LocalSend device"), "\(run.output)")
                 #expect(

@@ -30,11 +30,16 @@ extension SendCommand {
         let identity: LocalSendIdentity
         /// When discovery started: devices answer our first announcement within about a second.
         let started = ContinuousClock.now
+        /// How long after `started` a name is held before it is sent to the one kind of peer it matched
+        /// (`localSendSettle`, or `FERRY_LOCALSEND_SETTLE_MS`: tests on a loaded machine lengthen it so that both
+        /// kinds are heard for sure).
+        var settle = SendCommand.localSendSettle
     }
 
-    /// How long after discovery started a name that matches a ferry peer is held, so that a LocalSend device
-    /// answering to it too is heard (and the name refused as ambiguous) rather than missed: the apps and localsendd
-    /// answer our first announcement within a second.
+    /// How long after discovery started a name that matches only a ferry peer, or only a LocalSend device, is held,
+    /// so that a peer of the other kind answering to it too is heard (and the name refused as ambiguous) rather than
+    /// missed: the apps and localsendd answer our first announcement within a second, ferry peers their beacons'
+    /// probe as fast.
     static let localSendSettle = Duration.milliseconds(1500)
 
     /// Starts LocalSend discovery (unless `--no-localsend`; quietly none with only loopback chosen) and loads our
@@ -48,8 +53,14 @@ extension SendCommand {
             reporter.failure($0)
         }
         let device = discovery?.ownDevice ?? LocalSendSender.device(alias: global.displayName, identity: identity)
-        return LocalSendSending(
+        var sending = LocalSendSending(
             discovery: discovery, sender: LocalSendSender(identity: identity, device: device), identity: identity)
+        if let text = context.environment["FERRY_LOCALSEND_SETTLE_MS"], let milliseconds = Int(text),
+            (0...600_000).contains(milliseconds)
+        {
+            sending.settle = .milliseconds(milliseconds)
+        }
+        return sending
     }
 
     /// Whether `address` is a LocalSend receiver's (its port is LocalSend's, 53317).
@@ -114,11 +125,11 @@ extension SendCommand {
                             + matches.map(Self.listing).joined(separator: ", ")
                             + "; name one by the start of its fingerprint instead")
                 }
-                if let record = matches.first {
+                // Either kind alone is taken only once the other had its time to answer too.
+                let settled = ContinuousClock.now >= min(deadline, localSend.started + localSend.settle)
+                if let record = matches.first, settled {
                     chosen.append(Self.peer(record))
-                } else if ferryMatched,
-                    ContinuousClock.now >= min(deadline, localSend.started + Self.localSendSettle)
-                {
+                } else if ferryMatched, settled {
                     ferry.append(target)
                 } else {
                     waiting.append(target)
