@@ -104,6 +104,7 @@ struct SessionBenchmark {
             try await Session.run(configuration: configuration("bench-b"), reactor: reactor) { b in
                 let address = SocketAddress.ipv4(.loopback, port: await b.listenPort)
                 var events = a.events.makeAsyncIterator()
+                var bEvents = b.events.makeAsyncIterator()
                 var samples: [Duration] = []
                 for _ in 0..<count {
                     let start = clock.now
@@ -114,6 +115,10 @@ struct SessionBenchmark {
                         if case .peerStateChanged(let info, .disconnected, _) = event, info.peerID == peer.peerID {
                             break
                         }
+                    }
+                    // And until B saw it end too: connecting again before that is refused as "already connected".
+                    while let event = await bEvents.next() {
+                        if case .peerStateChanged(_, .disconnected, _) = event { break }
                     }
                 }
                 var raw: [Duration] = []
