@@ -241,6 +241,7 @@ extension TransferEngine {
         guard isAttached(peerID) else { return }
         incoming.foreignPeers[peerID]?.isDetaching = true
         for waiter in incoming.roomWaiters.removeValue(forKey: peerID) ?? [] { waiter.resume() }
+        await waitAtDetachGate()
         while let key = incoming.keys.first(where: { $0.peer == peerID && incoming[$0]?.isEnding == false }) {
             await cancelIncoming(key, reason: nil, detail: "the peer went away (\(reason))", tellPeer: false)
         }
