@@ -74,8 +74,12 @@ extension TransferEngine {
         await withCheckedContinuation { probe.acceptGateWaiters.append((key, $0)) }
     }
 
-    /// Tests: a foreign peer's detach waits once marked detaching, before its first cancel, until `openDetachGate`.
-    func closeDetachGate() { probe.detachGateClosed = true }
+    /// Tests: a foreign peer's detach waits once marked detaching, before its first cancel (`beforeMarking`: before
+    /// it is marked, its peer still attached), until `openDetachGate`.
+    func closeDetachGate(beforeMarking: Bool = false) {
+        probe.detachGateClosed = true
+        probe.detachGateBeforeMarking = beforeMarking
+    }
 
     /// Tests: whether a detach waits at the gate.
     var detachGateHolds: Bool { !probe.detachGateWaiters.isEmpty }
@@ -87,8 +91,8 @@ extension TransferEngine {
         probe.detachGateWaiters = []
     }
 
-    func waitAtDetachGate() async {
-        guard probe.detachGateClosed else { return }
+    func waitAtDetachGate(beforeMarking: Bool) async {
+        guard probe.detachGateClosed, probe.detachGateBeforeMarking == beforeMarking else { return }
         await withCheckedContinuation { probe.detachGateWaiters.append($0) }
     }
 

@@ -44,9 +44,10 @@ struct TransferEngineProbe: Sendable {
     /// acceptances waiting there.
     var acceptGateClosed = false
     var acceptGateWaiters: [(key: IncomingKey, opened: CheckedContinuation<Void, Never>)] = []
-    /// While set, a foreign peer's detach waits right after it was marked detaching, before its first cancel; and
-    /// the detaches waiting there.
+    /// While set, a foreign peer's detach waits right after it was marked detaching, before its first cancel (or,
+    /// with `detachGateBeforeMarking`, before it is marked); and the detaches waiting there.
     var detachGateClosed = false
+    var detachGateBeforeMarking = false
     var detachGateWaiters: [CheckedContinuation<Void, Never>] = []
     /// Acceptances that stopped at an `isStillThisOffer` check (their reservations released, nothing answered).
     var acceptancesStopped = 0
