@@ -82,6 +82,15 @@ actor LocalSendSessions {
             return .message(.forbidden, LocalSendConnection.certificateNeeded)
         }
         let message = Self.message(in: request)
+        // A text is shown whole as a ferry message or not at all: one longer than a message carries (the `preview`
+        // bound is 1 MiB, a message's 64 KiB) is refused before the machine or the engine sees it, never kept as a
+        // file. 413: the apps show their generic error with this reason (403 would say "declined").
+        if let message, message.utf8.count > Payload.maxMessageBytes {
+            return .message(
+                .payloadTooLarge,
+                "the text is \(message.utf8.count) bytes; a message is at most \(Payload.maxMessageBytes) bytes "
+                    + "(send it as a file)")
+        }
         let offers = request.files.map { LocalSendFileOffer(id: $0.id, size: UInt64($0.size)) }
         switch machine.prepareUploadReceived(from: peer, files: offers, pin: pin, now: .now, using: &generator) {
         case .respond(let status, let reason):
@@ -98,7 +107,9 @@ actor LocalSendSessions {
             current = entry
             startTicker()
             if let message {
-                return await deliver(message, named: request.files[0].fileName, session: session, foreign: foreign)
+                return await deliver(
+                    message, id: request.files[0].id, named: request.files[0].fileName, from: peer, session: session,
+                    foreign: foreign)
             }
             let files = zip(request.files, digests).map { file, digest in
                 ForeignFile(
@@ -124,10 +135,15 @@ actor LocalSendSessions {
     /// type offered through the engine (the accept policy asks or decides; the prompt says "a message"), its bytes
     /// taken from the `preview`, verified by their SHA-256, then shown by the application (`message` event; kept as
     /// a file only where ferry keeps messages, `MemoryDelivery`). Answers 204 once shown, as the apps expect; 403
-    /// when declined.
-    private func deliver(_ text: String, named name: String, session: LocalSendSecret, foreign: ForeignPeer) async
-        -> Answer
-    {
+    /// when declined, or when the session ended (cancelled, consent timed out, the receiver stopped) while the offer
+    /// waited for consent: its transfer is then cancelled and nothing is written.
+    ///
+    /// Once accepted, the machine takes the message as a session of one file uploaded from the `preview` (its token
+    /// is never told to anyone): the consent timer no longer runs for it, and it ends as an upload does.
+    private func deliver(
+        _ text: String, id fileID: String, named name: String, from peer: LocalSendPeer, session: LocalSendSecret,
+        foreign: ForeignPeer
+    ) async -> Answer {
         let bytes = Array(text.utf8)
         let file = ForeignFile(
             path: name, size: UInt64(bytes.count), modificationTime: Self.time(nil),
@@ -136,6 +152,20 @@ actor LocalSendSessions {
         let (transferID, reply) = await foreign.offer([file])
         guard let reply, reply.accepted, reply.files.first?.accepted == true else {
             return consentDecided(session: session, transferID: transferID, reply: reply)
+        }
+        // The offer awaited consent: the session may have ended meanwhile (and another begun). The machine's
+        // consent is given only if it still waits for this session's.
+        guard current?.session == session,
+            case .accept(_, let tokens) = machine.consentGiven(
+                session: session, accepted: [fileID], now: .now, using: &generator),
+            case .receive = machine.uploadReceived(
+                from: peer, session: session, fileID: fileID, token: tokens[fileID], now: .now)
+        else {
+            await foreign.cancel(
+                transferID, reason: .cancelledByUser, detail: "the LocalSend session ended before the message was taken"
+            )
+            end(session, reason: "ended before the message was taken")
+            return .message(.forbidden, "the session was cancelled or timed out before consent")
         }
         current?.transferID = transferID
         var failure: String?
@@ -146,12 +176,16 @@ actor LocalSendSessions {
             failure = "\(error)"
         }
         let upload = Upload(
-            session: session, fileID: "", size: UInt64(bytes.count), foreign: foreign, transferID: transferID, index: 0)
+            session: session, fileID: fileID, size: UInt64(bytes.count), foreign: foreign, transferID: transferID,
+            index: 0)
         let result = await result(of: upload)
-        // Nothing for the sender to upload: the machine's session ends as one with no file accepted (204).
-        _ = machine.consentGiven(session: session, accepted: [], now: .now, using: &generator)
-        end(session, reason: "a message")
-        guard failure == nil, result?.status == .published else {
+        let shown = failure == nil && result?.status == .published
+        // Only this session's: a cancel or the idle timer may have ended it during the awaits above.
+        if current?.session == session {
+            _ = machine.uploadEnded(fileID: fileID, outcome: shown ? .received : .failed, now: .now)
+            end(session, reason: "a message")
+        }
+        guard shown else {
             let why = result.map { $0.detail.isEmpty ? $0.status.description : "\($0.status): \($0.detail)" }
             return .message(.internalServerError, "not shown: " + (failure ?? why ?? "the session ended"))
         }
@@ -230,8 +264,12 @@ actor LocalSendSessions {
         }
         let result = await result(of: upload)
         let published = failure == nil && result?.status == .published
-        let ended = machine.uploadEnded(fileID: upload.fileID, outcome: published ? .received : .failed, now: .now)
-        if ended != nil { end(upload.session, reason: "every file ended") }
+        // Only while this upload's session is the current one: it may have ended (and another begun) meanwhile.
+        if current?.session == upload.session,
+            machine.uploadEnded(fileID: upload.fileID, outcome: published ? .received : .failed, now: .now) != nil
+        {
+            end(upload.session, reason: "every file ended")
+        }
         if published { return Answer(status: .ok, body: []) }
         let why = result.map { $0.detail.isEmpty ? $0.status.description : "\($0.status): \($0.detail)" }
         return .message(.internalServerError, "not stored: " + (failure ?? why ?? "the session ended"))
@@ -247,6 +285,8 @@ actor LocalSendSessions {
         await upload.foreign.failFile(
             upload.index, of: upload.transferID,
             detail: "its upload broke after \(received) of \(upload.size) bytes (\(reason))")
+        // Checked again after the await: the session may have ended (and another begun) meanwhile.
+        guard current?.session == upload.session else { return }
         if machine.uploadEnded(fileID: upload.fileID, outcome: .failed, now: .now) != nil {
             end(upload.session, reason: "every file ended")
         }

@@ -56,6 +56,46 @@ extension TransferEngine {
         probe.chunkGateWaiters = []
     }
 
+    /// Tests: offers being accepted wait before their first check until `openAcceptGate`.
+    func closeAcceptGate() { probe.acceptGateClosed = true }
+
+    /// Tests: the transfer of the first acceptance waiting at the gate, if one waits.
+    var acceptGateHolds: IncomingKey? { probe.acceptGateWaiters.first?.key }
+
+    /// Tests: lets every acceptance waiting at the gate go on; none waits after.
+    func openAcceptGate() {
+        probe.acceptGateClosed = false
+        for waiter in probe.acceptGateWaiters { waiter.opened.resume() }
+        probe.acceptGateWaiters = []
+    }
+
+    func waitAtAcceptGate(_ key: IncomingKey) async {
+        guard probe.acceptGateClosed else { return }
+        await withCheckedContinuation { probe.acceptGateWaiters.append((key, $0)) }
+    }
+
+    /// Tests: a foreign peer's detach waits once marked detaching, before its first cancel (`beforeMarking`: before
+    /// it is marked, its peer still attached), until `openDetachGate`.
+    func closeDetachGate(beforeMarking: Bool = false) {
+        probe.detachGateClosed = true
+        probe.detachGateBeforeMarking = beforeMarking
+    }
+
+    /// Tests: whether a detach waits at the gate.
+    var detachGateHolds: Bool { !probe.detachGateWaiters.isEmpty }
+
+    /// Tests: lets every detach waiting at the gate go on; none waits after.
+    func openDetachGate() {
+        probe.detachGateClosed = false
+        for waiter in probe.detachGateWaiters { waiter.resume() }
+        probe.detachGateWaiters = []
+    }
+
+    func waitAtDetachGate(beforeMarking: Bool) async {
+        guard probe.detachGateClosed, probe.detachGateBeforeMarking == beforeMarking else { return }
+        await withCheckedContinuation { probe.detachGateWaiters.append($0) }
+    }
+
     func waitAtChunkGate(file: Int, _ id: TransferID) async {
         guard file == probe.chunkGateFile else { return }
         await withCheckedContinuation { probe.chunkGateWaiters.append((id, $0)) }

@@ -40,4 +40,15 @@ struct TransferEngineProbe: Sendable {
     /// Runs between a failed file's staged-data removal and the release of its reservation (tests: a creation ahead
     /// landing there, `stageAhead`'s `lockAcrossProcesses(creating:)` on the accepting queue). Nil: nothing runs.
     var betweenStagedRemovalAndRelease: (@Sendable (StagedReservation) -> Void)?
+    /// While set, an offer being accepted waits before its first `isStillThisOffer` check (`acceptOffer`); and the
+    /// acceptances waiting there.
+    var acceptGateClosed = false
+    var acceptGateWaiters: [(key: IncomingKey, opened: CheckedContinuation<Void, Never>)] = []
+    /// While set, a foreign peer's detach waits right after it was marked detaching, before its first cancel (or,
+    /// with `detachGateBeforeMarking`, before it is marked); and the detaches waiting there.
+    var detachGateClosed = false
+    var detachGateBeforeMarking = false
+    var detachGateWaiters: [CheckedContinuation<Void, Never>] = []
+    /// Acceptances that stopped at an `isStillThisOffer` check (their reservations released, nothing answered).
+    var acceptancesStopped = 0
 }

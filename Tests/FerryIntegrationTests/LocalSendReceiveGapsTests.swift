@@ -112,6 +112,69 @@ struct LocalSendReceiveGapsTests {
             #expect(again.status == 204, "\(again)")
         }
     }
+
+    /// The JSON an app sends for a text (`send_provider.dart`): the text in `preview`, its size, no sha256.
+    static func textBody(_ text: String, name: String = "note.txt") -> String {
+        "{\"info\":{\"alias\":\"alice\",\"version\":\"2.1\",\"deviceType\":\"mobile\"},\"files\":{\"t1\":"
+            + "{\"id\":\"t1\",\"fileName\":\"\(name)\",\"size\":\(text.utf8.count),\"fileType\":\"text/plain\","
+            + "\"preview\":\"\(text)\"}}}"
+    }
+
+    /// The next `message`, `file` or `denied` event: whichever the receiver shows first.
+    static func nextShown(_ receiver: Receiver) throws -> [String: Any] {
+        try receiver.process.nextJSON(timeout: .seconds(60)) {
+            ["message", "file", "denied"].contains($0["event"] as? String ?? "")
+        }
+    }
+
+    /// A text longer than a ferry message (`Payload.maxMessageBytes`, 64 KiB) but within the JSON's `preview` bound
+    /// (1 MiB) is refused 413 before anything is offered: it is neither shown nor kept as a file (a message is shown
+    /// whole or not at all), and the app shows an error with the reason rather than "sent".
+    @Test func aTextLongerThanAMessageIsRefused413AndNothingIsShownOrKept() async throws {
+        try await LocalSendPeerTests.onBed(hosts: 2, peers: []) { bed, files in
+            let receiver = try Receiver(on: bed.hosts[1], bed: bed)
+            defer { receiver.stop() }
+            let alice = try Receive.ClientCertificate.make(in: files, name: "alice")
+            let (client, address) = (bed.hosts[0], bed.hosts[1].address)
+            let long = String(repeating: "a", count: 65_537)
+            let refused = try Receive.curl(
+                bed, from: client, to: address, "/api/localsend/v2/prepare-upload",
+                body: Self.textBody(long, name: "long.txt"), certificate: alice)
+            #expect(refused.status == 413, "\(refused) \(receiver.process.capturedOutput())")
+            // The next thing shown is the next (short) text: nothing of the long one came before it.
+            let short = try Receive.curl(
+                bed, from: client, to: address, "/api/localsend/v2/prepare-upload", body: Self.textBody("short"),
+                certificate: alice)
+            #expect(short.status == 204, "\(short)")
+            let shown = try Self.nextShown(receiver)
+            #expect(shown["event"] as? String == "message" && shown["text"] as? String == "short", "\(shown)")
+            #expect(try receiver.published() == ["note.txt": 5])
+            let staged =
+                (try? FileManager.default.contentsOfDirectory(atPath: receiver.inbox.path + "/.ferry-staging")) ?? []
+            #expect(staged.isEmpty, "\(staged)")
+        }
+    }
+
+    /// A text the accept policy declines (`--accept trusted`, a sender not pinned) is answered 403 (the app shows
+    /// "declined"), not shown, not kept.
+    @Test func aDeclinedTextIsAnswered403AndNotShown() async throws {
+        try await LocalSendPeerTests.onBed(hosts: 2, peers: []) { bed, files in
+            let receiver = try Receiver(on: bed.hosts[1], bed: bed, accept: "trusted")
+            defer { receiver.stop() }
+            let alice = try Receive.ClientCertificate.make(in: files, name: "alice")
+            let (client, address) = (bed.hosts[0], bed.hosts[1].address)
+            let declined = try Receive.curl(
+                bed, from: client, to: address, "/api/localsend/v2/prepare-upload",
+                body: Self.textBody("Hello from a stranger"), certificate: alice)
+            #expect(declined.status == 403, "\(declined)")
+            let shown = try Self.nextShown(receiver)
+            #expect(shown["event"] as? String == "denied", "\(shown)")
+            #expect(try receiver.published().isEmpty)
+            let staged =
+                (try? FileManager.default.contentsOfDirectory(atPath: receiver.inbox.path + "/.ferry-staging")) ?? []
+            #expect(staged.isEmpty, "\(staged)")
+        }
+    }
 }
 
 extension LocalSendReceiveGapsTests {

@@ -39,7 +39,10 @@ import Testing
         }
     }
 
-    @Test func aDetachWhileAnOfferIsAcceptedLeavesNoTransferBehind() async throws {
+    /// What this proves: an offer made once a detach has begun (it waits on the first transfer's publish) is not
+    /// taken and no transfer is left behind. An offer already part-way through `acceptOffer` when the detach begins
+    /// is `anOfferPartWayThroughAcceptanceWhenADetachBeginsIsNotAccepted` (held there by the probe's gates).
+    @Test func anOfferMadeWhileADetachIsUnderWayIsNotAnsweredAndLeavesNoTransferBehind() async throws {
         try await Receive.withReceiver { engine, inbox in
             let phone = await ForeignUploader(engine: engine)
             let small = [UInt8](Receive.photo[..<1000])
@@ -64,6 +67,36 @@ import Testing
             // The first transfer's outcome comes once its queued writes were waited for; then nothing is left.
             _ = await Receive.event(engine) { if case .finished(let o) = $0, o.transferID == first { o } else { nil } }
             #expect(late == nil, "an offer of a peer being detached is answered: \(String(describing: late))")
+            #expect(await engine.receivesNothing, "a transfer of the detached peer is left behind")
+            #expect(try Receive.contents(inbox).staged.isEmpty)
+        }
+    }
+
+    /// An offer part-way through `acceptOffer` when a detach begins: its record is still there, still asking and
+    /// not ending (the detach has cancelled nothing yet), so only `isStillThisOffer`'s attached clause stops it.
+    /// It is not accepted, its reservations are released, and once the detach ends it answers nothing.
+    @Test func anOfferPartWayThroughAcceptanceWhenADetachBeginsIsNotAccepted() async throws {
+        try await Receive.withReceiver { engine, inbox in
+            let phone = await ForeignUploader(engine: engine)
+            let peer = phone.peer
+            await engine.closeAcceptGate()
+            await engine.closeDetachGate()
+            let offering = Task { await peer.offer([ForeignFile(path: "b.bin", size: 1000, sha256: nil)]) }
+            while await engine.acceptGateHolds == nil { await Task.yield() }
+            let key = try #require(await engine.acceptGateHolds)
+            let detaching = Task { await peer.detach(reason: "the connection was reset") }
+            while await !engine.detachGateHolds { await Task.yield() }
+            // The acceptance goes on while the detach waits before its first cancel.
+            await engine.openAcceptGate()
+            while await engine.probe.acceptancesStopped == 0, await engine.phase(of: key) == .asking {
+                await Task.yield()
+            }
+            #expect(await engine.probe.acceptancesStopped == 1)
+            #expect(await engine.phase(of: key) == .asking, "an offer of a peer being detached was accepted")
+            await engine.openDetachGate()
+            await detaching.value
+            let (_, reply) = await offering.value
+            #expect(reply == nil, "an offer of a peer being detached is answered: \(String(describing: reply))")
             #expect(await engine.receivesNothing, "a transfer of the detached peer is left behind")
             #expect(try Receive.contents(inbox).staged.isEmpty)
         }
@@ -160,7 +193,8 @@ import Testing
                 capabilities: [.transfers], listenPort: 0, datagramPort: 0, sessionID: "unit", displayName: "mallory")
             try await mallory.send(SessionMessage.hello(hello).encoded() + SessionMessage.connectionRequest.encoded())
             while await engine.session.peer(phone.peer.peerID)?.state != .connected { await Task.yield() }
-            await #expect(throws: TransferError.self) {
+            // The specific refusal: any other TransferError (no peer, not connected) would hide the rule.
+            await #expect(throws: TransferError.foreignRangePeerID("mallory")) {
                 try await engine.send(Payload(name: "x.txt", data: Data("x".utf8)), to: [phone.peer.peerID])
             }
             // Nothing of the send reached the foreign peer that has this ID.
@@ -188,6 +222,9 @@ extension TransferEngine {
 
     /// Whether transfer `key` has a publish turn under way.
     fileprivate func isPublishing(_ key: IncomingKey) -> Bool? { incoming[key]?.isPublishing }
+
+    /// The phase of transfer `key`, nil when it is gone.
+    fileprivate func phase(of key: IncomingKey) -> IncomingTransfer.Phase? { incoming[key]?.phase }
 
     /// Whether transfer `key` is being stopped.
     fileprivate func isEnding(_ key: IncomingKey) -> Bool? { incoming[key]?.isEnding }

@@ -248,8 +248,10 @@ extension TransferEngine {
                 return (index, file.components, file.size, digest)
             }
         let alreadyThere = await findHeld(candidates, key, in: directory, chunkSize: chunkSize)
+        await waitAtAcceptGate(key)
         guard isStillThisOffer() else {
             reservations.forEach { $0.release() }  // cancelled or stopped while held files were hashed
+            probe.acceptancesStopped += 1
             return
         }
         let hashers = await accepting.run { () -> [FileDigest?] in
@@ -267,6 +269,7 @@ extension TransferEngine {
         }
         guard isStillThisOffer(), var transfer = incoming[key], transfer.files.count == reservations.count else {
             reservations.forEach { $0.release() }  // cancelled or stopped while the prefixes were hashed
+            probe.acceptancesStopped += 1
             return
         }
         var needed: UInt64 = 0
@@ -305,6 +308,7 @@ extension TransferEngine {
         let madeFolders = folders.isEmpty ? [] : await accepting.run { directory.createFolders(folders) }
         guard isStillThisOffer() else {
             reservations.forEach { $0.release() }  // cancelled or stopped while the folders were made
+            probe.acceptancesStopped += 1
             return
         }
         for case .failure(let error) in madeFolders {

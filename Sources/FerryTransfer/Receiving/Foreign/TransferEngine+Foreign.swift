@@ -238,9 +238,11 @@ extension TransferEngine {
     /// room give up; so no transfer of it outlives the detach (review of issue 29: an offer taken while the detach
     /// awaited a cancel was left without its peer).
     func detachForeignPeer(_ peerID: PeerID, reason: String) async {
+        await waitAtDetachGate(beforeMarking: true)
         guard isAttached(peerID) else { return }
         incoming.foreignPeers[peerID]?.isDetaching = true
         for waiter in incoming.roomWaiters.removeValue(forKey: peerID) ?? [] { waiter.resume() }
+        await waitAtDetachGate(beforeMarking: false)
         while let key = incoming.keys.first(where: { $0.peer == peerID && incoming[$0]?.isEnding == false }) {
             await cancelIncoming(key, reason: nil, detail: "the peer went away (\(reason))", tellPeer: false)
         }
