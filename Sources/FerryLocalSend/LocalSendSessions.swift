@@ -113,7 +113,7 @@ actor LocalSendSessions {
             }
             let files = zip(request.files, digests).map { file, digest in
                 ForeignFile(
-                    path: file.fileName, size: UInt64(file.size), modificationTime: Self.time(file.modified),
+                    path: file.fileName, size: UInt64(file.size), modificationTime: Self.modificationTime(file.modified),
                     mediaType: String(file.fileType.prefix(255)), sha256: digest)
             }
             let (transferID, reply) = await foreign.offer(files)
@@ -146,7 +146,7 @@ actor LocalSendSessions {
     ) async -> Answer {
         let bytes = Array(text.utf8)
         let file = ForeignFile(
-            path: name, size: UInt64(bytes.count), modificationTime: Self.time(nil),
+            path: name, size: UInt64(bytes.count), modificationTime: Self.modificationTime(nil),
             mediaType: Payload.messageMediaType,
             sha256: SHA256Hasher.digest(bytes))
         let (transferID, reply) = await foreign.offer([file])
@@ -412,7 +412,7 @@ actor LocalSendSessions {
     }
 
     /// The file's `metadata.modified` (ISO 8601), else now (LocalSend senders that give none: the moment it came).
-    static func time(_ text: String?) -> FileTime {
+    static func modificationTime(_ text: String?) -> FileTime {
         let now = Date().timeIntervalSince1970
         var seconds = now
         if let text {

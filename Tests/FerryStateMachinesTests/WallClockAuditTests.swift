@@ -40,11 +40,12 @@ import Testing
                 + "now, to delete leftovers a week old; a wrong clock removes a leftover early or late, never touches "
                 + "a transfer in progress (a live transfer's staged file is open and rewritten)"),
         Allowed(
-            file: "FerrySecurity/DeviceIdentity.swift", api: "X509_gmtime_adj",
-            why: "the self-signed certificate's notBefore, written once when the identity is created; peers accept "
-                + "any certificate and compare its SHA-256 (ferry_accept_any_certificate), never its dates"),
+            file: "FerrySecurity/SelfSignedCertificate.swift", api: "X509_gmtime_adj",
+            why: "ferry's own self-signed certificate's notBefore (DeviceIdentity, `.fromNow`), written once when the "
+                + "identity is created; peers accept any certificate and compare its SHA-256 "
+                + "(ferry_accept_any_certificate), never its dates; the LocalSend certificate has fixed dates"),
         Allowed(
-            file: "FerrySecurity/DeviceIdentity.swift", api: "X509_time_adj",
+            file: "FerrySecurity/SelfSignedCertificate.swift", api: "X509_time_adj",
             why: "the certificate's notAfter (creation + 100 years), for the same reason never checked by a peer"),
         Allowed(
             file: "ferry-bench/CompareBenchmark.swift", api: "Date()",
