@@ -380,6 +380,29 @@ struct LocalSendSendTests {
         }
     }
 
+    /// A name pinned here (to a LocalSend fingerprint) names that device only: localsendd announcing the same alias
+    /// with another certificate is a stranger, so nothing goes to it (without a terminal nobody would be asked), the
+    /// send says why and fails, as for a ferry peer pinned under a name (`.pinnedAbsent`).
+    @Test func aStrangerAnnouncingThePinnedNameOfAnAbsentDeviceGetsNothing() async throws {
+        try await LocalSendPeerTests.onBed(hosts: 2, peers: [.localsendd]) { bed, files in
+            try await Self.withConfig { config in
+                let stranger = try LocalSendDaemon(alias: "phone", on: bed.hosts[1])
+                let pinned = String(repeating: "5A", count: 32)
+                let pin = try FerryProcess.ferry(
+                    ["trust", "add", "--localsend", pinned, "--name", "phone"],
+                    environment: ["XDG_CONFIG_HOME": config.path])
+                #expect(try pin.waitForExit() == 0, "\(pin.capturedOutput())")
+                let photo = try TestFiles(in: files).random("photo.bin", size: 20_000, seed: 41)
+                let run = try Self.send(bed, from: bed.hosts[0], [photo.path, "--to", "phone"], config: config)
+                #expect(run.status == 1, "\(run.output)")
+                #expect(run.output.contains("'phone' is pinned to"), "\(run.output)")
+                #expect(run.output.contains("not trusted, so nothing is sent to it"), "\(run.output)")
+                let nothing = try? FileManager.default.contentsOfDirectory(atPath: stranger.downloadDirectory.path)
+                #expect((nothing ?? []).isEmpty)
+            }
+        }
+    }
+
     /// A device announcing `protocol: http` (encryption off in the app) is refused with the reason; ferry never falls
     /// back to plain HTTP (the announcer's forwarder would have passed any connection on to localsendd).
     @Test func aDeviceWithEncryptionOffIsRefusedWithTheReason() async throws {

@@ -56,7 +56,7 @@ public struct LocalSendSendResult: Sendable, Equatable {
         case sent
         /// A text the receiver showed (204 to a text).
         case shown
-        /// The receiver did not want it (no token for it, or 204 to files).
+        /// The receiver declined it (no token for it, or 204 to files): it did not arrive, a failure for that file.
         case skipped
         /// Its upload failed, for this reason (422: the receiver's SHA-256 check failed).
         case failed(String)
@@ -75,13 +75,13 @@ public struct LocalSendSendResult: Sendable, Equatable {
     /// Whether the send was cancelled (Ctrl-C).
     public var cancelled: Bool
 
-    /// Whether nothing failed (skipped files and shown texts count as done).
+    /// Whether every item arrived (a shown text counts as done; a declined file does not).
     public var isSuccess: Bool {
         failure == nil
             && outcomes.allSatisfy { outcome in
                 switch outcome {
-                case .sent, .shown, .skipped: return true
-                case .failed, .notSent: return false
+                case .sent, .shown: return true
+                case .skipped, .failed, .notSent: return false
                 }
             }
     }
