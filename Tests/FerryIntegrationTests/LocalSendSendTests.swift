@@ -94,22 +94,90 @@ struct LocalSendSendTests {
                 chmod(wrong, 0o600)
                 chmod(right, 0o600)
 
-                let refused = try Self.send(
-                    bed, from: bed.hosts[0], [photo.path, "--to", "locked", "--pin-file", wrong], config: config)
-                #expect(refused.status == 1, "\(refused.output)")
-                #expect(refused.failure.contains("refused the PIN in --pin-file"), "\(refused.output)")
-                let nothing = try? FileManager.default.contentsOfDirectory(atPath: receiver.downloadDirectory.path)
-                #expect((nothing ?? []).isEmpty)
-
+                // The right PIN first: localsendd counts ferry's first request (without a PIN) as a wrong attempt, 3
+                // a minute; the right one clears them. Then a wrong one: two attempts, still under its limit.
                 let delivered = try Self.send(
                     bed, from: bed.hosts[0], [photo.path, "--to", "locked", "--pin-file", right], config: config)
                 #expect(delivered.status == 0, "\(delivered.output)")
                 #expect(
                     try Data(contentsOf: receiver.downloadDirectory.appendingPathComponent("photo.bin"))
                         == Data(contentsOf: photo))
+                try FileManager.default.removeItem(at: receiver.downloadDirectory.appendingPathComponent("photo.bin"))
+
+                let refused = try Self.send(
+                    bed, from: bed.hosts[0], [photo.path, "--to", "locked", "--pin-file", wrong], config: config)
+                #expect(refused.status == 1, "\(refused.output)")
+                #expect(refused.failure.contains("refused the PIN in --pin-file"), "\(refused.output)")
+                let nothing = try? FileManager.default.contentsOfDirectory(atPath: receiver.downloadDirectory.path)
+                #expect((nothing ?? []).isEmpty)
             }
         }
     }
+
+    /// A `--pin-file` PIN goes only to a receiver that asked for one (401): a receiver without a PIN never sees it.
+    /// No PyPI receiver logs its request lines, so the receiver here is a small HTTPS server (Python's `ssl`, its own
+    /// certificate, pinned as a person would) that prints each request line and takes the upload.
+    @Test func aPinFromPinFileIsNotSentToAReceiverThatAsksForNone() async throws {
+        try await LocalSendPeerTests.onBed(hosts: 2, peers: []) { bed, files in
+            try await Self.withConfig { config in
+                let script = files.url.appendingPathComponent("recorder.py").path
+                try Self.recorderScript.write(toFile: script, atomically: true, encoding: .utf8)
+                let recorder = try bed.start(
+                    on: bed.hosts[1], executable: "/usr/bin/python3", arguments: [script, files.url.path])
+                defer { _ = try? recorder.terminate() }
+                let ready = try recorder.waitForLine(timeout: .seconds(30)) { $0.hasPrefix("fingerprint ") }
+                let fingerprint = String(ready.dropFirst("fingerprint ".count)).uppercased()
+                let trust = try FerryProcess.ferry(
+                    ["trust", "add", "--localsend", fingerprint, "--name", "recorder"],
+                    environment: ["XDG_CONFIG_HOME": config.path])
+                #expect(try trust.waitForExit() == 0, "\(trust.capturedOutput())")
+                let photo = try TestFiles(in: files).random("photo.bin", size: 30_000, seed: 43)
+                let pin = files.url.appendingPathComponent("pin").path
+                try "9876\n".write(toFile: pin, atomically: true, encoding: .utf8)
+                chmod(pin, 0o600)
+                let run = try Self.send(
+                    bed, from: bed.hosts[0], [photo.path, "--to", "\(bed.hosts[1].address):53317", "--pin-file", pin],
+                    config: config)
+                #expect(run.status == 0, "\(run.output)")
+                _ = try recorder.waitForLine(timeout: .seconds(30)) { $0.contains("/api/localsend/v2/upload") }
+                let lines = recorder.capturedOutput()
+                #expect(lines.contains("POST /api/localsend/v2/prepare-upload"), "\(lines)")
+                #expect(!lines.contains("pin="), "\(lines)")
+            }
+        }
+    }
+
+    /// An HTTPS LocalSend receiver without a PIN that prints each request line: prepare-upload gets a token for
+    /// file 0, an upload is read to its end and answered 200.
+    static let recorderScript = """
+        import http.server, json, ssl, subprocess, sys, hashlib, os
+        folder = sys.argv[1]
+        key, cert = os.path.join(folder, "rec.key"), os.path.join(folder, "rec.pem")
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert,
+                        "-days", "2", "-subj", "/CN=recorder"], check=True, capture_output=True)
+        der = ssl.PEM_cert_to_DER_cert(open(cert).read())
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            def log_message(self, *args): pass
+            def do_POST(self):
+                print("request " + self.requestline, flush=True)
+                length = int(self.headers.get("Content-Length", "0"))
+                self.rfile.read(length)
+                body = b""
+                if self.path.startswith("/api/localsend/v2/prepare-upload"):
+                    body = json.dumps({"sessionId": "s1", "files": {"0": "t0"}}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+        server = http.server.ThreadingHTTPServer(("0.0.0.0", 53317), Handler)
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(cert, key)
+        server.socket = context.wrap_socket(server.socket, server_side=True)
+        print("fingerprint " + hashlib.sha256(der).hexdigest(), flush=True)
+        server.serve_forever()
+        """
 
     /// localsend-cli takes a PIN on its command line and empty files, stores a name as sent (but creates no folder:
     /// a name with one fails there, so flat files here), and prints a one-file text/* session instead of saving it:

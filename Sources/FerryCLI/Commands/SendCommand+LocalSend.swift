@@ -414,7 +414,7 @@ extension SendCommand {
                     let result = await localSend.sender.send(
                         items, to: peer.destination, pin: pin,
                         askPin: { wrong in
-                            if pin != nil { return nil }  // the file's PIN went with the first request
+                            if pin != nil { return nil }  // the sender gives the file's PIN itself, once
                             guard terminal else { return nil }
                             return await Self.readSecret(
                                 "\(name) (LocalSend) " + (wrong ? "refused the PIN; PIN again: " : "asks for a PIN: "),

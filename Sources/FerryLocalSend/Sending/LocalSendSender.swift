@@ -138,10 +138,12 @@ public struct LocalSendSender: Sendable {
         return LocalSendPrepareUpload(info: device, files: files)
     }
 
-    /// Sends `items` to `destination`. `pin`, when known beforehand (`--pin-file`), goes with the first request
-    /// (a receiver without a PIN ignores it; one with a PIN counts a request without as a wrong attempt);
-    /// `askPin(wrong)` gets a PIN when the receiver wants one (nil: none can be had); `progress(index, bytes)`
-    /// gets the bytes of item `index` sent so far, from libcurl's thread.
+    /// Sends `items` to `destination`. `pin`, when known beforehand (`--pin-file`), goes only to a receiver that
+    /// asks for one (answers 401), in the repeated request, and only once (a second 401 refuses it): a receiver
+    /// without a PIN never sees it. (localsendd counts the first request, without a PIN, as a wrong attempt: one of
+    /// its 3 a minute; the right PIN next clears them.) Otherwise `askPin(wrong)` gets a PIN when the receiver wants
+    /// one (nil: none can be had); `progress(index, bytes)` gets the bytes of item `index` sent so far, from
+    /// libcurl's thread.
     public func send(
         _ items: [LocalSendOutgoing], to destination: LocalSendDestination, pin knownPin: String? = nil,
         askPin: @escaping @Sendable (_ wrong: Bool) async -> String?,
@@ -159,12 +161,7 @@ public struct LocalSendSender: Sendable {
         let body = prepareUpload(items).encoded()
         var session = LocalSendSenderSession()
         var pin: String?
-        var step: LocalSendSenderSession.Step
-        if let knownPin, !knownPin.isEmpty {
-            step = session.pin(knownPin)
-        } else {
-            step = .repeatRequest(pin: "")
-        }
+        var step = LocalSendSenderSession.Step.repeatRequest(pin: "")
         while true {
             switch step {
             case .repeatRequest(let given):
@@ -209,7 +206,9 @@ public struct LocalSendSender: Sendable {
                     return result
                 }
             case .askPin(let wrong):
-                if let given = await askPin(wrong), !given.isEmpty {
+                if let knownPin, !knownPin.isEmpty {
+                    step = wrong ? session.noPin() : session.pin(knownPin)
+                } else if let given = await askPin(wrong), !given.isEmpty {
                     step = session.pin(given)
                 } else {
                     step = session.noPin()
