@@ -617,6 +617,55 @@ struct LocalSendSendTests {
         }
     }
 
+    /// Two receivers asking for a PIN at once: one prompt at a time, each naming its receiver, so each PIN typed
+    /// goes to the receiver whose prompt it answers; both files arrive and no PIN is echoed.
+    @Test func twoReceiversAskingForAPinAtOnceArePromptedOneAtATime() async throws {
+        try await LocalSendPeerTests.onBed(hosts: 3, peers: [.localsendd]) { bed, files in
+            try await Self.withConfig { config in
+                let one = try LocalSendDaemon(alias: "one", on: bed.hosts[1], pin: "1357")
+                let two = try LocalSendDaemon(alias: "two", on: bed.hosts[2], pin: "2468")
+                let pins = ["one": "1357", "two": "2468"]
+                let photo = try TestFiles(in: files).random("photo.bin", size: 40_000, seed: 47)
+                let pane = try TerminalPane(
+                    [
+                        "send", photo.path, "--to", "one", "--to", "two", "--session", "ls-pins", "--name",
+                        "ferry-out", "--port", "0",
+                    ],
+                    environment: ["XDG_CONFIG_HOME": config.path], name: "lspins", namespace: bed.hosts[0].namespace)
+                defer { pane.close() }
+                _ = try pane.waitFor("Does it? [y]es, [n]o, [a]lways")
+                try pane.type("y")
+                // The second receiver's question comes once the first is answered.
+                _ = try pane.waitUntilCount("Does it? [y]es, [n]o, [a]lways", 2)
+                try pane.type("y")
+                // The first PIN prompt names its receiver; the last one on the screen is the one reading the line.
+                let first = try pane.waitFor("(LocalSend) asks for a PIN:")
+                let asking = Self.lastPinPrompt(first)
+                try #require(asking != nil, "\(first)")
+                try pane.type(pins[asking!]!)
+                let other = asking == "one" ? "two" : "one"
+                _ = try pane.waitFor("\(other) (LocalSend) asks for a PIN:")
+                try pane.type(pins[other]!)
+                let (status, end) = try pane.waitForExit()
+                #expect(status == 0, "\(end)")
+                #expect(!end.contains("1357") && !end.contains("2468"), "\(end)")
+                for receiver in [one, two] {
+                    #expect(
+                        try Data(contentsOf: receiver.downloadDirectory.appendingPathComponent("photo.bin"))
+                            == Data(contentsOf: photo), "\(end)")
+                }
+            }
+        }
+    }
+
+    /// The receiver named by the last "NAME (LocalSend) asks for a PIN:" on `screen`.
+    static func lastPinPrompt(_ screen: String) -> String? {
+        let marks = ["one", "two"].compactMap { name in
+            screen.range(of: "\(name) (LocalSend) asks for a PIN:", options: .backwards).map { (name, $0.lowerBound) }
+        }
+        return marks.max { $0.1 < $1.1 }?.0
+    }
+
     /// localsendd checks each file's SHA-256 (422 on a mismatch, the file deleted): a file changed after ferry hashed
     /// it (here while the file before it uploads) fails alone, the other arrives, and the exit status is 1.
     @Test func aFileWhoseBytesFailTheReceiversSHA256CheckFailsAloneAndTheOtherArrives() async throws {

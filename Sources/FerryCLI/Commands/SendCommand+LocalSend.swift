@@ -345,24 +345,6 @@ extension SendCommand {
         }
     }
 
-    /// A PIN from the terminal, read without echo; nil at end of input.
-    static func readSecret(_ prompt: String, context: CommandContext) async -> String? {
-        context.stderr.write(prompt)
-        var saved = termios()
-        let terminal = tcgetattr(STDIN_FILENO, &saved) == 0
-        if terminal {
-            var quiet = saved
-            quiet.c_lflag &= ~tcflag_t(ECHO)
-            tcsetattr(STDIN_FILENO, TCSANOW, &quiet)
-        }
-        defer {
-            if terminal { tcsetattr(STDIN_FILENO, TCSANOW, &saved) }
-            context.stderr.write("\n")
-        }
-        for await line in StandardInputLines.stream() { return line.trimmingSpaces }
-        return nil
-    }
-
     /// What LocalSend receivers are offered: each file under its name (folders joined by `/`), then the text.
     /// Each file is hashed here (SHA-256, streaming).
     static func localSendItems(_ files: [SourceFile], text: String?) throws -> [LocalSendOutgoing] {
@@ -384,6 +366,7 @@ extension SendCommand {
         context: CommandContext, pin: String?
     ) async -> [TransferSummary.PeerResult] {
         let terminal = context.isStdinTerminal && context.isStderrTerminal
+        let prompts = LocalSendPinPrompts(say: { run.reporter.say($0) })
         let total = items.reduce(Int64(0)) { $0 + $1.size }
         return await withTaskGroup(of: (Int, TransferSummary.PeerResult).self) { group in
             for (index, peer) in peers.enumerated() {
@@ -416,9 +399,8 @@ extension SendCommand {
                         askPin: { wrong in
                             if pin != nil { return nil }  // the sender gives the file's PIN itself, once
                             guard terminal else { return nil }
-                            return await Self.readSecret(
-                                "\(name) (LocalSend) " + (wrong ? "refused the PIN; PIN again: " : "asks for a PIN: "),
-                                context: context)
+                            return await prompts.ask(
+                                "\(name) (LocalSend) " + (wrong ? "refused the PIN; PIN again:" : "asks for a PIN:"))
                         }, progress: progress)
                     return (index, Self.localSendResult(peer, result: result, items: items, pinGiven: pin != nil))
                 }
@@ -489,5 +471,52 @@ extension SendCommand {
         peerResult.acceptedBytes = accepted
         peerResult.protocolName = "localsend"
         return peerResult
+    }
+}
+
+/// The PIN prompts of one send, shared by all its LocalSend receivers (they are sent to at once, so several may ask
+/// together): one prompt at a time, each naming its receiver, so a line typed answers the prompt on the screen and no
+/// other (`StandardInputLines.stream()` ends the stream before it: two readers at once would take each other's lines).
+/// The terminal's settings are saved before the first prompt and restored after each (echo off only while one is
+/// read), so overlapping prompts cannot leave echo off. The prompt is a line of the reporter's (said around the
+/// progress board, which would otherwise redraw over it).
+actor LocalSendPinPrompts {
+    private let say: @Sendable (String) -> Void
+    private var busy = false
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+    /// The terminal's settings before the first prompt; nil until then, or when stdin is no terminal.
+    private var saved: termios?
+    private var looked = false
+
+    init(say: @escaping @Sendable (String) -> Void) {
+        self.say = say
+    }
+
+    /// Shows `prompt` once no other prompt is open, and reads one line without echo; nil at end of input or when
+    /// cancelled.
+    func ask(_ prompt: String) async -> String? {
+        if busy {
+            await withCheckedContinuation { waiting.append($0) }
+        }
+        busy = true
+        defer {
+            if waiting.isEmpty { busy = false } else { waiting.removeFirst().resume() }
+        }
+        guard !Task.isCancelled else { return nil }
+        if !looked {
+            looked = true
+            var settings = termios()
+            if tcgetattr(STDIN_FILENO, &settings) == 0 { saved = settings }
+        }
+        say(prompt)
+        if var quiet = saved {
+            quiet.c_lflag &= ~tcflag_t(ECHO)
+            tcsetattr(STDIN_FILENO, TCSANOW, &quiet)
+        }
+        defer {
+            if var saved { tcsetattr(STDIN_FILENO, TCSANOW, &saved) }
+        }
+        for await line in StandardInputLines.stream() { return line.trimmingSpaces }
+        return nil
     }
 }
