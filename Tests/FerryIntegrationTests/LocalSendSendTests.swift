@@ -666,9 +666,10 @@ struct LocalSendSendTests {
         return marks.max { $0.1 < $1.1 }?.0
     }
 
-    /// localsendd checks each file's SHA-256 (422 on a mismatch, the file deleted): a file changed after ferry hashed
-    /// it (here while the file before it uploads) fails alone, the other arrives, and the exit status is 1.
-    @Test func aFileWhoseBytesFailTheReceiversSHA256CheckFailsAloneAndTheOtherArrives() async throws {
+    /// A file changed after ferry hashed it (here while the file before it uploads: same size, other bytes) is
+    /// refused as changed during the send before a byte of it goes (its times differ from those hashed; localsendd
+    /// would also have refused it with 422), the other arrives, and the exit status is 1.
+    @Test func aFileChangedAfterItWasHashedFailsAloneAsChangedAndTheOtherArrives() async throws {
         try await LocalSendPeerTests.onBed(hosts: 2, peers: [.localsendd]) { bed, files in
             try await Self.withConfig { config in
                 let receiver = try LocalSendDaemon(alias: "phone", on: bed.hosts[1])
@@ -698,7 +699,7 @@ struct LocalSendSendTests {
                 let peer = (summary["peers"] as? [[String: Any]])?.first ?? [:]
                 #expect(peer["filesSucceeded"] as? Int == 1, "\(summary)")
                 #expect(peer["filesFailed"] as? Int == 1, "\(summary)")
-                #expect((peer["failure"] as? String ?? "").contains("SHA-256 check"), "\(summary)")
+                #expect((peer["failure"] as? String ?? "").contains("changed during the send"), "\(summary)")
                 #expect(
                     try Data(contentsOf: receiver.downloadDirectory.appendingPathComponent("big.bin"))
                         == Data(contentsOf: big))

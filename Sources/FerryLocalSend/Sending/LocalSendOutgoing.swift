@@ -23,6 +23,37 @@ public struct LocalSendOutgoing: Sendable, Equatable {
     public let fileType: String
     /// `sha256`: the SHA-256 of the content, 64 lower-case hex digits.
     public let sha256: String
+    /// The file as it was hashed (nil for a text): the upload refuses a file that is no longer this one.
+    public var hashed: FileState?
+    /// `sha256` as bytes (empty for a text): an upload's bytes are checked against it as they go out.
+    public var digest: [UInt8] = []
+
+    /// What identifies a file and its content's version: device, inode, size, modification and change times, and
+    /// whether the path given was a symbolic link (else the upload opens it with O_NOFOLLOW).
+    public struct FileState: Sendable, Equatable {
+        public var device: UInt64
+        public var inode: UInt64
+        public var size: Int64
+        public var modified: [Int]
+        public var changed: [Int]
+        public var viaLink: Bool
+
+        init(_ status: stat, viaLink: Bool) {
+            device = UInt64(status.st_dev)
+            inode = UInt64(status.st_ino)
+            size = Int64(status.st_size)
+            modified = [status.st_mtim.tv_sec, status.st_mtim.tv_nsec]
+            changed = [status.st_ctim.tv_sec, status.st_ctim.tv_nsec]
+            self.viaLink = viaLink
+        }
+
+        /// Whether the file open at `descriptor` is still the one hashed, unchanged.
+        public func matches(_ descriptor: Int32) -> Bool {
+            var status = stat()
+            guard fstat(descriptor, &status) == 0 else { return false }
+            return FileState(status, viaLink: viaLink) == self
+        }
+    }
 
     /// The size of each read while hashing (and the most of the file held in memory at once).
     public static let readSize = 1 << 20
@@ -38,13 +69,17 @@ public struct LocalSendOutgoing: Sendable, Equatable {
 
     /// The regular file at `path`, offered as `name`: hashed here, `readSize` bytes at a time, to its end.
     /// - Throws: `LocalSendSendError.unreadable` when it cannot be opened or read, or is not a regular file.
+    /// Its device, inode, size and times are kept (`hashed`), and must be the same after hashing.
     public static func file(path: String, name: String) throws(LocalSendSendError) -> LocalSendOutgoing {
+        var link = stat()
+        let viaLink = lstat(path, &link) == 0 && link.st_mode & S_IFMT == S_IFLNK
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw .unreadable(path: path, reason: Self.errorText()) }
         defer { close(descriptor) }
         var status = stat()
         guard fstat(descriptor, &status) == 0 else { throw .unreadable(path: path, reason: Self.errorText()) }
         guard status.st_mode & S_IFMT == S_IFREG else { throw .unreadable(path: path, reason: "not a regular file") }
+        let before = FileState(status, viaLink: viaLink)
         let hasher = SHA256Hasher()
         var buffer = [UInt8](repeating: 0, count: readSize)
         var offset: Int64 = 0
@@ -58,9 +93,13 @@ public struct LocalSendOutgoing: Sendable, Equatable {
             buffer.withUnsafeBytes { hasher.update(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
             offset += Int64(count)
         }
+        guard before.matches(descriptor), before.size == offset else {
+            throw .unreadable(path: path, reason: "it changed while it was hashed")
+        }
+        let digest = hasher.finalize()
         return LocalSendOutgoing(
             source: .file(path: path), name: name, size: offset, fileType: fileType(forName: name),
-            sha256: Hex.string(hasher.finalize()))
+            sha256: Hex.string(digest), hashed: before, digest: digest)
     }
 
     /// A media type from the extension of `name` (case ignored), `application/octet-stream` when unknown. The

@@ -254,6 +254,10 @@ public struct LocalSendSender: Sendable {
             } catch .status(422, _) {
                 result.outcomes[index] = .failed(
                     "the receiver's SHA-256 check of the bytes it got failed (HTTP 422); it kept nothing of it")
+            } catch .sourceFailed(let reason) where reason == HTTPSClient.changedText {
+                // That file only: refused before a byte, or cut short before its last piece (the receiver keeps
+                // nothing of a short body).
+                result.outcomes[index] = .failed(reason)
             } catch .cancelled {
                 result.cancelled = true
                 ended = true
@@ -280,13 +284,20 @@ public struct LocalSendSender: Sendable {
             _ = try await client.upload(to: url, pinned: pinned, bytes: Array(text.utf8))
             progress(index, item.size)
         case .file(let path):
-            let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+            // The file hashed, unchanged (device, inode, size, times; not a link swapped in), and its bytes checked
+            // against the offered SHA-256 as they go out: the last piece is withheld if they differ.
+            let noFollow = item.hashed?.viaLink == true ? 0 : O_NOFOLLOW
+            let descriptor = open(path, O_RDONLY | O_CLOEXEC | noFollow)
             guard descriptor >= 0 else {
                 throw .sourceFailed("cannot open \(path): " + String(cString: strerror(errno)).lowercased())
             }
             defer { close(descriptor) }
+            if let hashed = item.hashed, !hashed.matches(descriptor) {
+                throw .sourceFailed(HTTPSClient.changedText)
+            }
             _ = try await client.upload(
                 to: url, pinned: pinned, descriptor: descriptor, length: item.size,
+                sha256: item.digest.isEmpty ? nil : item.digest,
                 progress: { progress(index, $0) })
         }
     }
