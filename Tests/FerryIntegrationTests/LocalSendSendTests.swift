@@ -276,6 +276,31 @@ struct LocalSendSendTests {
 
     /// A TCP forwarder on 53317 to the address given, announcing alias "impostor" with the fingerprint given by
     /// multicast every second.
+    /// A bare `HOST:53317` is decided by a verified record only: a forged announcement for that address (unverified:
+    /// our register to it fails at the certificate) does not make it "discovered", so without a terminal the address
+    /// is refused unless the certificate it presents is pinned (nothing sent to the localsendd behind it).
+    @Test func aForgedAnnouncementDoesNotMakeABareAddressDiscovered() async throws {
+        try await LocalSendPeerTests.onBed(hosts: 3, peers: [.localsendd]) { bed, files in
+            try await Self.withConfig { config in
+                let real = try LocalSendDaemon(alias: "real", on: bed.hosts[1])
+                let script = files.url.appendingPathComponent("forward.py").path
+                try Self.forwarderScript.write(toFile: script, atomically: true, encoding: .utf8)
+                let forwarder = try bed.start(
+                    on: bed.hosts[2], executable: "/usr/bin/python3",
+                    arguments: [script, bed.hosts[1].address, String(repeating: "CD", count: 32)])
+                defer { _ = try? forwarder.terminate() }
+                _ = try forwarder.waitForLine(timeout: .seconds(30)) { $0.contains("forwarding") }
+                let photo = try TestFiles(in: files).random("photo.bin", size: 10_000, seed: 61)
+                let run = try Self.send(
+                    bed, from: bed.hosts[0], [photo.path, "--to", "\(bed.hosts[2].address):53317"], config: config)
+                #expect(run.status == 1, "\(run.output)")
+                #expect(run.failure.contains("\(real.fingerprint) is not pinned here"), "\(run.output)")
+                let nothing = try? FileManager.default.contentsOfDirectory(atPath: real.downloadDirectory.path)
+                #expect((nothing ?? []).isEmpty)
+            }
+        }
+    }
+
     static let forwarderScript = """
         import asyncio, json, socket, sys
         target, fingerprint, scheme = sys.argv[1], sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else "https"

@@ -225,8 +225,11 @@ extension SendCommand {
             discovered: true, unusable: record.unusableReason)
     }
 
-    /// HOST:53317: the certificate a discovered device at that address announced (a verified record first), else
-    /// the one a handshake with no request byte shows (to be pinned or confirmed before anything is sent).
+    /// HOST:53317: the certificate a device at that address announced, if its record is verified (our register to
+    /// it answered over a connection pinned to it: one spoofed datagram is not enough), else the one a handshake
+    /// with no request byte shows (to be pinned or confirmed before anything is sent; not "discovered", so without a
+    /// terminal it is refused unless pinned). Records of several certificates claiming the address refuse it; a
+    /// `ferry receive`'s LocalSend face (model ferry) is not a LocalSend target here either.
     private func addressPeer(
         _ text: String, _ address: SocketAddress, _ localSend: LocalSendSending, until deadline: ContinuousClock.Instant
     ) async -> LocalSendPeer {
@@ -235,9 +238,23 @@ extension SendCommand {
         let until = min(deadline, ContinuousClock.now + .seconds(6))
         while let discovery = localSend.discovery {
             let records = await discovery.devices.values.filter {
-                $0.address.hostDescription == address.hostDescription && $0.port == address.port
+                $0.address.hostDescription == address.hostDescription && $0.port == address.port && !Self.isFerry($0)
             }
-            if let record = records.first(where: \.verified) ?? records.first {
+            let certificates = Set(records.map { $0.certificateHash.map(\.description) ?? $0.key })
+            if certificates.count > 1 {
+                var peer = LocalSendPeer(
+                    name: text,
+                    destination: LocalSendDestination(
+                        host: address.hostDescription, port: address.port,
+                        fingerprint: LocalSendFingerprint(deviceID: DeviceID(bytes: [UInt8](repeating: 0, count: 32))!)),
+                    discovered: false)
+                peer.unusable =
+                    "\(certificates.count) devices with different certificates claim this address ("
+                    + records.map(Self.listing).joined(separator: ", ")
+                    + "); nothing was sent: name the one you mean by the start of its fingerprint"
+                return peer
+            }
+            if let record = records.first(where: \.verified) {
                 return Self.peer(record)
             }
             guard ContinuousClock.now < until, (try? await Task.sleep(for: .milliseconds(200))) != nil else { break }
