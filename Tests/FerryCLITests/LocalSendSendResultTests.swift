@@ -48,4 +48,18 @@ import Testing
             Self.peer(), result: shown, items: [LocalSendOutgoing.text("hi")], pinGiven: false)
         #expect(text.failure == nil)
     }
+
+    /// Hashing a file before the offer stops when the send is cancelled (Ctrl-C): checked every MiB, off the
+    /// cooperative pool. A sparse 8 GiB file would take many seconds to hash; the task is cancelled at once.
+    @Test func hashingABigFileStopsWhenTheSendIsCancelled() async throws {
+        let files = try TemporaryDirectory(prefix: "ferry-ls-hash")
+        defer { files.remove() }
+        let path = files.url.appendingPathComponent("big.bin").path
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+        #expect(ftruncate(descriptor, 8 << 30) == 0)
+        close(descriptor)
+        let task = Task { try await LocalSendOutgoing.hashing(path: path, name: "big.bin") }
+        task.cancel()
+        await #expect(throws: LocalSendSendError.cancelled) { _ = try await task.value }
+    }
 }

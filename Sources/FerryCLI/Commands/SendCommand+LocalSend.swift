@@ -363,12 +363,14 @@ extension SendCommand {
     }
 
     /// What LocalSend receivers are offered: each file under its name (folders joined by `/`), then the text.
-    /// Each file is hashed here (SHA-256, streaming).
-    static func localSendItems(_ files: [SourceFile], text: String?) throws -> [LocalSendOutgoing] {
+    /// Each file is hashed here (SHA-256, streaming, off the cooperative pool; Ctrl-C stops it within a MiB).
+    static func localSendItems(_ files: [SourceFile], text: String?) async throws -> [LocalSendOutgoing] {
         var items: [LocalSendOutgoing] = []
         for file in files {
             do {
-                items.append(try LocalSendOutgoing.file(path: file.path, name: file.name))
+                items.append(try await LocalSendOutgoing.hashing(path: file.path, name: file.name))
+            } catch .cancelled {
+                throw CancellationError()
             } catch {
                 throw CLIError.failure(error.description)
             }

@@ -62,7 +62,7 @@ extension SendCommand {
                 (localSendPeers, localSendFailures) = try await confirmLocalSend(
                     localSendPeers, localSend: localSend, run: run, context: context)
             }
-            let localSendItems = localSendPeers.isEmpty ? [] : try Self.localSendItems(sources, text: text)
+            let localSendItems = localSendPeers.isEmpty ? [] : try await Self.localSendItems(sources, text: text)
             var prepared: PreparedItems?
             do {
                 if let items = try await early {

@@ -1,5 +1,7 @@
+import Dispatch
 import FerryWire
 import Glibc
+import Synchronization
 
 /// One file (or a text) as a LocalSend receiver is offered it: its name (folders joined by `/`), size, media type
 /// and whole-content SHA-256, computed before the offer (docs/LOCALSEND.md, "Sending").
@@ -67,10 +69,38 @@ public struct LocalSendOutgoing: Sendable, Equatable {
             sha256: Hex.string(SHA256Hasher.digest(bytes)))
     }
 
+    /// `file(path:name:)` on a dispatch thread (not the cooperative pool, which the session's work shares), stopping
+    /// with `.cancelled` within a MiB when the calling task is cancelled (Ctrl-C while a big file is hashed).
+    public static func hashing(path: String, name: String) async throws(LocalSendSendError) -> LocalSendOutgoing {
+        let stop = StopFlag()
+        let result: Result<LocalSendOutgoing, LocalSendSendError> = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                DispatchQueue.global().async {
+                    continuation.resume(
+                        returning: Result { () throws(LocalSendSendError) in
+                            try file(path: path, name: name, stop: stop)
+                        })
+                }
+            }
+        } onCancel: {
+            stop.value.store(true, ordering: .relaxed)
+        }
+        return try result.get()
+    }
+
+    /// Set when hashing should stop.
+    final class StopFlag: Sendable {
+        let value = Atomic<Bool>(false)
+    }
+
     /// The regular file at `path`, offered as `name`: hashed here, `readSize` bytes at a time, to its end.
     /// - Throws: `LocalSendSendError.unreadable` when it cannot be opened or read, or is not a regular file.
     /// Its device, inode, size and times are kept (`hashed`), and must be the same after hashing.
     public static func file(path: String, name: String) throws(LocalSendSendError) -> LocalSendOutgoing {
+        try file(path: path, name: name, stop: nil)
+    }
+
+    static func file(path: String, name: String, stop: StopFlag?) throws(LocalSendSendError) -> LocalSendOutgoing {
         var link = stat()
         let viaLink = lstat(path, &link) == 0 && link.st_mode & S_IFMT == S_IFLNK
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
@@ -84,6 +114,7 @@ public struct LocalSendOutgoing: Sendable, Equatable {
         var buffer = [UInt8](repeating: 0, count: readSize)
         var offset: Int64 = 0
         while true {
+            if stop?.value.load(ordering: .relaxed) == true || Task.isCancelled { throw .cancelled }
             let count = buffer.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, readSize, off_t(offset)) }
             if count < 0 {
                 if errno == EINTR { continue }

@@ -33,11 +33,14 @@ public struct LocalSendDestination: Sendable, Equatable {
 public enum LocalSendSendError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The file could not be opened or read.
     case unreadable(path: String, reason: String)
+    /// The send was cancelled while the file was hashed.
+    case cancelled
 
     /// One line for people.
     public var description: String {
         switch self {
         case .unreadable(let path, let reason): return "cannot read \(path): \(reason)"
+        case .cancelled: return "cancelled"
         }
     }
 }
