@@ -521,45 +521,90 @@ struct LocalSendSendTests {
 
     /// Ctrl-C during an upload: ferry sends `cancel` for the session, and localsendd ends it as cancelled at once
     /// (two files, so the interrupted first one does not end the session by itself; without the cancel localsendd
-    /// keeps it until 45 s without uploads). Exit status 130.
+    /// keeps it until 45 s without uploads). Exit status 130. The upload goes through a forwarder that holds the
+    /// connection after 1 MiB and says so: the Ctrl-C comes while the upload is surely under way.
     @Test func ctrlCDuringAnUploadCancelsTheReceiversSession() async throws {
-        try await LocalSendPeerTests.onBed(hosts: 2, peers: [.localsendd]) { bed, files in
+        try await LocalSendPeerTests.onBed(hosts: 3, peers: [.localsendd]) { bed, files in
             try await Self.withConfig { config in
                 let receiver = try LocalSendDaemon(alias: "phone", on: bed.hosts[1])
-                let big = try TestFiles(in: files).random("big.bin", size: 768 << 20, seed: 31)
+                let forwarder = try Self.holdingForwarder(bed, files, to: receiver, config: config)
+                defer { _ = try? forwarder.terminate() }
+                let big = try TestFiles(in: files).random("big.bin", size: 8 << 20, seed: 31)
                 let small = try TestFiles(in: files).random("small.bin", size: 1000, seed: 37)
                 let process = try bed.startFerry(
                     on: bed.hosts[0],
                     [
-                        "send", "--json", big.path, small.path, "--to", "phone", "--session", "ls-int", "--name",
-                        "ferry-out", "--port", "0", "--wait", "20",
+                        "send", "--json", big.path, small.path, "--to", "\(bed.hosts[2].address):53317", "--session",
+                        "ls-int", "--name", "ferry-out", "--port", "0", "--wait", "20",
                     ],
                     environment: ["XDG_CONFIG_HOME": config.path])
                 defer { _ = try? process.terminate() }
-                // The upload is under way once localsendd's partial file (written in place) has bytes.
-                let partial = receiver.downloadDirectory.appendingPathComponent("big.bin").path
-                let deadline = ContinuousClock.now + .seconds(120)
-                while ContinuousClock.now < deadline, process.isRunning {
-                    let size = (try? FileManager.default.attributesOfItem(atPath: partial)[.size] as? Int) ?? 0
-                    if size > 0 { break }
-                    try await Task.sleep(for: .milliseconds(20))
-                }
-                #expect(
-                    process.isRunning, "the upload ended before it could be interrupted: \(process.capturedOutput())")
+                _ = try forwarder.waitForLine(timeout: .seconds(120)) { $0.hasPrefix("holding") }
+                #expect(process.isRunning, "\(process.capturedOutput())")
                 process.signal(SIGINT)
                 #expect(try process.waitForExit(timeout: .seconds(60)) == 130, "\(process.capturedOutput())")
-                var kind = ""
-                let settled = ContinuousClock.now + .seconds(20)
-                while ContinuousClock.now < settled {
-                    kind = (try receiver.state()["result"] as? [String: Any])?["kind"] as? String ?? ""
-                    if kind == "recv_cancelled" { break }
-                    try await Task.sleep(for: .milliseconds(100))
-                }
-                #expect(kind == "recv_cancelled", "\(receiver.process.capturedOutput())")
-                #expect(!FileManager.default.fileExists(atPath: partial))
+                let result = try receiver.waitForResult(kind: "recv_cancelled", timeout: .seconds(30))
+                #expect(result["kind"] as? String == "recv_cancelled", "\(receiver.process.capturedOutput())")
+                #expect(
+                    !FileManager.default.fileExists(
+                        atPath: receiver.downloadDirectory.appendingPathComponent("big.bin").path))
             }
         }
     }
+
+    /// A forwarder on `bed.hosts[2]`:53317 to `receiver` (whose certificate is pinned in `config`, as a person
+    /// would after comparing it) that holds a connection once 1 MiB of it went towards the receiver, prints
+    /// "holding", and goes on at SIGUSR1.
+    static func holdingForwarder(
+        _ bed: TestBed, _ files: TemporaryDirectory, to receiver: LocalSendDaemon, config: TemporaryDirectory
+    ) throws -> FerryProcess {
+        let trust = try FerryProcess.ferry(
+            ["trust", "add", "--localsend", receiver.fingerprint, "--name", "phone"],
+            environment: ["XDG_CONFIG_HOME": config.path])
+        #expect(try trust.waitForExit() == 0, "\(trust.capturedOutput())")
+        let script = files.url.appendingPathComponent("hold.py").path
+        try Self.holdingForwarderScript.write(toFile: script, atomically: true, encoding: .utf8)
+        let forwarder = try bed.start(
+            on: bed.hosts[2], executable: "/usr/bin/python3", arguments: [script, bed.hosts[1].address])
+        _ = try forwarder.waitForLine(timeout: .seconds(30)) { $0.contains("forwarding") }
+        return forwarder
+    }
+
+    static let holdingForwarderScript = """
+        import signal, socket, sys, threading
+        target = sys.argv[1]
+        released = threading.Event()
+        signal.signal(signal.SIGUSR1, lambda *_: released.set())
+        def pump(source, sink, hold):
+            sent = 0
+            held = False
+            try:
+                while data := source.recv(65536):
+                    sink.sendall(data)
+                    sent += len(data)
+                    if hold and not held and sent >= (1 << 20):
+                        held = True
+                        print("holding", flush=True)
+                        released.wait()
+            except OSError:
+                pass
+            finally:
+                for s in (source, sink):
+                    try:
+                        s.shutdown(socket.SHUT_RDWR)
+                    except OSError:
+                        pass
+        listener = socket.socket()
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("0.0.0.0", 53317))
+        listener.listen()
+        print("forwarding", flush=True)
+        while True:
+            client, _ = listener.accept()
+            upstream = socket.create_connection((target, 53317))
+            threading.Thread(target=pump, args=(client, upstream, True), daemon=True).start()
+            threading.Thread(target=pump, args=(upstream, client, False), daemon=True).start()
+        """
 
     /// On a terminal, a receiver nobody announced (`localsend` 0.1.2 answers announcements only by a register a send
     /// does not serve) is shown with its fingerprint and the Verify page's Raw text (both fingerprints, sorted); `a`
@@ -691,34 +736,32 @@ struct LocalSendSendTests {
         return marks.max { $0.1 < $1.1 }?.0
     }
 
-    /// A file changed after ferry hashed it (here while the file before it uploads: same size, other bytes) is
-    /// refused as changed during the send before a byte of it goes (its times differ from those hashed; localsendd
-    /// would also have refused it with 422), the other arrives, and the exit status is 1.
+    /// A file changed after ferry hashed it (here while the file before it uploads, held by a forwarder after 1 MiB:
+    /// same size, other bytes) is refused as changed during the send before a byte of it goes (its times differ
+    /// from those hashed; localsendd would also have refused it with 422), the other arrives, and the exit status
+    /// is 1.
     @Test func aFileChangedAfterItWasHashedFailsAloneAsChangedAndTheOtherArrives() async throws {
-        try await LocalSendPeerTests.onBed(hosts: 2, peers: [.localsendd]) { bed, files in
+        try await LocalSendPeerTests.onBed(hosts: 3, peers: [.localsendd]) { bed, files in
             try await Self.withConfig { config in
                 let receiver = try LocalSendDaemon(alias: "phone", on: bed.hosts[1])
-                let big = try TestFiles(in: files).random("big.bin", size: 512 << 20, seed: 47)
+                let forwarder = try Self.holdingForwarder(bed, files, to: receiver, config: config)
+                defer { _ = try? forwarder.terminate() }
+                let big = try TestFiles(in: files).random("big.bin", size: 8 << 20, seed: 47)
                 let small = try TestFiles(in: files).random("small.bin", size: 5000, seed: 53)
                 let process = try bed.startFerry(
                     on: bed.hosts[0],
                     [
-                        "send", "--json", big.path, small.path, "--to", "phone", "--session", "ls-422", "--name",
-                        "ferry-out", "--port", "0", "--wait", "20",
+                        "send", "--json", big.path, small.path, "--to", "\(bed.hosts[2].address):53317", "--session",
+                        "ls-422", "--name", "ferry-out", "--port", "0", "--wait", "20",
                     ],
                     environment: ["XDG_CONFIG_HOME": config.path])
                 defer { _ = try? process.terminate() }
-                let partial = receiver.downloadDirectory.appendingPathComponent("big.bin").path
-                let deadline = ContinuousClock.now + .seconds(120)
-                while ContinuousClock.now < deadline, process.isRunning {
-                    let size = (try? FileManager.default.attributesOfItem(atPath: partial)[.size] as? Int) ?? 0
-                    if size > 0 { break }
-                    try await Task.sleep(for: .milliseconds(20))
-                }
-                // Hashed and offered already; now other bytes of the same size.
+                _ = try forwarder.waitForLine(timeout: .seconds(120)) { $0.hasPrefix("holding") }
+                // Hashed and offered already; now other bytes of the same size. Then the upload goes on.
                 let handle = try FileHandle(forWritingTo: small)
                 try handle.write(contentsOf: Data(TestFiles.randomBytes(count: 5000, seed: 59)))
                 try handle.close()
+                forwarder.signal(SIGUSR1)
                 let summary = try process.nextJSON(timeout: .seconds(120)) { $0["event"] as? String == "summary" }
                 #expect(try process.waitForExit(timeout: .seconds(60)) == 1, "\(process.capturedOutput())")
                 let peer = (summary["peers"] as? [[String: Any]])?.first ?? [:]
