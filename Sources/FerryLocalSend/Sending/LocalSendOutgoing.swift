@@ -33,11 +33,17 @@ public struct LocalSendOutgoing: Sendable, Equatable {
     /// What identifies a file and its content's version: device, inode, size, modification and change times, and
     /// whether the path given was a symbolic link (else the upload opens it with O_NOFOLLOW).
     public struct FileState: Sendable, Equatable {
+        /// `st_dev`.
         public var device: UInt64
+        /// `st_ino`.
         public var inode: UInt64
+        /// `st_size`.
         public var size: Int64
+        /// `st_mtim`: seconds and nanoseconds.
         public var modified: [Int]
+        /// `st_ctim`: seconds and nanoseconds.
         public var changed: [Int]
+        /// Whether the path given was a symbolic link (then it is followed when opened again).
         public var viaLink: Bool
 
         init(_ status: stat, viaLink: Bool) {
