@@ -50,7 +50,7 @@ let package = Package(
         .target(name: "FerrySystem", dependencies: ["CFerryLinux"]),
         .target(name: "FerrySecurity", dependencies: ["COpenSSL", "FerryWire", "FerryStateMachines", "FerrySystem"]),
         // HTTPS client for LocalSend receivers (libcurl in a thread of its own; docs/ARCHITECTURE.md).
-        .target(name: "FerryHTTPClient", dependencies: ["CCurl", "COpenSSL", "FerrySecurity"]),
+        .target(name: "FerryHTTPClient", dependencies: ["CCurl", "COpenSSL", "FerrySecurity", "FerryWire"]),
         .target(
             name: "FerrySession", dependencies: ["FerryWire", "FerryStateMachines", "FerrySystem", "FerrySecurity"]),
         .target(

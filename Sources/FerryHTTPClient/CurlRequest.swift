@@ -1,6 +1,7 @@
 import CCurl
 import COpenSSL
 import FerrySecurity
+import FerryWire
 import Foundation
 import Glibc
 import Synchronization
@@ -34,6 +35,10 @@ final class CurlRequest: @unchecked Sendable {
     let maxResponseBytes: Int
     let progress: (@Sendable (Int64) -> Void)?
     let cancelled = Atomic<Bool>(false)
+    /// What a file body must hash to (checked before its last piece goes out); nil: not checked.
+    let expectedSHA256: [UInt8]?
+    /// Hashes a file body as it is read, when `expectedSHA256` is given.
+    private let hasher: SHA256Hasher?
 
     private var response: [UInt8] = []
     private var responseTooLarge = false
@@ -45,8 +50,10 @@ final class CurlRequest: @unchecked Sendable {
 
     init(
         identity: LocalSendIdentity, pin: CertificatePin, body: Body, maxResponseBytes: Int,
-        progress: (@Sendable (Int64) -> Void)?
+        progress: (@Sendable (Int64) -> Void)?, sha256: [UInt8]? = nil
     ) {
+        self.expectedSHA256 = sha256
+        hasher = sha256 == nil ? nil : SHA256Hasher()
         self.identity = identity
         self.pin = pin
         self.body = body
@@ -234,6 +241,15 @@ final class CurlRequest: @unchecked Sendable {
                 if count == 0 {
                     sourceError = "the file ended after \(bodySent) of \(length) bytes"
                     return ferry_curl_read_abort()
+                }
+                if let hasher {
+                    hasher.update(UnsafeRawBufferPointer(start: buffer, count: count))
+                    // The last piece goes out only when the whole body hashes as offered: else the receiver gets a
+                    // short body and keeps nothing of it.
+                    if bodySent + Int64(count) == length, hasher.finalize() != expectedSHA256 {
+                        sourceError = HTTPSClient.changedText
+                        return ferry_curl_read_abort()
+                    }
                 }
                 bodySent += Int64(count)
                 largestPiece = max(largestPiece, count)

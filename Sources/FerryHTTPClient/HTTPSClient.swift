@@ -77,18 +77,25 @@ public struct HTTPSClient: Sendable {
             stallTimeout: limits.stallTimeout, totalTimeout: nil)
     }
 
+    /// Why an upload checked against its SHA-256 was cut short (the engine's words for a file changed after it was
+    /// prepared).
+    public static let changedText = "the file changed during the send (its bytes no longer hash as offered)"
+
     /// POSTs `length` bytes of the file open at `descriptor`, from `offset`, as the body
     /// (`application/octet-stream`, with its `Content-Length`), read piece by piece as libcurl sends them (never
     /// the whole file in memory); `progress` gets the body bytes sent so far, on libcurl's thread. The descriptor
-    /// stays open (the caller's). Fails when the file ends before `length` bytes.
+    /// stays open (the caller's). Fails when the file ends before `length` bytes. With `sha256`, the bytes read are
+    /// hashed as they go out and the last piece is withheld when they do not hash to it: the upload is aborted, the
+    /// receiver gets a short body (and keeps nothing), and it fails with `.sourceFailed("the file changed during the
+    /// send ...")`.
     public func upload(
         to url: String, pinned: LocalSendFingerprint, descriptor: Int32, offset: Int64 = 0, length: Int64,
-        progress: @escaping @Sendable (Int64) -> Void = { _ in }
+        sha256: [UInt8]? = nil, progress: @escaping @Sendable (Int64) -> Void = { _ in }
     ) async throws(HTTPSClientError) -> HTTPSResponse {
         let request = CurlRequest(
             identity: identity, pin: CertificatePin(expected: pinned),
             body: .file(descriptor: descriptor, offset: offset, length: length),
-            maxResponseBytes: limits.maxResponseBytes, progress: progress)
+            maxResponseBytes: limits.maxResponseBytes, progress: progress, sha256: sha256)
         return try await request.run(
             url: url, contentType: "application/octet-stream", connectTimeout: limits.connectTimeout,
             stallTimeout: limits.stallTimeout, totalTimeout: nil)

@@ -29,6 +29,23 @@ import Testing
         #expect(LocalSendVerification.verifyPageText(own: peer, peer: nine).hasPrefix("9F"))
     }
 
+    /// The pin command named to a person is pasted into a shell: a plain alias goes as it is, one with shell
+    /// characters in single quotes (a quote inside as '\'' ), so pasting it pins that name and runs nothing else.
+    @Test func thePinCommandQuotesAnAliasForTheShell() {
+        let hex = LocalSendVerification.fingerprint(phone)
+        #expect(
+            LocalSendVerification.pinCommand(phone, name: "pixel-7.a_b")
+                == "ferry trust add --localsend \(hex) --name pixel-7.a_b")
+        #expect(LocalSendVerification.pinCommand(phone, name: "") == "ferry trust add --localsend \(hex) --name NAME")
+        #expect(
+            LocalSendVerification.pinCommand(phone, name: "x; rm -rf ~ $(id) it's")
+                == "ferry trust add --localsend \(hex) --name 'x; rm -rf ~ $(id) it'\\''s'")
+        // Control characters cannot be typed back: the placeholder.
+        #expect(
+            LocalSendVerification.pinCommand(phone, name: "bob\u{1B}[2J")
+                == "ferry trust add --localsend \(hex) --name NAME")
+    }
+
     /// The prompt's lines name the device as LocalSend, show its claims escaped and its fingerprint in the app's form.
     @Test func thePromptsLinesShowKindFingerprintAndEscapedClaims() {
         let contact = LocalSendContact(

@@ -70,17 +70,20 @@ import Testing
         LocalSend apps (phones, other desktops) are receivers too, unless
         --no-localsend: --to takes a LocalSend device's alias or the start of its
         fingerprint (a name that both a ferry peer and a LocalSend device answer to is
-        refused as ambiguous), or HOST:53317; --all includes every LocalSend device
-        heard, each sent to by its own upload. The receiver's certificate must hash to
-        the fingerprint it announced (or, for HOST:53317 nobody announced, to a pinned
-        one) before a request byte is written, HTTPS only. A receiver not pinned here is
-        asked about on a terminal: ferry shows what the app's Verify page shows (Text),
-        and a pins it (as 'ferry trust add --localsend FINGERPRINT' does); without a
-        terminal, a discovered device is sent to, a bare address is refused, and
-        --trusted-only refuses both. A PIN the receiver asks for comes from --pin-file
-        FILE, or is asked on the terminal without echo (never on the command line).
-        Folders keep their relative paths in the names sent; empty folders are not sent
-        to LocalSend receivers; --text arrives as a message in the app.
+        refused as ambiguous; a name pinned here names that device only), or HOST:53317;
+        --all includes every LocalSend device heard, each sent to by its own upload. The
+        receiver's certificate must hash to the fingerprint it announced (or, for
+        HOST:53317 no verified announcement names, to a pinned one) before a request
+        byte is written, HTTPS only. A receiver not pinned here is asked about on a
+        terminal: ferry shows what the app's Verify page shows (Text), and a pins it (as
+        'ferry trust add --localsend FINGERPRINT' does); without a terminal, a
+        discovered device is sent to, a bare address is refused, and --trusted-only
+        refuses both. A PIN the receiver asks for comes from --pin-file FILE (given only
+        to a receiver that asks), or is asked on the terminal without echo, one prompt
+        at a time (never on the command line). A file changed after it was hashed fails;
+        a file the receiver declined counts as not arrived. Folders keep their relative
+        paths in the names sent; empty folders are not sent to LocalSend receivers;
+        --text arrives as a message in the app.
 
         Exit status: 0 when every file reached every peer, 1 otherwise, 130 when
         interrupted.

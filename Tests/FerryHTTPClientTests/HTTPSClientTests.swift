@@ -135,6 +135,26 @@ struct HTTPSClientTests {
         }
     }
 
+    /// A file whose bytes no longer hash as offered (changed after it was hashed) is cut short before its last
+    /// piece: the receiver gets fewer bytes than announced (so keeps nothing) and the upload fails as changed.
+    @Test func aFileWhoseBytesDoNotHashAsOfferedIsCutShortBeforeItsLastPiece() async throws {
+        try await withServer { server, client, directory in
+            let path = directory.path + "/changed"
+            let size = 3 << 20
+            _ = FileManager.default.createFile(atPath: path, contents: Data(repeating: 9, count: size))
+            let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+            defer { close(descriptor) }
+            let offered = SHA256Hasher.digest([UInt8](repeating: 8, count: size))
+            await #expect(throws: HTTPSClientError.sourceFailed(HTTPSClient.changedText)) {
+                _ = try await client.upload(
+                    to: server.url("/upload"), pinned: server.fingerprint, descriptor: descriptor,
+                    length: Int64(size), sha256: offered)
+            }
+            let record = try server.nextRecord()
+            #expect((record["length"] as? Int ?? size) < size, "\(record)")
+        }
+    }
+
     @Test func aFileShorterThanAnnouncedFailsAndSaysSo() async throws {
         try await withServer { server, client, directory in
             let path = directory.path + "/short"

@@ -66,6 +66,14 @@ final class TerminalPane: Sendable {
         try waitUntil(timeout: timeout, "'\(text)'") { $0.contains(text) }
     }
 
+    /// Waits until the pane shows `text` at least `count` times; returns the pane's text then.
+    @discardableResult
+    func waitUntilCount(_ text: String, _ count: Int, timeout: Duration = .seconds(60)) throws -> String {
+        try waitUntil(timeout: timeout, "'\(text)' \(count) times") {
+            $0.components(separatedBy: text).count - 1 >= count
+        }
+    }
+
     /// Waits until the command ended; returns its exit status and the pane's text.
     func waitForExit(timeout: Duration = .seconds(90)) throws -> (status: Int, text: String) {
         let screen = try waitUntil(timeout: timeout, "the command's end") { $0.contains("[exit ") }

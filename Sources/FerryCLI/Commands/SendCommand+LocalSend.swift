@@ -1,5 +1,6 @@
 import FerryLocalSend
 import FerrySecurity
+import FerrySession
 import FerryStateMachines
 import FerrySystem
 import FerryTransfer
@@ -83,9 +84,14 @@ extension SendCommand {
     /// Splits `targets` into ferry targets and LocalSend receivers. HOST:53317 is a LocalSend receiver; a name is
     /// matched against both the session's peers and the LocalSend devices discovery heard, until one of them
     /// answers to it or `deadline` passes (then it is left to the ferry resolver, which says it was not found).
-    /// - Throws: `CLIError.failure` when a name matches a ferry peer and a LocalSend device, or several devices.
+    /// A name pinned here (a pinned peer's name, or a pinned LocalSend device's alias: `trusted`) names that device
+    /// only, as `PeerTarget.match(in:pinned:)` does for ferry peers: a LocalSend device answering to it with another
+    /// certificate is a stranger, never chosen; while only strangers answer the name waits for the pinned device,
+    /// and at `deadline` the send fails saying so (`pinnedAbsentText`).
+    /// - Throws: `CLIError.failure` when a name matches a ferry peer and a LocalSend device, or several devices, or
+    ///   only strangers answer to a pinned name.
     func splitTargets(
-        _ targets: [PeerTarget], localSend: LocalSendSending?, run: TransferSession,
+        _ targets: [PeerTarget], localSend: LocalSendSending?, run: TransferSession, trusted: [TrustedPeer],
         until deadline: ContinuousClock.Instant
     ) async throws -> (ferry: [PeerTarget], localSend: [LocalSendPeer]) {
         guard let localSend else { return (targets, []) }
@@ -101,17 +107,37 @@ extension SendCommand {
             }
         }
         guard let discovery = localSend.discovery, !names.isEmpty else { return (ferry + names, chosen) }
+        // Why a pinned name is still waiting: only strangers answer to it (said once, and the failure at the end).
+        var strangers: [PeerTarget: String] = [:]
+        var said: Set<String> = []
         while !names.isEmpty {
             let generation = await run.tracker.generation
             let devices = await discovery.devices.values.filter { !Self.isFerry($0) }
             let candidates = await run.tracker.reachable.map(PeerCandidate.init)
             let pinned = await run.session.trustedPeers
             var waiting: [PeerTarget] = []
+            strangers = [:]
             for target in names {
-                let matches = Self.localSendMatches(target.text, in: devices)
+                let owners = Set(Self.pinnedOwners(of: target.text, in: trusted))
+                var matches = Self.localSendMatches(target.text, in: devices)
                 let ferryMatch = target.match(in: candidates, pinned: pinned)
-                let ferryMatched: Bool
-                if case .none = ferryMatch { ferryMatched = false } else { ferryMatched = true }
+                var ferryMatched: Bool
+                switch ferryMatch {
+                case .none, .pinnedAbsent: ferryMatched = false
+                case .one, .ambiguous, .pinned: ferryMatched = true
+                }
+                if !owners.isEmpty {
+                    // Pinned: that device only, whatever it calls itself now; the others answering are strangers.
+                    let answering = matches.filter { !($0.certificateHash.map(owners.contains) ?? false) }
+                    matches = devices.filter { $0.certificateHash.map(owners.contains) ?? false }
+                    switch ferryMatch {
+                    case .one(let peer), .pinned(let peer, _): ferryMatched = owners.contains(peer.deviceID)
+                    case .none, .ambiguous, .pinnedAbsent: ferryMatched = false
+                    }
+                    if matches.isEmpty, !ferryMatched, !answering.isEmpty {
+                        strangers[target] = Self.pinnedAbsentText(target.text, owners: owners, strangers: answering)
+                    }
+                }
                 if !matches.isEmpty, ferryMatched {
                     throw CLIError.failure(
                         "'\(target)' names a ferry peer and a LocalSend device ("
@@ -136,12 +162,38 @@ extension SendCommand {
                 }
             }
             names = waiting
+            for target in names {
+                if let reason = strangers[target], said.insert(reason).inserted {
+                    run.reporter.say("\(reason); waiting for the trusted device (--wait)")
+                }
+            }
+            if let reason = names.lazy.compactMap({ strangers[$0] }).first, ContinuousClock.now >= deadline {
+                throw CLIError.failure("\(reason); the trusted device did not appear within \(wait.shortDescription) s")
+            }
             if names.isEmpty || ContinuousClock.now >= deadline { break }
             try Task.checkCancellation()
             await run.tracker.waitForChange(
                 after: generation, until: min(deadline, ContinuousClock.now + .milliseconds(250)))
         }
         return (ferry + names, chosen)
+    }
+
+    /// The device IDs `name` is pinned to: pinned peers of either kind under that name, and pinned LocalSend devices
+    /// with that alias (compared as `DisplayNameMatch` does).
+    static func pinnedOwners(of name: String, in trusted: [TrustedPeer]) -> [DeviceID] {
+        guard !DisplayNameMatch.key(name).isEmpty else { return [] }
+        return trusted.filter { peer in
+            (!peer.name.isEmpty && DisplayNameMatch.same(peer.name, name))
+                || (peer.kind == .localsend && peer.alias.map { DisplayNameMatch.same($0, name) } ?? false)
+        }.map(\.deviceID)
+    }
+
+    /// Why a pinned name names nobody yet, as `TargetMatch.pinnedNameText` says it for ferry peers.
+    static func pinnedAbsentText(_ name: String, owners: Set<DeviceID>, strangers: [LocalSendFormat.Record]) -> String {
+        let owner = owners.map(\.shortDescription).sorted().joined(separator: ", ")
+        return "'\(TerminalText.excerpt(name))' is pinned to device \(owner), which is not here; "
+            + (strangers.count == 1 ? "another device calls itself that: " : "other devices call themselves that: ")
+            + strangers.map(Self.listing).joined(separator: ", ") + " (not trusted, so nothing is sent to it)"
     }
 
     /// Every usable LocalSend device discovery heard (`--all`).
@@ -173,8 +225,11 @@ extension SendCommand {
             discovered: true, unusable: record.unusableReason)
     }
 
-    /// HOST:53317: the certificate a discovered device at that address announced (a verified record first), else
-    /// the one a handshake with no request byte shows (to be pinned or confirmed before anything is sent).
+    /// HOST:53317: the certificate a device at that address announced, if its record is verified (our register to
+    /// it answered over a connection pinned to it: one spoofed datagram is not enough), else the one a handshake
+    /// with no request byte shows (to be pinned or confirmed before anything is sent; not "discovered", so without a
+    /// terminal it is refused unless pinned). Records of several certificates claiming the address refuse it; a
+    /// `ferry receive`'s LocalSend face (model ferry) is not a LocalSend target here either.
     private func addressPeer(
         _ text: String, _ address: SocketAddress, _ localSend: LocalSendSending, until deadline: ContinuousClock.Instant
     ) async -> LocalSendPeer {
@@ -183,9 +238,23 @@ extension SendCommand {
         let until = min(deadline, ContinuousClock.now + .seconds(6))
         while let discovery = localSend.discovery {
             let records = await discovery.devices.values.filter {
-                $0.address.hostDescription == address.hostDescription && $0.port == address.port
+                $0.address.hostDescription == address.hostDescription && $0.port == address.port && !Self.isFerry($0)
             }
-            if let record = records.first(where: \.verified) ?? records.first {
+            let certificates = Set(records.map { $0.certificateHash.map(\.description) ?? $0.key })
+            if certificates.count > 1 {
+                var peer = LocalSendPeer(
+                    name: text,
+                    destination: LocalSendDestination(
+                        host: address.hostDescription, port: address.port,
+                        fingerprint: LocalSendFingerprint(deviceID: DeviceID(bytes: [UInt8](repeating: 0, count: 32))!)),
+                    discovered: false)
+                peer.unusable =
+                    "\(certificates.count) devices with different certificates claim this address ("
+                    + records.map(Self.listing).joined(separator: ", ")
+                    + "); nothing was sent: name the one you mean by the start of its fingerprint"
+                return peer
+            }
+            if let record = records.first(where: \.verified) {
                 return Self.peer(record)
             }
             guard ContinuousClock.now < until, (try? await Task.sleep(for: .milliseconds(200))) != nil else { break }
@@ -293,31 +362,15 @@ extension SendCommand {
         }
     }
 
-    /// A PIN from the terminal, read without echo; nil at end of input.
-    static func readSecret(_ prompt: String, context: CommandContext) async -> String? {
-        context.stderr.write(prompt)
-        var saved = termios()
-        let terminal = tcgetattr(STDIN_FILENO, &saved) == 0
-        if terminal {
-            var quiet = saved
-            quiet.c_lflag &= ~tcflag_t(ECHO)
-            tcsetattr(STDIN_FILENO, TCSANOW, &quiet)
-        }
-        defer {
-            if terminal { tcsetattr(STDIN_FILENO, TCSANOW, &saved) }
-            context.stderr.write("\n")
-        }
-        for await line in StandardInputLines.stream() { return line.trimmingSpaces }
-        return nil
-    }
-
     /// What LocalSend receivers are offered: each file under its name (folders joined by `/`), then the text.
-    /// Each file is hashed here (SHA-256, streaming).
-    static func localSendItems(_ files: [SourceFile], text: String?) throws -> [LocalSendOutgoing] {
+    /// Each file is hashed here (SHA-256, streaming, off the cooperative pool; Ctrl-C stops it within a MiB).
+    static func localSendItems(_ files: [SourceFile], text: String?) async throws -> [LocalSendOutgoing] {
         var items: [LocalSendOutgoing] = []
         for file in files {
             do {
-                items.append(try LocalSendOutgoing.file(path: file.path, name: file.name))
+                items.append(try await LocalSendOutgoing.hashing(path: file.path, name: file.name))
+            } catch .cancelled {
+                throw CancellationError()
             } catch {
                 throw CLIError.failure(error.description)
             }
@@ -332,6 +385,7 @@ extension SendCommand {
         context: CommandContext, pin: String?
     ) async -> [TransferSummary.PeerResult] {
         let terminal = context.isStdinTerminal && context.isStderrTerminal
+        let prompts = LocalSendPinPrompts(say: { run.reporter.say($0) })
         let total = items.reduce(Int64(0)) { $0 + $1.size }
         return await withTaskGroup(of: (Int, TransferSummary.PeerResult).self) { group in
             for (index, peer) in peers.enumerated() {
@@ -362,11 +416,10 @@ extension SendCommand {
                     let result = await localSend.sender.send(
                         items, to: peer.destination, pin: pin,
                         askPin: { wrong in
-                            if pin != nil { return nil }  // the file's PIN went with the first request
+                            if pin != nil { return nil }  // the sender gives the file's PIN itself, once
                             guard terminal else { return nil }
-                            return await Self.readSecret(
-                                "\(name) (LocalSend) " + (wrong ? "refused the PIN; PIN again: " : "asks for a PIN: "),
-                                context: context)
+                            return await prompts.ask(
+                                "\(name) (LocalSend) " + (wrong ? "refused the PIN; PIN again:" : "asks for a PIN:"))
                         }, progress: progress)
                     return (index, Self.localSendResult(peer, result: result, items: items, pinGiven: pin != nil))
                 }
@@ -380,9 +433,7 @@ extension SendCommand {
                 } else {
                     run.reporter.say(
                         "\(TerminalText.escape(peerResult.name)) (LocalSend): "
-                            + (peerResult.filesSkipped == items.count && peerResult.filesSucceeded == 0
-                                ? "it wanted none of the files (nothing to upload)"
-                                : "done, \(peerResult.filesSucceeded) of \(items.count) stored or shown"))
+                            + "done, \(peerResult.filesSucceeded) of \(items.count) stored or shown")
                 }
             }
             return results.sorted { $0.0 < $1.0 }.map(\.1)
@@ -401,7 +452,7 @@ extension SendCommand {
     ) -> TransferSummary.PeerResult {
         var succeeded = 0
         var failed = 0
-        var skipped = 0
+        var declined = 0
         var accepted: UInt64 = 0
         var firstFailure: String?
         for (item, outcome) in zip(items, result.outcomes) {
@@ -409,7 +460,9 @@ extension SendCommand {
             case .sent, .shown:
                 succeeded += 1
                 accepted += UInt64(item.size)
-            case .skipped: skipped += 1
+            case .skipped:
+                declined += 1
+                failed += 1
             case .failed(let reason):
                 failed += 1
                 if firstFailure == nil { firstFailure = "\(item.name): \(reason)" }
@@ -424,13 +477,65 @@ extension SendCommand {
                 "the receiver asks for a PIN: give it with --pin-file FILE (its first line), or send from a terminal"
                 + " to be asked; nothing was sent"
         }
+        if failure == nil, declined > 0 {
+            failure =
+                "the receiver declined \(declined) of \(items.count) \(items.count == 1 ? "file" : "files") (the person"
+                + " there, or its settings); \(declined == 1 ? "it was" : "they were") not sent"
+        }
         if failure == nil, failed > 0 { failure = "\(failed) of \(items.count) files did not arrive" }
         var peerResult = TransferSummary.PeerResult(
             name: peer.name, peerID: peer.destination.fingerprint.description, filesSucceeded: succeeded,
-            filesFailed: failed, filesSkipped: skipped, bytes: UInt64(result.bytesSent),
+            filesFailed: failed, bytes: UInt64(result.bytesSent),
             wireBytes: UInt64(result.bytesSent), failure: failure)
         peerResult.acceptedBytes = accepted
         peerResult.protocolName = "localsend"
         return peerResult
+    }
+}
+
+/// The PIN prompts of one send, shared by all its LocalSend receivers (they are sent to at once, so several may ask
+/// together): one prompt at a time, each naming its receiver, so a line typed answers the prompt on the screen and no
+/// other (`StandardInputLines.stream()` ends the stream before it: two readers at once would take each other's lines).
+/// The terminal's settings are saved before the first prompt and restored after each (echo off only while one is
+/// read), so overlapping prompts cannot leave echo off. The prompt is a line of the reporter's (said around the
+/// progress board, which would otherwise redraw over it).
+actor LocalSendPinPrompts {
+    private let say: @Sendable (String) -> Void
+    private var busy = false
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+    /// The terminal's settings before the first prompt; nil until then, or when stdin is no terminal.
+    private var saved: termios?
+    private var looked = false
+
+    init(say: @escaping @Sendable (String) -> Void) {
+        self.say = say
+    }
+
+    /// Shows `prompt` once no other prompt is open, and reads one line without echo; nil at end of input or when
+    /// cancelled.
+    func ask(_ prompt: String) async -> String? {
+        if busy {
+            await withCheckedContinuation { waiting.append($0) }
+        }
+        busy = true
+        defer {
+            if waiting.isEmpty { busy = false } else { waiting.removeFirst().resume() }
+        }
+        guard !Task.isCancelled else { return nil }
+        if !looked {
+            looked = true
+            var settings = termios()
+            if tcgetattr(STDIN_FILENO, &settings) == 0 { saved = settings }
+        }
+        say(prompt)
+        if var quiet = saved {
+            quiet.c_lflag &= ~tcflag_t(ECHO)
+            tcsetattr(STDIN_FILENO, TCSANOW, &quiet)
+        }
+        defer {
+            if var saved { tcsetattr(STDIN_FILENO, TCSANOW, &saved) }
+        }
+        for await line in StandardInputLines.stream() { return line.trimmingSpaces }
+        return nil
     }
 }

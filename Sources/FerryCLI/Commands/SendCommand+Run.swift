@@ -35,7 +35,9 @@ extension SendCommand {
                 picking ? nil : try await startLocalSend(reactor: reactor, context: context, reporter: run.reporter)
             defer { if let discovery = localSend?.discovery { Task { await discovery.stop() } } }
             let deadline = ContinuousClock.now + .seconds(wait)
-            let split = try await splitTargets(targets, localSend: localSend, run: run, until: deadline)
+            let trusted = localSend == nil ? [] : try TrustStore(environment: context.environment).load()
+            let split = try await splitTargets(
+                targets, localSend: localSend, run: run, trusted: trusted, until: deadline)
             let sendsToFerry = picking || all || !split.ferry.isEmpty
             // The items are opened, stat'ed and sniffed while the peers are found and connected (for 1000 small
             // files about as long as connecting to one by address: 20-45 ms), and before any pairing code is asked
@@ -60,7 +62,7 @@ extension SendCommand {
                 (localSendPeers, localSendFailures) = try await confirmLocalSend(
                     localSendPeers, localSend: localSend, run: run, context: context)
             }
-            let localSendItems = localSendPeers.isEmpty ? [] : try Self.localSendItems(sources, text: text)
+            let localSendItems = localSendPeers.isEmpty ? [] : try await Self.localSendItems(sources, text: text)
             var prepared: PreparedItems?
             do {
                 if let items = try await early {
@@ -93,9 +95,13 @@ extension SendCommand {
                     }
                     results = outcomes.map(TransferSummary.PeerResult.init) + failures
                     elapsed = TransferSummary.transferTime(outcomes)
-                } catch let error as TransferError {
+                } catch {
+                    // Its cancel requests go out and its uploads end before the command returns (and the reactor
+                    // and discovery go).
                     localSendTask?.cancel()
-                    throw CLIError.failure(error.description)
+                    _ = await localSendTask?.value
+                    if let error = error as? TransferError { throw CLIError.failure(error.description) }
+                    throw error
                 }
             }
             if let localSendTask {

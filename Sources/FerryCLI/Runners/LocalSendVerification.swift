@@ -26,9 +26,24 @@ enum LocalSendVerification {
         LocalSendFingerprint(deviceID: id).description
     }
 
-    /// The command that pins the device whose certificate hashes to `id`, for a line telling a person how.
+    /// The command that pins the device whose certificate hashes to `id`, for a line telling a person how, to be
+    /// pasted into a shell: a plain name (letters, digits, `.`, `_`, `-`) as it is, another in single quotes (a quote
+    /// in it as `'\''`), so that pasting it runs nothing the device chose; the placeholder NAME for none, or for one
+    /// that a terminal would not show as it is (control characters: what is pasted would not be what was read).
     static func pinCommand(_ id: DeviceID, name: String) -> String {
-        "ferry trust add --localsend \(fingerprint(id)) --name \(name.isEmpty ? "NAME" : TerminalText.escape(name))"
+        "ferry trust add --localsend \(fingerprint(id)) --name \(shellWord(name))"
+    }
+
+    /// `name` as one shell word for `pinCommand`.
+    static func shellWord(_ name: String) -> String {
+        guard !name.isEmpty, TerminalText.escape(name) == name else { return "NAME" }
+        let plain = name.unicodeScalars.allSatisfy { scalar in
+            scalar.isASCII
+                && (("a"..."z").contains(scalar) || ("A"..."Z").contains(scalar) || ("0"..."9").contains(scalar)
+                    || scalar == "." || scalar == "_" || scalar == "-")
+        }
+        if plain, !name.hasPrefix("-") { return name }
+        return "'" + name.split(separator: "'", omittingEmptySubsequences: false).joined(separator: "'\\''") + "'"
     }
 
     /// Pins a LocalSend device a person confirmed (`always` on either side): kind `localsend`, its `alias`, and the

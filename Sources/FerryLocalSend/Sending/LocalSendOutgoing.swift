@@ -1,5 +1,7 @@
+import Dispatch
 import FerryWire
 import Glibc
+import Synchronization
 
 /// One file (or a text) as a LocalSend receiver is offered it: its name (folders joined by `/`), size, media type
 /// and whole-content SHA-256, computed before the offer (docs/LOCALSEND.md, "Sending").
@@ -23,6 +25,43 @@ public struct LocalSendOutgoing: Sendable, Equatable {
     public let fileType: String
     /// `sha256`: the SHA-256 of the content, 64 lower-case hex digits.
     public let sha256: String
+    /// The file as it was hashed (nil for a text): the upload refuses a file that is no longer this one.
+    public var hashed: FileState?
+    /// `sha256` as bytes (empty for a text): an upload's bytes are checked against it as they go out.
+    public var digest: [UInt8] = []
+
+    /// What identifies a file and its content's version: device, inode, size, modification and change times, and
+    /// whether the path given was a symbolic link (else the upload opens it with O_NOFOLLOW).
+    public struct FileState: Sendable, Equatable {
+        /// `st_dev`.
+        public var device: UInt64
+        /// `st_ino`.
+        public var inode: UInt64
+        /// `st_size`.
+        public var size: Int64
+        /// `st_mtim`: seconds and nanoseconds.
+        public var modified: [Int]
+        /// `st_ctim`: seconds and nanoseconds.
+        public var changed: [Int]
+        /// Whether the path given was a symbolic link (then it is followed when opened again).
+        public var viaLink: Bool
+
+        init(_ status: stat, viaLink: Bool) {
+            device = UInt64(status.st_dev)
+            inode = UInt64(status.st_ino)
+            size = Int64(status.st_size)
+            modified = [status.st_mtim.tv_sec, status.st_mtim.tv_nsec]
+            changed = [status.st_ctim.tv_sec, status.st_ctim.tv_nsec]
+            self.viaLink = viaLink
+        }
+
+        /// Whether the file open at `descriptor` is still the one hashed, unchanged.
+        public func matches(_ descriptor: Int32) -> Bool {
+            var status = stat()
+            guard fstat(descriptor, &status) == 0 else { return false }
+            return FileState(status, viaLink: viaLink) == self
+        }
+    }
 
     /// The size of each read while hashing (and the most of the file held in memory at once).
     public static let readSize = 1 << 20
@@ -36,19 +75,52 @@ public struct LocalSendOutgoing: Sendable, Equatable {
             sha256: Hex.string(SHA256Hasher.digest(bytes)))
     }
 
+    /// `file(path:name:)` on a dispatch thread (not the cooperative pool, which the session's work shares), stopping
+    /// with `.cancelled` within a MiB when the calling task is cancelled (Ctrl-C while a big file is hashed).
+    public static func hashing(path: String, name: String) async throws(LocalSendSendError) -> LocalSendOutgoing {
+        let stop = StopFlag()
+        let result: Result<LocalSendOutgoing, LocalSendSendError> = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                DispatchQueue.global().async {
+                    continuation.resume(
+                        returning: Result { () throws(LocalSendSendError) in
+                            try file(path: path, name: name, stop: stop)
+                        })
+                }
+            }
+        } onCancel: {
+            stop.value.store(true, ordering: .relaxed)
+        }
+        return try result.get()
+    }
+
+    /// Set when hashing should stop.
+    final class StopFlag: Sendable {
+        let value = Atomic<Bool>(false)
+    }
+
     /// The regular file at `path`, offered as `name`: hashed here, `readSize` bytes at a time, to its end.
     /// - Throws: `LocalSendSendError.unreadable` when it cannot be opened or read, or is not a regular file.
+    /// Its device, inode, size and times are kept (`hashed`), and must be the same after hashing.
     public static func file(path: String, name: String) throws(LocalSendSendError) -> LocalSendOutgoing {
+        try file(path: path, name: name, stop: nil)
+    }
+
+    static func file(path: String, name: String, stop: StopFlag?) throws(LocalSendSendError) -> LocalSendOutgoing {
+        var link = stat()
+        let viaLink = lstat(path, &link) == 0 && link.st_mode & S_IFMT == S_IFLNK
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw .unreadable(path: path, reason: Self.errorText()) }
         defer { close(descriptor) }
         var status = stat()
         guard fstat(descriptor, &status) == 0 else { throw .unreadable(path: path, reason: Self.errorText()) }
         guard status.st_mode & S_IFMT == S_IFREG else { throw .unreadable(path: path, reason: "not a regular file") }
+        let before = FileState(status, viaLink: viaLink)
         let hasher = SHA256Hasher()
         var buffer = [UInt8](repeating: 0, count: readSize)
         var offset: Int64 = 0
         while true {
+            if stop?.value.load(ordering: .relaxed) == true || Task.isCancelled { throw .cancelled }
             let count = buffer.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, readSize, off_t(offset)) }
             if count < 0 {
                 if errno == EINTR { continue }
@@ -58,9 +130,13 @@ public struct LocalSendOutgoing: Sendable, Equatable {
             buffer.withUnsafeBytes { hasher.update(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
             offset += Int64(count)
         }
+        guard before.matches(descriptor), before.size == offset else {
+            throw .unreadable(path: path, reason: "it changed while it was hashed")
+        }
+        let digest = hasher.finalize()
         return LocalSendOutgoing(
             source: .file(path: path), name: name, size: offset, fileType: fileType(forName: name),
-            sha256: Hex.string(hasher.finalize()))
+            sha256: Hex.string(digest), hashed: before, digest: digest)
     }
 
     /// A media type from the extension of `name` (case ignored), `application/octet-stream` when unknown. The

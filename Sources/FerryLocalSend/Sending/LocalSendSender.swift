@@ -33,11 +33,14 @@ public struct LocalSendDestination: Sendable, Equatable {
 public enum LocalSendSendError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The file could not be opened or read.
     case unreadable(path: String, reason: String)
+    /// The send was cancelled while the file was hashed.
+    case cancelled
 
     /// One line for people.
     public var description: String {
         switch self {
         case .unreadable(let path, let reason): return "cannot read \(path): \(reason)"
+        case .cancelled: return "cancelled"
         }
     }
 }
@@ -56,7 +59,7 @@ public struct LocalSendSendResult: Sendable, Equatable {
         case sent
         /// A text the receiver showed (204 to a text).
         case shown
-        /// The receiver did not want it (no token for it, or 204 to files).
+        /// The receiver declined it (no token for it, or 204 to files): it did not arrive, a failure for that file.
         case skipped
         /// Its upload failed, for this reason (422: the receiver's SHA-256 check failed).
         case failed(String)
@@ -75,13 +78,13 @@ public struct LocalSendSendResult: Sendable, Equatable {
     /// Whether the send was cancelled (Ctrl-C).
     public var cancelled: Bool
 
-    /// Whether nothing failed (skipped files and shown texts count as done).
+    /// Whether every item arrived (a shown text counts as done; a declined file does not).
     public var isSuccess: Bool {
         failure == nil
             && outcomes.allSatisfy { outcome in
                 switch outcome {
-                case .sent, .shown, .skipped: return true
-                case .failed, .notSent: return false
+                case .sent, .shown: return true
+                case .skipped, .failed, .notSent: return false
                 }
             }
     }
@@ -138,10 +141,12 @@ public struct LocalSendSender: Sendable {
         return LocalSendPrepareUpload(info: device, files: files)
     }
 
-    /// Sends `items` to `destination`. `pin`, when known beforehand (`--pin-file`), goes with the first request
-    /// (a receiver without a PIN ignores it; one with a PIN counts a request without as a wrong attempt);
-    /// `askPin(wrong)` gets a PIN when the receiver wants one (nil: none can be had); `progress(index, bytes)`
-    /// gets the bytes of item `index` sent so far, from libcurl's thread.
+    /// Sends `items` to `destination`. `pin`, when known beforehand (`--pin-file`), goes only to a receiver that
+    /// asks for one (answers 401), in the repeated request, and only once (a second 401 refuses it): a receiver
+    /// without a PIN never sees it. (localsendd counts the first request, without a PIN, as a wrong attempt: one of
+    /// its 3 a minute; the right PIN next clears them.) Otherwise `askPin(wrong)` gets a PIN when the receiver wants
+    /// one (nil: none can be had); `progress(index, bytes)` gets the bytes of item `index` sent so far, from
+    /// libcurl's thread.
     public func send(
         _ items: [LocalSendOutgoing], to destination: LocalSendDestination, pin knownPin: String? = nil,
         askPin: @escaping @Sendable (_ wrong: Bool) async -> String?,
@@ -159,12 +164,7 @@ public struct LocalSendSender: Sendable {
         let body = prepareUpload(items).encoded()
         var session = LocalSendSenderSession()
         var pin: String?
-        var step: LocalSendSenderSession.Step
-        if let knownPin, !knownPin.isEmpty {
-            step = session.pin(knownPin)
-        } else {
-            step = .repeatRequest(pin: "")
-        }
+        var step = LocalSendSenderSession.Step.repeatRequest(pin: "")
         while true {
             switch step {
             case .repeatRequest(let given):
@@ -209,7 +209,9 @@ public struct LocalSendSender: Sendable {
                     return result
                 }
             case .askPin(let wrong):
-                if let given = await askPin(wrong), !given.isEmpty {
+                if let knownPin, !knownPin.isEmpty {
+                    step = wrong ? session.noPin() : session.pin(knownPin)
+                } else if let given = await askPin(wrong), !given.isEmpty {
                     step = session.pin(given)
                 } else {
                     step = session.noPin()
@@ -255,6 +257,10 @@ public struct LocalSendSender: Sendable {
             } catch .status(422, _) {
                 result.outcomes[index] = .failed(
                     "the receiver's SHA-256 check of the bytes it got failed (HTTP 422); it kept nothing of it")
+            } catch .sourceFailed(let reason) where reason == HTTPSClient.changedText {
+                // That file only: refused before a byte, or cut short before its last piece (the receiver keeps
+                // nothing of a short body).
+                result.outcomes[index] = .failed(reason)
             } catch .cancelled {
                 result.cancelled = true
                 ended = true
@@ -281,13 +287,20 @@ public struct LocalSendSender: Sendable {
             _ = try await client.upload(to: url, pinned: pinned, bytes: Array(text.utf8))
             progress(index, item.size)
         case .file(let path):
-            let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+            // The file hashed, unchanged (device, inode, size, times; not a link swapped in), and its bytes checked
+            // against the offered SHA-256 as they go out: the last piece is withheld if they differ.
+            let noFollow = item.hashed?.viaLink == true ? 0 : O_NOFOLLOW
+            let descriptor = open(path, O_RDONLY | O_CLOEXEC | noFollow)
             guard descriptor >= 0 else {
                 throw .sourceFailed("cannot open \(path): " + String(cString: strerror(errno)).lowercased())
             }
             defer { close(descriptor) }
+            if let hashed = item.hashed, !hashed.matches(descriptor) {
+                throw .sourceFailed(HTTPSClient.changedText)
+            }
             _ = try await client.upload(
                 to: url, pinned: pinned, descriptor: descriptor, length: item.size,
+                sha256: item.digest.isEmpty ? nil : item.digest,
                 progress: { progress(index, $0) })
         }
     }

@@ -121,4 +121,22 @@ public final class LocalSendDaemon: Sendable {
         }
         return found ?? [:]
     }
+
+    /// Waits until the daemon's last result is of `kind` (`recv_cancelled`, `received`, ...) and returns it. Follows
+    /// `localsendctl watch --json` as `waitForDevice` does (attach it only once a transfer was accepted: while it is
+    /// attached an `--unattended` daemon would not accept one on its own).
+    public func waitForResult(kind: String, timeout: Duration = .seconds(60)) throws -> [String: Any] {
+        let watcher = try LocalSendPeers.start(
+            "localsendctl", ["--socket", socketPath, "watch", "--json"], home: home.url, host: host)
+        defer { _ = try? watcher.terminate() }
+        var found: [String: Any]?
+        _ = try watcher.nextJSON(timeout: timeout) { frame in
+            guard frame["type"] as? String == "state", let data = frame["data"] as? [String: Any],
+                let result = data["result"] as? [String: Any], result["kind"] as? String == kind
+            else { return false }
+            found = result
+            return true
+        }
+        return found ?? [:]
+    }
 }
