@@ -164,20 +164,20 @@ import Testing
         --accept policy, checks and summaries (their peers show their certificate's
         SHA-256 as device ID; pin one with ferry trust add). --pin-file FILE makes
         LocalSend senders give the PIN in FILE (its first line; a file others can read
-        is refused); --no-localsend serves ferry peers only. LocalSend follows
-        --interface: with none, ferry serves it on every IPv4 address and announces
-        itself on every interface but loopback; with some, on those; with only
-        --interface lo it is off (no phone reaches loopback). When a LocalSend app on
-        this machine holds the port, ferry says so once and goes on with its own
-        protocol.
+        is refused), --ask-pin the one typed at a prompt (twice, not shown);
+        --no-localsend serves ferry peers only. LocalSend follows --interface: with
+        none, ferry serves it on every IPv4 address and announces itself on every
+        interface but loopback; with some, on those; with only --interface lo it is off
+        (no phone reaches loopback). When a LocalSend app on this machine holds the
+        port, ferry says so once and goes on with its own protocol.
 
         The first line tells where ferry listens; with --json it is
         {"event":"listening","port":P,"directory":"...","name":"...","peerID":"..."}.
 
         USAGE: ferry receive [--into <dir>] [--accept <policy>]
                [--ask-timeout <seconds>] [--once] [--no-relay] [--clear-staged]
-               [--no-localsend] [--pin-file <file>] [--localsend-port <port>] [--json]
-               [<global options>]
+               [--no-localsend] [--pin-file <file>] [--ask-pin]
+               [--localsend-port <port>] [--json] [<global options>]
 
         OPTIONS:
           --into <dir>            Put received files in this directory (created if
@@ -198,6 +198,8 @@ import Testing
           --no-localsend          Serve ferry peers only, not LocalSend apps.
           --pin-file <file>       LocalSend senders must give the PIN this file holds
                                   (never on the command line).
+          --ask-pin               Ask on the terminal (without echo) for the PIN
+                                  LocalSend senders must give.
           --localsend-port <port> Serve LocalSend apps on this TCP port. (default:
                                   53317)
           --json                  Print one JSON object per line for every event instead

@@ -17,8 +17,8 @@ import Testing
     static let receiveUsage = """
         Usage: ferry receive [--into <dir>] [--accept <policy>]
                [--ask-timeout <seconds>] [--once] [--no-relay] [--clear-staged]
-               [--no-localsend] [--pin-file <file>] [--localsend-port <port>] [--json]
-               [<global options>]
+               [--no-localsend] [--pin-file <file>] [--ask-pin]
+               [--localsend-port <port>] [--json] [<global options>]
           See 'ferry receive --help' for more information.
         """
 
@@ -95,6 +95,27 @@ import Testing
                 == Self.send(
                     "no peer given: name peers with --to PEER, or send to every peer with --all (without them a "
                         + "picker is shown, which needs a terminal)"))
+    }
+
+    /// `--ask-pin` types the PIN at a terminal: with `--pin-file` too, or with no terminal, a usage error, said
+    /// before the directory is created.
+    @Test func askPinNeedsATerminalAndExcludesPinFile() async throws {
+        #expect(
+            await FerryRun.run(["receive", "--ask-pin", "--pin-file", "/nonexistent"])
+                == Self.receive("--ask-pin asks for the PIN that --pin-file gives; choose one of them"))
+        #expect(
+            await FerryRun.run(["receive", "--ask-pin", "--no-localsend"])
+                == Self.receive("--no-localsend serves no LocalSend app; --ask-pin is for LocalSend apps"))
+        let parent = FileManager.default.temporaryDirectory.appendingPathComponent("ferry-askpin-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: parent, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: parent) }
+        let inbox = parent.appendingPathComponent("inbox").path
+        #expect(
+            await FerryRun.run(["receive", "--ask-pin", "--into", inbox])
+                == Self.receive(
+                    "--ask-pin asks on a terminal and there is none; give the PIN in a private file with --pin-file"
+                        + " FILE"))
+        #expect(!FileManager.default.fileExists(atPath: inbox))
     }
 
     @Test func receiveUsageErrors() async {

@@ -37,6 +37,30 @@ extension ReceiveCommand {
         return pin
     }
 
+    /// The PIN of `--ask-pin`: typed twice at the terminal without echo (one prompt reader, as send's PIN prompts),
+    /// the same bounds as `--pin-file`'s. Before anything is served, so no offer prompt competes for the line.
+    /// - Throws: `CLIError.usage` without a terminal (say `--pin-file`); `CLIError.failure` for an empty, too long
+    ///   or mistyped (the two differ) PIN, or input that ended.
+    static func askPin(context: CommandContext) async throws -> String {
+        guard context.isStdinTerminal, context.isStderrTerminal else {
+            throw CLIError.usage(
+                "--ask-pin asks on a terminal and there is none; give the PIN in a private file with --pin-file FILE")
+        }
+        let prompts = LocalSendPinPrompts(say: { context.stderr.writeLine($0) })
+        guard let first = await prompts.ask("PIN LocalSend senders must give (not shown):"),
+            let second = await prompts.ask("The same PIN again:")
+        else {
+            throw CLIError.failure("--ask-pin: the input ended before a PIN was typed twice; nothing was served")
+        }
+        guard first == second else {
+            throw CLIError.failure("--ask-pin: the two PINs differ; nothing was served (run it again)")
+        }
+        guard !first.isEmpty, first.utf8.count <= 256 else {
+            throw CLIError.failure("--ask-pin: a PIN is 1 to 256 bytes; nothing was served")
+        }
+        return first
+    }
+
     /// The LocalSend side of a receive: the HTTPS server, and the discovery that announces it and answers
     /// announcements (nil when discovery could not start: apps that know the address can still send).
     struct LocalSendReceiving: Sendable {

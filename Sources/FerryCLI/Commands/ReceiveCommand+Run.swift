@@ -12,13 +12,15 @@ extension ReceiveCommand {
         if clearStaged {
             return try clearStaged(context: context)
         }
+        // The PIN first: a missing terminal or an unreadable file is said before anything is created.
+        var pin = try pinFile.map(Self.readPin)
+        if askPin { pin = try await Self.askPin(context: context) }
         // A directory named with --into is created if missing, but not its parents (a typo in a parent would
         // otherwise make a new tree somewhere unexpected); the default download directory is created whole.
         let directory = try Self.prepareDirectory(
             into.map { Self.absolute($0) } ?? DownloadDirectory.resolve(environment: context.environment),
             createParents: into == nil)
         expireStaged(in: directory, context: context)
-        let pin = try pinFile.map(Self.readPin)
         let reactor: Reactor
         do {
             reactor = try Reactor()

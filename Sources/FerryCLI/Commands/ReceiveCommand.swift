@@ -50,7 +50,8 @@ public struct ReceiveCommand: ParsableCommand, Equatable {
             LocalSend apps (phones, other desktops) can send here too: ferry serves LocalSend's HTTPS API on port \
             53317 beside its own protocol, with the same --accept policy, checks and summaries (their peers show \
             their certificate's SHA-256 as device ID; pin one with ferry trust add). --pin-file FILE makes LocalSend \
-            senders give the PIN in FILE (its first line; a file others can read is refused); --no-localsend \
+            senders give the PIN in FILE (its first line; a file others can read is refused), --ask-pin the one typed \
+            at a prompt (twice, not shown); --no-localsend \
             serves ferry peers only. LocalSend follows --interface: with none, ferry serves it on every IPv4 \
             address and announces itself on every interface but loopback; with some, on those; with only \
             --interface lo it is off (no phone reaches loopback). When a LocalSend app on this machine holds the \
@@ -91,6 +92,9 @@ public struct ReceiveCommand: ParsableCommand, Equatable {
                 "pin-file",
                 valueName: "file",
                 help: "LocalSend senders must give the PIN this file holds (never on the command line)."),
+            .flag(
+                "ask-pin",
+                help: "Ask on the terminal (without echo) for the PIN LocalSend senders must give."),
             .option(
                 "localsend-port",
                 valueName: "port",
@@ -124,6 +128,8 @@ public struct ReceiveCommand: ParsableCommand, Equatable {
     public var localSend: Bool
     /// `--pin-file`: the file holding the PIN LocalSend senders must give.
     public var pinFile: String?
+    /// `--ask-pin`: the PIN LocalSend senders must give is typed at a prompt (twice, not shown) before serving.
+    public var askPin: Bool
     /// `--localsend-port`: the TCP port of the LocalSend server; nil when not given (LocalSend's 53317).
     public var localSendPort: UInt16?
     /// The options every command accepts (session, name, port, peers, interfaces, verbosity).
@@ -133,9 +139,10 @@ public struct ReceiveCommand: ParsableCommand, Equatable {
     public init(
         into: String? = nil, accept: AcceptPolicy = .ask, askTimeout: Double = ReceiveCommand.defaultAskTimeout,
         once: Bool = false, clearStaged: Bool = false, relay: Bool = true, json: Bool = false,
-        localSend: Bool = true, pinFile: String? = nil, localSendPort: UInt16? = nil,
+        localSend: Bool = true, pinFile: String? = nil, askPin: Bool = false, localSendPort: UInt16? = nil,
         global: GlobalOptions = .init()
     ) {
+        self.askPin = askPin
         self.localSend = localSend
         self.pinFile = pinFile
         self.localSendPort = localSendPort
@@ -153,16 +160,21 @@ public struct ReceiveCommand: ParsableCommand, Equatable {
     /// `--clear-staged` together with an option that only applies to receiving.
     public init(parsing values: ParsedValues) throws {
         if values.isSet("clear-staged"),
-            let other = ["accept", "ask-timeout", "once", "no-relay", "no-localsend", "pin-file", "localsend-port"]
+            let other = [
+                "accept", "ask-timeout", "once", "no-relay", "no-localsend", "pin-file", "ask-pin", "localsend-port",
+            ]
                 .first(where: { values.count($0) > 0 })
         {
             throw CLIError.usage(
                 "--clear-staged removes staged files and exits; it takes --into and --json, not --\(other)")
         }
         if values.isSet("no-localsend"),
-            let other = ["pin-file", "localsend-port"].first(where: { values.count($0) > 0 })
+            let other = ["pin-file", "ask-pin", "localsend-port"].first(where: { values.count($0) > 0 })
         {
             throw CLIError.usage("--no-localsend serves no LocalSend app; --\(other) is for LocalSend apps")
+        }
+        if values.isSet("ask-pin"), values.count("pin-file") > 0 {
+            throw CLIError.usage("--ask-pin asks for the PIN that --pin-file gives; choose one of them")
         }
         var port: UInt16?
         if let text = values.last("localsend-port") {
@@ -181,6 +193,7 @@ public struct ReceiveCommand: ParsableCommand, Equatable {
             json: values.isSet("json"),
             localSend: !values.isSet("no-localsend"),
             pinFile: values.last("pin-file"),
+            askPin: values.isSet("ask-pin"),
             localSendPort: port,
             global: try GlobalOptions(parsing: values)
         )
