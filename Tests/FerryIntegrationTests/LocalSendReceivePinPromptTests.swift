@@ -29,20 +29,9 @@ extension IntegrationTests.LocalSendReceiveTests {
             let screen = try pane.waitFor("LocalSend apps can send here too")
             #expect(!screen.contains("4821"), "\(screen)")
 
-            let body = Self.prepareBody(alias: "a", files: [("f1", "typed.bin", 3, nil)])
-            let (client, address) = (bed.hosts[0], bed.hosts[1].address)
-            let alice = try ClientCertificate.make(in: files, name: "alice")
-            let without = try Self.curl(
-                bed, from: client, to: address, "/api/localsend/v2/prepare-upload", body: body, certificate: alice)
-            #expect(without.status == 401, "\(without)")
-            let wrong = try Self.curl(
-                bed, from: client, to: address, "/api/localsend/v2/prepare-upload?pin=1111", body: body,
-                certificate: alice)
-            #expect(wrong.status == 401, "\(wrong)")
-            let right = try Self.curl(
-                bed, from: client, to: address, "/api/localsend/v2/prepare-upload?pin=4821", body: body,
-                certificate: alice)
-            #expect(right.status == 200, "\(right) \((try? pane.text()) ?? "")")
+            try Self.expectOnlyPinAccepted(
+                "4821", bed: bed, from: bed.hosts[0], to: bed.hosts[1], files: files,
+                output: { (try? pane.text()) ?? "" })
         }
     }
 

@@ -412,20 +412,25 @@ extension IntegrationTests {
                 chmod(pinFile, 0o600)
                 let receiver = try Receiver(on: bed.hosts[1], bed: bed, extra: ["--pin-file", pinFile])
                 defer { receiver.stop() }
-                let body = Self.prepareBody(alias: "a", files: [("f1", "pinned.bin", 3, nil)])
-                let (client, address) = (bed.hosts[0], bed.hosts[1].address)
-                let alice = try ClientCertificate.make(in: files, name: "alice")
-                let without = try Self.curl(
-                    bed, from: client, to: address, "/api/localsend/v2/prepare-upload", body: body, certificate: alice)
-                #expect(without.status == 401, "\(without)")
-                let wrong = try Self.curl(
-                    bed, from: client, to: address, "/api/localsend/v2/prepare-upload?pin=1111", body: body,
-                    certificate: alice)
-                #expect(wrong.status == 401, "\(wrong)")
-                let right = try Self.curl(
-                    bed, from: client, to: address, "/api/localsend/v2/prepare-upload?pin=4821", body: body,
-                    certificate: alice)
-                #expect(right.status == 200, "\(right) \(receiver.process.capturedOutput())")
+                try Self.expectOnlyPinAccepted(
+                    "4821", bed: bed, from: bed.hosts[0], to: bed.hosts[1], files: files,
+                    output: { receiver.process.capturedOutput() })
+            }
+        }
+
+        /// A LocalSend sender on `client` (a client certificate, as the apps send) asks `receiver` to take a file:
+        /// 401 without a PIN and with another one, 200 with `pin`.
+        static func expectOnlyPinAccepted(
+            _ pin: String, bed: TestBed, from client: TestHost, to receiver: TestHost, files: TemporaryDirectory,
+            output: () -> String
+        ) throws {
+            let body = prepareBody(alias: "a", files: [("f1", "pinned.bin", 3, nil)])
+            let alice = try ClientCertificate.make(in: files, name: "alice")
+            let path = "/api/localsend/v2/prepare-upload"
+            for (query, status) in [("", 401), ("?pin=1111", 401), ("?pin=\(pin)", 200)] {
+                let answer = try curl(
+                    bed, from: client, to: receiver.address, path + query, body: body, certificate: alice)
+                #expect(answer.status == status, "\(query): \(answer) \(output())")
             }
         }
 
